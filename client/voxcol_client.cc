@@ -1,0 +1,34 @@
+#include "client/voxcol_client.h"
+
+namespace voxcol::client {
+
+Client::Client(const std::string& target, std::chrono::milliseconds timeout)
+    : channel_(grpc::CreateChannel(target, grpc::InsecureChannelCredentials())),
+      timeout_(timeout),
+      world_(v1::WorldService::NewStub(channel_)),
+      query_(v1::QueryService::NewStub(channel_)),
+      edit_(v1::EditService::NewStub(channel_)) {}
+
+void Client::Prepare(grpc::ClientContext* context) const {
+  context->set_deadline(std::chrono::system_clock::now() + timeout_);
+}
+
+grpc::Status Client::GetWorldInfo(v1::GetWorldInfoResponse* response) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  return world_->GetWorldInfo(&context, v1::GetWorldInfoRequest(), response);
+}
+
+grpc::Status Client::Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  return query_->Raycast(&context, request, response);
+}
+
+grpc::Status Client::FillBall(const v1::FillBallRequest& request, v1::EditAck* response) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  return edit_->FillBall(&context, request, response);
+}
+
+}  // namespace voxcol::client

@@ -1,0 +1,37 @@
+// C++ client library for the voxcol.v1 API: a thin typed wrapper over the generated stubs.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "voxcol/v1/edit_service.grpc.pb.h"
+#include "voxcol/v1/query_service.grpc.pb.h"
+#include "voxcol/v1/world_service.grpc.pb.h"
+
+namespace voxcol::client {
+
+class Client {
+ public:
+  // `target` is a gRPC target such as "127.0.0.1:50051". Every call gets `timeout` as deadline.
+  explicit Client(const std::string& target, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+  grpc::Status GetWorldInfo(v1::GetWorldInfoResponse* response);
+  grpc::Status Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response);
+  grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* response);
+
+  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
+
+ private:
+  void Prepare(grpc::ClientContext* context) const;
+
+  std::shared_ptr<grpc::Channel> channel_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<v1::WorldService::Stub> world_;
+  std::unique_ptr<v1::QueryService::Stub> query_;
+  std::unique_ptr<v1::EditService::Stub> edit_;
+};
+
+}  // namespace voxcol::client

@@ -1,0 +1,56 @@
+// 8^3 voxel chunks, the unit of physics data, editing and persistence.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include "core/geometry/vec3.h"
+#include "core/voxel/voxel.h"
+
+namespace voxcol {
+
+constexpr int kChunkBits = 3;
+constexpr int kChunkSize = 1 << kChunkBits;  // voxels per chunk edge
+constexpr int kChunkVoxels = kChunkSize * kChunkSize * kChunkSize;
+
+// Integer chunk coordinates: chunk (cx, cy, cz) holds voxels [8cx, 8cx+8) x ... .
+using ChunkKey = Int3;
+
+// Index of local voxel (x, y, z) in a chunk: X fastest, then Z, then Y. One Y slice is 64
+// consecutive voxels, which matches the broadphase mask layout (one uint64_t per Y slice, one
+// byte per X row).
+constexpr int LocalIndex(int x, int y, int z) { return x | (z << kChunkBits) | (y << (2 * kChunkBits)); }
+
+// Chunk holding a voxel; correct for negative coordinates (floor, not truncation).
+constexpr ChunkKey ChunkOf(const Int3& voxel) {
+  return {FloorDiv(voxel.x, kChunkSize), FloorDiv(voxel.y, kChunkSize), FloorDiv(voxel.z, kChunkSize)};
+}
+// Position of a voxel inside its chunk, each component in [0, 8).
+constexpr Int3 LocalOf(const Int3& voxel) {
+  return {FloorMod(voxel.x, kChunkSize), FloorMod(voxel.y, kChunkSize), FloorMod(voxel.z, kChunkSize)};
+}
+// First voxel (minimum corner) of a chunk.
+constexpr Int3 ChunkOrigin(const ChunkKey& key) {
+  return {key.x * kChunkSize, key.y * kChunkSize, key.z * kChunkSize};
+}
+
+struct Chunk {
+  std::array<Voxel, kChunkVoxels> voxels{};
+
+  const Voxel& At(int x, int y, int z) const { return voxels[LocalIndex(x, y, z)]; }
+  Voxel& At(int x, int y, int z) { return voxels[LocalIndex(x, y, z)]; }
+  const Voxel& At(const Int3& local) const { return At(local.x, local.y, local.z); }
+  Voxel& At(const Int3& local) { return At(local.x, local.y, local.z); }
+
+  // True when every voxel equals the first one.
+  bool IsUniform() const;
+};
+
+// Chunks are immutable once published; an edit copies, modifies and publishes a new one.
+using ChunkPtr = std::shared_ptr<const Chunk>;
+
+// Shared instance of a chunk filled with one voxel value (air, full rock, full water...).
+ChunkPtr UniformChunk(Voxel v);
+
+}  // namespace voxcol

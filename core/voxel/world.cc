@@ -1,0 +1,170 @@
+#include "core/voxel/world.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace voxcol {
+
+absl::Status ValidateWorldConfig(const WorldConfig& config) {
+  const char* axes[3] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i) {
+    int32_t s = config.size_voxels[i];
+    // 2^20 voxels per axis keeps every voxel index and product well inside int32/int64.
+    if (s <= 0 || s % kChunkSize != 0 || s > (1 << 20)) {
+      return absl::InvalidArgumentError(absl::StrCat("world size.", axes[i], " must be a positive multiple of ",
+                                                     kChunkSize, " up to 1048576, got ", s));
+    }
+  }
+  if (!std::isfinite(config.voxel_size) || config.voxel_size <= 0 || config.voxel_size > 1e4f) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("voxel_size must be finite and in (0, 1e4], got ", config.voxel_size));
+  }
+  return absl::OkStatus();
+}
+
+IntBox WorldVoxelBounds(const WorldConfig& config) {
+  Int3 half{config.size_voxels.x / 2, config.size_voxels.y / 2, config.size_voxels.z / 2};
+  return {{-half.x, -half.y, -half.z}, half};
+}
+
+World::World(const WorldConfig& config, std::unique_ptr<ChunkGenerator> generator)
+    : config_(config), generator_(std::move(generator)), air_(UniformChunk(Voxel{})) {
+  voxel_bounds_ = WorldVoxelBounds(config);
+  chunk_bounds_ = {ChunkOf(voxel_bounds_.min), ChunkOf(voxel_bounds_.max)};
+}
+
+Aabb World::world_bounds() const {
+  float h = config_.voxel_size;
+  return {Vec3(voxel_bounds_.min.x, voxel_bounds_.min.y, voxel_bounds_.min.z) * h,
+          Vec3(voxel_bounds_.max.x, voxel_bounds_.max.y, voxel_bounds_.max.z) * h};
+}
+
+World::Shard& World::ShardFor(const ChunkKey& key) const {
+  // Cheap spatial hash; neighbouring chunks land in different shards.
+  uint32_t h = uint32_t(key.x) * 73856093u ^ uint32_t(key.y) * 19349663u ^ uint32_t(key.z) * 83492791u;
+  return shards_[h % kShards];
+}
+
+ChunkPtr World::GetChunk(const ChunkKey& key) const {
+  if (!chunk_bounds_.Contains(key)) return air_;
+  Shard& shard = ShardFor(key);
+  {
+    absl::ReaderMutexLock lock(&shard.mu);
+    auto it = shard.chunks.find(key);
+    if (it != shard.chunks.end()) return it->second;
+  }
+  // Generate outside the lock: generation is deterministic, so a race only wastes work.
+  auto chunk = std::make_shared<Chunk>();
+  generator_->Generate(key, chunk.get());
+  ChunkPtr result = chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(std::move(chunk));
+  absl::MutexLock lock(&shard.mu);
+  auto [it, inserted] = shard.chunks.emplace(key, std::move(result));
+  return it->second;
+}
+
+Voxel World::GetVoxel(const Int3& voxel) const {
+  if (!voxel_bounds_.Contains(voxel)) return Voxel{};
+  return GetChunk(ChunkOf(voxel))->At(LocalOf(voxel));
+}
+
+Int3 World::VoxelAt(const Vec3& p) const {
+  float inv = 1.0f / config_.voxel_size;
+  return {int32_t(std::floor(p.x * inv)), int32_t(std::floor(p.y * inv)), int32_t(std::floor(p.z * inv))};
+}
+
+Vec3 World::VoxelCenter(const Int3& v) const {
+  return Vec3(v.x + 0.5f, v.y + 0.5f, v.z + 0.5f) * config_.voxel_size;
+}
+
+bool World::ContainsPoint(const Vec3& p) const {
+  Aabb b = world_bounds();
+  return IsFinite(p) && p.x >= b.min.x && p.y >= b.min.y && p.z >= b.min.z && p.x < b.max.x &&
+         p.y < b.max.y && p.z < b.max.z;
+}
+
+void World::Publish(const ChunkKey& key, ChunkPtr chunk) {
+  Shard& shard = ShardFor(key);
+  absl::MutexLock lock(&shard.mu);
+  shard.chunks[key] = std::move(chunk);
+}
+
+size_t World::resident_chunks() const {
+  size_t n = 0;
+  for (Shard& shard : shards_) {
+    absl::ReaderMutexLock lock(&shard.mu);
+    n += shard.chunks.size();
+  }
+  return n;
+}
+
+absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdit&)>& edit) {
+  absl::MutexLock lock(&edit_mu_);
+  ChunkEdit scratch(*this);
+  absl::Status status = edit(scratch);
+  if (!status.ok()) return status;
+
+  // Diff each touched chunk against the published one to find what really changed.
+  EditResult result;
+  std::vector<std::pair<ChunkKey, ChunkPtr>> to_publish;
+  for (auto& [key, chunk] : scratch.touched_) {
+    ChunkPtr before = GetChunk(key);
+    Int3 lo{kChunkSize, kChunkSize, kChunkSize}, hi{-1, -1, -1};
+    for (int y = 0; y < kChunkSize; ++y)
+      for (int z = 0; z < kChunkSize; ++z)
+        for (int x = 0; x < kChunkSize; ++x) {
+          if (chunk->At(x, y, z) == before->At(x, y, z)) continue;
+          lo = {std::min(lo.x, x), std::min(lo.y, y), std::min(lo.z, z)};
+          hi = {std::max(hi.x, x), std::max(hi.y, y), std::max(hi.z, z)};
+        }
+    if (hi.x < 0) continue;
+    Int3 origin = ChunkOrigin(key);
+    result.changes.push_back({key, {origin + lo, origin + hi + Int3{1, 1, 1}}});
+    to_publish.emplace_back(key, chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(chunk));
+  }
+  std::sort(result.changes.begin(), result.changes.end(),
+            [](const ChunkChange& a, const ChunkChange& b) { return a.key < b.key; });
+
+  // Derived data of a chunk depends on voxels up to one voxel outside it.
+  for (const ChunkChange& c : result.changes) {
+    ChunkKey lo = ChunkOf(c.changed_voxels.min - Int3{1, 1, 1});
+    ChunkKey hi = ChunkOf(c.changed_voxels.max);  // max is exclusive, so max itself is one voxel out
+    for (int y = lo.y; y <= hi.y; ++y)
+      for (int z = lo.z; z <= hi.z; ++z)
+        for (int x = lo.x; x <= hi.x; ++x) {
+          ChunkKey k{x, y, z};
+          if (chunk_bounds_.Contains(k)) result.dirty_chunks.push_back(k);
+        }
+  }
+  std::sort(result.dirty_chunks.begin(), result.dirty_chunks.end());
+  result.dirty_chunks.erase(std::unique(result.dirty_chunks.begin(), result.dirty_chunks.end()),
+                            result.dirty_chunks.end());
+
+  for (auto& [key, chunk] : to_publish) Publish(key, std::move(chunk));
+  result.version = version_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  return result;
+}
+
+Voxel ChunkEdit::Get(const Int3& voxel) const {
+  if (!world_.voxel_bounds().Contains(voxel)) return Voxel{};
+  ChunkKey key = ChunkOf(voxel);
+  auto it = touched_.find(key);
+  if (it != touched_.end()) return it->second->At(LocalOf(voxel));
+  return world_.GetChunk(key)->At(LocalOf(voxel));
+}
+
+Chunk* ChunkEdit::Mutable(const ChunkKey& key) {
+  auto it = touched_.find(key);
+  if (it != touched_.end()) return it->second.get();
+  auto copy = std::make_shared<Chunk>(*world_.GetChunk(key));
+  Chunk* raw = copy.get();
+  touched_.emplace(key, std::move(copy));
+  return raw;
+}
+
+void ChunkEdit::Set(const Int3& voxel, Voxel v) {
+  Mutable(ChunkOf(voxel))->At(LocalOf(voxel)) = Canonical(v);
+}
+
+}  // namespace voxcol

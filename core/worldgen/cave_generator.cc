@@ -1,0 +1,91 @@
+#include "core/worldgen/cave_generator.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace voxcol {
+
+namespace {
+
+// Polynomial smooth maximum (Quilez): equals max(a, b) when |a - b| >= k, rounded in between.
+float SmoothMax(float a, float b, float k) {
+  float h = std::clamp(0.5f + 0.5f * (b - a) / k, 0.0f, 1.0f);
+  return a + h * (b - a) + k * h * (1.0f - h);
+}
+
+// Typical gradient magnitude of one Perlin field per noise unit; turns noise into voxel distances.
+constexpr float kNoiseGradient = 1.5f;
+// |Perlin| stays below this bound (improved noise peaks near 1.04).
+constexpr float kNoiseBound = 1.1f;
+
+}  // namespace
+
+CaveGenerator::CaveGenerator(uint64_t seed, const IntBox& voxel_bounds, CaveParams params)
+    : params_(params),
+      bounds_(voxel_bounds),
+      continent_noise_(seed),
+      tunnel_a_(seed ^ 0xA5A5A5A5A5A5A5A5ull),
+      tunnel_b_(seed ^ 0x5A5A5A5A5A5A5A5Aull) {}
+
+float CaveGenerator::Continent(float x, float y, float z) const {
+  float inv = 1.0f / params_.continent_wavelength;
+  return y - params_.base_height - params_.continent_amplitude * continent_noise_.Fbm(x * inv, y * inv, z * inv, 4);
+}
+
+float CaveGenerator::Cave(float x, float y, float z) const {
+  float s = params_.tunnel_scale;
+  // B is offset so the two fields are decorrelated even where their permutations agree.
+  float a = tunnel_a_.At(x * s, y * s, z * s);
+  float b = tunnel_b_.At(x * s + 31.7f, y * s + 11.3f, z * s - 23.9f);
+  return (std::fabs(a) + std::fabs(b) - params_.tunnel_radius) / (s * kNoiseGradient);
+}
+
+float CaveGenerator::Density(float x, float y, float z) const {
+  return SmoothMax(Continent(x, y, z), -Cave(x, y, z), params_.blend);
+}
+
+Voxel CaveGenerator::VoxelAt(const Int3& v) const {
+  if (!bounds_.Contains(v)) return Voxel{};
+  float x = v.x + 0.5f, y = v.y + 0.5f, z = v.z + 0.5f;
+  float continent = Continent(x, y, z);
+  float density = SmoothMax(continent, -Cave(x, y, z), params_.blend);
+  float fill = std::clamp(0.5f - density, 0.0f, 1.0f);
+  uint8_t occupancy = uint8_t(std::lround(fill * 255.0f));
+  if (occupancy == 0) {
+    // Only open ground below the sea level floods; tunnels under the continent stay dry, otherwise
+    // nearly every cave in a deep world would be under water.
+    bool open_ground = continent > 0.0f;
+    return open_ground && v.y < params_.sea_level ? Voxel{kMaterialWater, 255} : Voxel{};
+  }
+  // Material by depth below the continent surface.
+  float depth = -continent;
+  uint8_t material = kMaterialRock;
+  if (depth < 1.5f) {
+    material = v.y < params_.sea_level + 2 ? kMaterialSand : kMaterialGrass;
+  } else if (depth < 5.0f) {
+    material = kMaterialDirt;
+  }
+  return {material, occupancy};
+}
+
+void CaveGenerator::Generate(const ChunkKey& key, Chunk* out) const {
+  Int3 origin = ChunkOrigin(key);
+  // Chunks entirely above the highest possible hill are open sky (or sea): skip the noise.
+  float highest = params_.base_height + params_.continent_amplitude * 0.9375f * kNoiseBound + 1.0f;
+  if (origin.y > highest) {
+    for (int y = 0; y < kChunkSize; ++y) {
+      int32_t vy = origin.y + y;
+      Voxel fill = vy < params_.sea_level ? Voxel{kMaterialWater, 255} : Voxel{};
+      for (int z = 0; z < kChunkSize; ++z)
+        for (int x = 0; x < kChunkSize; ++x) {
+          out->At(x, y, z) = bounds_.Contains(origin + Int3{x, y, z}) ? fill : Voxel{};
+        }
+    }
+    return;
+  }
+  for (int y = 0; y < kChunkSize; ++y)
+    for (int z = 0; z < kChunkSize; ++z)
+      for (int x = 0; x < kChunkSize; ++x) out->At(x, y, z) = VoxelAt(origin + Int3{x, y, z});
+}
+
+}  // namespace voxcol

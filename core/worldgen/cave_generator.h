@@ -1,0 +1,54 @@
+// Procedural cave world: a noisy continent with worm tunnels carved out and seas below a level.
+//
+// Density fields follow the procedural-caves seed document: Φ < 0 is rock, Φ > 0 is air.
+//   Φ_continent = y - H_base - A * fBm4(P / L)
+//   Φ_cave      = (|N_A(P s)| + |N_B(P s)| - R) / (s g)   (near zero where both noise surfaces
+//                                                           meet: a winding tube)
+//   Φ           = SmoothMax(Φ_continent, -Φ_cave, k)       (smooth CSG difference)
+// All fields are scaled to roughly voxel units so that occupancy = clamp(0.5 - Φ, 0, 1) gives a
+// smooth surface. Open ground (continent air) below the sea level is water; tunnels stay dry.
+#pragma once
+
+#include <cstdint>
+
+#include "core/voxel/world.h"
+#include "core/worldgen/perlin_noise.h"
+
+namespace voxcol {
+
+struct CaveParams {
+  float base_height = 0.0f;         // voxels: mean ground level (world y = 0 is the world centre)
+  float continent_amplitude = 40.0f;  // voxels: height of the fBm hills
+  float continent_wavelength = 160.0f;  // voxels: lowest fBm octave is twice this frequency
+  float tunnel_scale = 1.0f / 40.0f;  // noise frequency of the worm fields, per voxel
+  float tunnel_radius = 0.2f;       // R in noise units; tubes of roughly 3-6 voxels radius
+  float blend = 2.0f;               // voxels: smoothing width k of the CSG difference
+  int32_t sea_level = -4;           // voxel y: open air below this (not tunnels) becomes water
+};
+
+class CaveGenerator : public ChunkGenerator {
+ public:
+  static constexpr uint32_t kVersion = 1;
+
+  CaveGenerator(uint64_t seed, const IntBox& voxel_bounds, CaveParams params = {});
+
+  void Generate(const ChunkKey& key, Chunk* out) const override;
+  uint32_t Version() const override { return kVersion; }
+
+  // Signed density at a point in voxel coordinates (voxel (i,j,k) has its centre at i+0.5, ...).
+  float Density(float x, float y, float z) const;
+  // Voxel the generator produces at `voxel` (independent of chunking).
+  Voxel VoxelAt(const Int3& voxel) const;
+
+ private:
+  float Continent(float x, float y, float z) const;
+  float Cave(float x, float y, float z) const;
+
+  CaveParams params_;
+  IntBox bounds_;
+  PerlinNoise continent_noise_;
+  PerlinNoise tunnel_a_;
+  PerlinNoise tunnel_b_;
+};
+
+}  // namespace voxcol

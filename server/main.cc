@@ -1,0 +1,129 @@
+// voxcol_server: owns one voxel world and serves edits and collision queries over gRPC.
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "core/worldgen/cave_generator.h"
+#include "server/data_dir.h"
+#include "server/log.h"
+#include "server/services.h"
+
+ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "gRPC listen address host:port (port 0 picks a free port)");
+ABSL_FLAG(std::string, data_dir, "./data", "Directory holding the world (created if missing)");
+ABSL_FLAG(uint64_t, seed, 1, "Cave generator seed for a new world");
+ABSL_FLAG(std::string, world_size, "512,192,512",
+          "World size in voxels X,Y,Z for a new world (multiples of 8), centred on the origin");
+ABSL_FLAG(float, voxel_size, 1.0f, "World units per voxel edge for a new world");
+ABSL_FLAG(float, max_edit_radius, 64.0f, "Largest edit radius accepted, world units");
+ABSL_FLAG(float, max_ray_distance, 4096.0f, "Longest ray accepted, world units");
+ABSL_FLAG(std::string, port_file, "", "If set, write the bound port number to this file once serving");
+ABSL_FLAG(double, shutdown_grace_seconds, 5.0, "On SIGINT/SIGTERM, time allowed for in-flight calls");
+
+namespace voxcol::server {
+namespace {
+
+absl::StatusOr<Int3> ParseSize(const std::string& text) {
+  std::vector<std::string> parts = absl::StrSplit(text, ',');
+  Int3 size;
+  if (parts.size() != 3 || !absl::SimpleAtoi(parts[0], &size.x) || !absl::SimpleAtoi(parts[1], &size.y) ||
+      !absl::SimpleAtoi(parts[2], &size.z)) {
+    return absl::InvalidArgumentError("--world_size must be X,Y,Z in voxels, e.g. 512,192,512");
+  }
+  return size;
+}
+
+int RunServer() {
+  // Block the shutdown signals in every thread; one thread waits for them with sigwait.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::StatusOr<Int3> size = ParseSize(absl::GetFlag(FLAGS_world_size));
+  if (!size.ok()) {
+    LogError("event=bad_flag message=\"%s\"", size.status().message());
+    return 2;
+  }
+  WorldConfig requested{*size, absl::GetFlag(FLAGS_voxel_size), absl::GetFlag(FLAGS_seed)};
+  if (absl::Status s = ValidateWorldConfig(requested); !s.ok()) {
+    LogError("event=bad_flag message=\"%s\"", s.message());
+    return 2;
+  }
+  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+  absl::StatusOr<StoredWorld> stored = OpenDataDir(data_dir, requested, CaveGenerator::kVersion);
+  if (!stored.ok()) {
+    LogError("event=open_failed data_dir=%s message=\"%s\"", data_dir, stored.status().message());
+    return 1;
+  }
+  const WorldConfig& config = stored->config;
+  CaveParams cave;
+  World world(config, std::make_unique<CaveGenerator>(config.seed, WorldVoxelBounds(config), cave));
+  LogInfo("event=world_open data_dir=%s created=%d seed=%d size=%d,%d,%d voxel_size=%g", data_dir,
+          stored->created, config.seed, config.size_voxels.x, config.size_voxels.y, config.size_voxels.z,
+          config.voxel_size);
+
+  ServiceLimits limits;
+  limits.query.max_ray_distance = absl::GetFlag(FLAGS_max_ray_distance);
+  limits.edit.max_radius = absl::GetFlag(FLAGS_max_edit_radius);
+  WorldServiceImpl world_service(world, cave.sea_level);
+  QueryServiceImpl query_service(world, limits);
+  EditServiceImpl edit_service(world, limits);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  const std::string listen = absl::GetFlag(FLAGS_listen);
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&world_service);
+  builder.RegisterService(&query_service);
+  builder.RegisterService(&edit_service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    LogError("event=listen_failed address=%s", listen);
+    return 1;
+  }
+  LogInfo("event=serving address=%s port=%d", listen, port);
+  if (const std::string port_file = absl::GetFlag(FLAGS_port_file); !port_file.empty()) {
+    std::string tmp = port_file + ".tmp";
+    std::ofstream(tmp) << port << "\n";
+    std::rename(tmp.c_str(), port_file.c_str());
+  }
+
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    LogInfo("event=shutdown signal=%d", sig);
+    server->GetHealthCheckService()->Shutdown();  // health turns NOT_SERVING for balancers
+    auto grace = std::chrono::duration<double>(absl::GetFlag(FLAGS_shutdown_grace_seconds));
+    server->Shutdown(std::chrono::system_clock::now() +
+                     std::chrono::duration_cast<std::chrono::system_clock::duration>(grace));
+  });
+  server->Wait();
+  signal_thread.join();
+  LogInfo("event=stopped version=%d", world.version());
+  return 0;
+}
+
+}  // namespace
+}  // namespace voxcol::server
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("voxcol_server: voxel terrain collision and query service");
+  absl::ParseCommandLine(argc, argv);
+  return voxcol::server::RunServer();
+}

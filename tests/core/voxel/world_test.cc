@@ -1,0 +1,149 @@
+#include "core/voxel/world.h"
+
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "core/voxel/edit.h"
+#include "tests/core/test_worlds.h"
+
+namespace voxcol {
+namespace {
+
+TEST(ChunkIndexing, NegativeCoordinatesFloorToTheRightChunk) {
+  EXPECT_EQ(ChunkOf({0, 0, 0}), (ChunkKey{0, 0, 0}));
+  EXPECT_EQ(ChunkOf({7, 8, -1}), (ChunkKey{0, 1, -1}));
+  EXPECT_EQ(ChunkOf({-8, -9, -16}), (ChunkKey{-1, -2, -2}));
+  EXPECT_EQ(LocalOf({-1, -8, -9}), (Int3{7, 0, 7}));
+  EXPECT_EQ(ChunkOrigin({-2, 3, -1}), (Int3{-16, 24, -8}));
+}
+
+TEST(ChunkIndexing, ChunkAndLocalRoundTripForEveryVoxelNearTheOrigin) {
+  for (int y = -20; y < 20; ++y)
+    for (int z = -20; z < 20; ++z)
+      for (int x = -20; x < 20; ++x) {
+        Int3 v{x, y, z};
+        Int3 local = LocalOf(v);
+        ASSERT_GE(local.x, 0);
+        ASSERT_LT(local.x, kChunkSize);
+        ASSERT_EQ(ChunkOrigin(ChunkOf(v)) + local, v);
+      }
+}
+
+TEST(ChunkIndexing, LocalIndexIsXFastestThenZThenY) {
+  EXPECT_EQ(LocalIndex(1, 0, 0), 1);
+  EXPECT_EQ(LocalIndex(0, 0, 1), 8);
+  EXPECT_EQ(LocalIndex(0, 1, 0), 64);
+  EXPECT_EQ(LocalIndex(7, 7, 7), 511);
+}
+
+TEST(World, BoundsAreCentredAndOutsideIsAir) {
+  auto world = testing::MakeFunctionWorld([](const Int3&) { return Voxel{kMaterialRock, 255}; }, {32, 16, 64});
+  EXPECT_EQ(world->voxel_bounds().min, (Int3{-16, -8, -32}));
+  EXPECT_EQ(world->voxel_bounds().max, (Int3{16, 8, 32}));
+  EXPECT_EQ(world->GetVoxel({-16, -8, -32}), (Voxel{kMaterialRock, 255}));
+  EXPECT_EQ(world->GetVoxel({15, 7, 31}), (Voxel{kMaterialRock, 255}));
+  EXPECT_EQ(world->GetVoxel({16, 0, 0}), Voxel{});
+  EXPECT_EQ(world->GetVoxel({0, -9, 0}), Voxel{});
+  EXPECT_TRUE(world->ContainsPoint({-16.0f, -8.0f, -32.0f}));
+  EXPECT_FALSE(world->ContainsPoint({16.0f, 0, 0}));
+}
+
+TEST(World, VoxelAtUsesFloorAndVoxelSize) {
+  auto world = testing::MakeEmptyWorld({64, 64, 64}, 0.5f);
+  EXPECT_EQ(world->VoxelAt({-0.01f, 0.49f, 0.5f}), (Int3{-1, 0, 1}));
+  EXPECT_EQ(world->VoxelCenter({-1, 0, 1}), (Vec3{-0.25f, 0.25f, 0.75f}));
+}
+
+TEST(World, EveryEditAdvancesTheVersionByOne) {
+  auto world = testing::MakeEmptyWorld();
+  EXPECT_EQ(world->version(), 0u);
+  for (uint64_t i = 1; i <= 5; ++i) {
+    auto result = world->Edit([&](ChunkEdit& e) {
+      e.Set({int32_t(i), 0, 0}, {kMaterialRock, 255});
+      return absl::OkStatus();
+    });
+    ASSERT_TRUE(result.ok());
+    EXPECT_EQ(result->version, i);
+    EXPECT_EQ(world->version(), i);
+  }
+}
+
+TEST(World, FailedEditPublishesNothing) {
+  auto world = testing::MakeEmptyWorld();
+  auto result = world->Edit([&](ChunkEdit& e) {
+    e.Set({1, 2, 3}, {kMaterialRock, 255});
+    return absl::InvalidArgumentError("no");
+  });
+  EXPECT_FALSE(result.ok());
+  EXPECT_EQ(world->version(), 0u);
+  EXPECT_EQ(world->GetVoxel({1, 2, 3}), Voxel{});
+}
+
+TEST(World, EditSeesItsOwnWritesAndReadersSeeOnlyPublishedChunks) {
+  auto world = testing::MakeEmptyWorld();
+  ChunkPtr before = world->GetChunk({0, 0, 0});
+  auto result = world->Edit([&](ChunkEdit& e) {
+    e.Set({1, 1, 1}, {kMaterialDirt, 200});
+    EXPECT_EQ(e.Get({1, 1, 1}), (Voxel{kMaterialDirt, 200}));
+    EXPECT_EQ(world->GetVoxel({1, 1, 1}), Voxel{});  // not yet published
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(world->GetVoxel({1, 1, 1}), (Voxel{kMaterialDirt, 200}));
+  EXPECT_EQ(before->At(1, 1, 1), Voxel{});  // the old chunk object is immutable
+}
+
+TEST(World, ChangesAreTightAndDirtyChunksIncludeNeighboursWithinOneVoxel) {
+  auto world = testing::MakeEmptyWorld();
+  // Voxel (8, 3, 0) sits on the low X face and low Z face of chunk (1, 0, 0).
+  auto result = world->Edit([&](ChunkEdit& e) {
+    e.Set({8, 3, 0}, {kMaterialRock, 255});
+    e.Set({10, 4, 2}, {kMaterialRock, 255});
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(result.ok());
+  ASSERT_EQ(result->changes.size(), 1u);
+  EXPECT_EQ(result->changes[0].key, (ChunkKey{1, 0, 0}));
+  EXPECT_EQ(result->changes[0].changed_voxels.min, (Int3{8, 3, 0}));
+  EXPECT_EQ(result->changes[0].changed_voxels.max, (Int3{11, 5, 3}));
+  // Brute force: a chunk is dirty iff some changed voxel lies within one voxel of its box.
+  std::vector<ChunkKey> expected;
+  for (int cy = -1; cy <= 1; ++cy)
+    for (int cz = -1; cz <= 1; ++cz)
+      for (int cx = 0; cx <= 2; ++cx) {
+        ChunkKey k{cx, cy, cz};
+        Int3 o = ChunkOrigin(k);
+        IntBox grown{o - Int3{1, 1, 1}, o + Int3{9, 9, 9}};
+        if (grown.Contains({8, 3, 0}) || grown.Contains({10, 4, 2})) expected.push_back(k);
+      }
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(result->dirty_chunks, expected);
+}
+
+TEST(World, UnchangedWritesAreNotReported) {
+  auto world = testing::MakeEmptyWorld();
+  auto result = world->Edit([&](ChunkEdit& e) {
+    e.Set({3, 3, 3}, Voxel{});
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->changes.empty());
+  EXPECT_TRUE(result->dirty_chunks.empty());
+  EXPECT_EQ(result->version, 1u);
+}
+
+TEST(World, ConfigValidationNamesTheField) {
+  WorldConfig c;
+  c.size_voxels = {100, 64, 64};
+  absl::Status s = ValidateWorldConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("size.x"), std::string::npos) << s;
+  c.size_voxels = {64, 64, 64};
+  c.voxel_size = -1;
+  s = ValidateWorldConfig(c);
+  EXPECT_NE(s.message().find("voxel_size"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace voxcol

@@ -1,0 +1,162 @@
+// End to end: the real voxcol_server binary on a loopback port, driven by the real voxcol CLI.
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+
+#include "tests/integration/server_process.h"
+#include "voxcol/v1/edit_service.pb.h"
+#include "voxcol/v1/query_service.pb.h"
+#include "voxcol/v1/world_service.pb.h"
+
+namespace voxcol {
+namespace {
+
+using testing::CommandResult;
+using testing::RunCommand;
+using testing::ServerProcess;
+using testing::TempDir;
+
+class ServerCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(server_.Start(VOXCOL_SERVER_PATH,
+                              {"--data_dir=" + dir_.path() + "/data", "--seed=77", "--world_size=128,96,128",
+                               "--max_edit_radius=16"},
+                              dir_.path()))
+        << server_.Log();
+  }
+
+  CommandResult Cli(std::vector<std::string> args) {
+    args.insert(args.begin(), {VOXCOL_CLI_PATH, "--server=" + server_.address()});
+    return RunCommand(args, dir_.path());
+  }
+
+  template <typename Message>
+  Message CliJson(std::vector<std::string> args) {
+    args.insert(args.begin(), "--json");
+    CommandResult r = Cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    Message m;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &m).ok()) << r.out;
+    return m;
+  }
+
+  TempDir dir_;
+  ServerProcess server_;
+};
+
+TEST_F(ServerCliTest, InfoReportsTheConfiguredWorld) {
+  auto info = CliJson<v1::GetWorldInfoResponse>({"info"});
+  EXPECT_EQ(info.seed(), 77u);
+  EXPECT_EQ(info.voxel_size(), 1.0f);
+  EXPECT_EQ(info.voxel_bounds().min().x(), -64);
+  EXPECT_EQ(info.voxel_bounds().max().y(), 48);
+  EXPECT_EQ(info.bounds().max().z(), 64.0f);
+  EXPECT_EQ(info.version(), 0u);
+  CommandResult human = Cli({"info"});
+  EXPECT_EQ(human.exit_code, 0);
+  EXPECT_NE(human.out.find("seed 77"), std::string::npos) << human.out;
+}
+
+TEST_F(ServerCliTest, RaycastStraightDownHitsTheTerrain) {
+  auto hit = CliJson<v1::RaycastResponse>({"raycast", "--origin=3.5,47.5,-7.5", "--direction=0,-1,0"});
+  ASSERT_TRUE(hit.hit());
+  EXPECT_GT(hit.distance(), 0.0f);
+  EXPECT_FLOAT_EQ(hit.position().y(), 47.5f - hit.distance());
+  EXPECT_GE(hit.material(), 2u);  // solid
+  EXPECT_GE(hit.occupancy(), 128u);
+  EXPECT_EQ(hit.normal().y(), 1.0f);
+  CommandResult human = Cli({"raycast", "--origin=3.5,47.5,-7.5"});
+  EXPECT_EQ(human.exit_code, 0);
+  EXPECT_NE(human.out.find("hit  distance"), std::string::npos) << human.out;
+}
+
+TEST_F(ServerCliTest, FillBallCarvesAHoleThatTheNextRaycastSees) {
+  auto before = CliJson<v1::RaycastResponse>({"raycast", "--origin=10.5,47.5,10.5"});
+  ASSERT_TRUE(before.hit());
+  float y = before.position().y();
+  auto ack = CliJson<v1::EditAck>({"fill-ball", "--center=10.5," + std::to_string(y) + ",10.5",
+                                    "--radius=4", "--material=air"});
+  EXPECT_EQ(ack.version(), 1u);
+  EXPECT_GT(ack.changed_chunks(), 0u);
+  auto after = CliJson<v1::RaycastResponse>({"raycast", "--origin=10.5,47.5,10.5"});
+  ASSERT_EQ(after.version(), 1u);
+  // The ray now enters the crater: it travels at least most of the radius further.
+  EXPECT_GT(after.distance(), before.distance() + 3.0f);
+  // Filling it back with rock brings the surface above the old one.
+  auto ack2 = CliJson<v1::EditAck>({"fill-ball", "--center=10.5," + std::to_string(y) + ",10.5",
+                                     "--radius=6", "--material=rock"});
+  EXPECT_EQ(ack2.version(), 2u);
+  auto filled = CliJson<v1::RaycastResponse>({"raycast", "--origin=10.5,47.5,10.5"});
+  EXPECT_LT(filled.distance(), before.distance());
+  EXPECT_EQ(filled.material(), 2u);
+}
+
+TEST_F(ServerCliTest, BadInputIsInvalidArgumentNamingTheFieldAndServerKeepsServing) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* field;
+  } cases[] = {
+      {{"raycast", "--origin=nan,0,0"}, "origin"},
+      {{"raycast", "--origin=0,inf,0"}, "origin"},
+      {{"raycast", "--origin=0,-inf,0"}, "origin"},
+      {{"raycast", "--origin=500,0,0"}, "origin"},
+      {{"raycast", "--origin=0,0,0", "--direction=0,0,0"}, "direction"},
+      {{"raycast", "--origin=0,0,0", "--direction=nan,1,0"}, "direction"},
+      {{"raycast", "--origin=0,0,0", "--max_distance=-1"}, "max_distance"},
+      {{"raycast", "--origin=0,0,0", "--max_distance=1e30"}, "max_distance"},
+      {{"fill-ball", "--center=0,0,0", "--radius=0"}, "radius"},
+      {{"fill-ball", "--center=0,0,0", "--radius=-2"}, "radius"},
+      {{"fill-ball", "--center=0,0,0", "--radius=nan"}, "radius"},
+      {{"fill-ball", "--center=0,0,0", "--radius=17"}, "radius"},
+      {{"fill-ball", "--center=0,100,0", "--radius=2"}, "center"},
+      {{"fill-ball", "--center=nan,0,0", "--radius=2"}, "center"},
+      {{"fill-ball", "--center=0,0,0", "--radius=2", "--material=300"}, "material"},
+  };
+  for (const Case& c : cases) {
+    CommandResult r = Cli(c.args);
+    EXPECT_EQ(r.exit_code, 1) << c.args[1] << "\n" << r.err;
+    EXPECT_NE(r.err.find("INVALID_ARGUMENT"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.field), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(server_.Running());
+  auto info = CliJson<v1::GetWorldInfoResponse>({"info"});
+  EXPECT_EQ(info.version(), 0u) << "a rejected edit must not commit";
+  auto hit = CliJson<v1::RaycastResponse>({"raycast", "--origin=3.5,47.5,-7.5"});
+  EXPECT_TRUE(hit.hit());
+}
+
+TEST_F(ServerCliTest, SigtermShutsDownCleanly) {
+  EXPECT_EQ(server_.Stop(SIGTERM), 0);
+  EXPECT_NE(server_.Log().find("event=stopped"), std::string::npos) << server_.Log();
+}
+
+TEST_F(ServerCliTest, RestartKeepsTheWorldIdentityOfTheDataDirectory) {
+  ASSERT_EQ(server_.Stop(SIGINT), 0);
+  ServerProcess second;
+  ASSERT_TRUE(second.Start(VOXCOL_SERVER_PATH, {"--data_dir=" + dir_.path() + "/data", "--seed=5"}, dir_.path()))
+      << second.Log();
+  CommandResult r = RunCommand({VOXCOL_CLI_PATH, "--json", "--server=" + second.address(), "info"}, dir_.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  v1::GetWorldInfoResponse info;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &info).ok());
+  EXPECT_EQ(info.seed(), 77u);
+  EXPECT_EQ(info.voxel_bounds().max().x(), 64);
+}
+
+TEST(CliWithoutServer, UnreachableServerGivesAClearMessageAndExitCode3) {
+  TempDir dir;
+  // Port 1 on loopback: nothing listens there.
+  CommandResult r = RunCommand({VOXCOL_CLI_PATH, "--server=127.0.0.1:1", "--timeout_ms=2000", "info"}, dir.path());
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("cannot reach the server at 127.0.0.1:1"), std::string::npos) << r.err;
+}
+
+TEST(CliWithoutServer, UsageErrorsExitWith2) {
+  TempDir dir;
+  EXPECT_EQ(RunCommand({VOXCOL_CLI_PATH, "frobnicate"}, dir.path()).exit_code, 2);
+  EXPECT_EQ(RunCommand({VOXCOL_CLI_PATH, "raycast"}, dir.path()).exit_code, 2);
+  EXPECT_EQ(RunCommand({VOXCOL_CLI_PATH, "raycast", "--origin=1,2"}, dir.path()).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace voxcol
