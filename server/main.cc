@@ -19,7 +19,9 @@
 #include "core/worldgen/cave_generator.h"
 #include "server/data_dir.h"
 #include "server/log.h"
-#include "server/services.h"
+#include "server/edit_service.h"
+#include "server/query_service.h"
+#include "server/world_service.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "gRPC listen address host:port (port 0 picks a free port)");
 ABSL_FLAG(std::string, data_dir, "./data", "Directory holding the world (created if missing)");

@@ -1,0 +1,26 @@
+#include "server/query_service.h"
+
+#include "server/convert.h"
+
+namespace voxcol::server {
+
+grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext*, const v1::RaycastRequest* request,
+                                       v1::RaycastResponse* response) {
+  RayInput ray;
+  RaySettings settings;
+  absl::Status status = FromProto(*request, &ray, &settings);
+  if (status.ok()) status = ValidateRay(world_, ray, limits_.query);
+  if (!status.ok()) return ToGrpcStatus(status);
+  uint64_t version = world_.version();
+  QueryStats stats;
+  RayHit hit = RaycastBlocky(world_, ray, settings, &stats);
+  ToProto(hit, response);
+  response->set_version(version);
+  if (request->include_stats()) {
+    response->mutable_stats()->set_voxels_visited(stats.voxels_visited);
+    response->mutable_stats()->set_chunks_visited(stats.chunks_visited);
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace voxcol::server

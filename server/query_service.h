@@ -1,0 +1,23 @@
+// gRPC service: validate, call core, convert. No geometry lives here.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include "core/voxel/world.h"
+#include "server/service_limits.h"
+#include "voxcol/v1/query_service.grpc.pb.h"
+
+namespace voxcol::server {
+
+class QueryServiceImpl final : public v1::QueryService::Service {
+ public:
+  QueryServiceImpl(const World& world, const ServiceLimits& limits) : world_(world), limits_(limits) {}
+  grpc::Status Raycast(grpc::ServerContext* context, const v1::RaycastRequest* request,
+                       v1::RaycastResponse* response) override;
+
+ private:
+  const World& world_;
+  ServiceLimits limits_;
+};
+
+}  // namespace voxcol::server

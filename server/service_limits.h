@@ -1,0 +1,14 @@
+// Request limits shared by the gRPC services, configured by flags.
+#pragma once
+
+#include "core/query/raycast.h"
+#include "core/voxel/edit.h"
+
+namespace voxcol::server {
+
+struct ServiceLimits {
+  QueryLimits query;
+  EditLimits edit;
+};
+
+}  // namespace voxcol::server
