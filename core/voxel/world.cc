@@ -47,7 +47,7 @@ World::Shard& World::ShardFor(const ChunkKey& key) const {
   return shards_[h % kShards];
 }
 
-ChunkPtr World::GetChunk(const ChunkKey& key) const {
+absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const {
   if (!chunk_bounds_.Contains(key)) return air_;
   Shard& shard = ShardFor(key);
   {
@@ -55,13 +55,26 @@ ChunkPtr World::GetChunk(const ChunkKey& key) const {
     auto it = shard.chunks.find(key);
     if (it != shard.chunks.end()) return it->second;
   }
-  // Generate outside the lock: generation is deterministic, so a race only wastes work.
-  auto chunk = std::make_shared<Chunk>();
-  generator_->Generate(key, chunk.get());
-  ChunkPtr result = chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(std::move(chunk));
+  // Load or generate outside the lock: both are deterministic, so a race only wastes work.
+  ChunkPtr result;
+  if (loader_ != nullptr) {
+    absl::StatusOr<ChunkPtr> stored = loader_->Load(key);
+    if (!stored.ok()) return stored.status();
+    result = *std::move(stored);
+  }
+  if (result == nullptr) {
+    auto chunk = std::make_shared<Chunk>();
+    generator_->Generate(key, chunk.get());
+    result = chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(std::move(chunk));
+  }
   absl::MutexLock lock(&shard.mu);
   auto [it, inserted] = shard.chunks.emplace(key, std::move(result));
   return it->second;
+}
+
+ChunkPtr World::GetChunk(const ChunkKey& key) const {
+  absl::StatusOr<ChunkPtr> chunk = LoadChunk(key);
+  return chunk.ok() ? *std::move(chunk) : air_;
 }
 
 Voxel World::GetVoxel(const Int3& voxel) const {
@@ -103,13 +116,14 @@ absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdi
   absl::MutexLock lock(&edit_mu_);
   ChunkEdit scratch(*this);
   absl::Status status = edit(scratch);
+  if (status.ok()) status = scratch.load_status_;  // never edit on top of a chunk that failed to load
   if (!status.ok()) return status;
 
   // Diff each touched chunk against the published one to find what really changed.
   EditResult result;
   std::vector<std::pair<ChunkKey, ChunkPtr>> to_publish;
   for (auto& [key, chunk] : scratch.touched_) {
-    ChunkPtr before = GetChunk(key);
+    ChunkPtr before = GetChunk(key);  // resident: ChunkEdit::Mutable loaded it
     Int3 lo{kChunkSize, kChunkSize, kChunkSize}, hi{-1, -1, -1};
     for (int y = 0; y < kChunkSize; ++y)
       for (int z = 0; z < kChunkSize; ++z)
@@ -141,8 +155,17 @@ absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdi
   result.dirty_chunks.erase(std::unique(result.dirty_chunks.begin(), result.dirty_chunks.end()),
                             result.dirty_chunks.end());
 
-  for (auto& [key, chunk] : to_publish) Publish(key, std::move(chunk));
-  result.version = version_.fetch_add(1, std::memory_order_acq_rel) + 1;
+  std::sort(to_publish.begin(), to_publish.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  result.version = version_.load(std::memory_order_acquire) + 1;
+  CommittedEdit committed{result, to_publish};
+  for (EditObserver* observer : observers_) {
+    absl::Status s = observer->BeforePublish(committed);
+    if (!s.ok()) return s;
+  }
+  for (const auto& [key, chunk] : to_publish) Publish(key, chunk);
+  version_.store(result.version, std::memory_order_release);
+  for (EditObserver* observer : observers_) observer->AfterPublish(committed);
   return result;
 }
 
@@ -151,13 +174,20 @@ Voxel ChunkEdit::Get(const Int3& voxel) const {
   ChunkKey key = ChunkOf(voxel);
   auto it = touched_.find(key);
   if (it != touched_.end()) return it->second->At(LocalOf(voxel));
-  return world_.GetChunk(key)->At(LocalOf(voxel));
+  absl::StatusOr<ChunkPtr> chunk = world_.LoadChunk(key);
+  if (!chunk.ok()) {
+    load_status_.Update(chunk.status());
+    return Voxel{};
+  }
+  return (*chunk)->At(LocalOf(voxel));
 }
 
 Chunk* ChunkEdit::Mutable(const ChunkKey& key) {
   auto it = touched_.find(key);
   if (it != touched_.end()) return it->second.get();
-  auto copy = std::make_shared<Chunk>(*world_.GetChunk(key));
+  absl::StatusOr<ChunkPtr> published = world_.LoadChunk(key);
+  if (!published.ok()) load_status_.Update(published.status());
+  auto copy = std::make_shared<Chunk>(published.ok() ? **published : Chunk{});
   Chunk* raw = copy.get();
   touched_.emplace(key, std::move(copy));
   return raw;

@@ -56,6 +56,33 @@ struct EditResult {
 // A set of copy-on-write chunk modifications prepared under the edit lock and published at once.
 class ChunkEdit;
 
+// An edit about to be (or just) published: its result and the new content of every changed chunk.
+struct CommittedEdit {
+  const EditResult& result;
+  const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks;  // sorted by key, same order as changes
+};
+
+// Hooks on the commit path, called under the world's edit lock in registration order, so they see
+// edits one at a time in version order.
+class EditObserver {
+ public:
+  virtual ~EditObserver() = default;
+  // Before anything is visible: e.g. make the edit durable. An error aborts the edit: nothing is
+  // published and the version does not advance.
+  virtual absl::Status BeforePublish(const CommittedEdit& edit) { return absl::OkStatus(); }
+  // After the chunks and the version are visible: e.g. feed subscribers.
+  virtual void AfterPublish(const CommittedEdit& edit) {}
+};
+
+// Source of chunks that were edited in an earlier run (the store). Consulted before the generator.
+class ChunkLoader {
+ public:
+  virtual ~ChunkLoader() = default;
+  // The stored chunk at `key`, or nullptr when it was never edited (then the generator runs).
+  // An error (e.g. DATA_LOSS for a corrupt record) is returned to the caller of World::LoadChunk.
+  virtual absl::StatusOr<ChunkPtr> Load(const ChunkKey& key) const = 0;
+};
+
 class World {
  public:
   World(const WorldConfig& config, std::unique_ptr<ChunkGenerator> generator);
@@ -72,7 +99,17 @@ class World {
   // Number of committed edits so far; 0 for a freshly generated world.
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
 
-  // The chunk at `key`, generated on first touch. Chunks outside the world are air. Thread-safe.
+  // Registers hooks and the loader; call before serving (not thread-safe against edits).
+  void AddObserver(EditObserver* observer) { observers_.push_back(observer); }
+  void SetLoader(const ChunkLoader* loader) { loader_ = loader; }
+  // Sets the version of a world reopened from storage; call before serving.
+  void RestoreVersion(uint64_t version) { version_.store(version, std::memory_order_release); }
+
+  // The chunk at `key`: resident, else loaded, else generated on first touch. Chunks outside the
+  // world are air. A chunk whose stored record cannot be loaded is an error here.
+  absl::StatusOr<ChunkPtr> LoadChunk(const ChunkKey& key) const;
+  // Same as LoadChunk, but a chunk that fails to load reads as air (callers that must report
+  // DATA_LOSS use LoadChunk). Thread-safe.
   ChunkPtr GetChunk(const ChunkKey& key) const;
   // One voxel; air outside the world. Thread-safe.
   Voxel GetVoxel(const Int3& voxel) const;
@@ -102,6 +139,8 @@ class World {
 
   WorldConfig config_;
   std::unique_ptr<ChunkGenerator> generator_;
+  const ChunkLoader* loader_ = nullptr;
+  std::vector<EditObserver*> observers_;
   IntBox voxel_bounds_;
   IntBox chunk_bounds_;
   ChunkPtr air_;
@@ -110,7 +149,8 @@ class World {
   std::atomic<uint64_t> version_{0};
 };
 
-// Mutable view used inside World::Edit. Reads see the batch's own earlier writes.
+// Mutable view used inside World::Edit. Reads see the batch's own earlier writes. If a chunk fails
+// to load, the whole edit fails with that error.
 class ChunkEdit {
  public:
   explicit ChunkEdit(const World& world) : world_(world) {}
@@ -126,6 +166,7 @@ class ChunkEdit {
   friend class World;
   const World& world_;
   absl::flat_hash_map<ChunkKey, std::shared_ptr<Chunk>> touched_;
+  mutable absl::Status load_status_;  // first chunk load error, if any
 };
 
 }  // namespace voxcol

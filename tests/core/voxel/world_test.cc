@@ -147,3 +147,84 @@ TEST(World, ConfigValidationNamesTheField) {
 
 }  // namespace
 }  // namespace voxcol
+
+namespace voxcol {
+namespace {
+
+class RecordingObserver : public EditObserver {
+ public:
+  absl::Status BeforePublish(const CommittedEdit& edit) override {
+    seen_before.push_back(edit.result.version);
+    // Nothing of this edit may be visible yet.
+    visible_early |= world->version() == edit.result.version;
+    return fail ? absl::UnavailableError("disk full") : absl::OkStatus();
+  }
+  void AfterPublish(const CommittedEdit& edit) override {
+    seen_after.push_back(edit.result.version);
+    chunks_after += edit.chunks.size();
+  }
+  const World* world = nullptr;
+  bool fail = false;
+  bool visible_early = false;
+  std::vector<uint64_t> seen_before, seen_after;
+  size_t chunks_after = 0;
+};
+
+TEST(WorldObservers, SeeEveryEditInOrderAndCanAbortIt) {
+  auto world = testing::MakeEmptyWorld();
+  RecordingObserver observer;
+  observer.world = world.get();
+  world->AddObserver(&observer);
+  auto set = [&](int x) {
+    return world->Edit([&](ChunkEdit& e) {
+      e.Set({x, 0, 0}, {kMaterialRock, 255});
+      e.Set({x + 8, 0, 0}, {kMaterialRock, 255});
+      return absl::OkStatus();
+    });
+  };
+  ASSERT_TRUE(set(1).ok());
+  ASSERT_TRUE(set(2).ok());
+  observer.fail = true;
+  auto failed = set(3);
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(world->version(), 2u);
+  EXPECT_EQ(world->GetVoxel({3, 0, 0}), Voxel{});
+  EXPECT_EQ(observer.seen_before, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(observer.seen_after, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(observer.chunks_after, 4u);
+  EXPECT_FALSE(observer.visible_early);
+}
+
+class MapLoader : public ChunkLoader {
+ public:
+  absl::StatusOr<ChunkPtr> Load(const ChunkKey& key) const override {
+    if (key == ChunkKey{1, 0, 0}) return absl::DataLossError("chunk (1,0,0) is corrupt");
+    if (key == ChunkKey{0, 0, 0}) return UniformChunk({kMaterialDirt, 255});
+    return ChunkPtr(nullptr);
+  }
+};
+
+TEST(WorldLoader, StoredChunksWinOverTheGeneratorAndLoadErrorsFailEdits) {
+  auto world = testing::MakeEmptyWorld();
+  MapLoader loader;
+  world->SetLoader(&loader);
+  world->RestoreVersion(41);
+  EXPECT_EQ(world->GetVoxel({3, 3, 3}), (Voxel{kMaterialDirt, 255}));
+  EXPECT_EQ(world->GetVoxel({-3, 3, 3}), Voxel{});
+  EXPECT_EQ(world->LoadChunk({1, 0, 0}).status().code(), absl::StatusCode::kDataLoss);
+  auto edit = world->Edit([&](ChunkEdit& e) {
+    e.Set({9, 0, 0}, {kMaterialRock, 255});
+    return absl::OkStatus();
+  });
+  EXPECT_EQ(edit.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(world->version(), 41u);
+  auto ok = world->Edit([&](ChunkEdit& e) {
+    e.Set({2, 0, 0}, {kMaterialRock, 255});
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->version, 42u);
+}
+
+}  // namespace
+}  // namespace voxcol
