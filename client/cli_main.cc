@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "client/voxcol_client.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "voxcol server address host:port");
 ABSL_FLAG(bool, json, false, "Print responses as JSON (protobuf JSON mapping)");
@@ -116,6 +117,23 @@ int RunInfo(Client& client) {
   return kExitOk;
 }
 
+// Exits 0 only when the server reports SERVING (usable as a container health check).
+int RunHealth(Client& client) {
+  auto stub = grpc::health::v1::Health::NewStub(client.channel());
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::Status status = stub->Check(&context, grpc::health::v1::HealthCheckRequest(), &response);
+  if (!status.ok()) return Fail("health", status);
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(response);
+  } else {
+    std::printf("%s\n", grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status()).c_str());
+  }
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING ? kExitOk : kExitServerError;
+}
+
 int RunRaycast(Client& client) {
   v1::RaycastRequest request;
   if (absl::GetFlag(FLAGS_origin).empty()) return Usage("raycast needs --origin=X,Y,Z");
@@ -206,6 +224,7 @@ int main(int argc, char** argv) {
       "voxcol [flags] <command>\n"
       "commands:\n"
       "  info        world bounds, voxel size, seed, version\n"
+      "  health      SERVING / NOT_SERVING (exit 0 only when serving)\n"
       "  raycast     --origin=X,Y,Z [--direction=X,Y,Z] [--max_distance=D] [--water=pass|stop]\n"
       "  fill-ball   --center=X,Y,Z --radius=R [--material=NAME|N] [--mode=add|subtract|set]\n"
       "exit codes: 0 ok, 1 server error, 2 usage, 3 server unreachable");
@@ -215,6 +234,7 @@ int main(int argc, char** argv) {
   const std::string command = args[1];
   Client client(absl::GetFlag(FLAGS_server), std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
   if (command == "info") return RunInfo(client);
+  if (command == "health") return RunHealth(client);
   if (command == "raycast") return RunRaycast(client);
   if (command == "fill-ball") return RunFillBall(client);
   return Usage("unknown command '" + command + "'");

@@ -125,6 +125,12 @@ TEST_F(ServerCliTest, BadInputIsInvalidArgumentNamingTheFieldAndServerKeepsServi
   EXPECT_TRUE(hit.hit());
 }
 
+TEST_F(ServerCliTest, HealthReportsServing) {
+  CommandResult r = Cli({"health"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "SERVING\n");
+}
+
 TEST_F(ServerCliTest, SigtermShutsDownCleanly) {
   EXPECT_EQ(server_.Stop(SIGTERM), 0);
   EXPECT_NE(server_.Log().find("event=stopped"), std::string::npos) << server_.Log();
