@@ -4,6 +4,7 @@
 #include <grpcpp/health_check_service_interface.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <memory>
@@ -19,6 +20,7 @@
 #include "core/worldgen/cave_generator.h"
 #include "server/data_dir.h"
 #include "server/log.h"
+#include "server/server_metrics.h"
 #include "server/edit_service.h"
 #include "server/query_service.h"
 #include "server/world_service.h"
@@ -31,6 +33,14 @@ ABSL_FLAG(std::string, world_size, "512,192,512",
 ABSL_FLAG(float, voxel_size, 1.0f, "World units per voxel edge for a new world");
 ABSL_FLAG(float, max_edit_radius, 64.0f, "Largest edit radius accepted, world units");
 ABSL_FLAG(float, max_ray_distance, 4096.0f, "Longest ray accepted, world units");
+ABSL_FLAG(int, query_threads, 0, "Threads running query batches; 0 = one per core");
+ABSL_FLAG(int, max_queued_batches, 256,
+          "Query batches waiting for a thread beyond which new batches are shed with RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_batch_queries, 4096, "Most queries in one batch");
+ABSL_FLAG(int, max_in_flight_batches_per_stream, 4, "Batches one stream may have running; more wait (backpressure)");
+ABSL_FLAG(int, max_min_version_wait_ms, 1000, "Longest wait for a batch's min_version to be reached");
+ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
+          "HTTP address serving Prometheus metrics at /metrics; empty disables");
 ABSL_FLAG(std::string, port_file, "", "If set, write the bound port number to this file once serving");
 ABSL_FLAG(double, shutdown_grace_seconds, 5.0, "On SIGINT/SIGTERM, time allowed for in-flight calls");
 
@@ -81,8 +91,32 @@ int RunServer() {
   ServiceLimits limits;
   limits.query.max_ray_distance = absl::GetFlag(FLAGS_max_ray_distance);
   limits.edit.max_radius = absl::GetFlag(FLAGS_max_edit_radius);
+  StreamLimits stream_limits;
+  stream_limits.batch.max_queries = absl::GetFlag(FLAGS_max_batch_queries);
+  stream_limits.batch.max_min_version_wait = absl::Milliseconds(absl::GetFlag(FLAGS_max_min_version_wait_ms));
+  stream_limits.max_in_flight_batches = std::max(1, absl::GetFlag(FLAGS_max_in_flight_batches_per_stream));
+  int threads = absl::GetFlag(FLAGS_query_threads);
+  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  // Declared before the server so that it outlives every stream that submits to it.
+  WorkerPool query_pool(threads, size_t(std::max(0, absl::GetFlag(FLAGS_max_queued_batches))));
+
+  ServerMetrics& metrics = GetServerMetrics();
+  metrics.registry.AddGauge("voxcol_world_version", "Committed edit batches", [&world] { return double(world.version()); });
+  metrics.registry.AddGauge("voxcol_chunks_resident", "Chunks held in memory",
+                            [&world] { return double(world.resident_chunks()); });
+  metrics.registry.AddGauge("voxcol_query_queue_length", "Batches waiting for a query thread",
+                            [&query_pool] { return double(query_pool.queued()); });
+  MetricsHttpServer metrics_http;
+  if (const std::string address = absl::GetFlag(FLAGS_metrics_listen); !address.empty()) {
+    if (!metrics_http.Start(&metrics.registry, address)) {
+      LogError("event=metrics_listen_failed address=%s", address);
+      return 1;
+    }
+    LogInfo("event=metrics_serving address=%s port=%d", address, metrics_http.port());
+  }
+
   WorldServiceImpl world_service(world, cave.sea_level);
-  QueryServiceImpl query_service(world, limits);
+  QueryServiceImpl query_service(world, limits, stream_limits, &query_pool);
   EditServiceImpl edit_service(world, limits);
 
   grpc::EnableDefaultHealthCheckService(true);

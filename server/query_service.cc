@@ -1,26 +1,149 @@
 #include "server/query_service.h"
 
+#include <deque>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "server/convert.h"
+#include "server/query_ops.h"
+#include "server/server_metrics.h"
 
 namespace voxcol::server {
 
 grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext*, const v1::RaycastRequest* request,
                                        v1::RaycastResponse* response) {
-  RayInput ray;
-  RaySettings settings;
-  absl::Status status = FromProto(*request, &ray, &settings);
-  if (status.ok()) status = ValidateRay(world_, ray, limits_.query);
-  if (!status.ok()) return ToGrpcStatus(status);
+  absl::Time start = absl::Now();
+  ServerMetrics& metrics = GetServerMetrics();
+  metrics.queries_raycast->Add();
   uint64_t version = world_.version();
-  QueryStats stats;
-  RayHit hit = RaycastBlocky(world_, ray, settings, &stats);
-  ToProto(hit, response);
-  response->set_version(version);
-  if (request->include_stats()) {
-    response->mutable_stats()->set_voxels_visited(stats.voxels_visited);
-    response->mutable_stats()->set_chunks_visited(stats.chunks_visited);
+  absl::Status status = RunRaycast(world_, limits_, *request, response);
+  metrics.raycast_latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
+  if (!status.ok()) {
+    metrics.query_failures->Add();
+    return ToGrpcStatus(status);
   }
+  response->set_version(version);
   return grpc::Status::OK;
+}
+
+// One Query stream. Reads batches, runs each on the shared worker pool, writes each response as it
+// completes. At most max_in_flight_batches run per stream; beyond that the stream stops reading, so
+// a fast client is slowed by HTTP/2 flow control instead of growing server queues. gRPC allows one
+// outstanding write per stream, so finished responses queue here until the previous write is done.
+class QueryStream final : public grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse> {
+ public:
+  QueryStream(QueryServiceImpl* service, grpc::CallbackServerContext* context)
+      : service_(service), call_deadline_(absl::FromChrono(context->deadline())) {
+    GetServerMetrics().streams_opened->Add();
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      absl::MutexLock lock(&mu_);
+      reads_done_ = true;
+      MaybeFinish();
+      return;
+    }
+    v1::QueryBatchRequest request = std::move(request_);
+    request_.Clear();
+    Submit(std::move(request));
+    absl::MutexLock lock(&mu_);
+    if (in_flight_ >= service_->stream_limits_.max_in_flight_batches) {
+      reading_paused_ = true;  // Complete() resumes reading
+    } else {
+      StartRead(&request_);
+    }
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    writes_.pop_front();
+    if (!ok) cancelled_.store(true);  // the client is gone
+    writing_ = false;
+    StartNextWrite();
+    MaybeFinish();
+  }
+
+  void OnCancel() override {
+    cancelled_.store(true);
+    absl::MutexLock lock(&mu_);
+    MaybeFinish();
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  void Submit(v1::QueryBatchRequest request) {
+    GetServerMetrics().batches->Add();
+    absl::Time arrival = absl::Now();
+    absl::Time deadline = call_deadline_;
+    if (request.timeout_ms() > 0) deadline = std::min(deadline, arrival + absl::Milliseconds(request.timeout_ms()));
+    {
+      absl::MutexLock lock(&mu_);
+      ++in_flight_;
+    }
+    auto shared = std::make_shared<v1::QueryBatchRequest>(std::move(request));
+    bool accepted = service_->pool_->TrySubmit([this, shared, arrival, deadline] {
+      v1::QueryBatchResponse response;
+      ExecuteBatch(service_->world_, service_->limits_, service_->stream_limits_.batch, *shared, deadline,
+                   &cancelled_, &response);
+      Complete(std::move(response), arrival);
+    });
+    if (!accepted) {
+      v1::QueryBatchResponse response;
+      FailBatch(*shared, absl::ResourceExhaustedError("server overloaded: query queue is full, retry later"),
+                &response);
+      Complete(std::move(response), arrival);
+    }
+  }
+
+  // Queues a finished batch for writing and resumes reading if the stream was throttled.
+  void Complete(v1::QueryBatchResponse response, absl::Time arrival) {
+    absl::Duration elapsed = absl::Now() - arrival;
+    GetServerMetrics().batch_latency->Observe(absl::ToDoubleSeconds(elapsed));
+    response.set_server_micros(uint32_t(absl::ToInt64Microseconds(elapsed)));
+    absl::MutexLock lock(&mu_);
+    --in_flight_;
+    if (!cancelled_.load()) writes_.push_back(std::move(response));
+    StartNextWrite();
+    if (reading_paused_ && in_flight_ < service_->stream_limits_.max_in_flight_batches) {
+      reading_paused_ = false;
+      StartRead(&request_);
+    }
+    MaybeFinish();
+  }
+
+  void StartNextWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (writing_ || writes_.empty() || cancelled_.load()) return;
+    writing_ = true;
+    StartWrite(&writes_.front());
+  }
+
+  void MaybeFinish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    bool cancelled = cancelled_.load();
+    if (finished_ || in_flight_ > 0 || writing_ || !(reads_done_ || cancelled)) return;
+    if (!cancelled && !writes_.empty()) return;
+    finished_ = true;
+    Finish(cancelled ? grpc::Status::CANCELLED : grpc::Status::OK);
+  }
+
+  QueryServiceImpl* service_;
+  const absl::Time call_deadline_;
+  v1::QueryBatchRequest request_;  // read buffer; only touched by the reading side
+  std::atomic<bool> cancelled_{false};
+  absl::Mutex mu_;
+  std::deque<v1::QueryBatchResponse> writes_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool reading_paused_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse>* QueryServiceImpl::Query(
+    grpc::CallbackServerContext* context) {
+  return new QueryStream(this, context);
 }
 
 }  // namespace voxcol::server

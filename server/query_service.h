@@ -1,23 +1,39 @@
-// gRPC service: validate, call core, convert. No geometry lives here.
+// gRPC QueryService: unary queries plus the batched bidirectional Query stream. No geometry here.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
 #include "core/voxel/world.h"
+#include "server/query_batch.h"
 #include "server/service_limits.h"
+#include "server/worker_pool.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
 
 namespace voxcol::server {
 
-class QueryServiceImpl final : public v1::QueryService::Service {
+struct StreamLimits {
+  BatchLimits batch;
+  int max_in_flight_batches = 4;  // per stream; further reads wait (backpressure)
+};
+
+class QueryServiceImpl final : public v1::QueryService::WithCallbackMethod_Query<v1::QueryService::Service> {
  public:
-  QueryServiceImpl(const World& world, const ServiceLimits& limits) : world_(world), limits_(limits) {}
+  // `pool` runs the batches of every stream; it must outlive the server.
+  QueryServiceImpl(const World& world, const ServiceLimits& limits, const StreamLimits& stream_limits,
+                   WorkerPool* pool)
+      : world_(world), limits_(limits), stream_limits_(stream_limits), pool_(pool) {}
+
   grpc::Status Raycast(grpc::ServerContext* context, const v1::RaycastRequest* request,
                        v1::RaycastResponse* response) override;
+  grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse>* Query(
+      grpc::CallbackServerContext* context) override;
 
  private:
+  friend class QueryStream;
   const World& world_;
   ServiceLimits limits_;
+  StreamLimits stream_limits_;
+  WorkerPool* pool_;
 };
 
 }  // namespace voxcol::server

@@ -74,7 +74,8 @@ class ServerProcess {
     port_file_ = scratch_dir + "/port";
     std::remove(port_file_.c_str());
     log_file_ = scratch_dir + "/server.log";
-    std::vector<std::string> full = {binary, "--listen=127.0.0.1:0", "--port_file=" + port_file_};
+    std::vector<std::string> full = {binary, "--listen=127.0.0.1:0", "--port_file=" + port_file_,
+                                     "--metrics_listen=127.0.0.1:0"};
     full.insert(full.end(), args.begin(), args.end());
     pid_ = fork();
     if (pid_ == 0) {
@@ -129,6 +130,14 @@ class ServerProcess {
   ~ServerProcess() { Stop(SIGKILL, std::chrono::seconds(5)); }
 
   int port() const { return port_; }
+  // Port of the Prometheus endpoint, read from the server's startup log line.
+  int metrics_port() const {
+    std::string log = Log();
+    size_t at = log.find("event=metrics_serving");
+    if (at == std::string::npos) return 0;
+    size_t p = log.find("port=", at);
+    return p == std::string::npos ? 0 : std::atoi(log.c_str() + p + 5);
+  }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string Log() const {
     std::ifstream in(log_file_);

@@ -1,0 +1,82 @@
+// Process-wide metrics in the Prometheus text exposition format, served over HTTP (civetweb).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+
+struct mg_context;
+
+namespace voxcol::server {
+
+class Counter {
+ public:
+  void Add(uint64_t n = 1) { value_.fetch_add(n, std::memory_order_relaxed); }
+  uint64_t value() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> value_{0};
+};
+
+// Fixed exponential buckets from 10 µs to ~10 s; lock-free observation.
+class Histogram {
+ public:
+  static constexpr int kBuckets = 22;  // upper bounds 10us * 2^i, plus +Inf
+  void Observe(double seconds);
+  static double UpperBound(int bucket);
+  uint64_t bucket(int i) const { return counts_[i].load(std::memory_order_relaxed); }
+  uint64_t count() const { return count_.load(std::memory_order_relaxed); }
+  double sum_seconds() const { return double(sum_ns_.load(std::memory_order_relaxed)) * 1e-9; }
+  // Approximate quantile (0..1) from the buckets: the upper bound of the bucket holding it.
+  double Quantile(double q) const;
+
+ private:
+  std::atomic<uint64_t> counts_[kBuckets + 1] = {};
+  std::atomic<uint64_t> count_{0};
+  std::atomic<uint64_t> sum_ns_{0};
+};
+
+class Metrics {
+ public:
+  // Registers a metric; `labels` is the Prometheus label set without braces, e.g. `kind="raycast"`.
+  // The returned pointer lives as long as this Metrics object. Call during setup.
+  Counter* AddCounter(const std::string& name, const std::string& help, const std::string& labels = "");
+  Histogram* AddHistogram(const std::string& name, const std::string& help, const std::string& labels = "");
+  void AddGauge(const std::string& name, const std::string& help, std::function<double()> read);
+
+  // The whole registry in Prometheus text format 0.0.4.
+  std::string Render() const;
+
+ private:
+  struct Entry {
+    std::string name, help, labels, type;
+    std::unique_ptr<Counter> counter;
+    std::unique_ptr<Histogram> histogram;
+    std::function<double()> gauge;
+  };
+  mutable absl::Mutex mu_;
+  std::vector<Entry> entries_ ABSL_GUARDED_BY(mu_);
+};
+
+// Serves GET /metrics from `metrics` on `address` ("host:port"; port 0 picks one).
+class MetricsHttpServer {
+ public:
+  ~MetricsHttpServer();
+  // Returns false if the address cannot be bound.
+  bool Start(const Metrics* metrics, const std::string& address);
+  int port() const { return port_; }
+
+ private:
+  mg_context* context_ = nullptr;
+  int port_ = 0;
+};
+
+// Resident set size of this process in bytes (from /proc/self/statm); 0 if unknown.
+double ProcessResidentBytes();
+
+}  // namespace voxcol::server

@@ -1,0 +1,80 @@
+#include "server/query_batch.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "server/query_ops.h"
+#include "server/server_metrics.h"
+
+namespace voxcol::server {
+
+namespace {
+
+// Waits until the world reaches `version`, up to `until`. Polls: waiting is rare (it only happens
+// when a client saw a version from another server) and bounded.
+bool WaitForVersion(const World& world, uint64_t version, absl::Time until) {
+  while (world.version() < version) {
+    if (absl::Now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  return true;
+}
+
+void RunOne(const World& world, const ServiceLimits& limits, const v1::QueryRequest& query, v1::QueryResult* result) {
+  result->set_client_id(query.client_id());
+  absl::Status status;
+  switch (query.query_case()) {
+    case v1::QueryRequest::kRaycast:
+      GetServerMetrics().queries_raycast->Add();
+      status = RunRaycast(world, limits, query.raycast(), result->mutable_raycast());
+      break;
+    case v1::QueryRequest::QUERY_NOT_SET:
+      status = absl::InvalidArgumentError("query: no query kind set");
+      break;
+  }
+  if (!status.ok()) {
+    GetServerMetrics().query_failures->Add();
+    result->clear_result();
+    result->set_code(int(status.code()));
+    result->set_message(std::string(status.message()));
+  }
+}
+
+}  // namespace
+
+void FailBatch(const v1::QueryBatchRequest& request, const absl::Status& status, v1::QueryBatchResponse* response) {
+  ServerMetrics& metrics = GetServerMetrics();
+  if (status.code() == absl::StatusCode::kResourceExhausted) metrics.batches_shed->Add();
+  if (status.code() == absl::StatusCode::kDeadlineExceeded) metrics.batches_deadline->Add();
+  if (status.code() == absl::StatusCode::kCancelled) metrics.batches_cancelled->Add();
+  response->set_batch_id(request.batch_id());
+  response->set_code(int(status.code()));
+  response->set_message(std::string(status.message()));
+  response->clear_results();
+}
+
+void ExecuteBatch(const World& world, const ServiceLimits& limits, const BatchLimits& batch_limits,
+                  const v1::QueryBatchRequest& request, absl::Time deadline, const std::atomic<bool>* cancelled,
+                  v1::QueryBatchResponse* response) {
+  response->set_batch_id(request.batch_id());
+  if (request.queries_size() > batch_limits.max_queries) {
+    return FailBatch(request, absl::InvalidArgumentError(absl::StrCat(
+        "queries: ", request.queries_size(), " queries exceed the limit of ", batch_limits.max_queries)), response);
+  }
+  if (!WaitForVersion(world, request.min_version(), std::min(deadline, absl::Now() + batch_limits.max_min_version_wait))) {
+    return FailBatch(request, absl::FailedPreconditionError(absl::StrCat(
+        "min_version: world is at version ", world.version(), ", batch requires ", request.min_version())), response);
+  }
+  response->set_version(world.version());
+  for (const v1::QueryRequest& query : request.queries()) {
+    if ((cancelled && cancelled->load(std::memory_order_relaxed))) {
+      return FailBatch(request, absl::CancelledError("stream cancelled"), response);
+    }
+    if (absl::Now() > deadline) {
+      return FailBatch(request, absl::DeadlineExceededError("batch deadline passed"), response);
+    }
+    RunOne(world, limits, query, response->add_results());
+  }
+}
+
+}  // namespace voxcol::server

@@ -1,0 +1,234 @@
+// The batched bidirectional Query stream against the real server binary.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "tests/integration/http_get.h"
+#include "tests/integration/server_process.h"
+#include "voxcol/v1/edit_service.grpc.pb.h"
+#include "voxcol/v1/query_service.grpc.pb.h"
+
+namespace voxcol {
+namespace {
+
+using testing::ServerProcess;
+using testing::TempDir;
+using Stream = grpc::ClientReaderWriter<v1::QueryBatchRequest, v1::QueryBatchResponse>;
+
+class QueryStreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(server_.Start(VOXCOL_SERVER_PATH,
+                              {"--data_dir=" + dir_.path() + "/data", "--world_size=128,96,128",
+                               "--query_threads=2", "--max_queued_batches=8"},
+                              dir_.path()))
+        << server_.Log();
+    channel_ = grpc::CreateChannel(server_.address(), grpc::InsecureChannelCredentials());
+    query_ = v1::QueryService::NewStub(channel_);
+    edit_ = v1::EditService::NewStub(channel_);
+  }
+
+  static v1::QueryRequest Ray(uint64_t id, float x, float y, float z, float dx, float dy, float dz, float len = 200) {
+    v1::QueryRequest q;
+    q.set_client_id(id);
+    auto* r = q.mutable_raycast();
+    r->mutable_origin()->set_x(x);
+    r->mutable_origin()->set_y(y);
+    r->mutable_origin()->set_z(z);
+    r->mutable_direction()->set_x(dx);
+    r->mutable_direction()->set_y(dy);
+    r->mutable_direction()->set_z(dz);
+    r->set_max_distance(len);
+    return q;
+  }
+
+  TempDir dir_;
+  ServerProcess server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::QueryService::Stub> query_;
+  std::unique_ptr<v1::EditService::Stub> edit_;
+};
+
+TEST_F(QueryStreamTest, MixedBatchFailsOnlyTheInvalidQueries) {
+  grpc::ClientContext context;
+  std::unique_ptr<Stream> stream = query_->Query(&context);
+  v1::QueryBatchRequest batch;
+  batch.set_batch_id(7);
+  *batch.add_queries() = Ray(1, 3.5f, 47.5f, -7.5f, 0, -1, 0);
+  *batch.add_queries() = Ray(2, 0, 0, 0, 0, 0, 0);          // zero direction
+  *batch.add_queries() = Ray(3, NAN, 10, 0, 0, -1, 0);      // NaN origin
+  *batch.add_queries() = Ray(4, 10.5f, 47.5f, 10.5f, 0, -1, 0);
+  batch.add_queries()->set_client_id(5);                    // no query kind
+  *batch.add_queries() = Ray(6, 0, 500, 0, 0, -1, 0);       // outside the world
+  ASSERT_TRUE(stream->Write(batch));
+  v1::QueryBatchResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.batch_id(), 7u);
+  EXPECT_EQ(response.code(), 0);
+  ASSERT_EQ(response.results_size(), 6);
+  const char* fields[] = {nullptr, "direction", "origin", nullptr, "query", "origin"};
+  for (int i = 0; i < 6; ++i) {
+    const v1::QueryResult& r = response.results(i);
+    EXPECT_EQ(r.client_id(), uint64_t(i + 1));
+    if (fields[i] == nullptr) {
+      EXPECT_EQ(r.code(), 0) << r.message();
+      EXPECT_TRUE(r.has_raycast());
+      EXPECT_TRUE(r.raycast().hit());
+    } else {
+      EXPECT_EQ(r.code(), int(grpc::StatusCode::INVALID_ARGUMENT)) << i;
+      EXPECT_NE(r.message().find(fields[i]), std::string::npos) << r.message();
+      EXPECT_FALSE(r.has_raycast());
+    }
+  }
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST_F(QueryStreamTest, ExpiredDeadlinesAreHonoured) {
+  // A call whose deadline has already passed fails without reaching the query path.
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() - std::chrono::seconds(1));
+    std::unique_ptr<Stream> stream = query_->Query(&context);
+    v1::QueryBatchRequest batch;
+    *batch.add_queries() = Ray(1, 0, 40, 0, 0, -1, 0);
+    stream->Write(batch);
+    v1::QueryBatchResponse response;
+    EXPECT_FALSE(stream->Read(&response));
+    EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  // A batch deadline of 1 ms cannot cover 4,000 rays of 3,000 voxels each.
+  grpc::ClientContext context;
+  std::unique_ptr<Stream> stream = query_->Query(&context);
+  v1::QueryBatchRequest batch;
+  batch.set_timeout_ms(1);
+  for (int i = 0; i < 4000; ++i) *batch.add_queries() = Ray(i, -63.5f + (i % 127), 47.5f, -63.5f, 0.01f, 0.001f, 1, 3000);
+  ASSERT_TRUE(stream->Write(batch));
+  v1::QueryBatchResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.code(), int(grpc::StatusCode::DEADLINE_EXCEEDED)) << response.message();
+  EXPECT_EQ(response.results_size(), 0);
+  // The stream and the server go on.
+  v1::QueryBatchRequest small;
+  small.set_batch_id(2);
+  *small.add_queries() = Ray(1, 3.5f, 47.5f, -7.5f, 0, -1, 0);
+  ASSERT_TRUE(stream->Write(small));
+  ASSERT_TRUE(stream->Read(&response));
+  EXPECT_EQ(response.batch_id(), 2u);
+  EXPECT_EQ(response.code(), 0);
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST_F(QueryStreamTest, MinVersionGivesReadYourWrites) {
+  grpc::ClientContext query_context;
+  std::unique_ptr<Stream> stream = query_->Query(&query_context);
+  v1::QueryBatchRequest batch;
+  *batch.add_queries() = Ray(1, 20.5f, 47.5f, 20.5f, 0, -1, 0);
+  v1::QueryBatchResponse before;
+  ASSERT_TRUE(stream->Write(batch) && stream->Read(&before));
+  ASSERT_TRUE(before.results(0).raycast().hit());
+  float ground = before.results(0).raycast().position().y();
+
+  // Build a rock ball above the ground, then ask for at least that version.
+  grpc::ClientContext edit_context;
+  v1::FillBallRequest fill;
+  fill.mutable_center()->set_x(20.5f);
+  fill.mutable_center()->set_y(ground + 6);
+  fill.mutable_center()->set_z(20.5f);
+  fill.set_radius(3);
+  fill.set_material(2);
+  v1::EditAck ack;
+  grpc::Status status = edit_->FillBall(&edit_context, fill, &ack);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  batch.set_min_version(ack.version());
+  v1::QueryBatchResponse after;
+  ASSERT_TRUE(stream->Write(batch) && stream->Read(&after));
+  EXPECT_EQ(after.code(), 0);
+  EXPECT_GE(after.version(), ack.version());
+  EXPECT_NEAR(after.results(0).raycast().position().y(), ground + 9, 1.0f);
+
+  // A version the world never reaches fails the batch quickly, not the stream.
+  batch.set_min_version(ack.version() + 1000);
+  batch.set_timeout_ms(200);
+  v1::QueryBatchResponse future;
+  ASSERT_TRUE(stream->Write(batch) && stream->Read(&future));
+  EXPECT_EQ(future.code(), int(grpc::StatusCode::FAILED_PRECONDITION)) << future.message();
+  EXPECT_NE(future.message().find("min_version"), std::string::npos);
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST_F(QueryStreamTest, CancellingAStreamStopsItsWork) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  std::unique_ptr<Stream> stream = query_->Query(context.get());
+  // Four heavy batches (as many as may run at once on one stream), then cancel.
+  for (int b = 0; b < 4; ++b) {
+    v1::QueryBatchRequest batch;
+    batch.set_batch_id(b);
+    for (int i = 0; i < 4000; ++i) *batch.add_queries() = Ray(i, -63.5f + (i % 127), 47.5f, -63.5f, 0.01f, 0.001f, 1, 3000);
+    ASSERT_TRUE(stream->Write(batch));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  context->TryCancel();
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::CANCELLED);
+  // The server stops the cancelled batches part-way (counted) and keeps serving others promptly.
+  double cancelled = 0;
+  for (int i = 0; i < 100 && cancelled < 1; ++i) {
+    cancelled = testing::MetricValue(testing::HttpGet(server_.metrics_port(), "/metrics"),
+                                     "voxcol_batches_cancelled_total");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_GE(cancelled, 1) << "no batch noticed the cancellation";
+  grpc::ClientContext fresh;
+  fresh.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  std::unique_ptr<Stream> other = query_->Query(&fresh);
+  v1::QueryBatchRequest small;
+  *small.add_queries() = Ray(1, 3.5f, 47.5f, -7.5f, 0, -1, 0);
+  v1::QueryBatchResponse response;
+  ASSERT_TRUE(other->Write(small) && other->Read(&response));
+  EXPECT_EQ(response.code(), 0);
+  other->WritesDone();
+  EXPECT_TRUE(other->Finish().ok());
+}
+
+TEST_F(QueryStreamTest, OverloadIsShedWithResourceExhausted) {
+  // 2 threads and 8 queued batches: 12 streams x 4 heavy batches cannot all be admitted.
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<Stream>> streams;
+  for (int s = 0; s < 12; ++s) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    streams.push_back(query_->Query(contexts.back().get()));
+    for (int b = 0; b < 4; ++b) {
+      v1::QueryBatchRequest batch;
+      batch.set_batch_id(b);
+      for (int i = 0; i < 2000; ++i) *batch.add_queries() = Ray(i, -63.5f + (i % 127), 47.5f, -63.5f, 0.01f, 0.001f, 1, 1000);
+      ASSERT_TRUE(streams.back()->Write(batch));
+    }
+    streams.back()->WritesDone();
+  }
+  int ok = 0, shed = 0, other = 0;
+  for (auto& stream : streams) {
+    v1::QueryBatchResponse response;
+    while (stream->Read(&response)) {
+      if (response.code() == 0) {
+        ++ok;
+        EXPECT_EQ(response.results_size(), 2000);
+      } else if (response.code() == int(grpc::StatusCode::RESOURCE_EXHAUSTED)) {
+        ++shed;
+        EXPECT_EQ(response.results_size(), 0);
+      } else {
+        ++other;
+      }
+    }
+    EXPECT_TRUE(stream->Finish().ok());
+  }
+  EXPECT_EQ(ok + shed, 48);
+  EXPECT_EQ(other, 0);
+  EXPECT_GT(shed, 0);
+  EXPECT_GT(ok, 0);
+}
+
+}  // namespace
+}  // namespace voxcol
