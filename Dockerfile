@@ -1,0 +1,39 @@
+# voxcol server image: build on Debian 12 with the -dev packages, run on a minimal Debian 12 with
+# only the runtime libraries, the server and the CLI.
+#
+#   podman build --format docker -t voxcol .
+#   podman run -d -p 50051:50051 -v voxcol-data:/data voxcol
+
+FROM docker.io/library/debian:bookworm AS build
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      g++ cmake ninja-build pkg-config \
+      libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev \
+      librocksdb-dev libzstd-dev liblz4-dev libcivetweb-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY CMakeLists.txt ./
+COPY proto proto
+COPY core core
+COPY server server
+COPY client client
+RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOXCOL_BUILD_TESTS=OFF -DVOXCOL_BUILD_BENCH=OFF \
+ && cmake --build /build -j "$(nproc)" --target voxcol_server voxcol \
+ && strip /build/server/voxcol_server /build/client/voxcol
+
+FROM docker.io/library/debian:bookworm-slim AS runtime
+# Runtime libraries only: the shared objects the two binaries link, no compiler, no -dev package.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 librocksdb7.8 libzstd1 liblz4-1 libcivetweb1 \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin voxcol \
+ && mkdir -p /data && chown voxcol:voxcol /data
+COPY --from=build /build/server/voxcol_server /build/client/voxcol /usr/local/bin/
+USER voxcol
+VOLUME ["/data"]
+EXPOSE 50051
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["voxcol", "--server=127.0.0.1:50051", "--timeout_ms=2000", "health"]
+ENTRYPOINT ["voxcol_server"]
+CMD ["--data_dir=/data", "--listen=0.0.0.0:50051"]

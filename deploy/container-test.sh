@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Containerized integration test: builds the image from this checkout, runs the server container on
+# a data volume, edits and queries it with the CLI from the image, kills the container with SIGKILL,
+# starts a new one on the same volume and checks that every acknowledged edit is still there.
+#
+# Needs root. Installs podman, runc and debootstrap if missing. There is no image registry here, so
+# the Debian 12 base images are built with debootstrap (minbase) and imported locally, tagged both
+# debian:bookworm and debian:bookworm-slim (minbase is the slim variant's package set).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export CONTAINERS_CONF=${CONTAINERS_CONF:-/var/tmp/voxcol-containers.conf}
+printf '[containers]\ndefault_ulimits = []\n' > "$CONTAINERS_CONF"   # setting rlimits is not permitted here
+pm() { podman --runtime runc "$@"; }                                  # crun fails on this cgroup layout
+log() { echo "container-test: $*" >&2; }
+
+if ! command -v podman >/dev/null || ! command -v runc >/dev/null || ! command -v debootstrap >/dev/null; then
+  log "installing podman runc debootstrap"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap >/dev/null
+fi
+
+if ! pm image exists docker.io/library/debian:bookworm; then
+  mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1)
+  [ -n "$mirror" ] || mirror=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list)
+  root=$(mktemp -d /var/tmp/voxcol-debroot.XXXX)
+  log "building the Debian 12 base image with debootstrap from $mirror"
+  debootstrap --variant=minbase bookworm "$root" "$mirror" >/dev/null
+  tar -C "$root" -c . | pm import - docker.io/library/debian:bookworm >/dev/null
+  rm -rf "$root"
+fi
+pm image exists docker.io/library/debian:bookworm-slim ||
+  pm tag docker.io/library/debian:bookworm docker.io/library/debian:bookworm-slim
+
+image=localhost/voxcol:test
+log "building $image"
+pm build --pull=never --network host --format docker -t "$image" . >/var/tmp/voxcol-image-build.log 2>&1 ||
+  { tail -50 /var/tmp/voxcol-image-build.log; exit 1; }
+
+# 1. The runtime image holds no compiler and no -dev package.
+pm run --rm --no-healthcheck --network host --entrypoint sh "$image" -c '
+  for c in gcc g++ cc c++ clang cpp ld; do command -v $c && { echo "compiler $c present"; exit 1; }; done
+  dev=$(dpkg-query -W -f="\${Package}\n" | grep -E -- "-dev(:|$)" || true)
+  [ -z "$dev" ] || { echo "dev packages present: $dev"; exit 1; }'
+size=$(pm image inspect --format '{{.Size}}' "$image")
+log "runtime image has no compiler and no -dev package; size $((size / 1000000)) MB"
+
+# 2. Server on a data volume, edited and queried with the image's CLI.
+tag=voxcol-ct-$$
+volume=$tag-data
+cleanup() {
+  pm rm -f "$tag-1" "$tag-2" >/dev/null 2>&1 || true
+  pm volume rm -f "$volume" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+pm volume create "$volume" >/dev/null
+
+port=""
+current=""
+start_server() {
+  local name=$1
+  current=$name
+  pm run -d --no-healthcheck --network host --name "$name" -v "$volume:/data" "$image" \
+    --data_dir=/data --listen=127.0.0.1:0 --port_file=/data/port --world_size=128,128,128 >/dev/null
+  for _ in $(seq 1 100); do
+    port=$(pm exec "$name" cat /data/port 2>/dev/null || true)
+    [ -n "$port" ] && pm exec "$name" voxcol --server="127.0.0.1:$port" health >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  pm logs "$name" >&2
+  return 1
+}
+# The image's own CLI, run inside the server container.
+cli() { pm exec "$current" voxcol --server="127.0.0.1:$port" --json "$@"; }
+json_version() { sed -n 's/.*"version":"\{0,1\}\([0-9]*\).*/\1/p'; }
+
+start_server "$tag-1"
+log "server 1 serving on port $port"
+positions=("-40.5,50.5,-40.5" "20.5,50.5,-10.5" "0.5,50.5,30.5" "35.5,50.5,35.5" "-20.5,50.5,10.5")
+acked=0
+for p in "${positions[@]}"; do
+  ack=$(cli fill-ball --center="$p" --radius=3 --material=rock)
+  acked=$(echo "$ack" | json_version)
+done
+carve=$(cli fill-ball --center="0.5,0,0.5" --radius=6 --material=air)
+acked=$(echo "$carve" | json_version)
+[ "$acked" = "$(( ${#positions[@]} + 1 ))" ] || { echo "unexpected ack version '$acked'"; exit 1; }
+declare -a before
+for p in "${positions[@]}" "0.5,60,0.5"; do
+  x=${p%%,*}; z=${p##*,}
+  before+=("$(cli raycast --origin="$x,63.5,$z" --direction=0,-1,0 --max_distance=200)")
+done
+case "${before[0]}" in *'"hit":true'*'"y":53,'*) ;; *) echo "raycast missed the new ball: ${before[0]}"; exit 1 ;; esac
+log "$acked edits acknowledged; killing the container with SIGKILL"
+
+# 3. SIGKILL, a new container on the same volume, everything acknowledged is still there.
+pm kill -s KILL "$tag-1" >/dev/null
+pm rm -f "$tag-1" >/dev/null
+start_server "$tag-2"
+info=$(cli info)
+version=$(echo "$info" | json_version)
+[ "$version" = "$acked" ] || { echo "version after restart is '$version', expected $acked"; exit 1; }
+i=0
+for p in "${positions[@]}" "0.5,60,0.5"; do
+  x=${p%%,*}; z=${p##*,}
+  after=$(cli raycast --origin="$x,63.5,$z" --direction=0,-1,0 --max_distance=200)
+  [ "$after" = "${before[$i]}" ] || { echo "edit at $p lost: before ${before[$i]} after $after"; exit 1; }
+  i=$((i + 1))
+done
+pm stop -t 10 "$tag-2" >/dev/null
+log "PASS: all $acked acknowledged edits survived SIGKILL; image size $((size / 1000000)) MB"
