@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "client/loadtest.h"
 #include "client/voxcol_client.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 
@@ -34,6 +35,10 @@ ABSL_FLAG(std::string, center, "", "fill-ball: centre X,Y,Z in world units");
 ABSL_FLAG(float, radius, 0.0f, "fill-ball: radius, world units");
 ABSL_FLAG(std::string, material, "rock", "fill-ball: air|water|rock|dirt|grass|sand or a number 0..255");
 ABSL_FLAG(std::string, mode, "add", "fill-ball: add|subtract|set");
+ABSL_FLAG(int, streams, 32, "loadtest: concurrent Query streams");
+ABSL_FLAG(double, seconds, 60, "loadtest: duration, seconds");
+ABSL_FLAG(int, batch, 64, "loadtest: queries per batch");
+ABSL_FLAG(double, edit_rate, 20, "loadtest: FillBall edits per second from a separate client (0: none)");
 
 namespace voxcol::client {
 namespace {
@@ -134,6 +139,40 @@ int RunHealth(Client& client) {
   return response.status() == grpc::health::v1::HealthCheckResponse::SERVING ? kExitOk : kExitServerError;
 }
 
+int RunLoadTest() {
+  LoadTestOptions o;
+  o.server = absl::GetFlag(FLAGS_server);
+  o.streams = absl::GetFlag(FLAGS_streams);
+  o.seconds = absl::GetFlag(FLAGS_seconds);
+  o.batch_size = absl::GetFlag(FLAGS_batch);
+  o.edits_per_second = absl::GetFlag(FLAGS_edit_rate);
+  if (o.streams < 1 || o.seconds <= 0 || o.batch_size < 1 || o.edits_per_second < 0) {
+    return Usage("loadtest needs --streams >= 1, --seconds > 0, --batch >= 1, --edit_rate >= 0");
+  }
+  LoadTestReport r = RunLoadTest(o);
+  double qps = r.seconds > 0 ? double(r.queries) / r.seconds : 0;
+  if (absl::GetFlag(FLAGS_json)) {
+    std::printf("{\"streams\":%d,\"batch\":%d,\"seconds\":%.2f,\"batches_ok\":%llu,\"batches_shed\":%llu,"
+                "\"batches_failed\":%llu,\"queries\":%llu,\"query_errors\":%llu,\"queries_per_second\":%.0f,"
+                "\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"edits_ok\":%llu,\"edits_failed\":%llu}\n",
+                o.streams, o.batch_size, r.seconds, (unsigned long long)r.batches_ok, (unsigned long long)r.batches_shed,
+                (unsigned long long)r.batches_failed, (unsigned long long)r.queries,
+                (unsigned long long)r.query_errors, qps, r.p50_ms, r.p99_ms, r.max_ms,
+                (unsigned long long)r.edits_ok, (unsigned long long)r.edits_failed);
+  } else {
+    std::printf("%d streams x %d queries/batch for %.1f s\n", o.streams, o.batch_size, r.seconds);
+    std::printf("batches   %llu ok, %llu shed (RESOURCE_EXHAUSTED), %llu failed\n", (unsigned long long)r.batches_ok,
+                (unsigned long long)r.batches_shed, (unsigned long long)r.batches_failed);
+    std::printf("queries   %llu (%.0f/s), %llu with errors\n", (unsigned long long)r.queries, qps,
+                (unsigned long long)r.query_errors);
+    std::printf("latency   batch round trip p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", r.p50_ms, r.p99_ms, r.max_ms);
+    std::printf("edits     %llu ok, %llu failed\n", (unsigned long long)r.edits_ok, (unsigned long long)r.edits_failed);
+  }
+  if (!r.first_error.empty()) std::fprintf(stderr, "voxcol: first error: %s\n", r.first_error.c_str());
+  bool clean = r.batches_failed == 0 && r.query_errors == 0 && r.edits_failed == 0 && r.batches_ok > 0;
+  return clean ? kExitOk : kExitServerError;
+}
+
 int RunRaycast(Client& client) {
   v1::RaycastRequest request;
   if (absl::GetFlag(FLAGS_origin).empty()) return Usage("raycast needs --origin=X,Y,Z");
@@ -227,6 +266,8 @@ int main(int argc, char** argv) {
       "  health      SERVING / NOT_SERVING (exit 0 only when serving)\n"
       "  raycast     --origin=X,Y,Z [--direction=X,Y,Z] [--max_distance=D] [--water=pass|stop]\n"
       "  fill-ball   --center=X,Y,Z --radius=R [--material=NAME|N] [--mode=add|subtract|set]\n"
+      "  loadtest    [--streams=32] [--seconds=60] [--batch=64] [--edit_rate=20]: bounded load from this\n"
+      "              machine; only shedding (RESOURCE_EXHAUSTED) is tolerated, other errors exit 1\n"
       "exit codes: 0 ok, 1 server error, 2 usage, 3 server unreachable");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   using namespace voxcol::client;
@@ -235,6 +276,7 @@ int main(int argc, char** argv) {
   Client client(absl::GetFlag(FLAGS_server), std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
   if (command == "info") return RunInfo(client);
   if (command == "health") return RunHealth(client);
+  if (command == "loadtest") return RunLoadTest();
   if (command == "raycast") return RunRaycast(client);
   if (command == "fill-ball") return RunFillBall(client);
   return Usage("unknown command '" + command + "'");

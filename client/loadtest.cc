@@ -1,0 +1,181 @@
+#include "client/loadtest.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "voxcol/v1/edit_service.grpc.pb.h"
+#include "voxcol/v1/query_service.grpc.pb.h"
+#include "voxcol/v1/world_service.grpc.pb.h"
+
+namespace voxcol::client {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void SetVec(v1::Vec3* v, float x, float y, float z) {
+  v->set_x(x);
+  v->set_y(y);
+  v->set_z(z);
+}
+
+// Random rays spread over the world: half straight down from the sky (ground probes), half in
+// random directions from random points (line-of-sight checks).
+v1::QueryBatchRequest RandomBatch(std::mt19937& rng, const v1::Box& b, int size, uint64_t id) {
+  std::uniform_real_distribution<float> ux(b.min().x() + 1, b.max().x() - 1), uy(b.min().y() + 1, b.max().y() - 1),
+      uz(b.min().z() + 1, b.max().z() - 1), ud(-1, 1);
+  v1::QueryBatchRequest batch;
+  batch.set_batch_id(id);
+  for (int i = 0; i < size; ++i) {
+    v1::QueryRequest* q = batch.add_queries();
+    q->set_client_id(uint64_t(i));
+    v1::RaycastRequest* r = q->mutable_raycast();
+    if (i % 2 == 0) {
+      SetVec(r->mutable_origin(), ux(rng), b.max().y() - 1, uz(rng));
+      SetVec(r->mutable_direction(), 0, -1, 0);
+      r->set_max_distance(b.max().y() - b.min().y());
+    } else {
+      SetVec(r->mutable_origin(), ux(rng), uy(rng), uz(rng));
+      SetVec(r->mutable_direction(), ud(rng), ud(rng), ud(rng) + 0.01f);
+      r->set_max_distance(64);
+    }
+  }
+  return batch;
+}
+
+struct Shared {
+  std::mutex mu;
+  LoadTestReport report;
+  std::vector<double> latencies_ms;
+  void Error(const std::string& e) {
+    if (report.first_error.empty()) report.first_error = e;
+  }
+};
+
+void RunStream(const LoadTestOptions& o, const v1::Box& bounds, std::shared_ptr<grpc::Channel> channel, int index,
+               Clock::time_point end, Shared& shared) {
+  auto stub = v1::QueryService::NewStub(channel);
+  std::mt19937 rng(uint32_t(o.seed * 7919 + index));
+  grpc::ClientContext context;
+  auto stream = stub->Query(&context);
+  LoadTestReport local;
+  std::vector<double> latencies;
+  for (uint64_t id = 0; Clock::now() < end; ++id) {
+    v1::QueryBatchRequest batch = RandomBatch(rng, bounds, o.batch_size, id);
+    Clock::time_point start = Clock::now();
+    v1::QueryBatchResponse response;
+    if (!stream->Write(batch) || !stream->Read(&response)) break;
+    latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    if (response.code() == int(grpc::StatusCode::RESOURCE_EXHAUSTED)) {
+      ++local.batches_shed;
+    } else if (response.code() != 0) {
+      ++local.batches_failed;
+      std::lock_guard<std::mutex> lock(shared.mu);
+      shared.Error("batch: " + response.message());
+    } else {
+      ++local.batches_ok;
+      local.queries += uint64_t(response.results_size());
+      for (const v1::QueryResult& r : response.results()) local.query_errors += r.code() != 0;
+    }
+  }
+  stream->WritesDone();
+  grpc::Status status = stream->Finish();
+  std::lock_guard<std::mutex> lock(shared.mu);
+  if (!status.ok()) {
+    ++shared.report.batches_failed;
+    shared.Error("stream: " + status.error_message());
+  }
+  shared.report.batches_ok += local.batches_ok;
+  shared.report.batches_shed += local.batches_shed;
+  shared.report.batches_failed += local.batches_failed;
+  shared.report.queries += local.queries;
+  shared.report.query_errors += local.query_errors;
+  shared.latencies_ms.insert(shared.latencies_ms.end(), latencies.begin(), latencies.end());
+}
+
+// Digs and builds small balls near the surface at a steady rate.
+void RunEditor(const LoadTestOptions& o, const v1::Box& b, std::shared_ptr<grpc::Channel> channel,
+               Clock::time_point end, Shared& shared) {
+  auto stub = v1::EditService::NewStub(channel);
+  std::mt19937 rng(uint32_t(o.seed));
+  std::uniform_real_distribution<float> ux(b.min().x() + 8, b.max().x() - 8), uz(b.min().z() + 8, b.max().z() - 8),
+      uy(b.min().y() * 0.3f, b.max().y() * 0.3f);
+  auto period = std::chrono::duration<double>(1.0 / o.edits_per_second);
+  Clock::time_point next = Clock::now();
+  uint64_t ok = 0, failed = 0;
+  while (Clock::now() < end) {
+    v1::FillBallRequest request;
+    SetVec(request.mutable_center(), ux(rng), uy(rng), uz(rng));
+    request.set_radius(2 + float(rng() % 4));
+    request.set_material(rng() % 2 ? 0 : 2);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::EditAck ack;
+    grpc::Status status = stub->FillBall(&context, request, &ack);
+    if (status.ok()) {
+      ++ok;
+    } else {
+      ++failed;
+      std::lock_guard<std::mutex> lock(shared.mu);
+      shared.Error("edit: " + status.error_message());
+    }
+    next += std::chrono::duration_cast<Clock::duration>(period);
+    std::this_thread::sleep_until(next);
+  }
+  std::lock_guard<std::mutex> lock(shared.mu);
+  shared.report.edits_ok = ok;
+  shared.report.edits_failed = failed;
+}
+
+double Percentile(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  size_t k = std::min(v.size() - 1, size_t(q * double(v.size())));
+  std::nth_element(v.begin(), v.begin() + long(k), v.end());
+  return v[k];
+}
+
+}  // namespace
+
+LoadTestReport RunLoadTest(const LoadTestOptions& o) {
+  auto channel = grpc::CreateChannel(o.server, grpc::InsecureChannelCredentials());
+  Shared shared;
+  v1::GetWorldInfoResponse info;
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::Status status = v1::WorldService::NewStub(channel)->GetWorldInfo(&context, {}, &info);
+    if (!status.ok()) {
+      shared.report.first_error = "info: " + status.error_message();
+      shared.report.batches_failed = 1;
+      return shared.report;
+    }
+  }
+  Clock::time_point start = Clock::now();
+  Clock::time_point end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+  // Four connections carry the streams, like several game servers sharing one service.
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (int c = 0; c < 4; ++c) {
+    grpc::ChannelArguments args;
+    args.SetInt("voxcol.connection", c);  // distinct arguments keep gRPC from sharing one socket
+    channels.push_back(grpc::CreateCustomChannel(o.server, grpc::InsecureChannelCredentials(), args));
+  }
+  std::vector<std::thread> threads;
+  for (int s = 0; s < o.streams; ++s) {
+    threads.emplace_back(RunStream, std::cref(o), std::cref(info.bounds()), channels[s % 4], s, end, std::ref(shared));
+  }
+  if (o.edits_per_second > 0) threads.emplace_back(RunEditor, std::cref(o), std::cref(info.bounds()), channel, end, std::ref(shared));
+  for (std::thread& t : threads) t.join();
+  shared.report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  shared.report.p50_ms = Percentile(shared.latencies_ms, 0.50);
+  shared.report.p99_ms = Percentile(shared.latencies_ms, 0.99);
+  shared.report.max_ms = shared.latencies_ms.empty() ? 0 : *std::max_element(shared.latencies_ms.begin(), shared.latencies_ms.end());
+  return shared.report;
+}
+
+}  // namespace voxcol::client

@@ -1,0 +1,30 @@
+// `voxcol loadtest`: concurrent Query streams of mixed batches plus an editing client, bounded in
+// time, against one server. Reports throughput, latency percentiles and outcome counts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace voxcol::client {
+
+struct LoadTestOptions {
+  std::string server;
+  int streams = 32;
+  double seconds = 60;
+  int batch_size = 64;
+  double edits_per_second = 20;  // FillBall edits from a separate client; 0 disables
+  uint64_t seed = 1;
+};
+
+struct LoadTestReport {
+  uint64_t batches_ok = 0, batches_shed = 0, batches_failed = 0, queries = 0, query_errors = 0;
+  uint64_t edits_ok = 0, edits_failed = 0;
+  double seconds = 0;
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;  // client-observed batch round trip
+  std::string first_error;
+};
+
+// Runs the load; returns when `seconds` have passed and every stream has drained.
+LoadTestReport RunLoadTest(const LoadTestOptions& options);
+
+}  // namespace voxcol::client
