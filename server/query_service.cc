@@ -1,6 +1,7 @@
 #include "server/query_service.h"
 
 #include "server/convert.h"
+#include "server/log.h"
 
 namespace voxcol::server {
 
@@ -14,6 +15,11 @@ grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext*, const v1::RaycastRe
   uint64_t version = world_.version();
   QueryStats stats;
   RayHit hit = RaycastBlocky(world_, ray, settings, &stats);
+  if (!hit.load_status.ok()) {
+    LogError("event=chunk_load_failed rpc=Raycast code=%s message=\"%s\"",
+             absl::StatusCodeToString(hit.load_status.code()), hit.load_status.message());
+    return ToGrpcStatus(hit.load_status);
+  }
   ToProto(hit, response);
   response->set_version(version);
   if (request->include_stats()) {
