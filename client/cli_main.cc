@@ -3,6 +3,9 @@
 //   voxcol [--server=HOST:PORT] [--json] info
 //   voxcol raycast --origin=X,Y,Z --direction=X,Y,Z [--max_distance=D] [--water=pass|stop]
 //   voxcol fill-ball --center=X,Y,Z --radius=R [--material=rock|air|water|N] [--mode=add|subtract|set]
+//   voxcol checkpoint --dir=/abs/path/on/server
+//   voxcol export-region --min=X,Y,Z --max=X,Y,Z --file=PATH
+//   voxcol import-region --file=PATH
 //
 // Exit codes: 0 success, 1 the server answered an error, 2 bad command line, 3 server unreachable.
 #include <cstdio>
@@ -39,6 +42,10 @@ ABSL_FLAG(int, streams, 32, "loadtest: concurrent Query streams");
 ABSL_FLAG(double, seconds, 60, "loadtest: duration, seconds");
 ABSL_FLAG(int, batch, 64, "loadtest: queries per batch");
 ABSL_FLAG(double, edit_rate, 20, "loadtest: FillBall edits per second from a separate client (0: none)");
+ABSL_FLAG(std::string, dir, "", "checkpoint: absolute directory on the server host, must not exist");
+ABSL_FLAG(std::string, min, "", "export-region: first voxel X,Y,Z (integer voxel indices)");
+ABSL_FLAG(std::string, max, "", "export-region: end voxel X,Y,Z, exclusive");
+ABSL_FLAG(std::string, file, "", "export-region / import-region: local packed region file");
 
 namespace voxcol::client {
 namespace {
@@ -255,6 +262,77 @@ int RunFillBall(Client& client) {
   return kExitOk;
 }
 
+int RunCheckpoint(Client& client) {
+  v1::CreateCheckpointRequest request;
+  request.set_dir(absl::GetFlag(FLAGS_dir));
+  if (request.dir().empty()) return Usage("checkpoint needs --dir=/absolute/path/on/the/server");
+  v1::CreateCheckpointResponse r;
+  grpc::Status status = client.CreateCheckpoint(request, &r);
+  if (!status.ok()) return Fail("checkpoint", status);
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(r);
+  } else {
+    std::printf("ok   checkpoint in %s holds world version %llu or later\n", r.dir().c_str(),
+                (unsigned long long)r.version());
+  }
+  return kExitOk;
+}
+
+bool ParseInt3(const std::string& text, v1::Int3* out) {
+  std::vector<std::string> parts = absl::StrSplit(text, ',');
+  int32_t v[3];
+  if (parts.size() != 3) return false;
+  for (int i = 0; i < 3; ++i) {
+    if (!absl::SimpleAtoi(parts[i], &v[i])) return false;
+  }
+  out->set_x(v[0]);
+  out->set_y(v[1]);
+  out->set_z(v[2]);
+  return true;
+}
+
+int RunExportRegion(Client& client) {
+  v1::ExportRegionRequest request;
+  if (!ParseInt3(absl::GetFlag(FLAGS_min), request.mutable_box()->mutable_min()) ||
+      !ParseInt3(absl::GetFlag(FLAGS_max), request.mutable_box()->mutable_max())) {
+    return Usage("export-region needs --min=X,Y,Z and --max=X,Y,Z (integer voxel indices)");
+  }
+  const std::string file = absl::GetFlag(FLAGS_file);
+  if (file.empty()) return Usage("export-region needs --file=PATH");
+  v1::ExportRegionResponse r;
+  grpc::Status status = client.ExportRegion(request, &r);
+  if (!status.ok()) return Fail("export-region", status);
+  FILE* out = std::fopen(file.c_str(), "wb");
+  if (!out || std::fwrite(r.region().data(), 1, r.region().size(), out) != r.region().size() || std::fclose(out) != 0) {
+    std::fprintf(stderr, "voxcol: cannot write %s\n", file.c_str());
+    return kExitServerError;
+  }
+  std::printf("ok   %zu bytes to %s (world version %llu)\n", r.region().size(), file.c_str(),
+              (unsigned long long)r.version());
+  return kExitOk;
+}
+
+int RunImportRegion(Client& client) {
+  const std::string file = absl::GetFlag(FLAGS_file);
+  if (file.empty()) return Usage("import-region needs --file=PATH");
+  FILE* in = std::fopen(file.c_str(), "rb");
+  if (!in) return Usage("cannot read " + file);
+  v1::ImportRegionRequest request;
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, in)) > 0) request.mutable_region()->append(buf, n);
+  std::fclose(in);
+  v1::EditAck ack;
+  grpc::Status status = client.ImportRegion(request, &ack);
+  if (!status.ok()) return Fail("import-region", status);
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(ack);
+  } else {
+    std::printf("ok   world version %llu, %u chunks changed\n", (unsigned long long)ack.version(), ack.changed_chunks());
+  }
+  return kExitOk;
+}
+
 }  // namespace
 }  // namespace voxcol::client
 
@@ -268,10 +346,13 @@ int main(int argc, char** argv) {
       "  fill-ball   --center=X,Y,Z --radius=R [--material=NAME|N] [--mode=add|subtract|set]\n"
       "  loadtest    [--streams=32] [--seconds=60] [--batch=64] [--edit_rate=20]: bounded load from this\n"
       "              machine; only shedding (RESOURCE_EXHAUSTED) is tolerated, other errors exit 1\n"
+      "  checkpoint  --dir=/abs/path   online backup of the server's store (path on the server host)\n"
+      "  export-region --min=X,Y,Z --max=X,Y,Z --file=PATH   voxels of a box to a packed file\n"
+      "  import-region --file=PATH     write a packed region back as one edit\n"
       "exit codes: 0 ok, 1 server error, 2 usage, 3 server unreachable");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   using namespace voxcol::client;
-  if (args.size() != 2) return Usage("expected exactly one command: info, raycast or fill-ball");
+  if (args.size() != 2) return Usage("expected exactly one command: info, raycast, fill-ball, checkpoint, export-region or import-region");
   const std::string command = args[1];
   Client client(absl::GetFlag(FLAGS_server), std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
   if (command == "info") return RunInfo(client);
@@ -279,5 +360,8 @@ int main(int argc, char** argv) {
   if (command == "loadtest") return RunLoadTest();
   if (command == "raycast") return RunRaycast(client);
   if (command == "fill-ball") return RunFillBall(client);
+  if (command == "checkpoint") return RunCheckpoint(client);
+  if (command == "export-region") return RunExportRegion(client);
+  if (command == "import-region") return RunImportRegion(client);
   return Usage("unknown command '" + command + "'");
 }

@@ -7,7 +7,8 @@ Client::Client(const std::string& target, std::chrono::milliseconds timeout)
       timeout_(timeout),
       world_(v1::WorldService::NewStub(channel_)),
       query_(v1::QueryService::NewStub(channel_)),
-      edit_(v1::EditService::NewStub(channel_)) {}
+      edit_(v1::EditService::NewStub(channel_)),
+      admin_(v1::AdminService::NewStub(channel_)) {}
 
 void Client::Prepare(grpc::ClientContext* context) const {
   context->set_deadline(std::chrono::system_clock::now() + timeout_);
@@ -29,6 +30,25 @@ grpc::Status Client::FillBall(const v1::FillBallRequest& request, v1::EditAck* r
   grpc::ClientContext context;
   Prepare(&context);
   return edit_->FillBall(&context, request, response);
+}
+
+grpc::Status Client::CreateCheckpoint(const v1::CreateCheckpointRequest& request,
+                                      v1::CreateCheckpointResponse* response) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  return admin_->CreateCheckpoint(&context, request, response);
+}
+
+grpc::Status Client::ExportRegion(const v1::ExportRegionRequest& request, v1::ExportRegionResponse* response) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  return admin_->ExportRegion(&context, request, response);
+}
+
+grpc::Status Client::ImportRegion(const v1::ImportRegionRequest& request, v1::EditAck* response) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  return admin_->ImportRegion(&context, request, response);
 }
 
 }  // namespace voxcol::client

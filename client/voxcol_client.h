@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "voxcol/v1/admin_service.grpc.pb.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
 #include "voxcol/v1/world_service.grpc.pb.h"
@@ -21,6 +22,9 @@ class Client {
   grpc::Status GetWorldInfo(v1::GetWorldInfoResponse* response);
   grpc::Status Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* response);
+  grpc::Status CreateCheckpoint(const v1::CreateCheckpointRequest& request, v1::CreateCheckpointResponse* response);
+  grpc::Status ExportRegion(const v1::ExportRegionRequest& request, v1::ExportRegionResponse* response);
+  grpc::Status ImportRegion(const v1::ImportRegionRequest& request, v1::EditAck* response);
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
@@ -32,6 +36,7 @@ class Client {
   std::unique_ptr<v1::WorldService::Stub> world_;
   std::unique_ptr<v1::QueryService::Stub> query_;
   std::unique_ptr<v1::EditService::Stub> edit_;
+  std::unique_ptr<v1::AdminService::Stub> admin_;
 };
 
 }  // namespace voxcol::client

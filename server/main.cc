@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "core/worldgen/cave_generator.h"
+#include "server/admin_service.h"
 #include "server/data_dir.h"
 #include "server/log.h"
 #include "server/server_metrics.h"
@@ -42,6 +43,13 @@ ABSL_FLAG(int, max_min_version_wait_ms, 1000, "Longest wait for a batch's min_ve
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
           "HTTP address serving Prometheus metrics at /metrics; empty disables");
 ABSL_FLAG(std::string, port_file, "", "If set, write the bound port number to this file once serving");
+ABSL_FLAG(uint64_t, store_cache_mb, 256,
+          "Budget for decoded chunks kept in memory, MiB (evicted chunks reload from the store or "
+          "regenerate on the next touch); 0 = unlimited");
+ABSL_FLAG(uint64_t, store_block_cache_mb, 32, "RocksDB block cache for stored chunk records, MiB");
+ABSL_FLAG(bool, store_sync, true,
+          "Sync the write-ahead log before acknowledging an edit; false risks losing acknowledged "
+          "edits on power loss (never on a process crash)");
 ABSL_FLAG(double, shutdown_grace_seconds, 5.0, "On SIGINT/SIGTERM, time allowed for in-flight calls");
 
 namespace voxcol::server {
@@ -76,17 +84,25 @@ int RunServer() {
     return 2;
   }
   const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
-  absl::StatusOr<StoredWorld> stored = OpenDataDir(data_dir, requested, CaveGenerator::kVersion);
-  if (!stored.ok()) {
-    LogError("event=open_failed data_dir=%s message=\"%s\"", data_dir, stored.status().message());
+  store::StoreOptions store_options;
+  store_options.sync = absl::GetFlag(FLAGS_store_sync);
+  store_options.block_cache_bytes = absl::GetFlag(FLAGS_store_block_cache_mb) << 20;
+  absl::StatusOr<DataDir> data = OpenDataDir(data_dir, requested, CaveGenerator::kVersion, store_options);
+  if (!data.ok()) {
+    LogError("event=open_failed data_dir=%s message=\"%s\"", data_dir, data.status().message());
     return 1;
   }
-  const WorldConfig& config = stored->config;
+  const WorldConfig& config = data->world.config;
   CaveParams cave;
   World world(config, std::make_unique<CaveGenerator>(config.seed, WorldVoxelBounds(config), cave));
-  LogInfo("event=world_open data_dir=%s created=%d seed=%d size=%d,%d,%d voxel_size=%g", data_dir,
-          stored->created, config.seed, config.size_voxels.x, config.size_voxels.y, config.size_voxels.z,
-          config.voxel_size);
+  // The store sees every edit before it is visible and serves edited chunks on first touch.
+  world.SetLoader(data->store.get());
+  world.AddObserver(data->store.get());
+  world.RestoreVersion(data->world.version);
+  world.SetResidentBudget(absl::GetFlag(FLAGS_store_cache_mb) << 20);
+  LogInfo("event=world_open data_dir=%s created=%d seed=%d size=%d,%d,%d voxel_size=%g version=%d", data_dir,
+          data->world.created, config.seed, config.size_voxels.x, config.size_voxels.y, config.size_voxels.z,
+          config.voxel_size, data->world.version);
 
   ServiceLimits limits;
   limits.query.max_ray_distance = absl::GetFlag(FLAGS_max_ray_distance);
@@ -118,6 +134,7 @@ int RunServer() {
   WorldServiceImpl world_service(world, cave.sea_level);
   QueryServiceImpl query_service(world, limits, stream_limits, &query_pool);
   EditServiceImpl edit_service(world, limits);
+  AdminServiceImpl admin_service(world, *data->store);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -128,6 +145,7 @@ int RunServer() {
   builder.RegisterService(&world_service);
   builder.RegisterService(&query_service);
   builder.RegisterService(&edit_service);
+  builder.RegisterService(&admin_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     LogError("event=listen_failed address=%s", listen);

@@ -1,6 +1,7 @@
 #include "server/query_ops.h"
 
 #include "server/convert.h"
+#include "server/log.h"
 
 namespace voxcol::server {
 
@@ -13,6 +14,12 @@ absl::Status RunRaycast(const World& world, const ServiceLimits& limits, const v
   if (!status.ok()) return status;
   QueryStats stats;
   RayHit hit = RaycastBlocky(world, ray, settings, &stats);
+  if (!hit.load_status.ok()) {
+    // A chunk along the ray has a corrupt stored record: never answer from garbage.
+    LogError("event=chunk_load_failed query=raycast code=%s message=\"%s\"",
+             absl::StatusCodeToString(hit.load_status.code()), hit.load_status.message());
+    return hit.load_status;
+  }
   ToProto(hit, response);
   if (request.include_stats()) {
     response->mutable_stats()->set_voxels_visited(stats.voxels_visited);

@@ -37,6 +37,9 @@ struct RayHit {
   Int3 voxel;          // voxel that was hit
   Voxel value;         // its material and occupancy
   bool started_inside = false;  // the origin voxel itself is filled; distance is 0
+  // OK, or the error of a chunk along the ray that could not be loaded (e.g. DATA_LOSS for a
+  // corrupt stored record); then the ray stopped there and the other fields mean nothing.
+  absl::Status load_status;
 };
 
 // What a query cost; optional output.
@@ -51,7 +54,8 @@ absl::Status ValidateRay(const World& world, const RayInput& ray, const QueryLim
 // Exact raycast against the blocky occupancy: a voxel is filled when IsSolid (or IsWater with
 // kStopAtSurface). Walks voxels front to back after Amanatides & Woo, "A Fast Voxel Traversal
 // Algorithm for Ray Tracing" (Eurographics 1987). The ray ends at max_distance or the world bounds.
-// Precondition: ValidateRay(world, ray, ...) is OK.
+// Precondition: ValidateRay(world, ray, ...) is OK. A chunk that fails to load ends the walk with
+// RayHit::load_status set, never reads as air.
 RayHit RaycastBlocky(const World& world, const RayInput& ray, const RaySettings& settings,
                      QueryStats* stats = nullptr);
 

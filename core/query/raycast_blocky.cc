@@ -59,7 +59,7 @@ RayHit RaycastBlocky(const World& world, const RayInput& ray, const RaySettings&
 
   RayHit result;
   ChunkKey cached_key = ChunkOf(voxel);
-  ChunkPtr chunk = world.GetChunk(cached_key);
+  absl::StatusOr<ChunkPtr> chunk = world.LoadChunk(cached_key);
   uint32_t voxels = 0, chunks = 1;
   float t = 0;
   int entered_axis = -1;
@@ -67,11 +67,15 @@ RayHit RaycastBlocky(const World& world, const RayInput& ray, const RaySettings&
     ChunkKey key = ChunkOf(voxel);
     if (key != cached_key) {
       cached_key = key;
-      chunk = world.GetChunk(key);
+      chunk = world.LoadChunk(key);
       ++chunks;
     }
+    if (!chunk.ok()) {
+      result.load_status = chunk.status();
+      break;
+    }
     ++voxels;
-    Voxel v = chunk->At(LocalOf(voxel));
+    Voxel v = (*chunk)->At(LocalOf(voxel));
     if (filled(v)) {
       result.hit = true;
       result.distance = t * h;

@@ -50,26 +50,66 @@ World::Shard& World::ShardFor(const ChunkKey& key) const {
 absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const {
   if (!chunk_bounds_.Contains(key)) return air_;
   Shard& shard = ShardFor(key);
-  {
-    absl::ReaderMutexLock lock(&shard.mu);
+  while (true) {
+    uint64_t evictions;
+    {
+      absl::ReaderMutexLock lock(&shard.mu);
+      auto it = shard.chunks.find(key);
+      if (it != shard.chunks.end()) return it->second;
+      evictions = shard.evictions;
+    }
+    // Load or generate outside the lock: both are deterministic, so a race only wastes work.
+    ChunkPtr result;
+    if (loader_ != nullptr) {
+      absl::StatusOr<ChunkPtr> stored = loader_->Load(key);
+      if (!stored.ok()) return stored.status();
+      result = *std::move(stored);
+    }
+    if (result == nullptr) {
+      auto chunk = std::make_shared<Chunk>();
+      generator_->Generate(key, chunk.get());
+      result = chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(std::move(chunk));
+    }
+    absl::MutexLock lock(&shard.mu);
     auto it = shard.chunks.find(key);
-    if (it != shard.chunks.end()) return it->second;
+    if (it != shard.chunks.end()) return it->second;  // published or loaded meanwhile: newer or equal
+    // An eviction since our lookup may have dropped a chunk published after our store read; our
+    // copy could then be stale, so read again.
+    if (shard.evictions != evictions) continue;
+    shard.chunks.emplace(key, result);
+    EvictOver(shard, key);
+    return result;
   }
-  // Load or generate outside the lock: both are deterministic, so a race only wastes work.
-  ChunkPtr result;
-  if (loader_ != nullptr) {
-    absl::StatusOr<ChunkPtr> stored = loader_->Load(key);
-    if (!stored.ok()) return stored.status();
-    result = *std::move(stored);
+}
+
+void World::EvictOver(Shard& shard, const ChunkKey& keep) const {
+  if (shard_budget_ == 0 || shard.chunks.size() <= shard_budget_) return;
+  // Arbitrary victims (hash order): cheap, and a chunk costs only one store read or one generation
+  // to bring back. Every published chunk is in the store, so nothing is lost.
+  for (auto it = shard.chunks.begin(); it != shard.chunks.end() && shard.chunks.size() > shard_budget_;) {
+    if (it->first == keep) {
+      ++it;
+      continue;
+    }
+    shard.chunks.erase(it++);
   }
-  if (result == nullptr) {
-    auto chunk = std::make_shared<Chunk>();
-    generator_->Generate(key, chunk.get());
-    result = chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(std::move(chunk));
-  }
-  absl::MutexLock lock(&shard.mu);
-  auto [it, inserted] = shard.chunks.emplace(key, std::move(result));
-  return it->second;
+  ++shard.evictions;
+}
+
+void World::SetResidentBudget(size_t bytes) {
+  shard_budget_ = bytes == 0 ? 0 : std::max<size_t>(1, bytes / sizeof(Chunk) / kShards);
+}
+
+void World::RestoreVersion(uint64_t version) {
+  absl::MutexLock lock(&edit_mu_);
+  staged_version_ = version;
+  version_.store(version, std::memory_order_release);
+}
+
+absl::StatusOr<ChunkPtr> World::StagedOrLoaded(const ChunkKey& key) const {
+  auto it = staged_.find(key);
+  if (it != staged_.end()) return it->second;
+  return LoadChunk(key);
 }
 
 ChunkPtr World::GetChunk(const ChunkKey& key) const {
@@ -112,18 +152,39 @@ size_t World::resident_chunks() const {
   return n;
 }
 
+// Group commit. Staging (running the edit, diffing, assigning the version) is serialized by
+// edit_mu_ and sees earlier staged edits through staged_, so it never waits for a sync. The slow
+// part, observers' BeforePublishGroup (the synced store write), runs under commit_mu_ only: the
+// thread that gets commit_mu_ commits every edit queued so far in one group, while later edits
+// stage and queue behind it. So N concurrent writers share one sync, and versions are published
+// in the order they were assigned.
 absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdit&)>& edit) {
+  PendingEdit pending;
+  if (absl::Status s = Stage(edit, &pending); !s.ok()) return s;
+  absl::MutexLock lock(&commit_mu_);
+  if (!pending.done) CommitQueued();  // our edit is queued, so this commits it
+  if (!pending.status.ok()) return pending.status;
+  return std::move(pending.result);
+}
+
+absl::Status World::Stage(const std::function<absl::Status(ChunkEdit&)>& edit, PendingEdit* pending) {
   absl::MutexLock lock(&edit_mu_);
   ChunkEdit scratch(*this);
   absl::Status status = edit(scratch);
   if (status.ok()) status = scratch.load_status_;  // never edit on top of a chunk that failed to load
   if (!status.ok()) return status;
+  Diff(scratch, pending);
+  pending->result.version = ++staged_version_;
+  for (const auto& [key, chunk] : pending->chunks) staged_[key] = chunk;
+  queue_.push_back(pending);
+  return absl::OkStatus();
+}
 
-  // Diff each touched chunk against the published one to find what really changed.
-  EditResult result;
-  std::vector<std::pair<ChunkKey, ChunkPtr>> to_publish;
+void World::Diff(const ChunkEdit& scratch, PendingEdit* pending) const {
+  EditResult& result = pending->result;
+  // Diff each touched chunk against the one it was copied from to find what really changed.
   for (auto& [key, chunk] : scratch.touched_) {
-    ChunkPtr before = GetChunk(key);  // resident: ChunkEdit::Mutable loaded it
+    ChunkPtr before = *StagedOrLoaded(key);  // loaded fine: ChunkEdit::Mutable did it
     Int3 lo{kChunkSize, kChunkSize, kChunkSize}, hi{-1, -1, -1};
     for (int y = 0; y < kChunkSize; ++y)
       for (int z = 0; z < kChunkSize; ++z)
@@ -135,7 +196,7 @@ absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdi
     if (hi.x < 0) continue;
     Int3 origin = ChunkOrigin(key);
     result.changes.push_back({key, {origin + lo, origin + hi + Int3{1, 1, 1}}});
-    to_publish.emplace_back(key, chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(chunk));
+    pending->chunks.emplace_back(key, chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(chunk));
   }
   std::sort(result.changes.begin(), result.changes.end(),
             [](const ChunkChange& a, const ChunkChange& b) { return a.key < b.key; });
@@ -154,19 +215,61 @@ absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdi
   std::sort(result.dirty_chunks.begin(), result.dirty_chunks.end());
   result.dirty_chunks.erase(std::unique(result.dirty_chunks.begin(), result.dirty_chunks.end()),
                             result.dirty_chunks.end());
-
-  std::sort(to_publish.begin(), to_publish.end(),
+  std::sort(pending->chunks.begin(), pending->chunks.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  result.version = version_.load(std::memory_order_acquire) + 1;
-  CommittedEdit committed{result, to_publish};
-  for (EditObserver* observer : observers_) {
-    absl::Status s = observer->BeforePublish(committed);
-    if (!s.ok()) return s;
+}
+
+void World::CommitQueued() {
+  std::vector<PendingEdit*> group;
+  {
+    absl::MutexLock lock(&edit_mu_);
+    group.swap(queue_);
   }
-  for (const auto& [key, chunk] : to_publish) Publish(key, chunk);
-  version_.store(result.version, std::memory_order_release);
-  for (EditObserver* observer : observers_) observer->AfterPublish(committed);
-  return result;
+  if (group.empty()) return;
+  std::vector<CommittedEdit> committed;
+  committed.reserve(group.size());
+  std::vector<const CommittedEdit*> views;
+  for (PendingEdit* p : group) committed.push_back({p->result, p->chunks});
+  for (const CommittedEdit& c : committed) views.push_back(&c);
+  for (EditObserver* observer : observers_) {
+    absl::Status s = observer->BeforePublishGroup(views);
+    if (!s.ok()) return AbortQueued(group, s);
+  }
+  PublishGroup(group);
+}
+
+void World::PublishGroup(const std::vector<PendingEdit*>& group) {
+  for (PendingEdit* p : group) {
+    for (const auto& [key, chunk] : p->chunks) Publish(key, chunk);
+    version_.store(p->result.version, std::memory_order_release);
+    CommittedEdit committed{p->result, p->chunks};
+    for (EditObserver* observer : observers_) observer->AfterPublish(committed);
+    p->done = true;
+  }
+  // Staged chunks that no later edit replaced are now published; editors can read them there.
+  absl::MutexLock lock(&edit_mu_);
+  for (PendingEdit* p : group) {
+    for (const auto& [key, chunk] : p->chunks) {
+      auto it = staged_.find(key);
+      if (it != staged_.end() && it->second == chunk) staged_.erase(it);
+    }
+  }
+}
+
+void World::AbortQueued(const std::vector<PendingEdit*>& group, const absl::Status& status) {
+  absl::MutexLock lock(&edit_mu_);
+  for (PendingEdit* p : group) {
+    p->status = status;
+    p->done = true;
+  }
+  // Edits staged after the group were computed on top of its chunks: they cannot commit either.
+  for (PendingEdit* p : queue_) {
+    p->status = absl::AbortedError(absl::StrCat("an earlier edit failed to commit: ", status.message()));
+    p->done = true;
+  }
+  queue_.clear();
+  staged_.clear();
+  staged_version_ = version_.load(std::memory_order_acquire);
 }
 
 Voxel ChunkEdit::Get(const Int3& voxel) const {
@@ -174,7 +277,7 @@ Voxel ChunkEdit::Get(const Int3& voxel) const {
   ChunkKey key = ChunkOf(voxel);
   auto it = touched_.find(key);
   if (it != touched_.end()) return it->second->At(LocalOf(voxel));
-  absl::StatusOr<ChunkPtr> chunk = world_.LoadChunk(key);
+  absl::StatusOr<ChunkPtr> chunk = world_.StagedOrLoaded(key);
   if (!chunk.ok()) {
     load_status_.Update(chunk.status());
     return Voxel{};
@@ -185,7 +288,7 @@ Voxel ChunkEdit::Get(const Int3& voxel) const {
 Chunk* ChunkEdit::Mutable(const ChunkKey& key) {
   auto it = touched_.find(key);
   if (it != touched_.end()) return it->second.get();
-  absl::StatusOr<ChunkPtr> published = world_.LoadChunk(key);
+  absl::StatusOr<ChunkPtr> published = world_.StagedOrLoaded(key);
   if (!published.ok()) load_status_.Update(published.status());
   auto copy = std::make_shared<Chunk>(published.ok() ? **published : Chunk{});
   Chunk* raw = copy.get();

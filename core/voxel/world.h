@@ -62,15 +62,26 @@ struct CommittedEdit {
   const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks;  // sorted by key, same order as changes
 };
 
-// Hooks on the commit path, called under the world's edit lock in registration order, so they see
-// edits one at a time in version order.
+// Hooks on the commit path. Edits are committed in groups by one thread at a time (the commit
+// leader, see World::Edit), so hooks see edits one at a time in version order, never concurrently.
 class EditObserver {
  public:
   virtual ~EditObserver() = default;
   // Before anything is visible: e.g. make the edit durable. An error aborts the edit: nothing is
   // published and the version does not advance.
   virtual absl::Status BeforePublish(const CommittedEdit& edit) { return absl::OkStatus(); }
-  // After the chunks and the version are visible: e.g. feed subscribers.
+  // Several consecutive edits (ascending versions) that are about to be published together; lets
+  // a store make them durable with one write and one sync (group commit). The default calls
+  // BeforePublish for each in order. An error aborts every edit of the group and every edit staged
+  // after it (they were built on top of the group's chunks).
+  virtual absl::Status BeforePublishGroup(const std::vector<const CommittedEdit*>& edits) {
+    for (const CommittedEdit* edit : edits) {
+      if (absl::Status s = BeforePublish(*edit); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+  // After the chunks and the version are visible: e.g. feed subscribers. Called per edit in
+  // version order.
   virtual void AfterPublish(const CommittedEdit& edit) {}
 };
 
@@ -103,7 +114,12 @@ class World {
   void AddObserver(EditObserver* observer) { observers_.push_back(observer); }
   void SetLoader(const ChunkLoader* loader) { loader_ = loader; }
   // Sets the version of a world reopened from storage; call before serving.
-  void RestoreVersion(uint64_t version) { version_.store(version, std::memory_order_release); }
+  void RestoreVersion(uint64_t version);
+  // Keeps at most about `bytes` of resident chunks, evicting arbitrary ones beyond it (they are
+  // loaded or generated again on the next touch). 0 means unlimited (the default). Precondition:
+  // a loader is set that returns every published chunk (a store observer), otherwise eviction
+  // would forget edits. Call before serving.
+  void SetResidentBudget(size_t bytes);
 
   // The chunk at `key`: resident, else loaded, else generated on first touch. Chunks outside the
   // world are air. A chunk whose stored record cannot be loaded is an error here.
@@ -119,9 +135,12 @@ class World {
   Vec3 VoxelCenter(const Int3& voxel) const;
   bool ContainsPoint(const Vec3& p) const;
 
-  // Runs `edit` under the world's edit lock with a scratch ChunkEdit, then publishes all modified
-  // chunks together and advances the version by one if any voxel changed (an edit that changes
-  // nothing still gets a new version so that every acknowledged batch has its own). If `edit`
+  // Runs `edit` under the world's edit lock with a scratch ChunkEdit that sees every earlier
+  // edit (also those not yet durable), assigns the next version and queues the result. Then the
+  // edit is committed in a group with other queued edits (observers' BeforePublishGroup, e.g. one
+  // synced store write), published with its version, and only then returned. Readers never see an
+  // edit before BeforePublish succeeded; versions become visible in order. An edit that changes
+  // nothing still gets a new version so that every acknowledged batch has its own. If `edit`
   // returns an error nothing is published and the version stays.
   absl::StatusOr<EditResult> Edit(const std::function<absl::Status(ChunkEdit&)>& edit);
 
@@ -129,13 +148,33 @@ class World {
   size_t resident_chunks() const;
 
  private:
+  friend class ChunkEdit;
   static constexpr int kShards = 64;
   struct Shard {
     mutable absl::Mutex mu;
     absl::flat_hash_map<ChunkKey, ChunkPtr> chunks ABSL_GUARDED_BY(mu);
+    uint64_t evictions ABSL_GUARDED_BY(mu) = 0;  // lets a slow load notice it may be stale
+  };
+  // An edit between staging and publication. `done` and `status` are written by the commit
+  // leader under commit_mu_ and read by the edit's own thread under commit_mu_.
+  struct PendingEdit {
+    EditResult result;
+    std::vector<std::pair<ChunkKey, ChunkPtr>> chunks;
+    bool done = false;
+    absl::Status status;
   };
   Shard& ShardFor(const ChunkKey& key) const;
   void Publish(const ChunkKey& key, ChunkPtr chunk);
+  void EvictOver(Shard& shard, const ChunkKey& keep) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // The chunk as the next edit must see it: staged by an unpublished edit, else LoadChunk.
+  // Caller holds edit_mu_.
+  absl::StatusOr<ChunkPtr> StagedOrLoaded(const ChunkKey& key) const;
+  absl::Status Stage(const std::function<absl::Status(ChunkEdit&)>& edit, PendingEdit* pending);
+  void Diff(const ChunkEdit& scratch, PendingEdit* pending) const;
+  void CommitQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(commit_mu_);
+  void PublishGroup(const std::vector<PendingEdit*>& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(commit_mu_);
+  void AbortQueued(const std::vector<PendingEdit*>& group, const absl::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(commit_mu_);
 
   WorldConfig config_;
   std::unique_ptr<ChunkGenerator> generator_;
@@ -144,8 +183,14 @@ class World {
   IntBox voxel_bounds_;
   IntBox chunk_bounds_;
   ChunkPtr air_;
+  size_t shard_budget_ = 0;  // resident chunks per shard; 0 = unlimited
   mutable std::array<Shard, kShards> shards_;
-  absl::Mutex edit_mu_;  // serializes edits; readers never take it
+  // Lock order: commit_mu_ before edit_mu_ before shard locks.
+  mutable absl::Mutex edit_mu_;  // serializes staging; readers never take it
+  absl::flat_hash_map<ChunkKey, ChunkPtr> staged_ ABSL_GUARDED_BY(edit_mu_);
+  std::vector<PendingEdit*> queue_ ABSL_GUARDED_BY(edit_mu_);  // staged, in version order
+  uint64_t staged_version_ ABSL_GUARDED_BY(edit_mu_) = 0;     // version of the last staged edit
+  absl::Mutex commit_mu_;  // held by the commit leader while it commits and publishes a group
   std::atomic<uint64_t> version_{0};
 };
 

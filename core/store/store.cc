@@ -1,0 +1,216 @@
+#include "core/store/store.h"
+
+#include <rocksdb/convenience.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <rocksdb/table_properties.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "core/store/chunk_codec.h"
+#include "core/store/keys.h"
+
+namespace voxcol::store {
+namespace {
+
+// The one place where RocksDB statuses become absl ones.
+absl::Status FromRocks(const rocksdb::Status& s, absl::string_view what) {
+  if (s.ok()) return absl::OkStatus();
+  std::string message = absl::StrCat(what, ": ", s.ToString());
+  if (s.IsCorruption()) return absl::DataLossError(message);
+  if (s.IsNotFound()) return absl::NotFoundError(message);
+  if (s.IsInvalidArgument()) return absl::InvalidArgumentError(message);
+  if (s.IsIOError() || s.IsBusy() || s.IsTimedOut() || s.IsTryAgain()) return absl::UnavailableError(message);
+  return absl::InternalError(message);
+}
+
+// zstd where this RocksDB build has it (Debian's does), else lz4; checked at open, never silent.
+rocksdb::CompressionType ChooseCompression() {
+  std::vector<rocksdb::CompressionType> supported = rocksdb::GetSupportedCompressions();
+  for (auto wanted : {rocksdb::kZSTD, rocksdb::kLZ4Compression}) {
+    if (std::find(supported.begin(), supported.end(), wanted) != supported.end()) return wanted;
+  }
+  return rocksdb::kNoCompression;
+}
+
+rocksdb::Options MakeOptions(const StoreOptions& store_options) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.compression = ChooseCompression();
+  options.bottommost_compression = options.compression;
+  options.IncreaseParallelism(2);
+  // Torn WAL tails after kill -9 are dropped; everything synced before them is recovered.
+  options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = rocksdb::NewLRUCache(store_options.block_cache_bytes);
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  return options;
+}
+
+std::string FormatConfig(const WorldConfig& c, uint32_t generator_version) {
+  return absl::StrFormat("seed=%d\nsize=%d,%d,%d\nvoxel_size=%.9g\ngenerator_version=%d\n", c.seed,
+                         c.size_voxels.x, c.size_voxels.y, c.size_voxels.z, c.voxel_size, generator_version);
+}
+
+bool ParseConfigLine(const std::pair<std::string, std::string>& kv, WorldConfig* c, uint32_t* gen) {
+  if (kv.first == "seed") return absl::SimpleAtoi(kv.second, &c->seed);
+  if (kv.first == "voxel_size") return absl::SimpleAtof(kv.second, &c->voxel_size);
+  if (kv.first == "generator_version") return absl::SimpleAtoi(kv.second, gen);
+  std::vector<std::string> parts = absl::StrSplit(kv.second, ',');
+  return kv.first == "size" && parts.size() == 3 && absl::SimpleAtoi(parts[0], &c->size_voxels.x) &&
+         absl::SimpleAtoi(parts[1], &c->size_voxels.y) && absl::SimpleAtoi(parts[2], &c->size_voxels.z);
+}
+
+absl::Status ParseConfig(absl::string_view text, WorldConfig* c, uint32_t* gen) {
+  int fields = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(line, absl::MaxSplits('=', 1));
+    if (!ParseConfigLine(kv, c, gen)) {
+      return absl::DataLossError(absl::StrCat("world config: cannot parse line '", line, "'"));
+    }
+    ++fields;
+  }
+  if (fields != 4) return absl::DataLossError("world config: incomplete record");
+  return ValidateWorldConfig(*c);
+}
+
+}  // namespace
+
+Store::Store(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options)
+    : db_(std::move(db)), options_(options) {}
+
+Store::~Store() {
+  if (db_) db_->Close().PermitUncheckedError();
+}
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOptions& options) {
+  rocksdb::Options rocks_options = MakeOptions(options);
+  if (rocks_options.compression == rocksdb::kNoCompression) {
+    return absl::FailedPreconditionError("this RocksDB build supports neither zstd nor lz4");
+  }
+  rocksdb::DB* raw = nullptr;
+  absl::Status status = FromRocks(rocksdb::DB::Open(rocks_options, dir, &raw), "open " + dir);
+  if (!status.ok()) return status;
+  std::unique_ptr<Store> store(new Store(std::unique_ptr<rocksdb::DB>(raw), options));
+  if (status = store->LoadRegionIndex(); !status.ok()) return status;
+  return store;
+}
+
+absl::Status Store::LoadRegionIndex() {
+  // Only the small region keys are read; chunk records stay on disk until touched.
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  const std::string prefix(1, kRegionPrefix);
+  absl::MutexLock lock(&regions_mu_);
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    Int3 region;
+    if (!DecodeKey(it->key().ToStringView(), kRegionPrefix, &region)) {
+      return absl::DataLossError("region index: malformed key");
+    }
+    edited_regions_.insert(region);
+  }
+  return FromRocks(it->status(), "read region index");
+}
+
+absl::StatusOr<StoredWorld> Store::OpenWorld(const WorldConfig& requested, uint32_t generator_version) {
+  StoredWorld stored;
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), kConfigKey, &value);
+  if (s.IsNotFound()) {
+    rocksdb::WriteOptions sync;
+    sync.sync = true;
+    absl::Status status = FromRocks(db_->Put(sync, kConfigKey, FormatConfig(requested, generator_version)),
+                                    "record world config");
+    if (!status.ok()) return status;
+    return StoredWorld{requested, generator_version, 0, true};
+  }
+  if (absl::Status status = FromRocks(s, "read world config"); !status.ok()) return status;
+  if (absl::Status status = ParseConfig(value, &stored.config, &stored.generator_version); !status.ok()) {
+    return status;
+  }
+  if (stored.generator_version != generator_version) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "world was generated by generator version ", stored.generator_version,
+        " but this server has version ", generator_version, "; refusing to open it"));
+  }
+  s = db_->Get(rocksdb::ReadOptions(), kVersionKey, &value);
+  if (s.ok() && !DecodeVersion(value, &stored.version)) return absl::DataLossError("world version: bad record");
+  if (!s.ok() && !s.IsNotFound()) return FromRocks(s, "read world version");
+  return stored;
+}
+
+bool Store::RegionHasEdits(const ChunkKey& chunk) const {
+  absl::MutexLock lock(&regions_mu_);
+  return edited_regions_.contains(RegionOf(chunk));
+}
+
+absl::StatusOr<ChunkPtr> Store::Load(const ChunkKey& key) const {
+  if (!RegionHasEdits(key)) return nullptr;
+  chunk_reads_.fetch_add(1, std::memory_order_relaxed);
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), EncodeKey(kChunkPrefix, key), &value);
+  if (s.IsNotFound()) return nullptr;
+  std::string what = absl::StrFormat("stored chunk (%d, %d, %d)", key.x, key.y, key.z);
+  if (absl::Status status = FromRocks(s, what); !status.ok()) return status;
+  return DecodeChunk(value, what);
+}
+
+absl::Status Store::BeforePublish(const CommittedEdit& edit) { return BeforePublishGroup({&edit}); }
+
+absl::Status Store::BeforePublishGroup(const std::vector<const CommittedEdit*>& edits) {
+  // Later edits of the group overwrite earlier ones' chunks within the batch (applied in order).
+  std::vector<std::pair<ChunkKey, ChunkPtr>> chunks;
+  for (const CommittedEdit* edit : edits) chunks.insert(chunks.end(), edit->chunks.begin(), edit->chunks.end());
+  return WriteChunks(chunks, edits.back()->result.version);
+}
+
+absl::Status Store::WriteChunks(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks, uint64_t version) {
+  rocksdb::WriteBatch batch;
+  std::vector<Int3> regions;
+  for (const auto& [key, chunk] : chunks) {
+    batch.Put(EncodeKey(kChunkPrefix, key), EncodeChunk(*chunk));
+    regions.push_back(RegionOf(key));
+  }
+  std::sort(regions.begin(), regions.end());
+  regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
+  for (const Int3& region : regions) batch.Put(EncodeKey(kRegionPrefix, region), "");
+  batch.Put(kVersionKey, EncodeVersion(version));
+  rocksdb::WriteOptions write;
+  write.sync = options_.sync;
+  absl::Status status = FromRocks(db_->Write(write, &batch), "write edit batch");
+  if (!status.ok()) return status;
+  batches_written_.fetch_add(1, std::memory_order_relaxed);
+  // Before the caller publishes: a reader that misses the chunk in memory must find it here.
+  absl::MutexLock lock(&regions_mu_);
+  edited_regions_.insert(regions.begin(), regions.end());
+  return absl::OkStatus();
+}
+
+absl::Status Store::CreateCheckpoint(const std::string& dir) {
+  rocksdb::Checkpoint* raw = nullptr;
+  absl::Status status = FromRocks(rocksdb::Checkpoint::Create(db_.get(), &raw), "checkpoint");
+  if (!status.ok()) return status;
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  // log_size_for_flush = 0: flush the memtable first so the checkpoint holds no WAL to replay.
+  return FromRocks(checkpoint->CreateCheckpoint(dir, 0), "checkpoint to " + dir);
+}
+
+absl::Status Store::Flush() { return FromRocks(db_->Flush(rocksdb::FlushOptions()), "flush"); }
+
+absl::StatusOr<std::vector<std::string>> Store::TableCompressions() const {
+  rocksdb::TablePropertiesCollection tables;
+  absl::Status status = FromRocks(db_->GetPropertiesOfAllTables(&tables), "table properties");
+  if (!status.ok()) return status;
+  std::vector<std::string> names;
+  for (const auto& [file, props] : tables) names.push_back(props->compression_name);
+  return names;
+}
+
+}  // namespace voxcol::store

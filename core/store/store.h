@@ -1,0 +1,93 @@
+// Durable world storage in an embedded RocksDB: the world's identity, every edited chunk and the
+// world version. Unedited chunks are never stored; the generator reproduces them.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "core/voxel/world.h"
+
+namespace rocksdb {
+class DB;
+}
+
+namespace voxcol::store {
+
+struct StoreOptions {
+  // Sync the write-ahead log before an edit is acknowledged. Only benchmarks turn this off.
+  bool sync = true;
+  // RocksDB block cache for compressed/uncompressed blocks, bytes.
+  size_t block_cache_bytes = size_t(32) << 20;
+};
+
+// The world a store holds, as found or created by OpenWorld.
+struct StoredWorld {
+  WorldConfig config;
+  uint32_t generator_version = 0;
+  uint64_t version = 0;  // version after the last durable edit
+  bool created = false;  // true when this call recorded `requested`
+};
+
+// A RocksDB database in one directory. Implements ChunkLoader (edited chunks on first touch) and
+// EditObserver (each group of edits becomes one synced WriteBatch before it is published).
+// Thread-safe.
+class Store : public ChunkLoader, public EditObserver {
+ public:
+  // Opens or creates the database in `dir`. Cheap: reads only the region index (one key per
+  // 32^3-voxel region with edits), never the chunks.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& dir, const StoreOptions& options);
+  ~Store() override;
+
+  // Returns the world recorded in the store, or records `requested` if there is none. An existing
+  // world keeps its configuration; a different generator version is FAILED_PRECONDITION because
+  // regenerated chunks would silently differ from the ones the edits were made on.
+  absl::StatusOr<StoredWorld> OpenWorld(const WorldConfig& requested, uint32_t generator_version);
+
+  // ChunkLoader: the stored chunk, nullptr if never edited (no RocksDB read at all when its region
+  // has no edits), DATA_LOSS if the record fails RocksDB's block checksum or our own decoding.
+  absl::StatusOr<ChunkPtr> Load(const ChunkKey& key) const override;
+
+  // EditObserver: writes all chunks of the group plus the last version as one WriteBatch (synced
+  // unless options.sync is false). On error nothing of the group is stored.
+  absl::Status BeforePublish(const CommittedEdit& edit) override;
+  absl::Status BeforePublishGroup(const std::vector<const CommittedEdit*>& edits) override;
+
+  // Writes chunks and the version directly (bulk tools, tests). Same atomicity as an edit.
+  absl::Status WriteChunks(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks, uint64_t version);
+
+  // Online backup: a consistent RocksDB checkpoint (hard links where possible) in `dir`, which
+  // must not exist yet. The checkpoint opens as a data directory of its own.
+  absl::Status CreateCheckpoint(const std::string& dir);
+
+  // Flushes memtables to table files (tests, tools).
+  absl::Status Flush();
+  // Compression recorded in each live table file's properties (e.g. "ZSTD"); for checking that
+  // compression is in effect.
+  absl::StatusOr<std::vector<std::string>> TableCompressions() const;
+
+  // RocksDB point reads issued by Load so far.
+  uint64_t chunk_reads() const { return chunk_reads_.load(std::memory_order_relaxed); }
+  // Writes (WriteBatches) and syncs issued so far.
+  uint64_t batches_written() const { return batches_written_.load(std::memory_order_relaxed); }
+
+ private:
+  Store(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options);
+  absl::Status LoadRegionIndex();
+  bool RegionHasEdits(const ChunkKey& chunk) const;
+
+  std::unique_ptr<rocksdb::DB> db_;
+  StoreOptions options_;
+  mutable absl::Mutex regions_mu_;
+  absl::flat_hash_set<Int3> edited_regions_ ABSL_GUARDED_BY(regions_mu_);
+  mutable std::atomic<uint64_t> chunk_reads_{0};
+  std::atomic<uint64_t> batches_written_{0};
+};
+
+}  // namespace voxcol::store
