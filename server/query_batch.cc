@@ -65,7 +65,8 @@ void ExecuteBatch(const World& world, const ServiceLimits& limits, const BatchLi
     return FailBatch(request, absl::FailedPreconditionError(absl::StrCat(
         "min_version: world is at version ", world.version(), ", batch requires ", request.min_version())), response);
   }
-  response->set_version(world.version());
+  World::ReadSnapshot snapshot(world);
+  response->set_version(snapshot.version());
   for (const v1::QueryRequest& query : request.queries()) {
     if ((cancelled && cancelled->load(std::memory_order_relaxed))) {
       return FailBatch(request, absl::CancelledError("stream cancelled"), response);

@@ -15,14 +15,14 @@ grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext*, const v1::RaycastRe
   absl::Time start = absl::Now();
   ServerMetrics& metrics = GetServerMetrics();
   metrics.queries_raycast->Add();
-  uint64_t version = world_.version();
+  World::ReadSnapshot snapshot(world_);
   absl::Status status = RunRaycast(world_, limits_, *request, response);
   metrics.raycast_latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
   if (!status.ok()) {
     metrics.query_failures->Add();
     return ToGrpcStatus(status);
   }
-  response->set_version(version);
+  response->set_version(snapshot.version());
   return grpc::Status::OK;
 }
 

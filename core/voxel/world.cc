@@ -240,8 +240,11 @@ void World::CommitQueued() {
 
 void World::PublishGroup(const std::vector<PendingEdit*>& group) {
   for (PendingEdit* p : group) {
-    for (const auto& [key, chunk] : p->chunks) Publish(key, chunk);
-    version_.store(p->result.version, std::memory_order_release);
+    {
+      absl::WriterMutexLock lock(&publish_mu_);
+      for (const auto& [key, chunk] : p->chunks) Publish(key, chunk);
+      version_.store(p->result.version, std::memory_order_release);
+    }
     CommittedEdit committed{p->result, p->chunks};
     for (EditObserver* observer : observers_) observer->AfterPublish(committed);
     p->done = true;

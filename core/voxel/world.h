@@ -147,6 +147,19 @@ class World {
   // Number of chunks currently resident (generated or edited).
   size_t resident_chunks() const;
 
+  // While alive, no edit becomes visible, so every read sees the world at version(). Staging and
+  // the durable write of edits go on; only their publication (pointer swaps) waits. Hold it for
+  // one query batch, not longer.
+  class ReadSnapshot {
+   public:
+    explicit ReadSnapshot(const World& world) : lock_(&world.publish_mu_), version_(world.version()) {}
+    uint64_t version() const { return version_; }
+
+   private:
+    absl::ReaderMutexLock lock_;
+    uint64_t version_;
+  };
+
  private:
   friend class ChunkEdit;
   static constexpr int kShards = 64;
@@ -191,6 +204,9 @@ class World {
   std::vector<PendingEdit*> queue_ ABSL_GUARDED_BY(edit_mu_);  // staged, in version order
   uint64_t staged_version_ ABSL_GUARDED_BY(edit_mu_) = 0;     // version of the last staged edit
   absl::Mutex commit_mu_;  // held by the commit leader while it commits and publishes a group
+  // Readers hold it shared for a snapshot; an edit's publication (chunks + version) holds it
+  // exclusively. Lock order: commit_mu_ before publish_mu_ before shard locks.
+  mutable absl::Mutex publish_mu_;
   std::atomic<uint64_t> version_{0};
 };
 

@@ -1,6 +1,8 @@
 #include "core/voxel/world.h"
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -224,6 +226,47 @@ TEST(WorldLoader, StoredChunksWinOverTheGeneratorAndLoadErrorsFailEdits) {
   });
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->version, 42u);
+}
+
+}  // namespace
+}  // namespace voxcol
+
+namespace voxcol {
+namespace {
+
+TEST(WorldReadSnapshot, ReadersSeeOneVersionWhileEditsQueueBehindThem) {
+  auto world = testing::MakeEmptyWorld();
+  std::atomic<bool> stop{false};
+  std::atomic<int> torn{0}, snapshots{0};
+  // Each edit writes the same new value into two voxels in different chunks; a consistent
+  // snapshot can never see them differ.
+  std::thread editor([&] {
+    // At least 300 edits, and keep going until the reader has taken plenty of snapshots.
+    for (int i = 1; i <= 300 || snapshots < 2000; ++i) {
+      ASSERT_TRUE(world->Edit([&](ChunkEdit& e) {
+        e.Set({0, 0, 0}, {kMaterialRock, uint8_t(i % 255 + 1)});
+        e.Set({20, 20, 20}, {kMaterialRock, uint8_t(i % 255 + 1)});
+        return absl::OkStatus();
+      }).ok());
+    }
+    stop = true;
+  });
+  std::thread reader([&] {
+    while (!stop) {
+      World::ReadSnapshot snapshot(*world);
+      Voxel a = world->GetVoxel({0, 0, 0});
+      std::this_thread::yield();
+      Voxel b = world->GetVoxel({20, 20, 20});
+      torn += a != b;
+      EXPECT_EQ(snapshot.version(), world->version());
+      ++snapshots;
+    }
+  });
+  editor.join();
+  reader.join();
+  EXPECT_EQ(torn.load(), 0);
+  EXPECT_GE(snapshots.load(), 2000);
+  EXPECT_GE(world->version(), 300u);
 }
 
 }  // namespace
