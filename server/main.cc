@@ -78,11 +78,15 @@ int RunServer() {
           stored->created, config.seed, config.size_voxels.x, config.size_voxels.y, config.size_voxels.z,
           config.voxel_size);
 
+  // The broadphase follows every edit: it must observe the world before the first request.
+  BroadphaseIndex broadphase(world);
+  world.AddObserver(&broadphase);
+
   ServiceLimits limits;
   limits.query.max_ray_distance = absl::GetFlag(FLAGS_max_ray_distance);
   limits.edit.max_radius = absl::GetFlag(FLAGS_max_edit_radius);
   WorldServiceImpl world_service(world, cave.sea_level);
-  QueryServiceImpl query_service(world, limits);
+  QueryServiceImpl query_service(world, broadphase, limits);
   EditServiceImpl edit_service(world, limits);
 
   grpc::EnableDefaultHealthCheckService(true);

@@ -13,7 +13,7 @@ grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext*, const v1::RaycastRe
   if (!status.ok()) return ToGrpcStatus(status);
   uint64_t version = world_.version();
   QueryStats stats;
-  RayHit hit = RaycastBlocky(world_, ray, settings, &stats);
+  RayHit hit = RaycastBlocky(index_, ray, settings, &stats);
   ToProto(hit, response);
   response->set_version(version);
   if (request->include_stats()) {

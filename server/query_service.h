@@ -3,6 +3,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "core/broadphase/broadphase_index.h"
 #include "core/voxel/world.h"
 #include "server/service_limits.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
@@ -11,12 +12,15 @@ namespace voxcol::server {
 
 class QueryServiceImpl final : public v1::QueryService::Service {
  public:
-  QueryServiceImpl(const World& world, const ServiceLimits& limits) : world_(world), limits_(limits) {}
+  // `index` is the broadphase of `world` (registered as its edit observer); both outlive the service.
+  QueryServiceImpl(const World& world, const BroadphaseIndex& index, const ServiceLimits& limits)
+      : world_(world), index_(index), limits_(limits) {}
   grpc::Status Raycast(grpc::ServerContext* context, const v1::RaycastRequest* request,
                        v1::RaycastResponse* response) override;
 
  private:
   const World& world_;
+  const BroadphaseIndex& index_;
   ServiceLimits limits_;
 };
 
