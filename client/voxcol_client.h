@@ -20,6 +20,7 @@ class Client {
 
   grpc::Status GetWorldInfo(v1::GetWorldInfoResponse* response);
   grpc::Status Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response);
+  grpc::Status Overlap(const v1::OverlapRequest& request, v1::OverlapResponse* response);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* response);
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }

@@ -17,6 +17,8 @@ class QueryServiceImpl final : public v1::QueryService::Service {
       : world_(world), index_(index), limits_(limits) {}
   grpc::Status Raycast(grpc::ServerContext* context, const v1::RaycastRequest* request,
                        v1::RaycastResponse* response) override;
+  grpc::Status Overlap(grpc::ServerContext* context, const v1::OverlapRequest* request,
+                       v1::OverlapResponse* response) override;
 
  private:
   const World& world_;

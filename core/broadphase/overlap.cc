@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
+
 namespace voxcol {
 namespace {
 
@@ -39,7 +41,54 @@ uint8_t OverlapChunk(const MaskRecord& record, const Int3& origin, const Int3& l
   return uint8_t((any_solid != 0) * kClassSolid | (any_water != 0) * kClassWater);
 }
 
+absl::Status CheckCenter(const World& world, const char* field, const Vec3& c) {
+  if (!IsFinite(c)) return absl::InvalidArgumentError(absl::StrCat(field, " must be finite (no NaN or infinity)"));
+  if (!world.ContainsPoint(c)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " (", c.x, ", ", c.y, ", ", c.z, ") is outside the world bounds"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSize(const char* field, float v, float max_extent) {
+  if (!std::isfinite(v) || v < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " must be finite and >= 0, got ", v));
+  }
+  if (v > max_extent) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " ", v, " exceeds the configured maximum ", max_extent));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+Aabb OverlapShape::Bounds() const {
+  Vec3 h = is_sphere ? Vec3{radius, radius, radius} : half_extents;
+  return {center - h, center + h};
+}
+
+absl::Status ValidateOverlap(const World& world, const OverlapShape& shape, const OverlapSettings& settings,
+                             const OverlapLimits& limits) {
+  if (settings.max_voxels > limits.max_voxels) {
+    return absl::InvalidArgumentError(absl::StrCat("max_voxels ", settings.max_voxels,
+                                                   " exceeds the configured maximum ", limits.max_voxels));
+  }
+  if (shape.is_sphere) {
+    if (absl::Status s = CheckCenter(world, "sphere.center", shape.center); !s.ok()) return s;
+    return CheckSize("sphere.radius", shape.radius, limits.max_extent);
+  }
+  if (absl::Status s = CheckCenter(world, "box.center", shape.center); !s.ok()) return s;
+  const char* fields[3] = {"box.half_extents.x", "box.half_extents.y", "box.half_extents.z"};
+  for (int a = 0; a < 3; ++a) {
+    if (absl::Status s = CheckSize(fields[a], shape.half_extents[a], limits.max_extent); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+void Overlap(const BroadphaseIndex& index, const OverlapShape& shape, const OverlapSettings& settings,
+             OverlapResult* result) {
+  OverlapAabb(index, shape.Bounds(), settings, result);
+}
 
 void OverlapResult::Clear() {
   touches_solid = touches_water = voxels_truncated = false;

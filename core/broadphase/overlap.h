@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/status/status.h"
+
 #include "core/broadphase/broadphase_index.h"
 #include "core/geometry/vec3.h"
 
@@ -41,6 +43,28 @@ struct OverlapResult {
   void Clear();
 };
 
+// A query shape: an axis-aligned box or a sphere, in world units.
+struct OverlapShape {
+  bool is_sphere = false;
+  Vec3 center;        // world units
+  Vec3 half_extents;  // box only: world units, each >= 0
+  float radius = 0;   // sphere only: world units, >= 0
+
+  // The box the broadphase tests: the box itself, or the sphere's bounding box.
+  Aabb Bounds() const;
+};
+
+// Server-side limits on overlap queries, configured by flags.
+struct OverlapLimits {
+  float max_extent = 64.0f;     // largest half extent or radius, world units
+  uint32_t max_voxels = 65536;  // most touched voxels one query may return
+};
+
+// Checks a shape and settings; the message names the field as the API spells it (box.center,
+// box.half_extents, sphere.center, sphere.radius, max_voxels). The centre must be inside the world.
+absl::Status ValidateOverlap(const World& world, const OverlapShape& shape, const OverlapSettings& settings,
+                             const OverlapLimits& limits);
+
 // Voxels a world-space box covers at broadphase precision: every voxel whose closed cell meets
 // the closed box, grown by one voxel on every side, clipped to the world. Max exclusive; may be
 // empty when the box lies outside the world. Precondition: box finite with min <= max.
@@ -55,6 +79,10 @@ void OverlapVoxels(const BroadphaseIndex& index, const IntBox& voxels, const Ove
 // Box query in world units. Clears `result` first.
 void OverlapAabb(const BroadphaseIndex& index, const Aabb& box, const OverlapSettings& settings,
                  OverlapResult* result);
+
+// Box or sphere query. Clears `result` first. Precondition: ValidateOverlap is OK.
+void Overlap(const BroadphaseIndex& index, const OverlapShape& shape, const OverlapSettings& settings,
+             OverlapResult* result);
 
 // Sphere query (world units). Conservative: answered for the sphere's bounding box, which at
 // broadphase precision (masks grown by one voxel) differs only near the box corners.
