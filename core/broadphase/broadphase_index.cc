@@ -90,6 +90,7 @@ void MaskRecord::Destroy(const MaskRecord* record) {
 // ---- BroadphaseIndex ----
 
 BroadphaseIndex::BroadphaseIndex(const World& world) : world_(world), chunk_bounds_(world.chunk_bounds()) {
+  chunk_size_ = chunk_bounds_.max - chunk_bounds_.min;
   slot_count_ = size_t(chunk_bounds_.Volume());
   slots_ = std::make_unique<std::atomic<const MaskRecord*>[]>(slot_count_);
   for (size_t i = 0; i < slot_count_; ++i) slots_[i].store(nullptr, std::memory_order_relaxed);
@@ -100,12 +101,6 @@ BroadphaseIndex::~BroadphaseIndex() {
   absl::MutexLock lock(&writer_mu_);
   for (auto& list : retired_)
     for (const MaskRecord* r : list) MaskRecord::Destroy(r);
-}
-
-std::atomic<const MaskRecord*>& BroadphaseIndex::Slot(const ChunkKey& key) const {
-  Int3 size = chunk_bounds_.max - chunk_bounds_.min;
-  Int3 k = key - chunk_bounds_.min;
-  return slots_[(size_t(k.y) * size.z + k.z) * size.x + k.x];
 }
 
 BroadphaseIndex::ReadScope::ReadScope(const BroadphaseIndex& index) : index_(index) {
@@ -143,13 +138,10 @@ const MaskRecord* BroadphaseIndex::Build(const ChunkKey& key) const {
   return MaskRecord::Make(masks, std::move(owners[NeighbourIndex(0, 0, 0)]));
 }
 
-const MaskRecord& BroadphaseIndex::Get(const ChunkKey& key, const ReadScope&) const {
-  if (!chunk_bounds_.Contains(key)) return MaskRecord::Empty();
-  std::atomic<const MaskRecord*>& slot = Slot(key);
-  const MaskRecord* record = slot.load(std::memory_order_acquire);
-  if (record != nullptr) return *record;
-  // Lazy build. Only null is replaced here, so an edit's newer record always wins the race.
+const MaskRecord& BroadphaseIndex::BuildSlot(std::atomic<const MaskRecord*>& slot, const ChunkKey& key) const {
+  // Only null is replaced here, so an edit's newer record always wins the race.
   const MaskRecord* built = Build(key);
+  const MaskRecord* record = nullptr;
   if (slot.compare_exchange_strong(record, built, std::memory_order_acq_rel)) return *built;
   MaskRecord::Destroy(built);
   return *record;

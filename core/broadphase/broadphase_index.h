@@ -39,6 +39,9 @@ enum MaskClass : uint8_t { kClassSolid = 1, kClassWater = 2, kClassAny = 3 };
 // One chunk's broadphase data as stored by the index. Immutable once published.
 class MaskRecord {
  public:
+  // The shared record of chunks with no geometry (and of chunks outside the world).
+  static const MaskRecord& Empty();
+
   MaskKind kind() const { return kind_; }
   // Solid / water slice masks (8 words, layout of SliceMasks). All zeros for a class the chunk
   // lacks, all ones for a FULL chunk of that class.
@@ -57,7 +60,6 @@ class MaskRecord {
  private:
   friend class BroadphaseIndex;
   MaskRecord(MaskKind kind, uint8_t classes) : kind_(kind), classes_(classes) {}
-  static const MaskRecord& Empty();
   static const MaskRecord* Make(const ChunkMasks& masks, ChunkPtr chunk);
   static void Destroy(const MaskRecord* record);
   bool IsShared() const { return kind_ != MaskKind::kPartial; }
@@ -106,7 +108,12 @@ class BroadphaseIndex : public EditObserver {
 
   // The record of chunk `key`, building it on first use. Chunks outside the world are empty. The
   // reference stays valid while `scope` lives. Thread-safe.
-  const MaskRecord& Get(const ChunkKey& key, const ReadScope& scope) const;
+  const MaskRecord& Get(const ChunkKey& key, const ReadScope& scope) const {
+    if (!chunk_bounds_.Contains(key)) return MaskRecord::Empty();
+    std::atomic<const MaskRecord*>& slot = Slot(key);
+    const MaskRecord* record = slot.load(std::memory_order_acquire);
+    return record != nullptr ? *record : BuildSlot(slot, key);  // built once, then a single load
+  }
 
   // Rebuilds the records of result.dirty_chunks from the world's current data. Called by
   // AfterPublish; edits are serialized by the world, and the index serializes its writers too.
@@ -119,13 +126,19 @@ class BroadphaseIndex : public EditObserver {
   BroadphaseMemory Memory() const;
 
  private:
-  std::atomic<const MaskRecord*>& Slot(const ChunkKey& key) const;
+  std::atomic<const MaskRecord*>& Slot(const ChunkKey& key) const {
+    const Int3 k = key - chunk_bounds_.min;
+    return slots_[(size_t(k.y) * chunk_size_.z + k.z) * chunk_size_.x + k.x];
+  }
   const MaskRecord* Build(const ChunkKey& key) const;
+  // Lazy build of an empty slot; returns whichever record won the race to fill it.
+  const MaskRecord& BuildSlot(std::atomic<const MaskRecord*>& slot, const ChunkKey& key) const;
   void Retire(const MaskRecord* record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_mu_);
   void TryReclaim() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_mu_);
 
   const World& world_;
   IntBox chunk_bounds_;
+  Int3 chunk_size_;  // chunk_bounds_ extent
   size_t slot_count_ = 0;
   std::unique_ptr<std::atomic<const MaskRecord*>[]> slots_;
 
