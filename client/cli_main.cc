@@ -161,14 +161,16 @@ int RunRaycast(Client& client) {
   return kExitOk;
 }
 
-// Fills the shape of an overlap request from --center and --half_extents (box) or --radius (sphere).
+// Fills the shape of an overlap request from --center and --half_extents (box) or --radius
+// (sphere).
 bool ParseOverlapShape(v1::OverlapRequest* request, std::string* error) {
   const std::string half = absl::GetFlag(FLAGS_half_extents);
   if (!half.empty() && absl::GetFlag(FLAGS_radius) != 0.0f) {
     *error = "overlap takes --half_extents (box) or --radius (sphere), not both";
     return false;
   }
-  v1::Vec3* center = half.empty() ? request->mutable_sphere()->mutable_center() : request->mutable_box()->mutable_center();
+  v1::Vec3* center = half.empty() ? request->mutable_sphere()->mutable_center()
+                                  : request->mutable_box()->mutable_center();
   if (absl::GetFlag(FLAGS_center).empty() || !ParseVec3(absl::GetFlag(FLAGS_center), center)) {
     *error = "overlap needs --center=X,Y,Z";
     return false;
@@ -200,10 +202,13 @@ int RunOverlap(Client& client) {
     PrintJson(r);
     return kExitOk;
   }
-  std::printf("solid %s, water %s (broadphase precision, world version %llu)\n", r.touches_solid() ? "yes" : "no",
-              r.touches_water() ? "yes" : "no", (unsigned long long)r.version());
-  for (const v1::OverlapTouch& c : r.chunks()) std::printf("     chunk %s\n", TouchLabel(c).c_str());
-  for (const v1::OverlapTouch& v : r.voxels()) std::printf("     voxel %s\n", TouchLabel(v).c_str());
+  std::printf("solid %s, water %s (broadphase precision, world version %llu)\n",
+              r.touches_solid() ? "yes" : "no", r.touches_water() ? "yes" : "no",
+              (unsigned long long)r.version());
+  for (const v1::OverlapTouch& c : r.chunks())
+    std::printf("     chunk %s\n", TouchLabel(c).c_str());
+  for (const v1::OverlapTouch& v : r.voxels())
+    std::printf("     voxel %s\n", TouchLabel(v).c_str());
   if (r.voxels_truncated()) std::printf("     (more voxels touched than listed)\n");
   if (r.has_stats()) std::printf("     stats: %u chunks visited\n", r.stats().chunks_visited());
   return kExitOk;
@@ -259,12 +264,14 @@ int main(int argc, char** argv) {
       "commands:\n"
       "  info        world bounds, voxel size, seed, version\n"
       "  raycast     --origin=X,Y,Z [--direction=X,Y,Z] [--max_distance=D] [--water=pass|stop]\n"
-      "  overlap     --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] [--max_voxels=N]\n"
+      "  overlap     --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] "
+      "[--max_voxels=N]\n"
       "  fill-ball   --center=X,Y,Z --radius=R [--material=NAME|N] [--mode=add|subtract|set]\n"
       "exit codes: 0 ok, 1 server error, 2 usage, 3 server unreachable");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   using namespace voxcol::client;
-  if (args.size() != 2) return Usage("expected exactly one command: info, raycast, overlap or fill-ball");
+  if (args.size() != 2)
+    return Usage("expected exactly one command: info, raycast, overlap or fill-ball");
   const std::string command = args[1];
   Client client(absl::GetFlag(FLAGS_server), std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
   if (command == "info") return RunInfo(client);

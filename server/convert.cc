@@ -77,8 +77,8 @@ void ToProto(const RayHit& hit, v1::RaycastResponse* out) {
   out->set_started_inside(hit.started_inside);
 }
 
-absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_voxels, OverlapShape* shape,
-                       OverlapSettings* settings) {
+absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_voxels,
+                       OverlapShape* shape, OverlapSettings* settings) {
   switch (request.shape_case()) {
     case v1::OverlapRequest::kBox:
       shape->is_sphere = false;
@@ -90,7 +90,8 @@ absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_v
       shape->center = ToCore(request.sphere().center());
       shape->radius = request.sphere().radius();
       break;
-    default: return absl::InvalidArgumentError("shape: set either box or sphere");
+    default:
+      return absl::InvalidArgumentError("shape: set either box or sphere");
   }
   settings->collect_chunks = true;
   settings->max_voxels = 0;

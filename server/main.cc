@@ -31,7 +31,8 @@ ABSL_FLAG(std::string, world_size, "512,192,512",
 ABSL_FLAG(float, voxel_size, 1.0f, "World units per voxel edge for a new world");
 ABSL_FLAG(float, max_edit_radius, 64.0f, "Largest edit radius accepted, world units");
 ABSL_FLAG(float, max_ray_distance, 4096.0f, "Longest ray accepted, world units");
-ABSL_FLAG(float, max_overlap_extent, 64.0f, "Largest Overlap half extent or radius accepted, world units");
+ABSL_FLAG(float, max_overlap_extent, 64.0f,
+          "Largest Overlap half extent or radius accepted, world units");
 ABSL_FLAG(uint32_t, max_overlap_voxels, 65536, "Most touched voxels one Overlap may return");
 ABSL_FLAG(std::string, port_file, "", "If set, write the bound port number to this file once serving");
 ABSL_FLAG(double, shutdown_grace_seconds, 5.0, "On SIGINT/SIGTERM, time allowed for in-flight calls");

@@ -31,12 +31,14 @@ grpc::Status QueryServiceImpl::Overlap(grpc::ServerContext*, const v1::OverlapRe
   if (status.ok()) status = ValidateOverlap(world_, shape, settings, limits_.overlap);
   if (!status.ok()) return ToGrpcStatus(status);
   uint64_t version = world_.version();
-  // One result per thread: its vectors keep their capacity, so steady-state queries do not allocate.
+  // One result per thread: its vectors keep their capacity, so steady-state queries do not
+  // allocate.
   thread_local OverlapResult result;
   voxcol::Overlap(index_, shape, settings, &result);
   ToProto(result, response);
   response->set_version(version);
-  if (request->include_stats()) response->mutable_stats()->set_chunks_visited(result.chunks_visited);
+  if (request->include_stats())
+    response->mutable_stats()->set_chunks_visited(result.chunks_visited);
   return grpc::Status::OK;
 }
 

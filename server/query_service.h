@@ -12,7 +12,8 @@ namespace voxcol::server {
 
 class QueryServiceImpl final : public v1::QueryService::Service {
  public:
-  // `index` is the broadphase of `world` (registered as its edit observer); both outlive the service.
+  // `index` is the broadphase of `world` (registered as its edit observer); both outlive the
+  // service.
   QueryServiceImpl(const World& world, const BroadphaseIndex& index, const ServiceLimits& limits)
       : world_(world), index_(index), limits_(limits) {}
   grpc::Status Raycast(grpc::ServerContext* context, const v1::RaycastRequest* request,

@@ -89,7 +89,8 @@ void MaskRecord::Destroy(const MaskRecord* record) {
 
 // ---- BroadphaseIndex ----
 
-BroadphaseIndex::BroadphaseIndex(const World& world) : world_(world), chunk_bounds_(world.chunk_bounds()) {
+BroadphaseIndex::BroadphaseIndex(const World& world)
+    : world_(world), chunk_bounds_(world.chunk_bounds()) {
   chunk_size_ = chunk_bounds_.max - chunk_bounds_.min;
   slot_count_ = size_t(chunk_bounds_.Volume());
   slots_ = std::make_unique<std::atomic<const MaskRecord*>[]>(slot_count_);
@@ -130,15 +131,16 @@ const MaskRecord* BroadphaseIndex::Build(const ChunkKey& key) const {
   ChunkMasks masks = BuildChunkMasks(hood);
 #if VOXCOL_VALIDATE
   if (absl::Status s = ValidateChunkMasks(hood, masks); !s.ok()) {
-    std::fprintf(stderr, "broadphase validation failed for chunk (%d, %d, %d): %s\n", key.x, key.y, key.z,
-                 std::string(s.message()).c_str());
+    std::fprintf(stderr, "broadphase validation failed for chunk (%d, %d, %d): %s\n", key.x, key.y,
+                 key.z, std::string(s.message()).c_str());
     std::abort();
   }
 #endif
   return MaskRecord::Make(masks, std::move(owners[NeighbourIndex(0, 0, 0)]));
 }
 
-const MaskRecord& BroadphaseIndex::BuildSlot(std::atomic<const MaskRecord*>& slot, const ChunkKey& key) const {
+const MaskRecord& BroadphaseIndex::BuildSlot(std::atomic<const MaskRecord*>& slot,
+                                             const ChunkKey& key) const {
   // Only null is replaced here, so an edit's newer record always wins the race.
   const MaskRecord* built = Build(key);
   const MaskRecord* record = nullptr;
@@ -189,9 +191,13 @@ BroadphaseMemory BroadphaseIndex::Memory() const {
     if (r == nullptr) continue;
     ++m.built_chunks;
     switch (r->kind()) {
-      case MaskKind::kEmpty: ++m.empty_chunks; break;
+      case MaskKind::kEmpty:
+        ++m.empty_chunks;
+        break;
       case MaskKind::kFullSolid:
-      case MaskKind::kFullWater: ++m.full_chunks; break;
+      case MaskKind::kFullWater:
+        ++m.full_chunks;
+        break;
       case MaskKind::kPartial:
         ++m.partial_chunks;
         m.record_bytes += r->HeapBytes();
@@ -203,11 +209,13 @@ BroadphaseMemory BroadphaseIndex::Memory() const {
 }
 
 double BroadphaseMemory::MaskBitsPerVoxel() const {
-  return partial_chunks == 0 ? 0.0 : 8.0 * double(mask_bytes) / double(partial_chunks * kChunkVoxels);
+  return partial_chunks == 0 ? 0.0
+                             : 8.0 * double(mask_bytes) / double(partial_chunks * kChunkVoxels);
 }
 
 double BroadphaseMemory::TotalBitsPerVoxel() const {
-  return partial_chunks == 0 ? 0.0 : 8.0 * double(total_bytes()) / double(partial_chunks * kChunkVoxels);
+  return partial_chunks == 0 ? 0.0
+                             : 8.0 * double(total_bytes()) / double(partial_chunks * kChunkVoxels);
 }
 
 absl::Status ValidateMaskRecord(const World& world, const ChunkKey& key, const MaskRecord& record) {
@@ -219,8 +227,9 @@ absl::Status ValidateMaskRecord(const World& world, const ChunkKey& key, const M
         Int3 v = origin + Int3{x, y, z};
         bool solid = record.solid()[y] >> bit & 1, water = record.water()[y] >> bit & 1;
         if (solid != DilatedAt(world, v, false) || water != DilatedAt(world, v, true)) {
-          return absl::InternalError(absl::StrCat("mask mismatch at voxel (", v.x, ", ", v.y, ", ", v.z,
-                                                  "): solid bit ", solid, ", water bit ", water));
+          return absl::InternalError(absl::StrCat("mask mismatch at voxel (", v.x, ", ", v.y, ", ",
+                                                  v.z, "): solid bit ", solid, ", water bit ",
+                                                  water));
         }
       }
   return absl::OkStatus();

@@ -67,7 +67,7 @@ class MaskRecord {
 
   ChunkPtr chunk_;
   MaskKind kind_;
-  uint8_t classes_;     // kClassSolid / kClassWater bits that may be touched
+  uint8_t classes_;                        // kClassSolid / kClassWater bits that may be touched
   uint8_t has_solid_ = 0, has_water_ = 0;  // which masks follow the header
 };
 

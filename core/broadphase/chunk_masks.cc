@@ -24,7 +24,8 @@ inline int HoodLocal(int c) { return c - HoodChunk(c) * kChunkSize; }
 void ReadHood(const ChunkNeighbourhood& hood, HoodBits* bits) {
   for (int y = 0; y < kHood; ++y)
     for (int z = 0; z < kHood; ++z) {
-      int cy = HoodChunk(y - 1), cz = HoodChunk(z - 1), ly = HoodLocal(y - 1), lz = HoodLocal(z - 1);
+      int cy = HoodChunk(y - 1), cz = HoodChunk(z - 1), ly = HoodLocal(y - 1),
+          lz = HoodLocal(z - 1);
       uint16_t s = 0, w = 0;
       for (int x = 0; x < kHood; ++x) {
         int cx = HoodChunk(x - 1);
@@ -100,8 +101,8 @@ ChunkMasks BuildChunkMasks(const ChunkNeighbourhood& hood) {
 
 absl::Status ValidateChunkMasks(const ChunkNeighbourhood& hood, const ChunkMasks& masks) {
   auto at = [&](int x, int y, int z) {  // neighbourhood coordinates in [-1, 8]
-    return hood[NeighbourIndex(HoodChunk(x), HoodChunk(y), HoodChunk(z))]->At(HoodLocal(x), HoodLocal(y),
-                                                                                  HoodLocal(z));
+    return hood[NeighbourIndex(HoodChunk(x), HoodChunk(y), HoodChunk(z))]->At(
+        HoodLocal(x), HoodLocal(y), HoodLocal(z));
   };
   for (int y = 0; y < kChunkSize; ++y)
     for (int z = 0; z < kChunkSize; ++z)
@@ -116,7 +117,8 @@ absl::Status ValidateChunkMasks(const ChunkNeighbourhood& hood, const ChunkMasks
             }
         int bit = x | z << kChunkBits;
         if (solid != bool(masks.solid[y] >> bit & 1) || water != bool(masks.water[y] >> bit & 1)) {
-          return absl::InternalError(absl::StrCat("mask mismatch at local voxel (", x, ", ", y, ", ", z, ")"));
+          return absl::InternalError(
+              absl::StrCat("mask mismatch at local voxel (", x, ", ", y, ", ", z, ")"));
         }
       }
   return absl::OkStatus();

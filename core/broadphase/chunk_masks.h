@@ -40,7 +40,9 @@ struct ChunkMasks {
 // The 3x3x3 chunks around a chunk; index (dx+1) + 3*(dz+1) + 9*(dy+1) for offsets in [-1, 1].
 // Every entry must be non-null (chunks outside the world are air chunks).
 using ChunkNeighbourhood = std::array<const Chunk*, 27>;
-constexpr int NeighbourIndex(int dx, int dy, int dz) { return (dx + 1) + 3 * (dz + 1) + 9 * (dy + 1); }
+constexpr int NeighbourIndex(int dx, int dy, int dz) {
+  return (dx + 1) + 3 * (dz + 1) + 9 * (dy + 1);
+}
 
 // Builds the masks of the centre chunk of `hood` by bitwise dilation (X by shifts, then Z, then Y
 // by ORs of neighbouring rows).

@@ -9,8 +9,8 @@ namespace voxcol {
 namespace {
 
 // Appends the voxels of one chunk's hits (bit set in hits_solid or hits_water for slice y).
-void CollectVoxels(const Int3& origin, int y, uint64_t hits_solid, uint64_t hits_water, uint32_t max_voxels,
-                   OverlapResult* result) {
+void CollectVoxels(const Int3& origin, int y, uint64_t hits_solid, uint64_t hits_water,
+                   uint32_t max_voxels, OverlapResult* result) {
   uint64_t hits = hits_solid | hits_water;
   while (hits != 0) {
     if (result->voxels.size() >= max_voxels) {
@@ -18,7 +18,8 @@ void CollectVoxels(const Int3& origin, int y, uint64_t hits_solid, uint64_t hits
       return;
     }
     int bit = __builtin_ctzll(hits);
-    uint8_t classes = uint8_t((hits_solid >> bit & 1) * kClassSolid | (hits_water >> bit & 1) * kClassWater);
+    uint8_t classes =
+        uint8_t((hits_solid >> bit & 1) * kClassSolid | (hits_water >> bit & 1) * kClassWater);
     Int3 local{bit & (kChunkSize - 1), y, bit >> kChunkBits};
     result->voxels.push_back({origin + local, classes});
     hits &= hits - 1;
@@ -42,7 +43,8 @@ uint8_t OverlapChunk(const MaskRecord& record, const Int3& origin, const Int3& l
 }
 
 absl::Status CheckCenter(const World& world, const char* field, const Vec3& c) {
-  if (!IsFinite(c)) return absl::InvalidArgumentError(absl::StrCat(field, " must be finite (no NaN or infinity)"));
+  if (!IsFinite(c))
+    return absl::InvalidArgumentError(absl::StrCat(field, " must be finite (no NaN or infinity)"));
   if (!world.ContainsPoint(c)) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, " (", c.x, ", ", c.y, ", ", c.z, ") is outside the world bounds"));
@@ -55,7 +57,8 @@ absl::Status CheckSize(const char* field, float v, float max_extent) {
     return absl::InvalidArgumentError(absl::StrCat(field, " must be finite and >= 0, got ", v));
   }
   if (v > max_extent) {
-    return absl::InvalidArgumentError(absl::StrCat(field, " ", v, " exceeds the configured maximum ", max_extent));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " ", v, " exceeds the configured maximum ", max_extent));
   }
   return absl::OkStatus();
 }
@@ -67,11 +70,11 @@ Aabb OverlapShape::Bounds() const {
   return {center - h, center + h};
 }
 
-absl::Status ValidateOverlap(const World& world, const OverlapShape& shape, const OverlapSettings& settings,
-                             const OverlapLimits& limits) {
+absl::Status ValidateOverlap(const World& world, const OverlapShape& shape,
+                             const OverlapSettings& settings, const OverlapLimits& limits) {
   if (settings.max_voxels > limits.max_voxels) {
-    return absl::InvalidArgumentError(absl::StrCat("max_voxels ", settings.max_voxels,
-                                                   " exceeds the configured maximum ", limits.max_voxels));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_voxels ", settings.max_voxels, " exceeds the configured maximum ", limits.max_voxels));
   }
   if (shape.is_sphere) {
     if (absl::Status s = CheckCenter(world, "sphere.center", shape.center); !s.ok()) return s;
@@ -80,13 +83,14 @@ absl::Status ValidateOverlap(const World& world, const OverlapShape& shape, cons
   if (absl::Status s = CheckCenter(world, "box.center", shape.center); !s.ok()) return s;
   const char* fields[3] = {"box.half_extents.x", "box.half_extents.y", "box.half_extents.z"};
   for (int a = 0; a < 3; ++a) {
-    if (absl::Status s = CheckSize(fields[a], shape.half_extents[a], limits.max_extent); !s.ok()) return s;
+    if (absl::Status s = CheckSize(fields[a], shape.half_extents[a], limits.max_extent); !s.ok())
+      return s;
   }
   return absl::OkStatus();
 }
 
-void Overlap(const BroadphaseIndex& index, const OverlapShape& shape, const OverlapSettings& settings,
-             OverlapResult* result) {
+void Overlap(const BroadphaseIndex& index, const OverlapShape& shape,
+             const OverlapSettings& settings, OverlapResult* result) {
   OverlapAabb(index, shape.Bounds(), settings, result);
 }
 
@@ -103,8 +107,8 @@ IntBox OverlapVoxelRange(const World& world, const Aabb& box) {
   return IntBox{lo, hi}.Intersect(world.voxel_bounds());
 }
 
-void OverlapVoxels(const BroadphaseIndex& index, const IntBox& voxels, const OverlapSettings& settings,
-                   OverlapResult* result) {
+void OverlapVoxels(const BroadphaseIndex& index, const IntBox& voxels,
+                   const OverlapSettings& settings, OverlapResult* result) {
   if (voxels.Empty()) return;
   const bool early_out = !settings.collect_chunks && settings.max_voxels == 0;
   BroadphaseIndex::ReadScope scope(index);
@@ -121,7 +125,8 @@ void OverlapVoxels(const BroadphaseIndex& index, const IntBox& voxels, const Ove
         const Int3 origin = ChunkOrigin(key);
         const Int3 lo{std::max(voxels.min.x - origin.x, 0), std::max(voxels.min.y - origin.y, 0),
                       std::max(voxels.min.z - origin.z, 0)};
-        const Int3 hi{std::min(last.x - origin.x, kChunkSize - 1), std::min(last.y - origin.y, kChunkSize - 1),
+        const Int3 hi{std::min(last.x - origin.x, kChunkSize - 1),
+                      std::min(last.y - origin.y, kChunkSize - 1),
                       std::min(last.z - origin.z, kChunkSize - 1)};
         uint8_t hit = OverlapChunk(record, origin, lo, hi, settings.max_voxels, result);
         if (hit == 0) continue;
@@ -138,15 +143,16 @@ void OverlapAabb(const BroadphaseIndex& index, const Aabb& box, const OverlapSet
   OverlapVoxels(index, OverlapVoxelRange(index.world(), box), settings, result);
 }
 
-void OverlapSphere(const BroadphaseIndex& index, const Vec3& center, float radius, const OverlapSettings& settings,
-                   OverlapResult* result) {
+void OverlapSphere(const BroadphaseIndex& index, const Vec3& center, float radius,
+                   const OverlapSettings& settings, OverlapResult* result) {
   const Vec3 r{radius, radius, radius};
   OverlapAabb(index, {center - r, center + r}, settings, result);
 }
 
 SweepResult SweepAabb(const BroadphaseIndex& index, const Aabb& box, const Vec3& displacement) {
   const float h = index.world().voxel_size();
-  float longest = std::max({std::fabs(displacement.x), std::fabs(displacement.y), std::fabs(displacement.z)});
+  float longest =
+      std::max({std::fabs(displacement.x), std::fabs(displacement.y), std::fabs(displacement.z)});
   // At most one voxel of travel per step keeps each step's box tight; the cap bounds the cost.
   uint32_t steps = uint32_t(std::clamp(std::ceil(longest / h), 1.0f, float(kMaxSweepSteps)));
   SweepResult sweep;
@@ -157,8 +163,10 @@ SweepResult SweepAabb(const BroadphaseIndex& index, const Aabb& box, const Vec3&
     Aabb step{Min(box.min + d0, box.min + d1), Max(box.max + d0, box.max + d1)};
     OverlapAabb(index, step, OverlapSettings{}, &scratch);
     ++sweep.steps;
-    if (scratch.touches_solid && !sweep.touches_solid) sweep.touches_solid = true, sweep.solid_fraction = f0;
-    if (scratch.touches_water && !sweep.touches_water) sweep.touches_water = true, sweep.water_fraction = f0;
+    if (scratch.touches_solid && !sweep.touches_solid)
+      sweep.touches_solid = true, sweep.solid_fraction = f0;
+    if (scratch.touches_water && !sweep.touches_water)
+      sweep.touches_water = true, sweep.water_fraction = f0;
   }
   return sweep;
 }

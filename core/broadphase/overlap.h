@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-
 #include "core/broadphase/broadphase_index.h"
 #include "core/geometry/vec3.h"
 
@@ -62,8 +61,8 @@ struct OverlapLimits {
 
 // Checks a shape and settings; the message names the field as the API spells it (box.center,
 // box.half_extents, sphere.center, sphere.radius, max_voxels). The centre must be inside the world.
-absl::Status ValidateOverlap(const World& world, const OverlapShape& shape, const OverlapSettings& settings,
-                             const OverlapLimits& limits);
+absl::Status ValidateOverlap(const World& world, const OverlapShape& shape,
+                             const OverlapSettings& settings, const OverlapLimits& limits);
 
 // Voxels a world-space box covers at broadphase precision: every voxel whose closed cell meets
 // the closed box, grown by one voxel on every side, clipped to the world. Max exclusive; may be
@@ -73,16 +72,16 @@ IntBox OverlapVoxelRange(const World& world, const Aabb& box);
 // Adds to `result` what the voxel box `voxels` (world voxel coordinates, max exclusive, inside
 // the world) touches according to the masks. Does not clear `result`. Stops early once both
 // classes are found unless chunks or voxels are being collected.
-void OverlapVoxels(const BroadphaseIndex& index, const IntBox& voxels, const OverlapSettings& settings,
-                   OverlapResult* result);
+void OverlapVoxels(const BroadphaseIndex& index, const IntBox& voxels,
+                   const OverlapSettings& settings, OverlapResult* result);
 
 // Box query in world units. Clears `result` first.
 void OverlapAabb(const BroadphaseIndex& index, const Aabb& box, const OverlapSettings& settings,
                  OverlapResult* result);
 
 // Box or sphere query. Clears `result` first. Precondition: ValidateOverlap is OK.
-void Overlap(const BroadphaseIndex& index, const OverlapShape& shape, const OverlapSettings& settings,
-             OverlapResult* result);
+void Overlap(const BroadphaseIndex& index, const OverlapShape& shape,
+             const OverlapSettings& settings, OverlapResult* result);
 
 // Sphere query (world units). Conservative: answered for the sphere's bounding box, which at
 // broadphase precision (masks grown by one voxel) differs only near the box corners.
@@ -99,7 +98,8 @@ struct SweepResult {
   uint32_t steps = 0;  // boxes tested (cost)
 };
 
-// Largest number of steps a sweep is split into; longer sweeps take longer (still conservative) steps.
+// Largest number of steps a sweep is split into; longer sweeps take longer (still conservative)
+// steps.
 constexpr uint32_t kMaxSweepSteps = 4096;
 
 // Swept box: `box` (world units) translated by `displacement` (world units). Conservative: the

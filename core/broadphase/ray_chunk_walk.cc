@@ -5,8 +5,8 @@
 namespace voxcol {
 
 RayChunkWalk::RayChunkWalk(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
-                           const Vec3& origin, const Int3& start_voxel, const Vec3& dir, float t_end,
-                           uint8_t classes)
+                           const Vec3& origin, const Int3& start_voxel, const Vec3& dir,
+                           float t_end, uint8_t classes)
     : index_(index),
       scope_(scope),
       bounds_(index.world().chunk_bounds()),
@@ -37,7 +37,8 @@ bool RayChunkWalk::Next(RayChunkSpan* span) {
     const float t_enter = t_;
     const int entered = entered_axis_;
     // Step to the next chunk: the nearest face wins.
-    int a = t_max_[0] < t_max_[1] ? (t_max_[0] < t_max_[2] ? 0 : 2) : (t_max_[1] < t_max_[2] ? 1 : 2);
+    int a =
+        t_max_[0] < t_max_[1] ? (t_max_[0] < t_max_[2] ? 0 : 2) : (t_max_[1] < t_max_[2] ? 1 : 2);
     const float t_exit = t_max_[a] < t_end_ ? t_max_[a] : t_end_;
     t_ = t_max_[a];
     key_[a] += step_[a];

@@ -25,8 +25,9 @@ class RayChunkWalk {
   // `origin` in voxel units (world position / voxel size) lying in voxel `start_voxel`; `dir` of
   // unit length; the walk ends at t_end (voxel units) or the world bounds. `classes` are the
   // MaskClass bits that make a chunk worth reporting. `scope` must outlive the walk.
-  RayChunkWalk(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope, const Vec3& origin,
-               const Int3& start_voxel, const Vec3& dir, float t_end, uint8_t classes);
+  RayChunkWalk(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
+               const Vec3& origin, const Int3& start_voxel, const Vec3& dir, float t_end,
+               uint8_t classes);
 
   // The next chunk along the ray that may hold geometry; false when the ray is done.
   bool Next(RayChunkSpan* span);

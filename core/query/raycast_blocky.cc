@@ -65,8 +65,8 @@ Int3 SpanEntryVoxel(const VoxelRay& r, const RayChunkSpan& span, const Int3& sta
 
 // Voxel DDA inside one chunk span. Returns true on a hit (filling `hit`), false when the ray
 // leaves the chunk or ends. Only voxels whose mask bit is set are read.
-bool WalkSpan(const VoxelRay& r, const World& world, const RayChunkSpan& span, const Int3& start_voxel,
-              uint8_t classes, RayHit* hit, uint32_t* voxels) {
+bool WalkSpan(const VoxelRay& r, const World& world, const RayChunkSpan& span,
+              const Int3& start_voxel, uint8_t classes, RayHit* hit, uint32_t* voxels) {
   uint64_t masks[kChunkSize];
   span.record->Combined(classes, masks);
   // Partial records pair their masks with the snapshot they were built from; FULL ones skip

@@ -1,10 +1,11 @@
-// Broadphase: mask queries against a plain voxel scan, mask building, and memory of the default world.
+// Broadphase: mask queries against a plain voxel scan, mask building, and memory of the default
+// world.
 //
 //   build/tests/bench/voxcol_bench --benchmark_filter='Mask|VoxelScan|BroadphaseMemory'
+#include <benchmark/benchmark.h>
+
 #include <random>
 #include <vector>
-
-#include <benchmark/benchmark.h>
 
 #include "core/broadphase/broadphase_index.h"
 #include "core/broadphase/overlap.h"
@@ -33,7 +34,8 @@ std::vector<Aabb> RandomBoxes(const World& world, Vec3 size, uint32_t seed) {
   std::vector<Aabb> boxes;
   for (int i = 0; i < kBoxes; ++i) {
     Vec3 lo;
-    for (int a = 0; a < 3; ++a) lo[a] = std::uniform_real_distribution<float>(b.min[a], b.max[a] - size[a])(rng);
+    for (int a = 0; a < 3; ++a)
+      lo[a] = std::uniform_real_distribution<float>(b.min[a], b.max[a] - size[a])(rng);
     boxes.push_back({lo, lo + size});
   }
   return boxes;
@@ -48,14 +50,16 @@ const std::vector<Aabb>& CharacterBoxes() {
 // range (the dilation), reading each chunk once and stopping when both classes are found.
 uint8_t VoxelScan(const World& world, const Aabb& box) {
   IntBox range = OverlapVoxelRange(world, box);
-  IntBox scan = IntBox{range.min - Int3{1, 1, 1}, range.max + Int3{1, 1, 1}}.Intersect(world.voxel_bounds());
+  IntBox scan =
+      IntBox{range.min - Int3{1, 1, 1}, range.max + Int3{1, 1, 1}}.Intersect(world.voxel_bounds());
   ChunkKey c0 = ChunkOf(scan.min), c1 = ChunkOf(scan.max - Int3{1, 1, 1});
   uint8_t found = 0;
   for (int cy = c0.y; cy <= c1.y; ++cy)
     for (int cz = c0.z; cz <= c1.z; ++cz)
       for (int cx = c0.x; cx <= c1.x; ++cx) {
         ChunkPtr chunk = world.GetChunk({cx, cy, cz});
-        IntBox local = scan.Intersect({ChunkOrigin({cx, cy, cz}), ChunkOrigin({cx + 1, cy + 1, cz + 1})});
+        IntBox local =
+            scan.Intersect({ChunkOrigin({cx, cy, cz}), ChunkOrigin({cx + 1, cy + 1, cz + 1})});
         for (int y = local.min.y; y < local.max.y; ++y)
           for (int z = local.min.z; z < local.max.z; ++z)
             for (int x = local.min.x; x < local.max.x; ++x) {
@@ -70,7 +74,8 @@ uint8_t VoxelScan(const World& world, const Aabb& box) {
 void RunMaskQueries(benchmark::State& state, const std::vector<Aabb>& boxes) {
   BroadphaseIndex& index = CaveIndex();
   OverlapResult result;
-  for (const Aabb& b : boxes) OverlapAabb(index, b, OverlapSettings{}, &result);  // warm: build masks
+  for (const Aabb& b : boxes)
+    OverlapAabb(index, b, OverlapSettings{}, &result);  // warm: build masks
   size_t i = 0, solid = 0, chunks = 0;
   for (auto _ : state) {
     OverlapAabb(index, boxes[i++ & (kBoxes - 1)], OverlapSettings{}, &result);
@@ -114,7 +119,8 @@ std::vector<std::array<ChunkPtr, 27>> PartialNeighbourhoods(int count) {
   std::mt19937 rng(13);
   IntBox cb = world.chunk_bounds();
   while (int(hoods.size()) < count) {
-    ChunkKey key{cb.min.x + int(rng() % (cb.max.x - cb.min.x)), cb.min.y + int(rng() % (cb.max.y - cb.min.y)),
+    ChunkKey key{cb.min.x + int(rng() % (cb.max.x - cb.min.x)),
+                 cb.min.y + int(rng() % (cb.max.y - cb.min.y)),
                  cb.min.z + int(rng() % (cb.max.z - cb.min.z))};
     std::array<ChunkPtr, 27> hood;
     ChunkNeighbourhood raw;

@@ -25,7 +25,8 @@ void BM_RaycastBlocky(benchmark::State& state) {
   static auto world = testing::MakeCaveWorld(1, {256, 192, 256});
   static BroadphaseIndex index(*world);
   std::vector<RayInput> rays = DownwardRays(*world, 4096, 5);
-  for (const RayInput& r : rays) RaycastBlocky(index, r, RaySettings{});  // warm: generate chunks and masks
+  for (const RayInput& r : rays)
+    RaycastBlocky(index, r, RaySettings{});  // warm: generate chunks and masks
   size_t i = 0, hits = 0;
   QueryStats stats;
   for (auto _ : state) {

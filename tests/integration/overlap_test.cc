@@ -18,10 +18,11 @@ using testing::TempDir;
 class OverlapTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(server_.Start(VOXCOL_SERVER_PATH,
-                              {"--data_dir=" + dir_.path() + "/data", "--seed=77", "--world_size=128,96,128",
-                               "--max_edit_radius=16", "--max_overlap_extent=20", "--max_overlap_voxels=500"},
-                              dir_.path()))
+    ASSERT_TRUE(server_.Start(
+        VOXCOL_SERVER_PATH,
+        {"--data_dir=" + dir_.path() + "/data", "--seed=77", "--world_size=128,96,128",
+         "--max_edit_radius=16", "--max_overlap_extent=20", "--max_overlap_voxels=500"},
+        dir_.path()))
         << server_.Log();
   }
 
@@ -45,13 +46,15 @@ class OverlapTest : public ::testing::Test {
 };
 
 TEST_F(OverlapTest, BoxInRockTouchesSolidAndBoxInTheSkyTouchesNothing) {
-  auto rock = CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,-44.5,0.5", "--half_extents=1,1,1"});
+  auto rock =
+      CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,-44.5,0.5", "--half_extents=1,1,1"});
   EXPECT_TRUE(rock.touches_solid());
   EXPECT_FALSE(rock.touches_water());
   ASSERT_GT(rock.chunks_size(), 0);
   EXPECT_TRUE(rock.chunks(0).solid());
   EXPECT_EQ(rock.voxels_size(), 0);  // not asked for
-  auto sky = CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,46.5,0.5", "--radius=0.4", "--stats"});
+  auto sky =
+      CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,46.5,0.5", "--radius=0.4", "--stats"});
   EXPECT_FALSE(sky.touches_solid());
   EXPECT_FALSE(sky.touches_water());
   EXPECT_EQ(sky.chunks_size(), 0);
@@ -62,24 +65,29 @@ TEST_F(OverlapTest, BoxInRockTouchesSolidAndBoxInTheSkyTouchesNothing) {
 }
 
 TEST_F(OverlapTest, TouchedVoxelsAreBoundedByTheRequestedLimit) {
-  auto all = CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,-44.5,0.5", "--radius=1", "--voxels"});
+  auto all =
+      CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,-44.5,0.5", "--radius=1", "--voxels"});
   EXPECT_EQ(all.voxels_size(), 5 * 5 * 5);  // voxels -2..2 around the centre voxel, all in rock
   EXPECT_FALSE(all.voxels_truncated());
   auto few = CliJson<v1::OverlapResponse>(
       {"overlap", "--center=0.5,-44.5,0.5", "--radius=1", "--voxels", "--max_voxels=10"});
   EXPECT_EQ(few.voxels_size(), 10);
   EXPECT_TRUE(few.voxels_truncated());
-  auto capped = CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,-40.5,0.5", "--radius=10", "--voxels"});
+  auto capped = CliJson<v1::OverlapResponse>(
+      {"overlap", "--center=0.5,-40.5,0.5", "--radius=10", "--voxels"});
   EXPECT_EQ(capped.voxels_size(), 500);  // the server's --max_overlap_voxels
   EXPECT_TRUE(capped.voxels_truncated());
 }
 
 TEST_F(OverlapTest, CarvedHoleIsSeenByTheNextOverlap) {
-  auto before = CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,-30.5,0.5", "--half_extents=1,1,1"});
+  auto before =
+      CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,-30.5,0.5", "--half_extents=1,1,1"});
   ASSERT_TRUE(before.touches_solid());
-  auto ack = CliJson<v1::EditAck>({"fill-ball", "--center=0.5,-30.5,0.5", "--radius=9", "--material=air"});
+  auto ack =
+      CliJson<v1::EditAck>({"fill-ball", "--center=0.5,-30.5,0.5", "--radius=9", "--material=air"});
   EXPECT_EQ(ack.version(), 1u);
-  auto after = CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,-30.5,0.5", "--half_extents=1,1,1"});
+  auto after =
+      CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,-30.5,0.5", "--half_extents=1,1,1"});
   EXPECT_FALSE(after.touches_solid());
   EXPECT_FALSE(after.touches_water());
   EXPECT_EQ(after.version(), 1u);
@@ -108,7 +116,8 @@ TEST_F(OverlapTest, BadInputIsInvalidArgumentNamingTheField) {
     EXPECT_NE(r.err.find(c.field), std::string::npos) << c.field << ": " << r.err;
   }
   // A request without a shape can only come from a raw client.
-  auto stub = v1::QueryService::NewStub(grpc::CreateChannel(server_.address(), grpc::InsecureChannelCredentials()));
+  auto stub = v1::QueryService::NewStub(
+      grpc::CreateChannel(server_.address(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
   v1::OverlapResponse response;
   grpc::Status status = stub->Overlap(&context, v1::OverlapRequest(), &response);

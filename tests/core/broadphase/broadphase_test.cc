@@ -1,11 +1,11 @@
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <random>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "core/broadphase/broadphase_index.h"
 #include "core/broadphase/overlap.h"
@@ -20,13 +20,15 @@ namespace {
 // computed voxel by voxel from the 27 neighbours (no bit tricks, no chunk logic).
 class DilatedGrid {
  public:
-  explicit DilatedGrid(const World& world) : bounds_(world.voxel_bounds()), size_(bounds_.max - bounds_.min) {
+  explicit DilatedGrid(const World& world)
+      : bounds_(world.voxel_bounds()), size_(bounds_.max - bounds_.min) {
     std::vector<uint8_t> raw(Count());
     for (int y = 0; y < size_.y; ++y)
       for (int z = 0; z < size_.z; ++z)
         for (int x = 0; x < size_.x; ++x) {
           Voxel v = world.GetVoxel(bounds_.min + Int3{x, y, z});
-          raw[Index(x, y, z)] = uint8_t(CountsAsSolid(v) * kClassSolid | CountsAsWater(v) * kClassWater);
+          raw[Index(x, y, z)] =
+              uint8_t(CountsAsSolid(v) * kClassSolid | CountsAsWater(v) * kClassWater);
         }
     dilated_.assign(Count(), 0);
     for (int y = 0; y < size_.y; ++y)
@@ -37,7 +39,8 @@ class DilatedGrid {
             for (int dz = -1; dz <= 1; ++dz)
               for (int dx = -1; dx <= 1; ++dx) {
                 int nx = x + dx, ny = y + dy, nz = z + dz;
-                if (nx < 0 || ny < 0 || nz < 0 || nx >= size_.x || ny >= size_.y || nz >= size_.z) continue;
+                if (nx < 0 || ny < 0 || nz < 0 || nx >= size_.x || ny >= size_.y || nz >= size_.z)
+                  continue;
                 c |= raw[Index(nx, ny, nz)];
               }
           dilated_[Index(x, y, z)] = c;
@@ -87,8 +90,8 @@ Aabb RandomBox(std::mt19937& rng, const World& world) {
 }
 
 // Runs `count` random boxes; returns the number of mismatches and counts the classes seen.
-int CompareRandomBoxes(const BroadphaseIndex& index, const DilatedGrid& grid, std::mt19937& rng, int count,
-                       int* solid_hits, int* water_hits, int* misses) {
+int CompareRandomBoxes(const BroadphaseIndex& index, const DilatedGrid& grid, std::mt19937& rng,
+                       int count, int* solid_hits, int* water_hits, int* misses) {
   OverlapResult result;
   int mismatches = 0;
   for (int i = 0; i < count; ++i) {
@@ -116,7 +119,8 @@ int CompareAllChunks(const BroadphaseIndex& index, const DilatedGrid& grid) {
         Int3 origin = ChunkOrigin({cx, cy, cz});
         for (int i = 0; i < kChunkVoxels; ++i) {
           int x = i & 7, z = i >> 3 & 7, y = i >> 6;
-          uint8_t got = uint8_t((r.solid()[y] >> (i & 63) & 1) * kClassSolid | (r.water()[y] >> (i & 63) & 1) * kClassWater);
+          uint8_t got = uint8_t((r.solid()[y] >> (i & 63) & 1) * kClassSolid |
+                                (r.water()[y] >> (i & 63) & 1) * kClassWater);
           mismatches += got != grid.At(origin + Int3{x, y, z});
         }
       }
@@ -132,13 +136,15 @@ TEST(Broadphase, RandomBoxesMatchBruteForceBeforeAndAfterEdits) {
   int solid = 0, water = 0, none = 0;
   EXPECT_EQ(CompareRandomBoxes(index, DilatedGrid(*world), rng, 10000, &solid, &water, &none), 0);
 
-  const uint8_t materials[] = {kMaterialAir, kMaterialWater, kMaterialRock, kMaterialDirt, kMaterialSand};
+  const uint8_t materials[] = {kMaterialAir, kMaterialWater, kMaterialRock, kMaterialDirt,
+                               kMaterialSand};
   const EditMode modes[] = {EditMode::kAdd, EditMode::kSubtract, EditMode::kSet};
   Aabb b = world->world_bounds();
-  std::uniform_real_distribution<float> ux(b.min.x, b.max.x), uy(b.min.y, b.max.y), uz(b.min.z, b.max.z),
-      ur(1.0f, 8.0f);
+  std::uniform_real_distribution<float> ux(b.min.x, b.max.x), uy(b.min.y, b.max.y),
+      uz(b.min.z, b.max.z), ur(1.0f, 8.0f);
   for (int i = 0; i < 200; ++i) {
-    FillBallParams ball{{ux(rng), uy(rng), uz(rng)}, ur(rng), materials[rng() % 5], modes[rng() % 3]};
+    FillBallParams ball{
+        {ux(rng), uy(rng), uz(rng)}, ur(rng), materials[rng() % 5], modes[rng() % 3]};
     ASSERT_TRUE(world->Edit([&](ChunkEdit& e) { return FillBall(e, ball, EditLimits{}); }).ok());
   }
   DilatedGrid after(*world);
@@ -165,10 +171,12 @@ TEST(Broadphase, MasksMatchPerVoxelDilationOnCaveWorld) {
 
 TEST(Broadphase, AirChunksAreEmptyAndFullChunksAnswerInside) {
   // Rock below y = 0, water in [0, 32), air above.
-  auto world = testing::MakeFunctionWorld([](const Int3& v) {
-    if (v.y < 0) return Voxel{kMaterialRock, 255};
-    return v.y < 32 ? Voxel{kMaterialWater, 255} : Voxel{};
-  }, {64, 96, 64});
+  auto world = testing::MakeFunctionWorld(
+      [](const Int3& v) {
+        if (v.y < 0) return Voxel{kMaterialRock, 255};
+        return v.y < 32 ? Voxel{kMaterialWater, 255} : Voxel{};
+      },
+      {64, 96, 64});
   BroadphaseIndex index(*world);
   {
     BroadphaseIndex::ReadScope scope(index);
@@ -193,8 +201,9 @@ TEST(Broadphase, AirChunksAreEmptyAndFullChunksAnswerInside) {
 }
 
 TEST(Broadphase, TouchedVoxelsAreTheDilatedVoxelsInRangeAndRespectTheLimit) {
-  auto world = testing::MakeFunctionWorld(
-      [](const Int3& v) { return v == Int3{5, 5, 5} ? Voxel{kMaterialRock, 40} : Voxel{}; });
+  auto world = testing::MakeFunctionWorld([](const Int3& v) {
+    return v == Int3{5, 5, 5} ? Voxel{kMaterialRock, 40} : Voxel{};
+  });
   BroadphaseIndex index(*world);
   OverlapResult r;
   OverlapSettings settings{true, 1000};
@@ -269,18 +278,23 @@ TEST(Broadphase, SweepIsConservativeAgainstSampledBoxes) {
 }
 
 TEST(Broadphase, SweepThroughOpenAirTouchesNothing) {
-  auto world = testing::MakeFunctionWorld([](const Int3& v) { return v.y < -20 ? Voxel{kMaterialRock, 255} : Voxel{}; });
+  auto world = testing::MakeFunctionWorld([](const Int3& v) {
+    return v.y < -20 ? Voxel{kMaterialRock, 255} : Voxel{};
+  });
   BroadphaseIndex index(*world);
   SweepResult s = SweepAabb(index, {{-20, 0, -20}, {-19, 2, -19}}, {40, 10, 40});
   EXPECT_FALSE(s.touches_solid || s.touches_water);
   EXPECT_EQ(s.steps, 40u);
   s = SweepAabb(index, {{0, 0, 0}, {1, 2, 1}}, {0, -30, 0});
   EXPECT_TRUE(s.touches_solid);
-  EXPECT_NEAR(s.solid_fraction * 30, 18, 1.01f);  // grown box reaches the dilated top (y = -20) at ~18
+  EXPECT_NEAR(s.solid_fraction * 30, 18,
+              1.01f);  // grown box reaches the dilated top (y = -20) at ~18
 }
 
 TEST(Broadphase, RayThroughEmptyChunksReadsNoVoxels) {
-  auto world = testing::MakeFunctionWorld([](const Int3& v) { return v.x >= 24 ? Voxel{kMaterialRock, 255} : Voxel{}; });
+  auto world = testing::MakeFunctionWorld([](const Int3& v) {
+    return v.x >= 24 ? Voxel{kMaterialRock, 255} : Voxel{};
+  });
   BroadphaseIndex index(*world);
   QueryStats stats;
   RayInput ray{{-30.5f, 0.5f, 0.5f}, {1, 0, 0}, 100};
@@ -310,7 +324,8 @@ TEST(Broadphase, ConcurrentReadersDuringEditsSeeConsistentMasks) {
   std::mt19937 rng(4);
   std::uniform_real_distribution<float> u(-30, 30);
   for (int i = 0; i < 100; ++i) {
-    FillBallParams ball{{u(rng), u(rng), u(rng)}, 4, uint8_t(i % 3 == 0 ? kMaterialAir : kMaterialWater + i % 2)};
+    FillBallParams ball{
+        {u(rng), u(rng), u(rng)}, 4, uint8_t(i % 3 == 0 ? kMaterialAir : kMaterialWater + i % 2)};
     ASSERT_TRUE(world->Edit([&](ChunkEdit& e) { return FillBall(e, ball, EditLimits{}); }).ok());
   }
   stop.store(true);

@@ -117,7 +117,8 @@ TEST(RaycastBlocky, AgreesWithFineStepMarch) {
 TEST(RaycastBlocky, StraightDownHitsTheTopFaceOfAFlatFloor) {
   auto world = testing::MakeFunctionWorld(
       [](const Int3& v) { return v.y < -5 ? Voxel{kMaterialRock, 255} : Voxel{}; });
-  RayHit hit = RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 10.0f, -3.25f}, {0, -2, 0}, 100}, RaySettings{});
+  RayHit hit = RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 10.0f, -3.25f}, {0, -2, 0}, 100},
+                             RaySettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_FLOAT_EQ(hit.distance, 15.0f);
   EXPECT_EQ(hit.normal, (Vec3{0, 1, 0}));
@@ -132,7 +133,8 @@ TEST(RaycastBlocky, HalfOccupancyIsTheSolidThreshold) {
     if (v.x == 6) return Voxel{kMaterialRock, 128};
     return Voxel{};
   });
-  RayHit hit = RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 20}, RaySettings{});
+  RayHit hit =
+      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 20}, RaySettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_EQ(hit.voxel.x, 6);
   EXPECT_FLOAT_EQ(hit.distance, 5.5f);
@@ -146,7 +148,8 @@ TEST(RaycastBlocky, WaterStopsTheRayOnlyWhenAsked) {
     return Voxel{};
   });
   RayInput ray{{0.5f, 5.5f, 0.5f}, {0, -1, 0}, 50};
-  RayHit through = RaycastBlocky(BroadphaseIndex(*world), ray, RaySettings{WaterMode::kPassThrough});
+  RayHit through =
+      RaycastBlocky(BroadphaseIndex(*world), ray, RaySettings{WaterMode::kPassThrough});
   RayHit stop = RaycastBlocky(BroadphaseIndex(*world), ray, RaySettings{WaterMode::kStopAtSurface});
   ASSERT_TRUE(through.hit && stop.hit);
   EXPECT_FLOAT_EQ(through.distance, 15.5f);
@@ -157,7 +160,8 @@ TEST(RaycastBlocky, WaterStopsTheRayOnlyWhenAsked) {
 
 TEST(RaycastBlocky, StartingInsideReportsDistanceZero) {
   auto world = testing::MakeFunctionWorld([](const Int3&) { return Voxel{kMaterialRock, 255}; });
-  RayHit hit = RaycastBlocky(BroadphaseIndex(*world), {{1.5f, 1.5f, 1.5f}, {0, 1, 0}, 10}, RaySettings{});
+  RayHit hit =
+      RaycastBlocky(BroadphaseIndex(*world), {{1.5f, 1.5f, 1.5f}, {0, 1, 0}, 10}, RaySettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_TRUE(hit.started_inside);
   EXPECT_EQ(hit.distance, 0.0f);
@@ -167,17 +171,22 @@ TEST(RaycastBlocky, StartingInsideReportsDistanceZero) {
 TEST(RaycastBlocky, StopsAtMaxDistanceAndAtTheWorldBoundary) {
   auto world = testing::MakeFunctionWorld(
       [](const Int3& v) { return v.x == 10 ? Voxel{kMaterialRock, 255} : Voxel{}; });
-  EXPECT_FALSE(RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.4f}, RaySettings{}).hit);
-  EXPECT_TRUE(RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.6f}, RaySettings{}).hit);
+  EXPECT_FALSE(
+      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.4f}, RaySettings{}).hit);
+  EXPECT_TRUE(
+      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.6f}, RaySettings{}).hit);
   QueryStats stats;
-  EXPECT_FALSE(RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {-1, 0, 0}, 1000}, RaySettings{}, &stats).hit);
+  EXPECT_FALSE(RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {-1, 0, 0}, 1000},
+                             RaySettings{}, &stats)
+                   .hit);
   EXPECT_LE(stats.voxels_visited, 33u);  // 32 voxels from x=0 to the boundary at -32
 }
 
 TEST(RaycastBlocky, HonoursVoxelSize) {
   auto world = testing::MakeFunctionWorld(
       [](const Int3& v) { return v.y < 0 ? Voxel{kMaterialRock, 255} : Voxel{}; }, {64, 64, 64}, 0.25f);
-  RayHit hit = RaycastBlocky(BroadphaseIndex(*world), {{1.0f, 2.0f, 1.0f}, {0, -1, 0}, 10}, RaySettings{});
+  RayHit hit =
+      RaycastBlocky(BroadphaseIndex(*world), {{1.0f, 2.0f, 1.0f}, {0, -1, 0}, 10}, RaySettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_FLOAT_EQ(hit.distance, 2.0f);
   EXPECT_EQ(hit.voxel, (Int3{4, -1, 4}));
