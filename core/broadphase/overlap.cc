@@ -102,8 +102,15 @@ void OverlapResult::Clear() {
 }
 
 IntBox OverlapVoxelRange(const World& world, const Aabb& box) {
-  Int3 lo = world.VoxelAt(box.min) - Int3{1, 1, 1};
-  Int3 hi = world.VoxelAt(box.max) + Int3{2, 2, 2};  // inclusive max voxel, grown by one, exclusive
+  // Clamp to a margin around the world first: far-away boxes (long sweeps) must not overflow the
+  // float-to-int conversion, and clamping does not change the clipped result.
+  const Aabb wb = world.world_bounds();
+  const Vec3 margin = Vec3{2, 2, 2} * world.voxel_size();
+  const Vec3 lo_clamped = Min(Max(box.min, wb.min - margin), wb.max + margin);
+  const Vec3 hi_clamped = Min(Max(box.max, wb.min - margin), wb.max + margin);
+  Int3 lo = world.VoxelAt(lo_clamped) - Int3{1, 1, 1};
+  Int3 hi =
+      world.VoxelAt(hi_clamped) + Int3{2, 2, 2};  // inclusive max voxel, grown by one, exclusive
   return IntBox{lo, hi}.Intersect(world.voxel_bounds());
 }
 

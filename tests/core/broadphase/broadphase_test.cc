@@ -291,6 +291,55 @@ TEST(Broadphase, SweepThroughOpenAirTouchesNothing) {
               1.01f);  // grown box reaches the dilated top (y = -20) at ~18
 }
 
+TEST(Broadphase, BoxesFarOutsideTheWorldTouchNothing) {
+  auto world = testing::MakeFunctionWorld([](const Int3&) { return Voxel{kMaterialRock, 255}; });
+  BroadphaseIndex index(*world);
+  OverlapResult r;
+  OverlapAabb(index, {{1e20f, 0, 0}, {2e20f, 1, 1}}, OverlapSettings{}, &r);
+  EXPECT_FALSE(r.touches_solid);
+  OverlapAabb(index, {{-2e20f, -1, -1}, {-1e20f, 1, 1}}, OverlapSettings{}, &r);
+  EXPECT_FALSE(r.touches_solid);
+  // A box ending just outside still reaches the world's last voxel through the one-voxel growth.
+  OverlapAabb(index, {{32.5f, 0, 0}, {33.5f, 1, 1}}, OverlapSettings{}, &r);
+  EXPECT_TRUE(r.touches_solid);
+  SweepResult s = SweepAabb(index, {{40, 0, 0}, {41, 1, 1}}, {1e9f, 0, 0});
+  EXPECT_FALSE(s.touches_solid);
+}
+
+TEST(ValidateOverlap, RejectsBadInputNamingTheField) {
+  auto world = testing::MakeEmptyWorld();
+  const float nan = std::nanf(""), inf = INFINITY;
+  OverlapLimits limits{10.0f, 100};
+  struct Case {
+    OverlapShape shape;
+    uint32_t max_voxels;
+    const char* field;  // nullptr: valid
+  } cases[] = {
+      {{false, {0, 0, 0}, {1, 1, 1}, 0}, 0, nullptr},
+      {{true, {0, 0, 0}, {}, 10}, 100, nullptr},
+      {{false, {nan, 0, 0}, {1, 1, 1}, 0}, 0, "box.center"},
+      {{false, {0, 40, 0}, {1, 1, 1}, 0}, 0, "box.center"},
+      {{false, {0, 0, 0}, {-1, 1, 1}, 0}, 0, "box.half_extents.x"},
+      {{false, {0, 0, 0}, {1, inf, 1}, 0}, 0, "box.half_extents.y"},
+      {{false, {0, 0, 0}, {1, 1, 10.5f}, 0}, 0, "box.half_extents.z"},
+      {{true, {0, -inf, 0}, {}, 1}, 0, "sphere.center"},
+      {{true, {0, 0, 0}, {}, nan}, 0, "sphere.radius"},
+      {{true, {0, 0, 0}, {}, -0.5f}, 0, "sphere.radius"},
+      {{true, {0, 0, 0}, {}, 11}, 0, "sphere.radius"},
+      {{true, {0, 0, 0}, {}, 1}, 101, "max_voxels"},
+  };
+  for (const Case& c : cases) {
+    OverlapSettings settings{true, c.max_voxels};
+    absl::Status s = ValidateOverlap(*world, c.shape, settings, limits);
+    if (c.field == nullptr) {
+      EXPECT_TRUE(s.ok()) << s;
+      continue;
+    }
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_NE(s.message().find(c.field), std::string::npos) << s;
+  }
+}
+
 TEST(Broadphase, RayThroughEmptyChunksReadsNoVoxels) {
   auto world = testing::MakeFunctionWorld([](const Int3& v) {
     return v.x >= 24 ? Voxel{kMaterialRock, 255} : Voxel{};
