@@ -105,17 +105,28 @@ BroadphaseIndex::~BroadphaseIndex() {
 }
 
 BroadphaseIndex::ReadScope::ReadScope(const BroadphaseIndex& index) : index_(index) {
+  // Threads take shards round robin on their first scope.
+  static std::atomic<uint32_t> next_shard{0};
+  thread_local const uint32_t shard =
+      next_shard.fetch_add(1, std::memory_order_relaxed) % kReaderShards;
+  counters_ = index_.readers_[shard].count;
   // Count ourselves in the current epoch; if the epoch moved meanwhile, the writer may already
   // have checked that counter, so undo and retry with the new epoch.
   for (;;) {
     epoch_ = index_.epoch_.load();
-    index_.readers_[epoch_ & 1].fetch_add(1);
+    counters_[epoch_ & 1].fetch_add(1);
     if (index_.epoch_.load() == epoch_) return;
-    index_.readers_[epoch_ & 1].fetch_sub(1);
+    counters_[epoch_ & 1].fetch_sub(1);
   }
 }
 
-BroadphaseIndex::ReadScope::~ReadScope() { index_.readers_[epoch_ & 1].fetch_sub(1); }
+BroadphaseIndex::ReadScope::~ReadScope() { counters_[epoch_ & 1].fetch_sub(1); }
+
+int64_t BroadphaseIndex::ActiveReaders(uint64_t parity) const {
+  int64_t n = 0;
+  for (const ReaderCounter& shard : readers_) n += shard.count[parity & 1].load();
+  return n;
+}
 
 const MaskRecord* BroadphaseIndex::Build(const ChunkKey& key) const {
   // Hold the 27 chunks while reading them; outside the world they are air.
@@ -169,7 +180,7 @@ void BroadphaseIndex::TryReclaim() {
   // Once no reader of epoch e-1 remains, free them and advance to e+1 (reusing that counter).
   uint64_t e = epoch_.load();
   std::vector<const MaskRecord*>& previous = retired_[(e + 1) & 1];
-  if (readers_[(e + 1) & 1].load() != 0) return;
+  if (ActiveReaders(e + 1) != 0) return;
   for (const MaskRecord* r : previous) MaskRecord::Destroy(r);
   previous.clear();
   epoch_.store(e + 1);

@@ -103,6 +103,7 @@ class BroadphaseIndex : public EditObserver {
 
    private:
     const BroadphaseIndex& index_;
+    std::atomic<int64_t>* counters_;  // this thread's shard
     uint64_t epoch_;
   };
 
@@ -142,9 +143,15 @@ class BroadphaseIndex : public EditObserver {
   size_t slot_count_ = 0;
   std::unique_ptr<std::atomic<const MaskRecord*>[]> slots_;
 
-  // Two-epoch reclamation: readers count themselves in readers_[epoch & 1].
+  // Two-epoch reclamation: readers count themselves in count[epoch & 1] of their thread's shard.
+  // Sharding keeps concurrent readers on different cache lines; the writer sums the shards.
+  static constexpr int kReaderShards = 16;
+  struct alignas(64) ReaderCounter {
+    std::atomic<int64_t> count[2] = {0, 0};
+  };
+  int64_t ActiveReaders(uint64_t parity) const;
   mutable std::atomic<uint64_t> epoch_{0};
-  mutable std::atomic<int64_t> readers_[2] = {0, 0};
+  mutable ReaderCounter readers_[kReaderShards];
   absl::Mutex writer_mu_;
   std::vector<const MaskRecord*> retired_[2] ABSL_GUARDED_BY(writer_mu_);
 };
