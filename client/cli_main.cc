@@ -2,6 +2,7 @@
 //
 //   voxcol [--server=HOST:PORT] [--json] info
 //   voxcol raycast --origin=X,Y,Z --direction=X,Y,Z [--max_distance=D] [--water=pass|stop]
+//   voxcol overlap --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] [--max_voxels=N]
 //   voxcol fill-ball --center=X,Y,Z --radius=R [--material=rock|air|water|N] [--mode=add|subtract|set]
 //   voxcol checkpoint --dir=/abs/path/on/server
 //   voxcol export-region --min=X,Y,Z --max=X,Y,Z --file=PATH
@@ -33,9 +34,12 @@ ABSL_FLAG(std::string, origin, "", "raycast: ray origin X,Y,Z in world units");
 ABSL_FLAG(std::string, direction, "0,-1,0", "raycast: ray direction X,Y,Z (any non-zero length)");
 ABSL_FLAG(float, max_distance, 1000.0f, "raycast: maximum distance, world units");
 ABSL_FLAG(std::string, water, "pass", "raycast: 'pass' through water or 'stop' at its surface");
-ABSL_FLAG(bool, stats, false, "raycast: include query cost statistics");
-ABSL_FLAG(std::string, center, "", "fill-ball: centre X,Y,Z in world units");
-ABSL_FLAG(float, radius, 0.0f, "fill-ball: radius, world units");
+ABSL_FLAG(bool, stats, false, "raycast, overlap: include query cost statistics");
+ABSL_FLAG(std::string, center, "", "fill-ball, overlap: centre X,Y,Z in world units");
+ABSL_FLAG(float, radius, 0.0f, "fill-ball, overlap (sphere): radius, world units");
+ABSL_FLAG(std::string, half_extents, "", "overlap (box): half extents X,Y,Z in world units");
+ABSL_FLAG(bool, voxels, false, "overlap: also list the touched voxels");
+ABSL_FLAG(uint32_t, max_voxels, 0, "overlap: most voxels to list (0: the server's limit)");
 ABSL_FLAG(std::string, material, "rock", "fill-ball: air|water|rock|dirt|grass|sand or a number 0..255");
 ABSL_FLAG(std::string, mode, "add", "fill-ball: add|subtract|set");
 ABSL_FLAG(int, streams, 32, "loadtest: concurrent Query streams");
@@ -221,6 +225,59 @@ int RunRaycast(Client& client) {
   return kExitOk;
 }
 
+// Fills the shape of an overlap request from --center and --half_extents (box) or --radius
+// (sphere).
+bool ParseOverlapShape(v1::OverlapRequest* request, std::string* error) {
+  const std::string half = absl::GetFlag(FLAGS_half_extents);
+  if (!half.empty() && absl::GetFlag(FLAGS_radius) != 0.0f) {
+    *error = "overlap takes --half_extents (box) or --radius (sphere), not both";
+    return false;
+  }
+  v1::Vec3* center = half.empty() ? request->mutable_sphere()->mutable_center()
+                                  : request->mutable_box()->mutable_center();
+  if (absl::GetFlag(FLAGS_center).empty() || !ParseVec3(absl::GetFlag(FLAGS_center), center)) {
+    *error = "overlap needs --center=X,Y,Z";
+    return false;
+  }
+  if (half.empty()) {
+    request->mutable_sphere()->set_radius(absl::GetFlag(FLAGS_radius));
+  } else if (!ParseVec3(half, request->mutable_box()->mutable_half_extents())) {
+    *error = "--half_extents must be X,Y,Z";
+    return false;
+  }
+  return true;
+}
+
+std::string TouchLabel(const v1::OverlapTouch& t) {
+  return absl::StrCat(Fmt(t.key()), t.solid() ? " solid" : "", t.water() ? " water" : "");
+}
+
+int RunOverlap(Client& client) {
+  v1::OverlapRequest request;
+  std::string error;
+  if (!ParseOverlapShape(&request, &error)) return Usage(error);
+  request.set_include_voxels(absl::GetFlag(FLAGS_voxels));
+  request.set_max_voxels(absl::GetFlag(FLAGS_max_voxels));
+  request.set_include_stats(absl::GetFlag(FLAGS_stats));
+  v1::OverlapResponse r;
+  grpc::Status status = client.Overlap(request, &r);
+  if (!status.ok()) return Fail("overlap", status);
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(r);
+    return kExitOk;
+  }
+  std::printf("solid %s, water %s (broadphase precision, world version %llu)\n",
+              r.touches_solid() ? "yes" : "no", r.touches_water() ? "yes" : "no",
+              (unsigned long long)r.version());
+  for (const v1::OverlapTouch& c : r.chunks())
+    std::printf("     chunk %s\n", TouchLabel(c).c_str());
+  for (const v1::OverlapTouch& v : r.voxels())
+    std::printf("     voxel %s\n", TouchLabel(v).c_str());
+  if (r.voxels_truncated()) std::printf("     (more voxels touched than listed)\n");
+  if (r.has_stats()) std::printf("     stats: %u chunks visited\n", r.stats().chunks_visited());
+  return kExitOk;
+}
+
 bool ParseMaterial(const std::string& text, uint32_t* out) {
   for (uint32_t i = 0; i < 6; ++i) {
     if (text == kMaterialNames[i]) {
@@ -343,6 +400,8 @@ int main(int argc, char** argv) {
       "  info        world bounds, voxel size, seed, version\n"
       "  health      SERVING / NOT_SERVING (exit 0 only when serving)\n"
       "  raycast     --origin=X,Y,Z [--direction=X,Y,Z] [--max_distance=D] [--water=pass|stop]\n"
+      "  overlap     --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] "
+      "[--max_voxels=N]\n"
       "  fill-ball   --center=X,Y,Z --radius=R [--material=NAME|N] [--mode=add|subtract|set]\n"
       "  loadtest    [--streams=32] [--seconds=60] [--batch=64] [--edit_rate=20]: bounded load from this\n"
       "              machine; only shedding (RESOURCE_EXHAUSTED) is tolerated, other errors exit 1\n"
@@ -352,13 +411,14 @@ int main(int argc, char** argv) {
       "exit codes: 0 ok, 1 server error, 2 usage, 3 server unreachable");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   using namespace voxcol::client;
-  if (args.size() != 2) return Usage("expected exactly one command: info, raycast, fill-ball, checkpoint, export-region or import-region");
+  if (args.size() != 2) return Usage("expected exactly one command (see the list in --help)");
   const std::string command = args[1];
   Client client(absl::GetFlag(FLAGS_server), std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
   if (command == "info") return RunInfo(client);
   if (command == "health") return RunHealth(client);
   if (command == "loadtest") return RunLoadTest();
   if (command == "raycast") return RunRaycast(client);
+  if (command == "overlap") return RunOverlap(client);
   if (command == "fill-ball") return RunFillBall(client);
   if (command == "checkpoint") return RunCheckpoint(client);
   if (command == "export-region") return RunExportRegion(client);

@@ -26,6 +26,12 @@ grpc::Status Client::Raycast(const v1::RaycastRequest& request, v1::RaycastRespo
   return query_->Raycast(&context, request, response);
 }
 
+grpc::Status Client::Overlap(const v1::OverlapRequest& request, v1::OverlapResponse* response) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  return query_->Overlap(&context, request, response);
+}
+
 grpc::Status Client::FillBall(const v1::FillBallRequest& request, v1::EditAck* response) {
   grpc::ClientContext context;
   Prepare(&context);

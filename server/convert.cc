@@ -77,4 +77,46 @@ void ToProto(const RayHit& hit, v1::RaycastResponse* out) {
   out->set_started_inside(hit.started_inside);
 }
 
+absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_voxels,
+                       OverlapShape* shape, OverlapSettings* settings) {
+  switch (request.shape_case()) {
+    case v1::OverlapRequest::kBox:
+      shape->is_sphere = false;
+      shape->center = ToCore(request.box().center());
+      shape->half_extents = ToCore(request.box().half_extents());
+      break;
+    case v1::OverlapRequest::kSphere:
+      shape->is_sphere = true;
+      shape->center = ToCore(request.sphere().center());
+      shape->radius = request.sphere().radius();
+      break;
+    default:
+      return absl::InvalidArgumentError("shape: set either box or sphere");
+  }
+  settings->collect_chunks = true;
+  settings->max_voxels = 0;
+  if (request.include_voxels()) {
+    settings->max_voxels = request.max_voxels() == 0 ? default_max_voxels : request.max_voxels();
+  }
+  return absl::OkStatus();
+}
+
+void ToProto(const OverlapResult& result, v1::OverlapResponse* out) {
+  out->set_touches_solid(result.touches_solid);
+  out->set_touches_water(result.touches_water);
+  for (const TouchedChunk& c : result.chunks) {
+    v1::OverlapTouch* t = out->add_chunks();
+    ToProto(c.key, t->mutable_key());
+    t->set_solid(c.classes & kClassSolid);
+    t->set_water(c.classes & kClassWater);
+  }
+  for (const TouchedVoxel& v : result.voxels) {
+    v1::OverlapTouch* t = out->add_voxels();
+    ToProto(v.voxel, t->mutable_key());
+    t->set_solid(v.classes & kClassSolid);
+    t->set_water(v.classes & kClassWater);
+  }
+  out->set_voxels_truncated(result.voxels_truncated);
+}
+
 }  // namespace voxcol::server

@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
+#include "core/broadphase/overlap.h"
 #include "core/geometry/vec3.h"
 #include "core/query/raycast.h"
 #include "core/voxel/edit.h"
@@ -26,7 +27,12 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromProto(const v1::RaycastRequest& request, RayInput* ray, RaySettings* settings);
 absl::Status FromProto(const v1::FillBallRequest& request, FillBallParams* params);
 absl::Status EditModeFromProto(v1::EditMode mode, EditMode* out);
+// A request without a shape is INVALID_ARGUMENT ("shape"). Touched chunks are always collected;
+// voxels only with include_voxels, max_voxels 0 meaning `default_max_voxels`.
+absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_voxels,
+                       OverlapShape* shape, OverlapSettings* settings);
 
 void ToProto(const RayHit& hit, v1::RaycastResponse* out);
+void ToProto(const OverlapResult& result, v1::OverlapResponse* out);
 
 }  // namespace voxcol::server

@@ -42,6 +42,9 @@ ABSL_FLAG(int, max_in_flight_batches_per_stream, 4, "Batches one stream may have
 ABSL_FLAG(int, max_min_version_wait_ms, 1000, "Longest wait for a batch's min_version to be reached");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
           "HTTP address serving Prometheus metrics at /metrics; empty disables");
+ABSL_FLAG(float, max_overlap_extent, 64.0f,
+          "Largest Overlap half extent or radius accepted, world units");
+ABSL_FLAG(uint32_t, max_overlap_voxels, 65536, "Most touched voxels one Overlap may return");
 ABSL_FLAG(std::string, port_file, "", "If set, write the bound port number to this file once serving");
 ABSL_FLAG(uint64_t, store_cache_mb, 256,
           "Budget for decoded chunks kept in memory, MiB (evicted chunks reload from the store or "
@@ -104,9 +107,15 @@ int RunServer() {
           data->world.created, config.seed, config.size_voxels.x, config.size_voxels.y, config.size_voxels.z,
           config.voxel_size, data->world.version);
 
+  // The broadphase follows every edit: it must observe the world before the first request.
+  BroadphaseIndex broadphase(world);
+  world.AddObserver(&broadphase);
+
   ServiceLimits limits;
   limits.query.max_ray_distance = absl::GetFlag(FLAGS_max_ray_distance);
   limits.edit.max_radius = absl::GetFlag(FLAGS_max_edit_radius);
+  limits.overlap.max_extent = absl::GetFlag(FLAGS_max_overlap_extent);
+  limits.overlap.max_voxels = absl::GetFlag(FLAGS_max_overlap_voxels);
   StreamLimits stream_limits;
   stream_limits.batch.max_queries = absl::GetFlag(FLAGS_max_batch_queries);
   stream_limits.batch.max_min_version_wait = absl::Milliseconds(absl::GetFlag(FLAGS_max_min_version_wait_ms));
@@ -132,7 +141,7 @@ int RunServer() {
   }
 
   WorldServiceImpl world_service(world, cave.sea_level);
-  QueryServiceImpl query_service(world, limits, stream_limits, &query_pool);
+  QueryServiceImpl query_service(world, broadphase, limits, stream_limits, &query_pool);
   EditServiceImpl edit_service(world, limits);
   AdminServiceImpl admin_service(world, *data->store);
 

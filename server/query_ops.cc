@@ -5,15 +5,16 @@
 
 namespace voxcol::server {
 
-absl::Status RunRaycast(const World& world, const ServiceLimits& limits, const v1::RaycastRequest& request,
+absl::Status RunRaycast(const BroadphaseIndex& index, const ServiceLimits& limits, const v1::RaycastRequest& request,
                         v1::RaycastResponse* response) {
+  const World& world = index.world();
   RayInput ray;
   RaySettings settings;
   absl::Status status = FromProto(request, &ray, &settings);
   if (status.ok()) status = ValidateRay(world, ray, limits.query);
   if (!status.ok()) return status;
   QueryStats stats;
-  RayHit hit = RaycastBlocky(world, ray, settings, &stats);
+  RayHit hit = RaycastBlocky(index, ray, settings, &stats);
   if (!hit.load_status.ok()) {
     // A chunk along the ray has a corrupt stored record: never answer from garbage.
     LogError("event=chunk_load_failed query=raycast code=%s message=\"%s\"",
@@ -25,6 +26,21 @@ absl::Status RunRaycast(const World& world, const ServiceLimits& limits, const v
     response->mutable_stats()->set_voxels_visited(stats.voxels_visited);
     response->mutable_stats()->set_chunks_visited(stats.chunks_visited);
   }
+  return absl::OkStatus();
+}
+
+absl::Status RunOverlap(const BroadphaseIndex& index, const ServiceLimits& limits, const v1::OverlapRequest& request,
+                        v1::OverlapResponse* response) {
+  OverlapShape shape;
+  OverlapSettings settings;
+  absl::Status status = FromProto(request, limits.overlap.max_voxels, &shape, &settings);
+  if (status.ok()) status = ValidateOverlap(index.world(), shape, settings, limits.overlap);
+  if (!status.ok()) return status;
+  // One result per thread: its vectors keep their capacity, so steady-state queries do not allocate.
+  thread_local OverlapResult result;
+  Overlap(index, shape, settings, &result);
+  ToProto(result, response);
+  if (request.include_stats()) response->mutable_stats()->set_chunks_visited(result.chunks_visited);
   return absl::OkStatus();
 }
 

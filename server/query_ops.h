@@ -3,14 +3,17 @@
 #pragma once
 
 #include "absl/status/status.h"
-#include "core/voxel/world.h"
+#include "core/broadphase/broadphase_index.h"
 #include "server/service_limits.h"
 #include "voxcol/v1/query_service.pb.h"
 
 namespace voxcol::server {
 
 // INVALID_ARGUMENT naming the field for bad input; otherwise fills `response` (without version).
-absl::Status RunRaycast(const World& world, const ServiceLimits& limits, const v1::RaycastRequest& request,
+// `index` is the world's broadphase (index.world() is the world).
+absl::Status RunRaycast(const BroadphaseIndex& index, const ServiceLimits& limits, const v1::RaycastRequest& request,
                         v1::RaycastResponse* response);
+absl::Status RunOverlap(const BroadphaseIndex& index, const ServiceLimits& limits, const v1::OverlapRequest& request,
+                        v1::OverlapResponse* response);
 
 }  // namespace voxcol::server

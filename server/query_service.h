@@ -3,6 +3,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "core/broadphase/broadphase_index.h"
 #include "core/voxel/world.h"
 #include "server/query_batch.h"
 #include "server/service_limits.h"
@@ -18,19 +19,23 @@ struct StreamLimits {
 
 class QueryServiceImpl final : public v1::QueryService::WithCallbackMethod_Query<v1::QueryService::Service> {
  public:
-  // `pool` runs the batches of every stream; it must outlive the server.
-  QueryServiceImpl(const World& world, const ServiceLimits& limits, const StreamLimits& stream_limits,
-                   WorkerPool* pool)
-      : world_(world), limits_(limits), stream_limits_(stream_limits), pool_(pool) {}
+  // `index` is the broadphase of `world` (registered as its edit observer); `pool` runs the batches
+  // of every stream. All three must outlive the server.
+  QueryServiceImpl(const World& world, const BroadphaseIndex& index, const ServiceLimits& limits,
+                   const StreamLimits& stream_limits, WorkerPool* pool)
+      : world_(world), index_(index), limits_(limits), stream_limits_(stream_limits), pool_(pool) {}
 
   grpc::Status Raycast(grpc::ServerContext* context, const v1::RaycastRequest* request,
                        v1::RaycastResponse* response) override;
+  grpc::Status Overlap(grpc::ServerContext* context, const v1::OverlapRequest* request,
+                       v1::OverlapResponse* response) override;
   grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse>* Query(
       grpc::CallbackServerContext* context) override;
 
  private:
   friend class QueryStream;
   const World& world_;
+  const BroadphaseIndex& index_;
   ServiceLimits limits_;
   StreamLimits stream_limits_;
   WorkerPool* pool_;

@@ -10,9 +10,11 @@ struct ServerMetrics {
   Metrics registry;
   // Latency of unary RPCs and of stream batches, arrival to completion.
   Histogram* raycast_latency;
+  Histogram* overlap_latency;
   Histogram* batch_latency;
   Histogram* edit_latency;
   Counter* queries_raycast;
+  Counter* queries_overlap;
   Counter* query_failures;      // queries answered with a non-OK code
   Counter* batches;             // batches received on streams
   Counter* batches_shed;        // refused with RESOURCE_EXHAUSTED

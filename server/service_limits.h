@@ -1,6 +1,7 @@
 // Request limits shared by the gRPC services, configured by flags.
 #pragma once
 
+#include "core/broadphase/overlap.h"
 #include "core/query/raycast.h"
 #include "core/voxel/edit.h"
 
@@ -8,6 +9,7 @@ namespace voxcol::server {
 
 struct ServiceLimits {
   QueryLimits query;
+  OverlapLimits overlap;
   EditLimits edit;
 };
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "core/broadphase/broadphase_index.h"
 #include "core/geometry/vec3.h"
 #include "core/voxel/world.h"
 
@@ -44,8 +45,8 @@ struct RayHit {
 
 // What a query cost; optional output.
 struct QueryStats {
-  uint32_t voxels_visited = 0;
-  uint32_t chunks_visited = 0;
+  uint32_t voxels_visited = 0;  // voxels stepped through inside chunks that were not skipped
+  uint32_t chunks_visited = 0;  // chunks whose voxels were stepped through (skipped ones excluded)
 };
 
 // Checks a ray; the error message names the field (origin, direction, max_distance).
@@ -54,9 +55,12 @@ absl::Status ValidateRay(const World& world, const RayInput& ray, const QueryLim
 // Exact raycast against the blocky occupancy: a voxel is filled when IsSolid (or IsWater with
 // kStopAtSurface). Walks voxels front to back after Amanatides & Woo, "A Fast Voxel Traversal
 // Algorithm for Ray Tracing" (Eurographics 1987). The ray ends at max_distance or the world bounds.
-// Precondition: ValidateRay(world, ray, ...) is OK. A chunk that fails to load ends the walk with
+// The walk goes chunk by chunk through the broadphase (RayChunkWalk): chunks whose masks are empty
+// are skipped unread, and inside a chunk only voxels whose mask bit is set are read, from the
+// chunk snapshot the masks were built from. A chunk that fails to load ends the walk with
 // RayHit::load_status set, never reads as air.
-RayHit RaycastBlocky(const World& world, const RayInput& ray, const RaySettings& settings,
+// Precondition: ValidateRay(index.world(), ray, ...) is OK.
+RayHit RaycastBlocky(const BroadphaseIndex& index, const RayInput& ray, const RaySettings& settings,
                      QueryStats* stats = nullptr);
 
 }  // namespace voxcol

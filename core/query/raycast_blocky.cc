@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "core/broadphase/ray_chunk_walk.h"
 #include "core/query/raycast.h"
 
 namespace voxcol {
@@ -27,75 +29,116 @@ absl::Status ValidateRay(const World& world, const RayInput& ray, const QueryLim
   return absl::OkStatus();
 }
 
-RayHit RaycastBlocky(const World& world, const RayInput& ray, const RaySettings& settings, QueryStats* stats) {
-  const float h = world.voxel_size();
-  const Vec3 dir = Normalize(ray.direction);
-  const Vec3 o = ray.origin * (1.0f / h);  // voxel units
-  const float t_end = ray.max_distance / h;
-  const IntBox bounds = world.voxel_bounds();
-  auto filled = [&](Voxel v) {
-    return IsSolid(v) || (settings.water == WaterMode::kStopAtSurface && IsWater(v));
-  };
+namespace {
 
-  Int3 voxel = world.VoxelAt(ray.origin);
-  Int3 step;
-  float t_max[3], t_delta[3];
-  constexpr float kInf = std::numeric_limits<float>::infinity();
+// The ray in voxel units, shared by every chunk span.
+struct VoxelRay {
+  Vec3 o;       // origin, voxel units
+  Vec3 dir;     // unit direction
+  int step[3];  // -1, 0 or +1 per axis
+  float t_end;  // voxel units
+  bool (*filled)(Voxel);
+};
+
+bool FilledSolid(Voxel v) { return IsSolid(v); }
+bool FilledSolidOrWater(Voxel v) { return IsSolid(v) || IsWater(v); }
+
+// t where the ray leaves `voxel` along `axis` (from the face position, matching RayChunkWalk).
+float VoxelFaceT(const VoxelRay& r, const Int3& voxel, int axis) {
+  if (r.step[axis] == 0) return std::numeric_limits<float>::infinity();
+  return (float(voxel[axis] + (r.step[axis] > 0)) - r.o[axis]) / r.dir[axis];
+}
+
+// First voxel of a span: the origin voxel, or the voxel on the entered face of the chunk. The
+// other coordinates come from the entry point, clamped into the chunk against rounding.
+Int3 SpanEntryVoxel(const VoxelRay& r, const RayChunkSpan& span, const Int3& start_voxel) {
+  if (span.entered_axis < 0) return start_voxel;
+  Int3 lo = ChunkOrigin(span.key), voxel;
   for (int a = 0; a < 3; ++a) {
-    if (dir[a] > 0) {
-      step[a] = 1;
-      t_max[a] = (float(voxel[a] + 1) - o[a]) / dir[a];
-      t_delta[a] = 1.0f / dir[a];
-    } else if (dir[a] < 0) {
-      step[a] = -1;
-      t_max[a] = (float(voxel[a]) - o[a]) / dir[a];
-      t_delta[a] = -1.0f / dir[a];
-    } else {
-      step[a] = 0;
-      t_max[a] = kInf;
-      t_delta[a] = kInf;
-    }
+    int v = int(std::floor(r.o[a] + span.t_enter * r.dir[a]));
+    voxel[a] = std::clamp(v, lo[a], lo[a] + kChunkSize - 1);
   }
+  int a = span.entered_axis;
+  voxel[a] = r.step[a] > 0 ? lo[a] : lo[a] + kChunkSize - 1;
+  return voxel;
+}
 
-  RayHit result;
-  ChunkKey cached_key = ChunkOf(voxel);
-  absl::StatusOr<ChunkPtr> chunk = world.LoadChunk(cached_key);
-  uint32_t voxels = 0, chunks = 1;
-  float t = 0;
-  int entered_axis = -1;
-  while (bounds.Contains(voxel)) {
-    ChunkKey key = ChunkOf(voxel);
-    if (key != cached_key) {
-      cached_key = key;
-      chunk = world.LoadChunk(key);
-      ++chunks;
+// Voxel DDA inside one chunk span. Returns true on a hit (filling `hit`), false when the ray
+// leaves the chunk or ends. Only voxels whose mask bit is set are read.
+bool WalkSpan(const VoxelRay& r, const World& world, const RayChunkSpan& span,
+              const Int3& start_voxel, uint8_t classes, RayHit* hit, uint32_t* voxels) {
+  uint64_t masks[kChunkSize];
+  span.record->Combined(classes, masks);
+  // Partial records pair their masks with the snapshot they were built from; FULL ones skip
+  // nothing, so the live chunk is as good as any.
+  ChunkPtr live;
+  if (span.record->chunk() == nullptr) {
+    // FULL records (and those of chunks whose stored record is corrupt) carry no snapshot.
+    absl::StatusOr<ChunkPtr> loaded = world.LoadChunk(span.key);
+    if (!loaded.ok()) {
+      hit->load_status = loaded.status();
+      return true;
     }
-    if (!chunk.ok()) {
-      result.load_status = chunk.status();
-      break;
-    }
-    ++voxels;
-    Voxel v = (*chunk)->At(LocalOf(voxel));
-    if (filled(v)) {
-      result.hit = true;
-      result.distance = t * h;
-      result.position = ray.origin + dir * result.distance;
-      result.voxel = voxel;
-      result.value = v;
-      if (entered_axis < 0) {
-        result.started_inside = true;
-      } else {
-        result.normal[entered_axis] = float(-step[entered_axis]);
+    live = *std::move(loaded);
+  }
+  const Chunk& chunk = span.record->chunk() ? *span.record->chunk() : *live;
+  const Int3 lo = ChunkOrigin(span.key);
+  Int3 voxel = SpanEntryVoxel(r, span, start_voxel);
+  float t_max[3] = {VoxelFaceT(r, voxel, 0), VoxelFaceT(r, voxel, 1), VoxelFaceT(r, voxel, 2)};
+  float t = span.t_enter;
+  int entered = span.entered_axis;
+  for (;;) {
+    ++*voxels;
+    Int3 local = voxel - lo;
+    if (masks[local.y] >> (local.x | local.z << kChunkBits) & 1) {
+      Voxel v = chunk.At(local);
+      if (r.filled(v)) {
+        hit->hit = true;
+        hit->distance = t;  // voxel units; scaled by the caller
+        hit->voxel = voxel;
+        hit->value = v;
+        hit->started_inside = entered < 0;
+        if (entered >= 0) hit->normal[entered] = float(-r.step[entered]);
+        return true;
       }
-      break;
     }
-    // Advance to the nearest voxel boundary.
     int a = t_max[0] < t_max[1] ? (t_max[0] < t_max[2] ? 0 : 2) : (t_max[1] < t_max[2] ? 1 : 2);
     t = t_max[a];
-    if (t > t_end) break;
-    voxel[a] += step[a];
-    t_max[a] += t_delta[a];
-    entered_axis = a;
+    voxel[a] += r.step[a];
+    if (t > r.t_end || voxel[a] < lo[a] || voxel[a] >= lo[a] + kChunkSize) return false;
+    t_max[a] = VoxelFaceT(r, voxel, a);
+    entered = a;
+  }
+}
+
+}  // namespace
+
+RayHit RaycastBlocky(const BroadphaseIndex& index, const RayInput& ray, const RaySettings& settings,
+                     QueryStats* stats) {
+  const World& world = index.world();
+  const float h = world.voxel_size();
+  const bool stop_at_water = settings.water == WaterMode::kStopAtSurface;
+  VoxelRay r;
+  r.dir = Normalize(ray.direction);
+  r.o = ray.origin * (1.0f / h);
+  r.t_end = ray.max_distance / h;
+  r.filled = stop_at_water ? FilledSolidOrWater : FilledSolid;
+  for (int a = 0; a < 3; ++a) r.step[a] = r.dir[a] > 0 ? 1 : (r.dir[a] < 0 ? -1 : 0);
+  const uint8_t classes = stop_at_water ? kClassAny : kClassSolid;
+  const Int3 start_voxel = world.VoxelAt(ray.origin);
+
+  BroadphaseIndex::ReadScope scope(index);
+  RayChunkWalk walk(index, scope, r.o, start_voxel, r.dir, r.t_end, classes);
+  RayHit result;
+  RayChunkSpan span;
+  uint32_t voxels = 0, chunks = 0;
+  while (walk.Next(&span)) {
+    ++chunks;
+    if (!WalkSpan(r, world, span, start_voxel, classes, &result, &voxels)) continue;
+    if (!result.load_status.ok()) break;
+    result.distance *= h;
+    result.position = ray.origin + r.dir * result.distance;
+    break;
   }
   if (stats) {
     stats->voxels_visited += voxels;

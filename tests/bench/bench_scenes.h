@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "core/broadphase/broadphase_index.h"
 #include "core/query/raycast.h"
 #include "tests/core/test_worlds.h"
 
@@ -14,6 +15,12 @@ namespace voxcol::bench {
 inline World& BenchCaveWorld() {
   static std::unique_ptr<World> world = testing::MakeCaveWorld(1, {256, 192, 256});
   return *world;
+}
+
+// The broadphase of BenchCaveWorld(), built lazily.
+inline const BroadphaseIndex& BenchCaveIndex() {
+  static BroadphaseIndex index(BenchCaveWorld());
+  return index;
 }
 
 // Rays from random points above the terrain, angled downward, 64 voxels long.

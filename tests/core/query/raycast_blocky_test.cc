@@ -71,11 +71,12 @@ RayInput RandomRay(std::mt19937& rng, const World& world, float max_len) {
 
 TEST(RaycastBlocky, MatchesBruteForceSlabsOnCaveWorld) {
   auto world = testing::MakeCaveWorld(11, {64, 64, 64});
+  BroadphaseIndex index(*world);
   std::mt19937 rng(99);
   int hits = 0;
   for (int i = 0; i < 3000; ++i) {
     RayInput ray = RandomRay(rng, *world, 24);
-    RayHit got = RaycastBlocky(*world, ray, RaySettings{});
+    RayHit got = RaycastBlocky(index, ray, RaySettings{});
     SlabHit want = BruteForceSlabs(*world, ray);
     ASSERT_EQ(got.hit, want.hit) << "ray " << i;
     if (!want.hit) continue;
@@ -89,12 +90,13 @@ TEST(RaycastBlocky, MatchesBruteForceSlabsOnCaveWorld) {
 
 TEST(RaycastBlocky, AgreesWithFineStepMarch) {
   auto world = testing::MakeCaveWorld(12, {64, 64, 64});
+  BroadphaseIndex index(*world);
   std::mt19937 rng(7);
   const float dt = 1e-3f;
   int hits = 0;
   for (int i = 0; i < 400; ++i) {
     RayInput ray = RandomRay(rng, *world, 16);
-    RayHit got = RaycastBlocky(*world, ray, RaySettings{});
+    RayHit got = RaycastBlocky(index, ray, RaySettings{});
     SlabHit march = FineStepMarch(*world, ray, dt);
     if (march.hit) {
       // The march can only find a voxel at or after the exact entry, and within one step of it.
@@ -115,7 +117,8 @@ TEST(RaycastBlocky, AgreesWithFineStepMarch) {
 TEST(RaycastBlocky, StraightDownHitsTheTopFaceOfAFlatFloor) {
   auto world = testing::MakeFunctionWorld(
       [](const Int3& v) { return v.y < -5 ? Voxel{kMaterialRock, 255} : Voxel{}; });
-  RayHit hit = RaycastBlocky(*world, {{0.5f, 10.0f, -3.25f}, {0, -2, 0}, 100}, RaySettings{});
+  RayHit hit = RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 10.0f, -3.25f}, {0, -2, 0}, 100},
+                             RaySettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_FLOAT_EQ(hit.distance, 15.0f);
   EXPECT_EQ(hit.normal, (Vec3{0, 1, 0}));
@@ -130,7 +133,8 @@ TEST(RaycastBlocky, HalfOccupancyIsTheSolidThreshold) {
     if (v.x == 6) return Voxel{kMaterialRock, 128};
     return Voxel{};
   });
-  RayHit hit = RaycastBlocky(*world, {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 20}, RaySettings{});
+  RayHit hit =
+      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 20}, RaySettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_EQ(hit.voxel.x, 6);
   EXPECT_FLOAT_EQ(hit.distance, 5.5f);
@@ -144,8 +148,9 @@ TEST(RaycastBlocky, WaterStopsTheRayOnlyWhenAsked) {
     return Voxel{};
   });
   RayInput ray{{0.5f, 5.5f, 0.5f}, {0, -1, 0}, 50};
-  RayHit through = RaycastBlocky(*world, ray, RaySettings{WaterMode::kPassThrough});
-  RayHit stop = RaycastBlocky(*world, ray, RaySettings{WaterMode::kStopAtSurface});
+  RayHit through =
+      RaycastBlocky(BroadphaseIndex(*world), ray, RaySettings{WaterMode::kPassThrough});
+  RayHit stop = RaycastBlocky(BroadphaseIndex(*world), ray, RaySettings{WaterMode::kStopAtSurface});
   ASSERT_TRUE(through.hit && stop.hit);
   EXPECT_FLOAT_EQ(through.distance, 15.5f);
   EXPECT_EQ(through.value.material, kMaterialRock);
@@ -155,7 +160,8 @@ TEST(RaycastBlocky, WaterStopsTheRayOnlyWhenAsked) {
 
 TEST(RaycastBlocky, StartingInsideReportsDistanceZero) {
   auto world = testing::MakeFunctionWorld([](const Int3&) { return Voxel{kMaterialRock, 255}; });
-  RayHit hit = RaycastBlocky(*world, {{1.5f, 1.5f, 1.5f}, {0, 1, 0}, 10}, RaySettings{});
+  RayHit hit =
+      RaycastBlocky(BroadphaseIndex(*world), {{1.5f, 1.5f, 1.5f}, {0, 1, 0}, 10}, RaySettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_TRUE(hit.started_inside);
   EXPECT_EQ(hit.distance, 0.0f);
@@ -165,17 +171,22 @@ TEST(RaycastBlocky, StartingInsideReportsDistanceZero) {
 TEST(RaycastBlocky, StopsAtMaxDistanceAndAtTheWorldBoundary) {
   auto world = testing::MakeFunctionWorld(
       [](const Int3& v) { return v.x == 10 ? Voxel{kMaterialRock, 255} : Voxel{}; });
-  EXPECT_FALSE(RaycastBlocky(*world, {{0.5f, 0, 0}, {1, 0, 0}, 9.4f}, RaySettings{}).hit);
-  EXPECT_TRUE(RaycastBlocky(*world, {{0.5f, 0, 0}, {1, 0, 0}, 9.6f}, RaySettings{}).hit);
+  EXPECT_FALSE(
+      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.4f}, RaySettings{}).hit);
+  EXPECT_TRUE(
+      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.6f}, RaySettings{}).hit);
   QueryStats stats;
-  EXPECT_FALSE(RaycastBlocky(*world, {{0.5f, 0, 0}, {-1, 0, 0}, 1000}, RaySettings{}, &stats).hit);
+  EXPECT_FALSE(RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {-1, 0, 0}, 1000},
+                             RaySettings{}, &stats)
+                   .hit);
   EXPECT_LE(stats.voxels_visited, 33u);  // 32 voxels from x=0 to the boundary at -32
 }
 
 TEST(RaycastBlocky, HonoursVoxelSize) {
   auto world = testing::MakeFunctionWorld(
       [](const Int3& v) { return v.y < 0 ? Voxel{kMaterialRock, 255} : Voxel{}; }, {64, 64, 64}, 0.25f);
-  RayHit hit = RaycastBlocky(*world, {{1.0f, 2.0f, 1.0f}, {0, -1, 0}, 10}, RaySettings{});
+  RayHit hit =
+      RaycastBlocky(BroadphaseIndex(*world), {{1.0f, 2.0f, 1.0f}, {0, -1, 0}, 10}, RaySettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_FLOAT_EQ(hit.distance, 2.0f);
   EXPECT_EQ(hit.voxel, (Int3{4, -1, 4}));

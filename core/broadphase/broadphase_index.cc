@@ -1,0 +1,256 @@
+#include "core/broadphase/broadphase_index.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+#include "absl/strings/str_cat.h"
+
+namespace voxcol {
+namespace {
+
+constexpr uint64_t kZeroWords[kChunkSize] = {};
+constexpr uint64_t kOneWords[kChunkSize] = {~0ull, ~0ull, ~0ull, ~0ull, ~0ull, ~0ull, ~0ull, ~0ull};
+
+bool AnyBits(const SliceMasks& m) {
+  uint64_t any = 0;
+  for (uint64_t w : m) any |= w;
+  return any != 0;
+}
+
+// Slow reference: is voxel `v` (world voxel coordinates) inside the dilated occupancy of a class?
+bool DilatedAt(const World& world, const Int3& v, bool water) {
+  for (int dy = -1; dy <= 1; ++dy)
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dx = -1; dx <= 1; ++dx) {
+        Voxel u = world.GetVoxel(v + Int3{dx, dy, dz});
+        if (water ? CountsAsWater(u) : CountsAsSolid(u)) return true;
+      }
+  return false;
+}
+
+}  // namespace
+
+// ---- MaskRecord ----
+
+const uint64_t* MaskRecord::solid() const {
+  if (kind_ == MaskKind::kFullSolid) return kOneWords;
+  return has_solid_ ? words() : kZeroWords;
+}
+
+const uint64_t* MaskRecord::water() const {
+  if (kind_ == MaskKind::kFullWater) return kOneWords;
+  return has_water_ ? words() + kChunkSize * has_solid_ : kZeroWords;
+}
+
+void MaskRecord::Combined(uint8_t classes, uint64_t* out) const {
+  const uint64_t* s = (classes & kClassSolid) ? solid() : kZeroWords;
+  const uint64_t* w = (classes & kClassWater) ? water() : kZeroWords;
+  for (int y = 0; y < kChunkSize; ++y) out[y] = s[y] | w[y];
+}
+
+size_t MaskRecord::HeapBytes() const {
+  if (IsShared()) return 0;
+  return sizeof(MaskRecord) + sizeof(uint64_t) * kChunkSize * (has_solid_ + has_water_);
+}
+
+const MaskRecord& MaskRecord::Empty() {
+  static const MaskRecord kEmpty(MaskKind::kEmpty, 0);
+  return kEmpty;
+}
+
+const MaskRecord* MaskRecord::Make(const ChunkMasks& masks, ChunkPtr chunk) {
+  // Shared constants for the cases that need no per-chunk storage.
+  static const MaskRecord kFullSolid(MaskKind::kFullSolid, kClassSolid);
+  static const MaskRecord kFullWater(MaskKind::kFullWater, kClassWater);
+  if (masks.kind == MaskKind::kEmpty) return &Empty();
+  if (masks.kind == MaskKind::kFullSolid) return &kFullSolid;
+  if (masks.kind == MaskKind::kFullWater) return &kFullWater;
+  // Header and the non-zero masks in one allocation: solid words first, then water words.
+  bool has_solid = AnyBits(masks.solid), has_water = AnyBits(masks.water);
+  size_t bytes = sizeof(MaskRecord) + sizeof(uint64_t) * kChunkSize * (has_solid + has_water);
+  void* memory = ::operator new(bytes);
+  auto* record = new (memory) MaskRecord(
+      MaskKind::kPartial, uint8_t((has_solid ? kClassSolid : 0) | (has_water ? kClassWater : 0)));
+  record->chunk_ = std::move(chunk);
+  record->has_solid_ = has_solid;
+  record->has_water_ = has_water;
+  auto* words = reinterpret_cast<uint64_t*>(record + 1);
+  if (has_solid) std::copy(masks.solid.begin(), masks.solid.end(), words);
+  if (has_water) std::copy(masks.water.begin(), masks.water.end(), words + kChunkSize * has_solid);
+  return record;
+}
+
+void MaskRecord::Destroy(const MaskRecord* record) {
+  if (record == nullptr || record->IsShared()) return;
+  record->~MaskRecord();
+  ::operator delete(const_cast<MaskRecord*>(record));
+}
+
+// ---- BroadphaseIndex ----
+
+BroadphaseIndex::BroadphaseIndex(const World& world)
+    : world_(world), chunk_bounds_(world.chunk_bounds()) {
+  chunk_size_ = chunk_bounds_.max - chunk_bounds_.min;
+  slot_count_ = size_t(chunk_bounds_.Volume());
+  slots_ = std::make_unique<std::atomic<const MaskRecord*>[]>(slot_count_);
+  for (size_t i = 0; i < slot_count_; ++i) slots_[i].store(nullptr, std::memory_order_relaxed);
+}
+
+BroadphaseIndex::~BroadphaseIndex() {
+  for (size_t i = 0; i < slot_count_; ++i) MaskRecord::Destroy(slots_[i].load());
+  absl::MutexLock lock(&writer_mu_);
+  for (auto& list : retired_)
+    for (const MaskRecord* r : list) MaskRecord::Destroy(r);
+}
+
+BroadphaseIndex::ReadScope::ReadScope(const BroadphaseIndex& index) : index_(index) {
+  // Threads take shards round robin on their first scope.
+  static std::atomic<uint32_t> next_shard{0};
+  thread_local const uint32_t shard =
+      next_shard.fetch_add(1, std::memory_order_relaxed) % kReaderShards;
+  counters_ = index_.readers_[shard].count;
+  // Count ourselves in the current epoch; if the epoch moved meanwhile, the writer may already
+  // have checked that counter, so undo and retry with the new epoch.
+  for (;;) {
+    epoch_ = index_.epoch_.load();
+    counters_[epoch_ & 1].fetch_add(1);
+    if (index_.epoch_.load() == epoch_) return;
+    counters_[epoch_ & 1].fetch_sub(1);
+  }
+}
+
+BroadphaseIndex::ReadScope::~ReadScope() { counters_[epoch_ & 1].fetch_sub(1); }
+
+int64_t BroadphaseIndex::ActiveReaders(uint64_t parity) const {
+  int64_t n = 0;
+  for (const ReaderCounter& shard : readers_) n += shard.count[parity & 1].load();
+  return n;
+}
+
+const MaskRecord* BroadphaseIndex::Build(const ChunkKey& key) const {
+  // A chunk whose stored record is corrupt must never read as empty space: a FULL record makes
+  // every query visit it, and reading it there reports the load error (DATA_LOSS).
+  if (!world_.LoadChunk(key).ok()) {
+    ChunkMasks damaged;
+    damaged.kind = MaskKind::kFullSolid;
+    return MaskRecord::Make(damaged, nullptr);
+  }
+  // Hold the 27 chunks while reading them; outside the world they are air.
+  std::array<ChunkPtr, 27> owners;
+  ChunkNeighbourhood hood;
+  for (int dy = -1; dy <= 1; ++dy)
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dx = -1; dx <= 1; ++dx) {
+        int i = NeighbourIndex(dx, dy, dz);
+        owners[i] = world_.GetChunk(key + Int3{dx, dy, dz});
+        hood[i] = owners[i].get();
+      }
+  ChunkMasks masks = BuildChunkMasks(hood);
+#if VOXCOL_VALIDATE
+  if (absl::Status s = ValidateChunkMasks(hood, masks); !s.ok()) {
+    std::fprintf(stderr, "broadphase validation failed for chunk (%d, %d, %d): %s\n", key.x, key.y,
+                 key.z, std::string(s.message()).c_str());
+    std::abort();
+  }
+#endif
+  return MaskRecord::Make(masks, std::move(owners[NeighbourIndex(0, 0, 0)]));
+}
+
+const MaskRecord& BroadphaseIndex::BuildSlot(std::atomic<const MaskRecord*>& slot,
+                                             const ChunkKey& key) const {
+  // Only null is replaced here, so an edit's newer record always wins the race.
+  const MaskRecord* built = Build(key);
+  const MaskRecord* record = nullptr;
+  if (slot.compare_exchange_strong(record, built, std::memory_order_acq_rel)) return *built;
+  MaskRecord::Destroy(built);
+  return *record;
+}
+
+void BroadphaseIndex::Update(const EditResult& result) {
+  absl::MutexLock lock(&writer_mu_);
+  for (const ChunkKey& key : result.dirty_chunks) {
+    if (!chunk_bounds_.Contains(key)) continue;
+    // Store even where nothing was built yet: a lazy builder that read pre-edit data can then
+    // no longer install its stale record (its compare-and-swap from null fails).
+    Retire(Slot(key).exchange(Build(key), std::memory_order_acq_rel));
+  }
+  TryReclaim();
+}
+
+void BroadphaseIndex::Retire(const MaskRecord* record) {
+  if (record != nullptr && !record->IsShared()) retired_[epoch_.load() & 1].push_back(record);
+}
+
+void BroadphaseIndex::TryReclaim() {
+  // Records retired in epoch e-1 are unreachable for readers that entered in epoch e or later.
+  // Once no reader of epoch e-1 remains, free them and advance to e+1 (reusing that counter).
+  uint64_t e = epoch_.load();
+  std::vector<const MaskRecord*>& previous = retired_[(e + 1) & 1];
+  if (ActiveReaders(e + 1) != 0) return;
+  for (const MaskRecord* r : previous) MaskRecord::Destroy(r);
+  previous.clear();
+  epoch_.store(e + 1);
+}
+
+void BroadphaseIndex::BuildAll() {
+  ReadScope scope(*this);
+  for (int y = chunk_bounds_.min.y; y < chunk_bounds_.max.y; ++y)
+    for (int z = chunk_bounds_.min.z; z < chunk_bounds_.max.z; ++z)
+      for (int x = chunk_bounds_.min.x; x < chunk_bounds_.max.x; ++x) Get({x, y, z}, scope);
+}
+
+BroadphaseMemory BroadphaseIndex::Memory() const {
+  ReadScope scope(*this);
+  BroadphaseMemory m;
+  m.slot_bytes = slot_count_ * sizeof(slots_[0]);
+  for (size_t i = 0; i < slot_count_; ++i) {
+    const MaskRecord* r = slots_[i].load(std::memory_order_acquire);
+    if (r == nullptr) continue;
+    ++m.built_chunks;
+    switch (r->kind()) {
+      case MaskKind::kEmpty:
+        ++m.empty_chunks;
+        break;
+      case MaskKind::kFullSolid:
+      case MaskKind::kFullWater:
+        ++m.full_chunks;
+        break;
+      case MaskKind::kPartial:
+        ++m.partial_chunks;
+        m.record_bytes += r->HeapBytes();
+        m.mask_bytes += r->HeapBytes() - sizeof(MaskRecord);
+        break;
+    }
+  }
+  return m;
+}
+
+double BroadphaseMemory::MaskBitsPerVoxel() const {
+  return partial_chunks == 0 ? 0.0
+                             : 8.0 * double(mask_bytes) / double(partial_chunks * kChunkVoxels);
+}
+
+double BroadphaseMemory::TotalBitsPerVoxel() const {
+  return partial_chunks == 0 ? 0.0
+                             : 8.0 * double(total_bytes()) / double(partial_chunks * kChunkVoxels);
+}
+
+absl::Status ValidateMaskRecord(const World& world, const ChunkKey& key, const MaskRecord& record) {
+  Int3 origin = ChunkOrigin(key);
+  for (int y = 0; y < kChunkSize; ++y)
+    for (int z = 0; z < kChunkSize; ++z)
+      for (int x = 0; x < kChunkSize; ++x) {
+        int bit = x | z << kChunkBits;
+        Int3 v = origin + Int3{x, y, z};
+        bool solid = record.solid()[y] >> bit & 1, water = record.water()[y] >> bit & 1;
+        if (solid != DilatedAt(world, v, false) || water != DilatedAt(world, v, true)) {
+          return absl::InternalError(absl::StrCat("mask mismatch at voxel (", v.x, ", ", v.y, ", ",
+                                                  v.z, "): solid bit ", solid, ", water bit ",
+                                                  water));
+        }
+      }
+  return absl::OkStatus();
+}
+
+}  // namespace voxcol

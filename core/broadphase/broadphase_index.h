@@ -1,0 +1,164 @@
+// The broadphase index: chunk masks for a whole World, built lazily and kept current under edits.
+//
+// Storage: one atomic pointer per chunk of the (finite) world grid. Empty and FULL chunks point at
+// shared constant records, so they cost only their slot; a partial chunk owns a record holding the
+// masks that are not all zero (often only the solid one) and the chunk snapshot they describe.
+//
+// Concurrency: readers take a ReadScope (two atomic increments, never a lock) and then load slots.
+// A missing record is built by the reader and installed with a compare-and-swap from null, so
+// concurrent readers never wait for each other; losers of the race discard their copy. Edits
+// replace records under a writer mutex; a replaced record is retired and freed only once every
+// reader that could still hold it has left its scope (two-epoch reclamation).
+//
+// Versioning: a partial record carries the ChunkPtr it was built from, and queries that test
+// voxels (the blocky raycast) read voxels from that snapshot, never from the live world. So the
+// mask a reader pairs with voxel data is always built from exactly that data: never older. Empty
+// and FULL records carry no snapshot; an empty record is never paired with voxels (the chunk is
+// skipped) and a FULL record skips nothing, so any snapshot is safe with it. Edits rebuild exactly
+// the dirty chunks of each EditResult, after the new chunks are published (AfterPublish), reading
+// the published data; until then readers see the previous, self-consistent record.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "core/broadphase/chunk_masks.h"
+#include "core/voxel/world.h"
+
+namespace voxcol {
+
+// Material classes a query asks about, as bit flags.
+enum MaskClass : uint8_t { kClassSolid = 1, kClassWater = 2, kClassAny = 3 };
+
+// One chunk's broadphase data as stored by the index. Immutable once published.
+class MaskRecord {
+ public:
+  // The shared record of chunks with no geometry (and of chunks outside the world).
+  static const MaskRecord& Empty();
+
+  MaskKind kind() const { return kind_; }
+  // Solid / water slice masks (8 words, layout of SliceMasks). All zeros for a class the chunk
+  // lacks, all ones for a FULL chunk of that class.
+  const uint64_t* solid() const;
+  const uint64_t* water() const;
+  // Slice masks for the classes in `classes` ORed together, written to out[0..8).
+  void Combined(uint8_t classes, uint64_t* out) const;
+  // True when some voxel of the chunk may hold geometry of a class in `classes`.
+  bool MayTouch(uint8_t classes) const { return (classes_ & classes) != 0; }
+  // The chunk the masks were built from (partial records only; null otherwise).
+  const ChunkPtr& chunk() const { return chunk_; }
+
+  // Heap bytes of a partial record (0 for the shared constants).
+  size_t HeapBytes() const;
+
+ private:
+  friend class BroadphaseIndex;
+  MaskRecord(MaskKind kind, uint8_t classes) : kind_(kind), classes_(classes) {}
+  static const MaskRecord* Make(const ChunkMasks& masks, ChunkPtr chunk);
+  static void Destroy(const MaskRecord* record);
+  bool IsShared() const { return kind_ != MaskKind::kPartial; }
+  const uint64_t* words() const { return reinterpret_cast<const uint64_t*>(this + 1); }
+
+  ChunkPtr chunk_;
+  MaskKind kind_;
+  uint8_t classes_;                        // kClassSolid / kClassWater bits that may be touched
+  uint8_t has_solid_ = 0, has_water_ = 0;  // which masks follow the header
+};
+
+// Memory used by the index. Bits per voxel are over the partial chunks (non-empty, non-full).
+struct BroadphaseMemory {
+  size_t slot_bytes = 0;    // the per-chunk pointer array
+  size_t record_bytes = 0;  // partial records: header + masks, as requested from the allocator
+  size_t mask_bytes = 0;    // the mask words alone
+  size_t built_chunks = 0, empty_chunks = 0, full_chunks = 0, partial_chunks = 0;
+  size_t total_bytes() const { return slot_bytes + record_bytes; }
+  double MaskBitsPerVoxel() const;   // mask_bytes over partial chunks
+  double TotalBitsPerVoxel() const;  // total_bytes over partial chunks
+};
+
+class BroadphaseIndex : public EditObserver {
+ public:
+  // Precondition: `world` outlives the index. Register the index with world.AddObserver(&index)
+  // (before serving) so that edits keep it current, or call Update() yourself after each edit.
+  explicit BroadphaseIndex(const World& world);
+  ~BroadphaseIndex() override;
+  BroadphaseIndex(const BroadphaseIndex&) = delete;
+  BroadphaseIndex& operator=(const BroadphaseIndex&) = delete;
+
+  const World& world() const { return world_; }
+
+  // Pins the records a thread loads for as long as it lives. Cheap; scopes may nest.
+  class ReadScope {
+   public:
+    explicit ReadScope(const BroadphaseIndex& index);
+    ~ReadScope();
+    ReadScope(const ReadScope&) = delete;
+    ReadScope& operator=(const ReadScope&) = delete;
+
+   private:
+    const BroadphaseIndex& index_;
+    std::atomic<int64_t>* counters_;  // this thread's shard
+    uint64_t epoch_;
+  };
+
+  // The record of chunk `key`, building it on first use. Chunks outside the world are empty. The
+  // reference stays valid while `scope` lives. Thread-safe.
+  const MaskRecord& Get(const ChunkKey& key, const ReadScope& scope) const {
+    if (!chunk_bounds_.Contains(key)) return MaskRecord::Empty();
+    std::atomic<const MaskRecord*>& slot = Slot(key);
+    const MaskRecord* record = slot.load(std::memory_order_acquire);
+    return record != nullptr ? *record : BuildSlot(slot, key);  // built once, then a single load
+  }
+
+  // Rebuilds the records of result.dirty_chunks from the world's current data. Called by
+  // AfterPublish; edits are serialized by the world, and the index serializes its writers too.
+  void Update(const EditResult& result);
+  void AfterPublish(const CommittedEdit& edit) override { Update(edit.result); }
+
+  // Builds every chunk of the world (for memory measurements and warm starts).
+  void BuildAll();
+  // Walks all slots; approximate while edits run concurrently.
+  BroadphaseMemory Memory() const;
+
+ private:
+  std::atomic<const MaskRecord*>& Slot(const ChunkKey& key) const {
+    const Int3 k = key - chunk_bounds_.min;
+    return slots_[(size_t(k.y) * chunk_size_.z + k.z) * chunk_size_.x + k.x];
+  }
+  const MaskRecord* Build(const ChunkKey& key) const;
+  // Lazy build of an empty slot; returns whichever record won the race to fill it.
+  const MaskRecord& BuildSlot(std::atomic<const MaskRecord*>& slot, const ChunkKey& key) const;
+  void Retire(const MaskRecord* record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_mu_);
+  void TryReclaim() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_mu_);
+
+  const World& world_;
+  IntBox chunk_bounds_;
+  Int3 chunk_size_;  // chunk_bounds_ extent
+  size_t slot_count_ = 0;
+  std::unique_ptr<std::atomic<const MaskRecord*>[]> slots_;
+
+  // Two-epoch reclamation: readers count themselves in count[epoch & 1] of their thread's shard.
+  // Sharding keeps concurrent readers on different cache lines; the writer sums the shards.
+  static constexpr int kReaderShards = 16;
+  struct alignas(64) ReaderCounter {
+    std::atomic<int64_t> count[2] = {0, 0};
+  };
+  int64_t ActiveReaders(uint64_t parity) const;
+  mutable std::atomic<uint64_t> epoch_{0};
+  mutable ReaderCounter readers_[kReaderShards];
+  absl::Mutex writer_mu_;
+  std::vector<const MaskRecord*> retired_[2] ABSL_GUARDED_BY(writer_mu_);
+};
+
+// Recomputes the masks of `key` voxel by voxel from the world (27 reads per voxel) and compares
+// them with `record`. Slow: for tests and VOXCOL_VALIDATE builds. The message names the first
+// differing voxel.
+absl::Status ValidateMaskRecord(const World& world, const ChunkKey& key, const MaskRecord& record);
+
+}  // namespace voxcol

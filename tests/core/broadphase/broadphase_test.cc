@@ -1,0 +1,387 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "core/broadphase/broadphase_index.h"
+#include "core/broadphase/overlap.h"
+#include "core/query/raycast.h"
+#include "core/voxel/edit.h"
+#include "tests/core/test_worlds.h"
+
+namespace voxcol {
+namespace {
+
+// Independent answer: the dilated occupancy of the whole world as a dense grid of class bits,
+// computed voxel by voxel from the 27 neighbours (no bit tricks, no chunk logic).
+class DilatedGrid {
+ public:
+  explicit DilatedGrid(const World& world)
+      : bounds_(world.voxel_bounds()), size_(bounds_.max - bounds_.min) {
+    std::vector<uint8_t> raw(Count());
+    for (int y = 0; y < size_.y; ++y)
+      for (int z = 0; z < size_.z; ++z)
+        for (int x = 0; x < size_.x; ++x) {
+          Voxel v = world.GetVoxel(bounds_.min + Int3{x, y, z});
+          raw[Index(x, y, z)] =
+              uint8_t(CountsAsSolid(v) * kClassSolid | CountsAsWater(v) * kClassWater);
+        }
+    dilated_.assign(Count(), 0);
+    for (int y = 0; y < size_.y; ++y)
+      for (int z = 0; z < size_.z; ++z)
+        for (int x = 0; x < size_.x; ++x) {
+          uint8_t c = 0;
+          for (int dy = -1; dy <= 1; ++dy)
+            for (int dz = -1; dz <= 1; ++dz)
+              for (int dx = -1; dx <= 1; ++dx) {
+                int nx = x + dx, ny = y + dy, nz = z + dz;
+                if (nx < 0 || ny < 0 || nz < 0 || nx >= size_.x || ny >= size_.y || nz >= size_.z)
+                  continue;
+                c |= raw[Index(nx, ny, nz)];
+              }
+          dilated_[Index(x, y, z)] = c;
+        }
+  }
+
+  // Classes at a world voxel (inside the world).
+  uint8_t At(const Int3& v) const {
+    Int3 l = v - bounds_.min;
+    return dilated_[Index(l.x, l.y, l.z)];
+  }
+
+  // Classes over the voxels a box covers at broadphase precision: the voxels whose closed cells
+  // meet the box, grown by one voxel, clipped to the world. Computed in double precision.
+  uint8_t ScanBox(const Aabb& box, float voxel_size) const {
+    Int3 lo, hi;
+    for (int a = 0; a < 3; ++a) {
+      lo[a] = std::max(int(std::floor(double(box.min[a]) / voxel_size)) - 1, bounds_.min[a]);
+      hi[a] = std::min(int(std::floor(double(box.max[a]) / voxel_size)) + 1, bounds_.max[a] - 1);
+    }
+    uint8_t c = 0;
+    for (int y = lo.y; y <= hi.y; ++y)
+      for (int z = lo.z; z <= hi.z; ++z)
+        for (int x = lo.x; x <= hi.x && c != kClassAny; ++x) c |= At({x, y, z});
+    return c;
+  }
+
+ private:
+  size_t Count() const { return size_t(size_.x) * size_.y * size_.z; }
+  size_t Index(int x, int y, int z) const { return (size_t(y) * size_.z + z) * size_.x + x; }
+
+  IntBox bounds_;
+  Int3 size_;
+  std::vector<uint8_t> dilated_;
+};
+
+// A box inside the world with each side uniform in [1, 40] voxels (world units here).
+Aabb RandomBox(std::mt19937& rng, const World& world) {
+  Aabb b = world.world_bounds();
+  std::uniform_real_distribution<float> side(1.0f, 40.0f);
+  Vec3 size{side(rng), side(rng), side(rng)}, lo;
+  for (int a = 0; a < 3; ++a) {
+    std::uniform_real_distribution<float> u(b.min[a], b.max[a] - size[a]);
+    lo[a] = u(rng);
+  }
+  return {lo, lo + size};
+}
+
+// Runs `count` random boxes; returns the number of mismatches and counts the classes seen.
+int CompareRandomBoxes(const BroadphaseIndex& index, const DilatedGrid& grid, std::mt19937& rng,
+                       int count, int* solid_hits, int* water_hits, int* misses) {
+  OverlapResult result;
+  int mismatches = 0;
+  for (int i = 0; i < count; ++i) {
+    Aabb box = RandomBox(rng, index.world());
+    OverlapAabb(index, box, OverlapSettings{}, &result);
+    uint8_t want = grid.ScanBox(box, index.world().voxel_size());
+    uint8_t got = uint8_t(result.touches_solid * kClassSolid | result.touches_water * kClassWater);
+    mismatches += got != want;
+    *solid_hits += (want & kClassSolid) != 0;
+    *water_hits += (want & kClassWater) != 0;
+    *misses += want == 0;
+  }
+  return mismatches;
+}
+
+// Compares every chunk's record with the dense dilated grid.
+int CompareAllChunks(const BroadphaseIndex& index, const DilatedGrid& grid) {
+  BroadphaseIndex::ReadScope scope(index);
+  IntBox chunks = index.world().chunk_bounds();
+  int mismatches = 0;
+  for (int cy = chunks.min.y; cy < chunks.max.y; ++cy)
+    for (int cz = chunks.min.z; cz < chunks.max.z; ++cz)
+      for (int cx = chunks.min.x; cx < chunks.max.x; ++cx) {
+        const MaskRecord& r = index.Get({cx, cy, cz}, scope);
+        Int3 origin = ChunkOrigin({cx, cy, cz});
+        for (int i = 0; i < kChunkVoxels; ++i) {
+          int x = i & 7, z = i >> 3 & 7, y = i >> 6;
+          uint8_t got = uint8_t((r.solid()[y] >> (i & 63) & 1) * kClassSolid |
+                                (r.water()[y] >> (i & 63) & 1) * kClassWater);
+          mismatches += got != grid.At(origin + Int3{x, y, z});
+        }
+      }
+  return mismatches;
+}
+
+// Done-means 1: 10,000 random boxes before and after 200 random edits, zero mismatches.
+TEST(Broadphase, RandomBoxesMatchBruteForceBeforeAndAfterEdits) {
+  auto world = testing::MakeCaveWorld(1);
+  BroadphaseIndex index(*world);
+  world->AddObserver(&index);
+  std::mt19937 rng(2024);
+  int solid = 0, water = 0, none = 0;
+  EXPECT_EQ(CompareRandomBoxes(index, DilatedGrid(*world), rng, 10000, &solid, &water, &none), 0);
+
+  const uint8_t materials[] = {kMaterialAir, kMaterialWater, kMaterialRock, kMaterialDirt,
+                               kMaterialSand};
+  const EditMode modes[] = {EditMode::kAdd, EditMode::kSubtract, EditMode::kSet};
+  Aabb b = world->world_bounds();
+  std::uniform_real_distribution<float> ux(b.min.x, b.max.x), uy(b.min.y, b.max.y),
+      uz(b.min.z, b.max.z), ur(1.0f, 8.0f);
+  for (int i = 0; i < 200; ++i) {
+    FillBallParams ball{
+        {ux(rng), uy(rng), uz(rng)}, ur(rng), materials[rng() % 5], modes[rng() % 3]};
+    ASSERT_TRUE(world->Edit([&](ChunkEdit& e) { return FillBall(e, ball, EditLimits{}); }).ok());
+  }
+  DilatedGrid after(*world);
+  EXPECT_EQ(CompareRandomBoxes(index, after, rng, 10000, &solid, &water, &none), 0);
+  EXPECT_EQ(CompareAllChunks(index, after), 0);
+  // The random boxes must exercise every answer, or the comparison proves little.
+  EXPECT_GT(solid, 1000);
+  EXPECT_GT(water, 200);
+  EXPECT_GT(none, 200);
+}
+
+TEST(Broadphase, MasksMatchPerVoxelDilationOnCaveWorld) {
+  auto world = testing::MakeCaveWorld(3, {64, 64, 64});
+  BroadphaseIndex index(*world);
+  BroadphaseIndex::ReadScope scope(index);
+  IntBox chunks = world->chunk_bounds();
+  for (int cy = chunks.min.y; cy < chunks.max.y; ++cy)
+    for (int cz = chunks.min.z; cz < chunks.max.z; ++cz)
+      for (int cx = chunks.min.x; cx < chunks.max.x; ++cx) {
+        absl::Status s = ValidateMaskRecord(*world, {cx, cy, cz}, index.Get({cx, cy, cz}, scope));
+        ASSERT_TRUE(s.ok()) << s;
+      }
+}
+
+TEST(Broadphase, AirChunksAreEmptyAndFullChunksAnswerInside) {
+  // Rock below y = 0, water in [0, 32), air above.
+  auto world = testing::MakeFunctionWorld(
+      [](const Int3& v) {
+        if (v.y < 0) return Voxel{kMaterialRock, 255};
+        return v.y < 32 ? Voxel{kMaterialWater, 255} : Voxel{};
+      },
+      {64, 96, 64});
+  BroadphaseIndex index(*world);
+  {
+    BroadphaseIndex::ReadScope scope(index);
+    EXPECT_EQ(index.Get({0, -3, 0}, scope).kind(), MaskKind::kFullSolid);
+    EXPECT_EQ(index.Get({0, 1, 0}, scope).kind(), MaskKind::kFullWater);
+    EXPECT_EQ(index.Get({0, 5, 0}, scope).kind(), MaskKind::kEmpty);
+    EXPECT_EQ(index.Get({0, 0, 0}, scope).kind(), MaskKind::kPartial);  // solid below, water inside
+  }
+  BroadphaseMemory m = index.Memory();
+  EXPECT_EQ(m.built_chunks, 4u);
+  EXPECT_EQ(m.partial_chunks, 1u);
+  EXPECT_EQ(m.mask_bytes, 2 * 64u);  // the partial chunk needs both masks
+  OverlapResult r;
+  OverlapAabb(index, {{0.2f, -10, 0.2f}, {0.8f, -9, 0.8f}}, OverlapSettings{}, &r);  // deep in rock
+  EXPECT_TRUE(r.touches_solid);
+  EXPECT_FALSE(r.touches_water);
+  OverlapAabb(index, {{0.2f, 12, 0.2f}, {0.8f, 13, 0.8f}}, OverlapSettings{}, &r);  // submerged
+  EXPECT_FALSE(r.touches_solid);
+  EXPECT_TRUE(r.touches_water);
+  OverlapAabb(index, {{0.2f, 45, 0.2f}, {0.8f, 46, 0.8f}}, OverlapSettings{}, &r);  // open air
+  EXPECT_FALSE(r.touches_solid || r.touches_water);
+}
+
+TEST(Broadphase, TouchedVoxelsAreTheDilatedVoxelsInRangeAndRespectTheLimit) {
+  auto world = testing::MakeFunctionWorld([](const Int3& v) {
+    return v == Int3{5, 5, 5} ? Voxel{kMaterialRock, 40} : Voxel{};
+  });
+  BroadphaseIndex index(*world);
+  OverlapResult r;
+  OverlapSettings settings{true, 1000};
+  // The box covers voxel (7, 5, 5) only; grown by one voxel it reaches x = 6, next to the dilation.
+  OverlapAabb(index, {{7.25f, 5.25f, 5.25f}, {7.75f, 5.75f, 5.75f}}, settings, &r);
+  EXPECT_TRUE(r.touches_solid);
+  ASSERT_EQ(r.voxels.size(), 9u);  // x = 6, y and z in [4, 6]
+  for (const TouchedVoxel& v : r.voxels) {
+    EXPECT_EQ(v.voxel.x, 6);
+    EXPECT_LE(std::abs(v.voxel.y - 5), 1);
+    EXPECT_LE(std::abs(v.voxel.z - 5), 1);
+    EXPECT_EQ(v.classes, kClassSolid);
+  }
+  ASSERT_EQ(r.chunks.size(), 1u);
+  EXPECT_EQ(r.chunks[0].key, (ChunkKey{0, 0, 0}));
+  EXPECT_FALSE(r.voxels_truncated);
+  settings.max_voxels = 4;
+  OverlapAabb(index, {{7.25f, 5.25f, 5.25f}, {7.75f, 5.75f, 5.75f}}, settings, &r);
+  EXPECT_EQ(r.voxels.size(), 4u);
+  EXPECT_TRUE(r.voxels_truncated);
+  // One voxel farther the dilated voxel is out of reach.
+  OverlapAabb(index, {{8.25f, 5.25f, 5.25f}, {8.75f, 5.75f, 5.75f}}, settings, &r);
+  EXPECT_FALSE(r.touches_solid);
+}
+
+TEST(Broadphase, EditRebuildsExactlyTheDirtyChunks) {
+  auto world = testing::MakeEmptyWorld();
+  BroadphaseIndex index(*world);
+  world->AddObserver(&index);
+  index.BuildAll();
+  // A voxel on the corner of chunk (0,0,0) dirties the 8 chunks around that corner.
+  auto result = world->Edit([](ChunkEdit& e) {
+    e.Set({7, 7, 7}, Voxel{kMaterialRock, 255});
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->dirty_chunks.size(), 8u);
+  BroadphaseMemory m = index.Memory();
+  EXPECT_EQ(m.partial_chunks, 8u);
+  BroadphaseIndex::ReadScope scope(index);
+  for (const ChunkKey& key : result->dirty_chunks) {
+    EXPECT_TRUE(ValidateMaskRecord(*world, key, index.Get(key, scope)).ok());
+  }
+  EXPECT_EQ(index.Get({-1, 0, 0}, scope).kind(), MaskKind::kEmpty);  // two voxels away: untouched
+}
+
+TEST(Broadphase, SweepIsConservativeAgainstSampledBoxes) {
+  auto world = testing::MakeCaveWorld(5, {64, 64, 64});
+  BroadphaseIndex index(*world);
+  DilatedGrid grid(*world);
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> u(-28, 28), d(-20, 20);
+  int touched = 0;
+  for (int i = 0; i < 300; ++i) {
+    Vec3 lo{u(rng), u(rng), u(rng)};
+    Aabb box{lo, lo + Vec3{0.6f, 1.8f, 0.6f}};
+    Vec3 move{d(rng), d(rng), d(rng)};
+    SweepResult sweep = SweepAabb(index, box, move);
+    // Any box sampled along the path that touches must be reported, no earlier than the bound.
+    for (int k = 0; k <= 200; ++k) {
+      float f = k / 200.0f;
+      uint8_t c = grid.ScanBox({box.min + move * f, box.max + move * f}, 1.0f);
+      if (c & kClassSolid) {
+        ASSERT_TRUE(sweep.touches_solid) << i;
+        ASSERT_LE(sweep.solid_fraction, f + 1e-6f) << i;
+      }
+      if (c & kClassWater) ASSERT_TRUE(sweep.touches_water) << i;
+    }
+    touched += sweep.touches_solid;
+  }
+  EXPECT_GT(touched, 30);
+}
+
+TEST(Broadphase, SweepThroughOpenAirTouchesNothing) {
+  auto world = testing::MakeFunctionWorld([](const Int3& v) {
+    return v.y < -20 ? Voxel{kMaterialRock, 255} : Voxel{};
+  });
+  BroadphaseIndex index(*world);
+  SweepResult s = SweepAabb(index, {{-20, 0, -20}, {-19, 2, -19}}, {40, 10, 40});
+  EXPECT_FALSE(s.touches_solid || s.touches_water);
+  EXPECT_EQ(s.steps, 40u);
+  s = SweepAabb(index, {{0, 0, 0}, {1, 2, 1}}, {0, -30, 0});
+  EXPECT_TRUE(s.touches_solid);
+  EXPECT_NEAR(s.solid_fraction * 30, 18,
+              1.01f);  // grown box reaches the dilated top (y = -20) at ~18
+}
+
+TEST(Broadphase, BoxesFarOutsideTheWorldTouchNothing) {
+  auto world = testing::MakeFunctionWorld([](const Int3&) { return Voxel{kMaterialRock, 255}; });
+  BroadphaseIndex index(*world);
+  OverlapResult r;
+  OverlapAabb(index, {{1e20f, 0, 0}, {2e20f, 1, 1}}, OverlapSettings{}, &r);
+  EXPECT_FALSE(r.touches_solid);
+  OverlapAabb(index, {{-2e20f, -1, -1}, {-1e20f, 1, 1}}, OverlapSettings{}, &r);
+  EXPECT_FALSE(r.touches_solid);
+  // A box ending just outside still reaches the world's last voxel through the one-voxel growth.
+  OverlapAabb(index, {{32.5f, 0, 0}, {33.5f, 1, 1}}, OverlapSettings{}, &r);
+  EXPECT_TRUE(r.touches_solid);
+  SweepResult s = SweepAabb(index, {{40, 0, 0}, {41, 1, 1}}, {1e9f, 0, 0});
+  EXPECT_FALSE(s.touches_solid);
+}
+
+TEST(ValidateOverlap, RejectsBadInputNamingTheField) {
+  auto world = testing::MakeEmptyWorld();
+  const float nan = std::nanf(""), inf = INFINITY;
+  OverlapLimits limits{10.0f, 100};
+  struct Case {
+    OverlapShape shape;
+    uint32_t max_voxels;
+    const char* field;  // nullptr: valid
+  } cases[] = {
+      {{false, {0, 0, 0}, {1, 1, 1}, 0}, 0, nullptr},
+      {{true, {0, 0, 0}, {}, 10}, 100, nullptr},
+      {{false, {nan, 0, 0}, {1, 1, 1}, 0}, 0, "box.center"},
+      {{false, {0, 40, 0}, {1, 1, 1}, 0}, 0, "box.center"},
+      {{false, {0, 0, 0}, {-1, 1, 1}, 0}, 0, "box.half_extents.x"},
+      {{false, {0, 0, 0}, {1, inf, 1}, 0}, 0, "box.half_extents.y"},
+      {{false, {0, 0, 0}, {1, 1, 10.5f}, 0}, 0, "box.half_extents.z"},
+      {{true, {0, -inf, 0}, {}, 1}, 0, "sphere.center"},
+      {{true, {0, 0, 0}, {}, nan}, 0, "sphere.radius"},
+      {{true, {0, 0, 0}, {}, -0.5f}, 0, "sphere.radius"},
+      {{true, {0, 0, 0}, {}, 11}, 0, "sphere.radius"},
+      {{true, {0, 0, 0}, {}, 1}, 101, "max_voxels"},
+  };
+  for (const Case& c : cases) {
+    OverlapSettings settings{true, c.max_voxels};
+    absl::Status s = ValidateOverlap(*world, c.shape, settings, limits);
+    if (c.field == nullptr) {
+      EXPECT_TRUE(s.ok()) << s;
+      continue;
+    }
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_NE(s.message().find(c.field), std::string::npos) << s;
+  }
+}
+
+TEST(Broadphase, RayThroughEmptyChunksReadsNoVoxels) {
+  auto world = testing::MakeFunctionWorld([](const Int3& v) {
+    return v.x >= 24 ? Voxel{kMaterialRock, 255} : Voxel{};
+  });
+  BroadphaseIndex index(*world);
+  QueryStats stats;
+  RayInput ray{{-30.5f, 0.5f, 0.5f}, {1, 0, 0}, 100};
+  RayHit hit = RaycastBlocky(index, ray, RaySettings{}, &stats);
+  ASSERT_TRUE(hit.hit);
+  EXPECT_FLOAT_EQ(hit.distance, 54.5f);
+  EXPECT_EQ(stats.chunks_visited, 2u);  // the chunk holding x = 23 (dilated) and the rock chunk
+}
+
+TEST(Broadphase, ConcurrentReadersDuringEditsSeeConsistentMasks) {
+  auto world = testing::MakeCaveWorld(9, {64, 64, 64});
+  BroadphaseIndex index(*world);
+  world->AddObserver(&index);
+  std::atomic<bool> stop{false};
+  std::atomic<int> queries{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; ++t) {
+    readers.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      OverlapResult r;
+      while (!stop.load()) {
+        OverlapAabb(index, RandomBox(rng, *world), OverlapSettings{true, 64}, &r);
+        queries.fetch_add(1);
+      }
+    });
+  }
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> u(-30, 30);
+  for (int i = 0; i < 100; ++i) {
+    FillBallParams ball{
+        {u(rng), u(rng), u(rng)}, 4, uint8_t(i % 3 == 0 ? kMaterialAir : kMaterialWater + i % 2)};
+    ASSERT_TRUE(world->Edit([&](ChunkEdit& e) { return FillBall(e, ball, EditLimits{}); }).ok());
+  }
+  stop.store(true);
+  for (std::thread& t : readers) t.join();
+  EXPECT_GT(queries.load(), 0);
+  EXPECT_EQ(CompareAllChunks(index, DilatedGrid(*world)), 0);
+}
+
+}  // namespace
+}  // namespace voxcol
