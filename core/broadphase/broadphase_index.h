@@ -86,6 +86,7 @@ class BroadphaseIndex : public EditObserver {
  public:
   // Precondition: `world` outlives the index. Register the index with world.AddObserver(&index)
   // (before serving) so that edits keep it current, or call Update() yourself after each edit.
+  // The world has no RemoveObserver: once registered, the index must outlive every later edit.
   explicit BroadphaseIndex(const World& world);
   ~BroadphaseIndex() override;
   BroadphaseIndex(const BroadphaseIndex&) = delete;

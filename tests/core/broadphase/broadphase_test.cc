@@ -169,6 +169,27 @@ TEST(Broadphase, MasksMatchPerVoxelDilationOnCaveWorld) {
       }
 }
 
+TEST(ChunkMasks, ValidationCatchesAFlippedBit) {
+  auto world = testing::MakeCaveWorld(3, {64, 64, 64});
+  std::array<ChunkPtr, 27> owners;
+  ChunkNeighbourhood hood;
+  for (int i = 0; i < 27; ++i) {
+    owners[i] = world->GetChunk(Int3{i % 3 - 1, i / 9 - 1, i / 3 % 3 - 1});  // around chunk (0,0,0)
+    hood[i] = owners[i].get();
+  }
+  ChunkMasks masks = BuildChunkMasks(hood);
+  ASSERT_EQ(masks.kind, MaskKind::kPartial);
+  EXPECT_TRUE(ValidateChunkMasks(hood, masks).ok());
+  for (int bit : {0, 9, 63}) {
+    ChunkMasks broken = masks;
+    broken.solid[bit % 8] ^= 1ull << bit;
+    EXPECT_FALSE(ValidateChunkMasks(hood, broken).ok()) << bit;
+    broken = masks;
+    broken.water[7 - bit % 8] ^= 1ull << bit;
+    EXPECT_FALSE(ValidateChunkMasks(hood, broken).ok()) << bit;
+  }
+}
+
 TEST(Broadphase, AirChunksAreEmptyAndFullChunksAnswerInside) {
   // Rock below y = 0, water in [0, 32), air above.
   auto world = testing::MakeFunctionWorld(
