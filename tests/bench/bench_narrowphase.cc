@@ -13,6 +13,7 @@
 #include "core/narrowphase/gjk.h"
 #include "core/narrowphase/gjk_raycast.h"
 #include "core/narrowphase/penetration.h"
+#include "tests/core/narrowphase/sat_box_oracle.h"
 
 namespace voxcol {
 namespace {
@@ -139,21 +140,23 @@ ccd_t CcdSetup() {
 }
 
 void RunPenetration(benchmark::State& state, const std::vector<Pair>& pairs) {
-  size_t i = 0;
+  size_t i = 0, failed = 0;
   double depth = 0;
   for (auto _ : state) {
     const Pair& p = pairs[i++ % pairs.size()];
     PenetrationResult r = Penetration(p.pa, p.pb);
     depth += r.depth;
+    failed += !r.overlapping || r.epa_failed;
     benchmark::DoNotOptimize(r);
   }
   state.SetItemsProcessed(state.iterations());
   state.counters["mean_depth"] = depth / double(state.iterations());
+  state.counters["failed"] = double(failed) / double(state.iterations());
 }
 
 void RunCcdPenetration(benchmark::State& state, const std::vector<Pair>& pairs, bool mpr) {
   ccd_t ccd = CcdSetup();
-  size_t i = 0;
+  size_t i = 0, failed = 0;
   double depth = 0;
   for (auto _ : state) {
     const Pair& p = pairs[i++ % pairs.size()];
@@ -162,10 +165,12 @@ void RunCcdPenetration(benchmark::State& state, const std::vector<Pair>& pairs, 
     int res = mpr ? ccdMPRPenetration(&p.ca, &p.cb, &ccd, &d, &dir, &pos)
                   : ccdGJKPenetration(&p.ca, &p.cb, &ccd, &d, &dir, &pos);
     depth += res == 0 ? d : 0;
+    failed += res != 0;
     benchmark::DoNotOptimize(d);
   }
   state.SetItemsProcessed(state.iterations());
   state.counters["mean_depth"] = depth / double(state.iterations());
+  state.counters["failed"] = double(failed) / double(state.iterations());
 }
 
 void BM_GjkEpa(benchmark::State& state) { RunPenetration(state, MixedOverlaps()); }
@@ -177,11 +182,33 @@ BENCHMARK(BM_GjkEpa);
 BENCHMARK(BM_LibccdGjkEpa);
 BENCHMARK(BM_LibccdMprPenetration);
 
+// Mean |depth - SAT depth| over the box pairs (untimed), so speed is read next to accuracy.
+template <typename DepthFn>
+double MeanErrorVsSat(const std::vector<Pair>& pairs, DepthFn depth) {
+  double sum = 0;
+  for (const Pair& p : pairs) {
+    double exact = testing::SatBoxBox(p.pa.pose, p.a.half_extents, p.pb.pose, p.b.half_extents).depth;
+    sum += std::fabs(depth(p) - exact);
+  }
+  return sum / double(pairs.size());
+}
+
 void BM_Epa_BoxBox(benchmark::State& state) {
-  RunPenetration(state, MakePairs(PairKind::kBoxBox, true, 11));
+  std::vector<Pair> pairs = MakePairs(PairKind::kBoxBox, true, 11);
+  RunPenetration(state, pairs);
+  state.counters["mean_err_vs_sat"] =
+      MeanErrorVsSat(pairs, [](const Pair& p) { return Penetration(p.pa, p.pb).depth; });
 }
 void BM_LibccdGjkEpa_BoxBox(benchmark::State& state) {
-  RunCcdPenetration(state, MakePairs(PairKind::kBoxBox, true, 11), false);
+  std::vector<Pair> pairs = MakePairs(PairKind::kBoxBox, true, 11);
+  RunCcdPenetration(state, pairs, false);
+  ccd_t ccd = CcdSetup();
+  state.counters["mean_err_vs_sat"] = MeanErrorVsSat(pairs, [&](const Pair& p) {
+    ccd_real_t d = 0;
+    ccd_vec3_t dir, pos;
+    ccdGJKPenetration(&p.ca, &p.cb, &ccd, &d, &dir, &pos);
+    return double(d);
+  });
 }
 void BM_Epa_SphereBox(benchmark::State& state) {
   RunPenetration(state, MakePairs(PairKind::kSphereBox, true, 12));
