@@ -10,6 +10,7 @@
 #include <ccd/ccd.h>
 #include <ccd/quat.h>
 
+#include "core/narrowphase/cast_vs_triangle.h"
 #include "core/narrowphase/gjk.h"
 #include "core/narrowphase/gjk_raycast.h"
 #include "core/narrowphase/penetration.h"
@@ -289,6 +290,70 @@ void BM_GjkRaycast_BoxBox(benchmark::State& s) { RunCast(s, PairKind::kBoxBox); 
 BENCHMARK(BM_GjkRaycast_SphereBox);
 BENCHMARK(BM_GjkRaycast_CapsuleCapsule);
 BENCHMARK(BM_GjkRaycast_BoxBox);
+
+// Casts against single triangles, the terrain primitive: the sphere closed form next to
+// GJK-raycast on the same sphere-triangle cases, and capsules (GJK-raycast only).
+struct TriangleCast {
+  Vec3 a, b, c, start, translation;
+  Quat rotation;
+};
+
+std::vector<TriangleCast> TriangleCasts() {
+  std::mt19937 rng(50);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<TriangleCast> casts(kPairs);
+  for (TriangleCast& t : casts) {
+    t.a = {u(rng), 0.2f * u(rng), u(rng)}, t.b = {u(rng), 0.2f * u(rng), u(rng)};
+    t.c = {u(rng), 0.2f * u(rng), u(rng)};
+    t.start = {0.5f * u(rng), 2, 0.5f * u(rng)};
+    t.translation = Vec3{0.5f * u(rng), -4, 0.5f * u(rng)};
+    t.rotation = RandomRotation(rng);
+  }
+  return casts;
+}
+
+void BM_CastSphereVsTriangle(benchmark::State& state) {
+  std::vector<TriangleCast> casts = TriangleCasts();
+  size_t i = 0, hits = 0;
+  for (auto _ : state) {
+    const TriangleCast& t = casts[i++ & (kPairs - 1)];
+    CastResult r = CastSphereVsTriangle(t.start, 0.4f, t.translation, t.a, t.b, t.c);
+    hits += r.hit;
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["hit_ratio"] = double(hits) / double(state.iterations());
+}
+void BM_GjkRaycast_SphereTriangle(benchmark::State& state) {
+  std::vector<TriangleCast> casts = TriangleCasts();
+  ConvexShape sphere = MakeSphere(0.4f);
+  size_t i = 0, hits = 0;
+  for (auto _ : state) {
+    const TriangleCast& t = casts[i++ & (kPairs - 1)];
+    CastResult r = CastConvexVsTriangle({&sphere, {{}, t.start}}, t.translation, t.a, t.b, t.c);
+    hits += r.hit;
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["hit_ratio"] = double(hits) / double(state.iterations());
+}
+void BM_GjkRaycast_CapsuleTriangle(benchmark::State& state) {
+  std::vector<TriangleCast> casts = TriangleCasts();
+  ConvexShape capsule = MakeCapsule(0.5f, 0.3f);
+  size_t i = 0, hits = 0;
+  for (auto _ : state) {
+    const TriangleCast& t = casts[i++ & (kPairs - 1)];
+    CastResult r =
+        CastCapsuleVsTriangle({&capsule, {t.rotation, t.start}}, t.translation, t.a, t.b, t.c);
+    hits += r.hit;
+    benchmark::DoNotOptimize(r);
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["hit_ratio"] = double(hits) / double(state.iterations());
+}
+BENCHMARK(BM_CastSphereVsTriangle);
+BENCHMARK(BM_GjkRaycast_SphereTriangle);
+BENCHMARK(BM_GjkRaycast_CapsuleTriangle);
 
 }  // namespace
 }  // namespace voxcol
