@@ -79,12 +79,15 @@ CastResult GjkRaycast(const PosedShape& a, const Vec3& translation, const PosedS
       if (vr >= 0) return {};  // the ray leaves the support plane: miss
       float next = lambda - vw / vr;
       if (next > 1) return {};
-      if (next == lambda) break;
-      lambda = next;
-      x = ray * lambda;
-      normal = v;
-      simplex.Rebase(x);
-      w = x - p.w;
+      // A step lost to rounding (next == lambda) is not convergence: the simplex may still be
+      // far from x, so fall through and let GJK refine it at this lambda.
+      if (next > lambda) {
+        lambda = next;
+        x = ray * lambda;
+        normal = v;
+        simplex.Rebase(x);
+        w = x - p.w;
+      }
     }
     simplex.Remove(w);
     simplex.Add({w, p.a, p.b});
@@ -92,7 +95,7 @@ CastResult GjkRaycast(const PosedShape& a, const Vec3& translation, const PosedS
     // Johnson's search (which assumes it is) can come up empty; the backup procedure then finds
     // the closest point over all subsets.
     if (!simplex.Closest(&v)) simplex.BackupClosest(&v);
-    if (simplex.Full()) break;       // x is inside the core CSO
+    if (simplex.Full()) break;  // x is inside the core CSO
   }
   if (simplex.Empty()) simplex.Add({v, p.a, p.b}), simplex.Closest(&v);
   if (lambda == 0) {
