@@ -8,7 +8,7 @@ namespace voxcol {
 
 struct RayTriangleHit {
   bool hit = false;
-  float t = 0;     // hit = origin + t * dir, in units of |dir|
+  float t = 0;         // hit = origin + t * dir, in units of |dir|
   float u = 0, v = 0;  // barycentrics of b and c
 };
 

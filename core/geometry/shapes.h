@@ -2,8 +2,8 @@
 //
 // Every shape is a "core" (point, segment, box, hull or triangle) swept by a sphere of
 // convex_radius. GJK runs on the cores and adds the radii afterwards (exact for spheres and
-// capsules, and it keeps the iteration on polytopes); EPA and casts use the same split. A box with a
-// nonzero convex radius is a rounded box with the given outer half extents.
+// capsules, and it keeps the iteration on polytopes); EPA and casts use the same split. A box with
+// a nonzero convex radius is a rounded box with the given outer half extents.
 #pragma once
 
 #include <array>

@@ -32,8 +32,7 @@ TriangleContact FromClosest(const Vec3& core, const Vec3& on_tri, float radius,
 TriangleContact SphereVsTriangle(const Vec3& center, float radius, const Vec3& a, const Vec3& b,
                                  const Vec3& c) {
   assert(radius > 0);
-  return FromClosest(center, ClosestPointOnTriangle(center, a, b, c), radius,
-                     FaceNormal(a, b, c));
+  return FromClosest(center, ClosestPointOnTriangle(center, a, b, c), radius, FaceNormal(a, b, c));
 }
 
 TriangleContact CapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius, const Vec3& a,

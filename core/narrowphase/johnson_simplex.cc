@@ -59,8 +59,8 @@ void JohnsonSimplex::UpdateDeterminants() {
       det_[s3][k] = det_[s2][j] * (dp_[j][j] - dp_[j][k]) + det_[s2][n] * (dp_[n][j] - dp_[n][k]);
       det_[s3][j] = det_[sk | last_bit_][k] * (dp_[k][k] - dp_[k][j]) +
                     det_[sk | last_bit_][n] * (dp_[n][k] - dp_[n][j]);
-      det_[s3][n] = det_[sk | sj][k] * (dp_[k][k] - dp_[k][n]) +
-                    det_[sk | sj][j] * (dp_[j][k] - dp_[j][n]);
+      det_[s3][n] =
+          det_[sk | sj][k] * (dp_[k][k] - dp_[k][n]) + det_[sk | sj][j] * (dp_[j][k] - dp_[j][n]);
     }
   }
   if (all_bits_ == 0xf) {

@@ -56,10 +56,10 @@ class JohnsonSimplex {
   // box-box overlap of 0.6% of the box size was missed with float cofactors).
   double dp_[4][4];    // dp_[i][j] = y_i . y_j
   double det_[16][4];  // det_[s][i] = Delta_i(Y_s)
-  int bits_ = 0;      // current subset
-  int last_ = 0;      // slot of the last point added
-  int last_bit_ = 0;  // 1 << last_
-  int all_bits_ = 0;  // bits_ | last_bit_
+  int bits_ = 0;       // current subset
+  int last_ = 0;       // slot of the last point added
+  int last_bit_ = 0;   // 1 << last_
+  int all_bits_ = 0;   // bits_ | last_bit_
 };
 
 }  // namespace voxcol

@@ -2,13 +2,13 @@
 // seeded shape pairs, side by side with libccd (Debian libccd-dev, double precision) on the very
 // same pairs: BM_GjkEpa vs BM_LibccdGjkEpa (issue 6), and per pair type BM_<Ours>_<Pair> vs
 // BM_Libccd<Algo>_<Pair>. libccd has no distance query, so GJK distance runs alone.
-#include <cmath>
-#include <random>
-#include <vector>
-
 #include <benchmark/benchmark.h>
 #include <ccd/ccd.h>
 #include <ccd/quat.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
 
 #include "core/narrowphase/cast_vs_triangle.h"
 #include "core/narrowphase/gjk.h"
@@ -188,7 +188,8 @@ template <typename DepthFn>
 double MeanErrorVsSat(const std::vector<Pair>& pairs, DepthFn depth) {
   double sum = 0;
   for (const Pair& p : pairs) {
-    double exact = testing::SatBoxBox(p.pa.pose, p.a.half_extents, p.pb.pose, p.b.half_extents).depth;
+    double exact =
+        testing::SatBoxBox(p.pa.pose, p.a.half_extents, p.pb.pose, p.b.half_extents).depth;
     sum += std::fabs(depth(p) - exact);
   }
   return sum / double(pairs.size());

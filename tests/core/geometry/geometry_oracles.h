@@ -27,7 +27,8 @@ inline double PointTriangleDist(const D3& p, const D3& a, const D3& b, const D3&
                   DotD(CrossD(a - c, q - c), n) >= 0;
     if (inside) return std::fabs(h);
   }
-  return std::min({PointSegmentDist(p, a, b), PointSegmentDist(p, b, c), PointSegmentDist(p, c, a)});
+  return std::min(
+      {PointSegmentDist(p, a, b), PointSegmentDist(p, b, c), PointSegmentDist(p, c, a)});
 }
 
 // Minimises a convex function of s in [0, 1] by ternary search.
@@ -36,7 +37,10 @@ double MinimiseConvex(F f) {
   double lo = 0, hi = 1;
   for (int i = 0; i < 200; ++i) {
     double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
-    if (f(m1) < f(m2)) hi = m2; else lo = m1;
+    if (f(m1) < f(m2))
+      hi = m2;
+    else
+      lo = m1;
   }
   return std::min({f(0.5 * (lo + hi)), f(0.0), f(1.0)});
 }
@@ -47,8 +51,7 @@ inline double SegmentSegmentDist(const D3& p0, const D3& p1, const D3& q0, const
 
 inline double SegmentTriangleDist(const D3& p0, const D3& p1, const D3& a, const D3& b,
                                   const D3& c) {
-  return MinimiseConvex(
-      [&](double s) { return PointTriangleDist(p0 + (p1 - p0) * s, a, b, c); });
+  return MinimiseConvex([&](double s) { return PointTriangleDist(p0 + (p1 - p0) * s, a, b, c); });
 }
 
 }  // namespace voxcol::testing

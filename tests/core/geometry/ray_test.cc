@@ -1,8 +1,8 @@
 // Moller-Trumbore ray-triangle and Williams ray-box slabs against double-precision oracles.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
-
-#include <gtest/gtest.h>
 
 #include "core/geometry/ray_aabb.h"
 #include "core/geometry/ray_triangle.h"
@@ -55,8 +55,8 @@ TEST(RayAabbTest, MatchesPerAxisIntervals) {
   int hits = 0;
   for (int i = 0; i < testing::kCases; ++i) {
     float s = rng.Scale();
-    Vec3 c = rng.InBox(s), h{rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s,
-                             rng.Uniform(0.1f, 1) * s};
+    Vec3 c = rng.InBox(s),
+         h{rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s};
     Aabb box{c - h, c + h};
     Vec3 o = rng.InBox(3 * s), d = (c + Mul(rng.InBox(1.5f), h) - o) * rng.Uniform(0.3f, 1.5f);
     for (int k = 0; k < 3; ++k) {

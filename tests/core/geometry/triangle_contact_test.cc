@@ -50,8 +50,8 @@ TEST(TriangleContactTest, CapsuleVsTriangleMatchesDistanceOracle) {
 
 TEST(TriangleContactTest, CapsuleThroughGroundPushesUp) {
   // A vertical capsule whose axis pierces the ground triangle: bottom end 0.3 below.
-  TriangleContact tc = CapsuleVsTriangle({0, -0.3f, 0}, {0, 1, 0}, 0.5f, {-5, 0, -5}, {0, 0, 5},
-                                         {5, 0, -5});
+  TriangleContact tc =
+      CapsuleVsTriangle({0, -0.3f, 0}, {0, 1, 0}, 0.5f, {-5, 0, -5}, {0, 0, 5}, {5, 0, -5});
   ASSERT_TRUE(tc.overlapping);
   EXPECT_NEAR(tc.distance, -0.8f, 1e-6f);
   EXPECT_NEAR(tc.normal.y, 1, 1e-6f);

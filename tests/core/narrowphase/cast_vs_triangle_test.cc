@@ -1,9 +1,9 @@
 // Sphere and capsule casts against a triangle vs a sampled-and-bisected distance oracle.
 #include "core/narrowphase/cast_vs_triangle.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "tests/core/geometry/geometry_oracles.h"
 
@@ -48,7 +48,8 @@ Scene RandomScene(CaseRng& rng) {
   sc.s = rng.Scale();
   sc.a = rng.InBox(sc.s), sc.b = rng.InBox(sc.s), sc.c = rng.InBox(sc.s);
   sc.start = rng.InBox(3 * sc.s);
-  Vec3 target = sc.a + (sc.b - sc.a) * rng.Uniform(-0.3f, 1) + (sc.c - sc.a) * rng.Uniform(-0.3f, 1);
+  Vec3 target =
+      sc.a + (sc.b - sc.a) * rng.Uniform(-0.3f, 1) + (sc.c - sc.a) * rng.Uniform(-0.3f, 1);
   sc.translation = (target - sc.start) * rng.Uniform(0.5f, 1.5f);
   return sc;
 }
@@ -79,7 +80,8 @@ TEST(CastVsTriangleTest, SphereMatchesSampledOracle) {
     ASSERT_NEAR(hit.fraction * len, toi * len, 1e-4 * sc.s) << i;
     Vec3 centre = sc.start + sc.translation * hit.fraction;
     ASSERT_NEAR(testing::PointTriangleDist(ToD(hit.point), ToD(sc.a), ToD(sc.b), ToD(sc.c)), 0,
-                1e-4 * sc.s) << i;
+                1e-4 * sc.s)
+        << i;
     ASSERT_NEAR(Length(centre - hit.point), r, 1e-4 * sc.s) << i;
     ASSERT_GT(Dot(hit.normal, Normalize(centre - hit.point)), 1 - 1e-4) << i;
   }
@@ -94,8 +96,8 @@ TEST(CastVsTriangleTest, GjkRaycastSphereAgreesWithClosedForm) {
     if (Degenerate(sc)) continue;
     CastResult closed = CastSphereVsTriangle(sc.start, r, sc.translation, sc.a, sc.b, sc.c);
     ConvexShape sphere = MakeSphere(r);
-    CastResult gjk = CastConvexVsTriangle({&sphere, {{}, sc.start}}, sc.translation, sc.a, sc.b,
-                                          sc.c);
+    CastResult gjk =
+        CastConvexVsTriangle({&sphere, {{}, sc.start}}, sc.translation, sc.a, sc.b, sc.c);
     if (closed.initially_overlapping) {
       ASSERT_TRUE(gjk.initially_overlapping) << i;
       continue;
@@ -105,8 +107,8 @@ TEST(CastVsTriangleTest, GjkRaycastSphereAgreesWithClosedForm) {
       double min_gap = 1e30;
       for (int k = 0; k <= 256; ++k) {
         Vec3 p = sc.start + sc.translation * (k / 256.0f);
-        min_gap = std::min(min_gap, testing::PointTriangleDist(ToD(p), ToD(sc.a), ToD(sc.b),
-                                                               ToD(sc.c)) - r);
+        min_gap = std::min(min_gap,
+                           testing::PointTriangleDist(ToD(p), ToD(sc.a), ToD(sc.b), ToD(sc.c)) - r);
       }
       ASSERT_LT(min_gap, 1e-2 * sc.s) << i;
       continue;
@@ -132,20 +134,22 @@ TEST(CastVsTriangleTest, CapsuleMatchesSampledOracle) {
     auto gap = [&](double t) {
       D3 c = ToD(sc.start) + d * t;
       return testing::SegmentTriangleDist(c - ToD(axis), c + ToD(axis), ToD(sc.a), ToD(sc.b),
-                                          ToD(sc.c)) - r;
+                                          ToD(sc.c)) -
+             r;
     };
     double toi = FirstContact(gap, testing::LenD(d), 1e-3 * sc.s);
     if (toi == -2 || toi == 0) continue;
     ConvexShape capsule = MakeCapsule(h, r);
-    CastResult hit = CastCapsuleVsTriangle({&capsule, {q, sc.start}}, sc.translation, sc.a, sc.b,
-                                           sc.c);
+    CastResult hit =
+        CastCapsuleVsTriangle({&capsule, {q, sc.start}}, sc.translation, sc.a, sc.b, sc.c);
     ASSERT_EQ(hit.hit, toi >= 0) << i;
     if (toi < 0) continue;
     ++hits;
     double len = testing::LenD(d);
     ASSERT_NEAR(hit.fraction * len, toi * len, 1e-3 * sc.s) << i;
     ASSERT_NEAR(testing::PointTriangleDist(ToD(hit.point), ToD(sc.a), ToD(sc.b), ToD(sc.c)), 0,
-                1e-3 * sc.s) << i;
+                1e-3 * sc.s)
+        << i;
   }
   EXPECT_GT(hits, 10);
 }

@@ -1,8 +1,8 @@
 #include "core/narrowphase/contact_manifold.h"
 
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "core/geometry/transform.h"
 #include "tests/core/narrowphase/random_cases.h"

@@ -1,10 +1,10 @@
 // GJK distance against closed forms on seeded random cases over five orders of magnitude.
 #include "core/narrowphase/gjk.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <gtest/gtest.h>
 
 #include "tests/core/narrowphase/random_cases.h"
 
@@ -30,7 +30,10 @@ double SegmentSegmentDistance(const D3& p0, const D3& p1, const D3& q0, const D3
   auto f = [&](double s) { return PointSegmentDistance(p0 + (p1 - p0) * s, q0, q1); };
   for (int i = 0; i < 200; ++i) {
     double m1 = lo + (hi - lo) / 3, m2 = hi - (hi - lo) / 3;
-    if (f(m1) < f(m2)) hi = m2; else lo = m1;
+    if (f(m1) < f(m2))
+      hi = m2;
+    else
+      lo = m1;
   }
   return std::min({f(0.5 * (lo + hi)), f(0), f(1)});
 }
@@ -51,8 +54,10 @@ TEST(GjkDistanceTest, SphereSphereMatchesCentreDistanceMinusRadii) {
   int separated = 0;
   for (int i = 0; i < kCases; ++i) {
     float s = rng.Scale();
-    ConvexShape a = MakeSphere(rng.Uniform(0.05f, 1) * s), b = MakeSphere(rng.Uniform(0.05f, 1) * s);
-    PosedShape pa{&a, {rng.Rotation(), rng.InBox(3 * s)}}, pb{&b, {rng.Rotation(), rng.InBox(3 * s)}};
+    ConvexShape a = MakeSphere(rng.Uniform(0.05f, 1) * s),
+                b = MakeSphere(rng.Uniform(0.05f, 1) * s);
+    PosedShape pa{&a, {rng.Rotation(), rng.InBox(3 * s)}},
+        pb{&b, {rng.Rotation(), rng.InBox(3 * s)}};
     double expected = testing::LenD(ToD(pa.pose.translation) - ToD(pb.pose.translation)) -
                       a.convex_radius - b.convex_radius;
     GjkResult r = GjkDistance(pa, pb);
@@ -101,7 +106,8 @@ TEST(GjkDistanceTest, CapsuleCapsuleMatchesSegmentDistanceMinusRadii) {
     float s = rng.Scale();
     ConvexShape a = MakeCapsule(rng.Uniform(0, 1) * s, rng.Uniform(0.05f, 0.5f) * s);
     ConvexShape b = MakeCapsule(rng.Uniform(0, 1) * s, rng.Uniform(0.05f, 0.5f) * s);
-    PosedShape pa{&a, {rng.Rotation(), rng.InBox(2 * s)}}, pb{&b, {rng.Rotation(), rng.InBox(2 * s)}};
+    PosedShape pa{&a, {rng.Rotation(), rng.InBox(2 * s)}},
+        pb{&b, {rng.Rotation(), rng.InBox(2 * s)}};
     auto end = [](const PosedShape& p, float sign) {
       return ToD(p.pose.Apply({0, sign * p.shape->half_height, 0}));
     };

@@ -1,10 +1,10 @@
 // EPA (through Penetration) against closed forms and an independent 15-axis SAT oracle.
 #include "core/narrowphase/penetration.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <gtest/gtest.h>
 
 #include "tests/core/narrowphase/random_cases.h"
 #include "tests/core/narrowphase/sat_box_oracle.h"

@@ -30,7 +30,9 @@ class CaseRng {
   float Uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng_); }
   // Scale factor 10^u with u uniform in [-2, 3]: shapes from centimetres to kilometres.
   float Scale() { return std::pow(10.0f, Uniform(-2, 3)); }
-  Vec3 InBox(float half) { return {Uniform(-half, half), Uniform(-half, half), Uniform(-half, half)}; }
+  Vec3 InBox(float half) {
+    return {Uniform(-half, half), Uniform(-half, half), Uniform(-half, half)};
+  }
   Vec3 UnitVector() {
     std::normal_distribution<float> n;
     Vec3 v;
