@@ -128,5 +128,61 @@ TEST(PenetrationTest, SeparatedShapesReportSeparation) {
   EXPECT_NEAR(r.normal.y, -1, 1e-5f);
 }
 
+// Any convex pair: sphere, capsule, sharp or rounded box, random hull. No closed form, so check
+// the MTD's defining property with GJK distance: moving B by (depth + e) * normal leaves a gap of
+// e, moving it by (depth - e) * normal leaves the shapes overlapping.
+ConvexShape RandomShape(CaseRng& rng, float s, Vec3* hull_points) {
+  switch (int(rng.Uniform(0, 5))) {
+    case 0:
+      return MakeSphere(rng.Uniform(0.1f, 1) * s);
+    case 1:
+      return MakeCapsule(rng.Uniform(0, 1) * s, rng.Uniform(0.1f, 0.5f) * s);
+    case 2:
+      return MakeBox(
+          {rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s});
+    case 3: {
+      Vec3 h{rng.Uniform(0.2f, 1) * s, rng.Uniform(0.2f, 1) * s, rng.Uniform(0.2f, 1) * s};
+      return MakeBox(h, 0.1f * std::min({h.x, h.y, h.z}));
+    }
+    default: {
+      int n = 4 + int(rng.Uniform(0, 60));
+      for (int i = 0; i < n; ++i) hull_points[i] = rng.InBox(s);
+      return MakeConvexHull(hull_points, n);
+    }
+  }
+}
+
+TEST(PenetrationTest, MtdOfMixedShapesJustSeparates) {
+  CaseRng rng(204);
+  int tested = 0;
+  for (int i = 0; i < kCases; ++i) {
+    float s = rng.Scale();
+    Vec3 pts_a[kMaxHullPoints], pts_b[kMaxHullPoints];
+    ConvexShape a = RandomShape(rng, s, pts_a), b = RandomShape(rng, s, pts_b);
+    PosedShape pa{&a, {rng.Rotation(), rng.InBox(s)}}, pb{&b, {rng.Rotation(), rng.InBox(s)}};
+    PenetrationResult r = Penetration(pa, pb);
+    if (!r.overlapping || r.depth < 2e-3f * s) continue;
+    ++tested;
+    ASSERT_FALSE(r.epa_failed) << i;
+    ASSERT_NEAR(Length(r.normal), 1, 1e-5) << i;
+    const float e = 1e-3f * s;
+    PosedShape out = pb, in = pb;
+    out.pose.translation += r.normal * (r.depth + e);
+    in.pose.translation += r.normal * (r.depth - e);
+    GjkResult gap = GjkDistance(pa, out);
+    ASSERT_FALSE(gap.overlapping) << i;
+    ASSERT_NEAR(gap.distance, e, 1e-4 * s) << i;
+    ASSERT_TRUE(GjkIntersect(pa, in)) << i;
+  }
+  EXPECT_GT(tested, kCases / 4);
+}
+
+TEST(PenetrationTest, FaceToFaceTouchingBoxesHaveNoDepth) {
+  ConvexShape box = MakeBox({1, 1, 1});
+  Quat q = Quat::FromAxisAngle({1, 2, 3}, 0.4f);
+  PenetrationResult r = Penetration({&box, {q, {}}}, {&box, {q, q.Rotate({2, 0.3f, 0.1f})}});
+  EXPECT_LT(r.depth, 1e-5f);
+}
+
 }  // namespace
 }  // namespace voxcol
