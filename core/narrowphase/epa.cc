@@ -246,7 +246,8 @@ bool BuildInitialPolytope(const MinkowskiDifference& cso, const SupportPoint* si
 }
 
 // Barycentric combination of the face's A and B points at the projection of the origin.
-EpaResult ResultFromFace(const Polytope& poly, int f, int iterations) {
+EpaResult ResultFromFace(const MinkowskiDifference& cso, const Polytope& poly, int f,
+                         int iterations) {
   const Face& face = poly.face(f);
   const SupportPoint& p0 = poly.vertex(face.v[0]);
   const SupportPoint& p1 = poly.vertex(face.v[1]);
@@ -262,9 +263,9 @@ EpaResult ResultFromFace(const Polytope& poly, int f, int iterations) {
   EpaResult r;
   r.ok = true;
   r.depth = face.dist > 0 ? face.dist : 0;
-  r.normal = face.normal;
-  r.point_a = p0.a * u + p1.a * v + p2.a * w;
-  r.point_b = p0.b * u + p1.b * v + p2.b * w;
+  r.normal = cso.ToWorldDir(face.normal);
+  r.point_a = cso.ToWorldPoint(p0.a * u + p1.a * v + p2.a * w);
+  r.point_b = cso.ToWorldPoint(p0.b * u + p1.b * v + p2.b * w);
   r.iterations = iterations;
   return r;
 }
@@ -298,7 +299,7 @@ EpaResult Epa(const MinkowskiDifference& cso, const SupportPoint* simplex, int c
     int w = poly.AddVertex(p);
     if (w < 0 || !poly.Expand(best, w)) break;
   }
-  return ResultFromFace(poly, best, iter);
+  return ResultFromFace(cso, poly, best, iter);
 }
 
 }  // namespace voxcol

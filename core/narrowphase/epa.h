@@ -26,7 +26,8 @@ struct EpaResult {
 };
 
 // Penetration of A and B given a GJK simplex simplex[0..count) (1..4 points of A - B, rounded
-// supports) that contains the origin within tolerance. `cso` must use rounded supports.
+// supports, in the CSO's frame) that contains the origin within tolerance. `cso` must use rounded
+// supports. The result is in world space.
 EpaResult Epa(const MinkowskiDifference& cso, const SupportPoint* simplex, int count,
               const EpaSettings& settings = {});
 

@@ -48,8 +48,8 @@ GjkResult GjkDistance(const PosedShape& a, const PosedShape& b, const GjkSetting
   JohnsonSimplex simplex;
   Vec3 v;
   GjkResult r;
-  float dist_sq = GjkClosest(cso, a.pose.translation - b.pose.translation, settings, &simplex, &v,
-                             &r.overlapping, &r.iterations);
+  float dist_sq =
+      GjkClosest(cso, cso.CentreOffset(), settings, &simplex, &v, &r.overlapping, &r.iterations);
   if (r.overlapping) return r;
   float core_dist = std::sqrt(dist_sq);
   float radii = a.Radius() + b.Radius();
@@ -58,10 +58,11 @@ GjkResult GjkDistance(const PosedShape& a, const PosedShape& b, const GjkSetting
     return r;
   }
   // v = a - b points from B to A; the radii move the core points toward each other.
-  r.normal = v * (-1.0f / core_dist);
-  simplex.ClosestPoints(&r.point_a, &r.point_b);
-  r.point_a += r.normal * a.Radius();
-  r.point_b -= r.normal * b.Radius();
+  Vec3 n = v * (-1.0f / core_dist), pa, pb;
+  simplex.ClosestPoints(&pa, &pb);
+  r.normal = cso.ToWorldDir(n);
+  r.point_a = cso.ToWorldPoint(pa + n * a.Radius());
+  r.point_b = cso.ToWorldPoint(pb - n * b.Radius());
   r.distance = core_dist - radii;
   return r;
 }
@@ -70,12 +71,12 @@ bool GjkIntersect(const PosedShape& a, const PosedShape& b, Vec3* axis,
                   const GjkSettings& settings) {
   MinkowskiDifference cso(a, b, /*rounded=*/true);
   JohnsonSimplex simplex;
-  Vec3 v = axis && LengthSq(*axis) > 0 ? *axis : a.pose.translation - b.pose.translation;
+  Vec3 v = axis && LengthSq(*axis) > 0 ? cso.ToLocalDir(*axis) : cso.CentreOffset();
   if (LengthSq(v) == 0) v = {1, 0, 0};
   for (int iter = 0; iter < settings.max_iterations; ++iter) {
     SupportPoint p = cso.Support(-v);
     if (Dot(v, p.w) > 0) {
-      if (axis) *axis = v;
+      if (axis) *axis = cso.ToWorldDir(v);
       return false;  // the plane through w normal to v separates the origin from A - B
     }
     // A repeated support point with v.w <= 0 means |v|^2 <= v.w <= 0: touching.

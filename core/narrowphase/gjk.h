@@ -41,7 +41,8 @@ bool GjkIntersect(const PosedShape& a, const PosedShape& b, Vec3* axis = nullptr
 
 // GJK on a Minkowski difference, the engine of the functions above and of EPA. Leaves the final
 // simplex in *simplex and returns |v|^2 of the closest point found; *overlapping says whether the
-// origin is inside the simplex within tolerance. initial_dir may be any vector.
+// origin is inside the simplex within tolerance. initial_dir may be any vector. initial_dir, *v
+// and the simplex are in the CSO's frame (A's local frame).
 float GjkClosest(const MinkowskiDifference& cso, const Vec3& initial_dir,
                  const GjkSettings& settings, JohnsonSimplex* simplex, Vec3* v, bool* overlapping,
                  int* iterations);

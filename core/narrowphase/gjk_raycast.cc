@@ -38,25 +38,27 @@ void PolishClosest(const MinkowskiDifference& cso, const Vec3& x, JohnsonSimplex
   }
 }
 
-CastResult MakeHit(const JohnsonSimplex& simplex, const Vec3& v, const Vec3& last_v,
-                   const PosedShape& b, float radii, const Vec3& translation, float lambda,
+CastResult MakeHit(const MinkowskiDifference& cso, const JohnsonSimplex& simplex, const Vec3& v,
+                   const Vec3& last_v, float radii, const Vec3& translation, float lambda,
                    int iterations) {
   CastResult r;
   r.hit = true;
   r.fraction = lambda;
   r.iterations = iterations;
-  r.normal = HitNormal(simplex, v, last_v, radii, translation);
+  Vec3 n = HitNormal(simplex, v, last_v, radii, translation);
   Vec3 core_a, core_b;
   simplex.ClosestPoints(&core_a, &core_b);
-  r.point = core_b + r.normal * b.Radius();
+  r.normal = cso.ToWorldDir(n);
+  r.point = cso.ToWorldPoint(core_b + n * cso.b().Radius());
   return r;
 }
 
 }  // namespace
 
-CastResult GjkRaycast(const PosedShape& a, const Vec3& translation, const PosedShape& b,
+CastResult GjkRaycast(const PosedShape& a, const Vec3& world_translation, const PosedShape& b,
                       const CastSettings& settings) {
   MinkowskiDifference cso(a, b, /*rounded=*/false);
+  const Vec3 translation = cso.ToLocalDir(world_translation);
   const Vec3 ray = -translation;  // x(lambda) = lambda * ray; hit when x enters A - B
   const float radii = a.Radius() + b.Radius();
   float lambda = 0;
@@ -97,7 +99,6 @@ CastResult GjkRaycast(const PosedShape& a, const Vec3& translation, const PosedS
     if (!simplex.Closest(&v)) simplex.BackupClosest(&v);
     if (simplex.Full()) break;  // x is inside the core CSO
   }
-  if (simplex.Empty()) simplex.Add({v, p.a, p.b}), simplex.Closest(&v);
   if (lambda == 0) {
     CastResult r;
     r.hit = r.initially_overlapping = true;
@@ -105,7 +106,7 @@ CastResult GjkRaycast(const PosedShape& a, const Vec3& translation, const PosedS
     return r;
   }
   if (radii > 0) PolishClosest(cso, x, &simplex, &v);
-  return MakeHit(simplex, v, normal, b, radii, translation, lambda, iter);
+  return MakeHit(cso, simplex, v, normal, radii, translation, lambda, iter);
 }
 
 }  // namespace voxcol

@@ -7,14 +7,16 @@ namespace {
 
 // Shallow case: cores at distance d > 0 with d < ra + rb; the rounded parts overlap along the
 // core closest-point direction, so depth = ra + rb - d exactly.
-PenetrationResult FromCores(const PosedShape& a, const PosedShape& b, JohnsonSimplex& simplex,
+PenetrationResult FromCores(const MinkowskiDifference& cso, const JohnsonSimplex& simplex,
                             const Vec3& v, float core_dist) {
+  const PosedShape &a = cso.a(), &b = cso.b();
   PenetrationResult r;
   float radii = a.Radius() + b.Radius();
-  r.normal = v * (-1.0f / core_dist);  // v = a - b points from B to A
-  simplex.ClosestPoints(&r.point_a, &r.point_b);
-  r.point_a += r.normal * a.Radius();
-  r.point_b -= r.normal * b.Radius();
+  Vec3 n = v * (-1.0f / core_dist), pa, pb;  // v = a - b points from B to A
+  simplex.ClosestPoints(&pa, &pb);
+  r.normal = cso.ToWorldDir(n);
+  r.point_a = cso.ToWorldPoint(pa + n * a.Radius());
+  r.point_b = cso.ToWorldPoint(pb - n * b.Radius());
   r.overlapping = core_dist < radii;
   r.depth = r.overlapping ? radii - core_dist : 0;
   r.separation = r.overlapping ? 0 : core_dist - radii;
@@ -31,9 +33,9 @@ PenetrationResult Penetration(const PosedShape& a, const PosedShape& b,
   Vec3 v;
   bool overlapping;
   int iterations;
-  Vec3 start = a.pose.translation - b.pose.translation;
+  Vec3 start = cores.CentreOffset();
   float dist_sq = GjkClosest(cores, start, settings.gjk, &simplex, &v, &overlapping, &iterations);
-  if (!overlapping) return FromCores(a, b, simplex, v, std::sqrt(dist_sq));
+  if (!overlapping) return FromCores(cores, simplex, v, std::sqrt(dist_sq));
   // 2. Cores overlap: GJK on the full shapes for a simplex around the origin, then EPA.
   MinkowskiDifference full(a, b, /*rounded=*/true);
   GjkClosest(full, start, settings.gjk, &simplex, &v, &overlapping, &iterations);
@@ -46,8 +48,11 @@ PenetrationResult Penetration(const PosedShape& a, const PosedShape& b,
   if (!epa.ok) {
     // Touching within tolerance (a one-point simplex) or a flat CSO: no measurable depth.
     r.epa_failed = true;
-    r.normal = LengthSq(start) > 0 ? -Normalize(start) : Vec3{0, 1, 0};
-    simplex.ClosestPoints(&r.point_a, &r.point_b);
+    r.normal = full.ToWorldDir(LengthSq(start) > 0 ? -Normalize(start) : Vec3{0, 1, 0});
+    Vec3 pa, pb;
+    simplex.ClosestPoints(&pa, &pb);
+    r.point_a = full.ToWorldPoint(pa);
+    r.point_b = full.ToWorldPoint(pb);
     return r;
   }
   r.depth = epa.depth;

@@ -93,7 +93,9 @@ TEST(GjkRaycastTest, SphereVsLargeBoxFaceMatchesPlaneToi) {
     double speed = -DotD(ToD(translation), ToD(up));
     double toi = h / speed;
     if (toi > 1) {
-      if (toi > 1 + 1e-3) ASSERT_FALSE(hit.hit) << i;
+      if (toi > 1 + 1e-3) {
+        ASSERT_FALSE(hit.hit) << i;
+      }
       continue;
     }
     ++hits;
@@ -170,7 +172,9 @@ TEST(GjkRaycastTest, BoxVsBoxMatchesSatBisection) {
     }
     CastResult hit = GjkRaycast(pa, translation, pb);
     if (hi < 0) {
-      if (hit.hit) ASSERT_GT(depth_at(hit.fraction), -1e-3 * s) << i << " false hit";
+      if (hit.hit) {
+        ASSERT_GT(depth_at(hit.fraction), -1e-3 * s) << i << " false hit";
+      }
       continue;
     }
     for (int k = 0; k < 50; ++k) (depth_at(0.5 * (lo + hi)) >= 0 ? hi : lo) = 0.5 * (lo + hi);

@@ -141,7 +141,9 @@ TEST(GjkDistanceTest, HullOfBoxCornersMatchesBox) {
     PosedShape po{&other, {rng.Rotation(), rng.InBox(4 * s)}};
     GjkResult rb = GjkDistance({&box, pose}, po), rh = GjkDistance({&hull, pose}, po);
     ASSERT_EQ(rb.overlapping, rh.overlapping) << i;
-    if (!rb.overlapping) ASSERT_NEAR(rb.distance, rh.distance, 1e-4 * s) << i;
+    if (!rb.overlapping) {
+      ASSERT_NEAR(rb.distance, rh.distance, 1e-4 * s) << i;
+    }
   }
 }
 
