@@ -27,7 +27,10 @@ struct CastResult {
   int iterations = 0;
 };
 
-// Casts A along translation (world units, nonzero) against a static B.
+// Casts A along translation (world units, nonzero) against a static B. The fraction only ever
+// grows through support planes, so it never passes the true time of impact; if max_iterations runs
+// out first, the (early, conservative) fraction reached is reported as the hit rather than a miss.
+// An A that overlaps B within tolerance at the start reports initially_overlapping.
 CastResult GjkRaycast(const PosedShape& a, const Vec3& translation, const PosedShape& b,
                       const CastSettings& settings = {});
 
