@@ -1,0 +1,30 @@
+// Shape-vs-triangle overlap with a contact point, the primitive of terrain contacts. Spheres and
+// capsules use the closed forms of core/geometry/triangle_contact.h; other convex shapes use
+// Penetration (GJK, then EPA when the cores overlap) with the triangle as shape A.
+#pragma once
+
+#include "core/narrowphase/contact_manifold.h"
+#include "core/narrowphase/penetration.h"
+
+namespace voxcol {
+
+struct TriangleCollision {
+  bool overlapping = false;
+  ContactPoint contact;  // position on the triangle, normal from the triangle toward the shape
+};
+
+// Sphere (center, radius > 0) vs the non-degenerate triangle (a, b, c).
+TriangleCollision CollideSphereVsTriangle(const Vec3& center, float radius, const Vec3& a,
+                                          const Vec3& b, const Vec3& c);
+
+// Capsule (posed; shape type kCapsule) vs the non-degenerate triangle (a, b, c). An axis crossing
+// the triangle is pushed out along the face normal (see CapsuleVsTriangle).
+TriangleCollision CollideCapsuleVsTriangle(const PosedShape& capsule, const Vec3& a, const Vec3& b,
+                                           const Vec3& c);
+
+// Any posed convex shape vs triangle (a, b, c): the minimum translation of the shape out of the
+// triangle (two-sided).
+TriangleCollision CollideConvexVsTriangle(const PosedShape& shape, const Vec3& a, const Vec3& b,
+                                          const Vec3& c, const PenetrationSettings& settings = {});
+
+}  // namespace voxcol

@@ -1,0 +1,158 @@
+// Sphere and capsule casts against a triangle vs a sampled-and-bisected distance oracle.
+#include "core/narrowphase/cast_vs_triangle.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/core/geometry/geometry_oracles.h"
+
+namespace voxcol {
+namespace {
+
+using testing::CaseRng;
+using testing::D3;
+using testing::ToD;
+
+// First t in [0, 1] with gap(t) <= 0, by sampling then bisection, or -1 for a miss. gap is
+// Lipschitz with constant `speed`, so a contact cannot hide between samples when every sample
+// before it stays above speed / (2 kSteps); cases closer than that are reported as ambiguous (-2).
+template <typename Gap>
+double FirstContact(Gap gap, double speed, double slack) {
+  constexpr int kSteps = 512;
+  double prev = 0;
+  for (int k = 0; k <= kSteps; ++k) {
+    double t = double(k) / kSteps, g = gap(t);
+    if (g <= 0) {
+      if (k == 0) return 0;
+      double lo = prev, hi = t;
+      for (int i = 0; i < 60; ++i) {
+        double mid = 0.5 * (lo + hi);
+        (gap(mid) <= 0 ? hi : lo) = mid;
+      }
+      return hi;
+    }
+    if (g < speed / (2 * kSteps) + slack) return -2;
+    prev = t;
+  }
+  return -1;
+}
+
+struct Scene {
+  float s;
+  Vec3 a, b, c, start, translation;
+};
+
+Scene RandomScene(CaseRng& rng) {
+  Scene sc;
+  sc.s = rng.Scale();
+  sc.a = rng.InBox(sc.s), sc.b = rng.InBox(sc.s), sc.c = rng.InBox(sc.s);
+  sc.start = rng.InBox(3 * sc.s);
+  Vec3 target =
+      sc.a + (sc.b - sc.a) * rng.Uniform(-0.3f, 1) + (sc.c - sc.a) * rng.Uniform(-0.3f, 1);
+  sc.translation = (target - sc.start) * rng.Uniform(0.5f, 1.5f);
+  return sc;
+}
+
+bool Degenerate(const Scene& sc) {
+  return Length(Cross(sc.b - sc.a, sc.c - sc.a)) < 1e-2f * sc.s * sc.s ||
+         Length(sc.translation) < 1e-2f * sc.s;
+}
+
+TEST(CastVsTriangleTest, SphereMatchesSampledOracle) {
+  CaseRng rng(701);
+  int hits = 0;
+  for (int i = 0; i < testing::kCases; ++i) {
+    Scene sc = RandomScene(rng);
+    float r = rng.Uniform(0.05f, 0.5f) * sc.s;
+    if (Degenerate(sc)) continue;
+    D3 c0 = ToD(sc.start), d = ToD(sc.translation);
+    auto gap = [&](double t) {
+      return testing::PointTriangleDist(c0 + d * t, ToD(sc.a), ToD(sc.b), ToD(sc.c)) - r;
+    };
+    double toi = FirstContact(gap, testing::LenD(d), 1e-4 * sc.s);
+    if (toi == -2 || toi == 0) continue;
+    CastResult hit = CastSphereVsTriangle(sc.start, r, sc.translation, sc.a, sc.b, sc.c);
+    ASSERT_EQ(hit.hit, toi >= 0) << i;
+    if (toi < 0) continue;
+    ++hits;
+    double len = testing::LenD(d);
+    ASSERT_NEAR(hit.fraction * len, toi * len, 1e-4 * sc.s) << i;
+    Vec3 centre = sc.start + sc.translation * hit.fraction;
+    ASSERT_NEAR(testing::PointTriangleDist(ToD(hit.point), ToD(sc.a), ToD(sc.b), ToD(sc.c)), 0,
+                1e-4 * sc.s)
+        << i;
+    ASSERT_NEAR(Length(centre - hit.point), r, 1e-4 * sc.s) << i;
+    ASSERT_GT(Dot(hit.normal, Normalize(centre - hit.point)), 1 - 1e-4) << i;
+  }
+  EXPECT_GT(hits, testing::kCases / 10);  // the rest miss, start touching or graze
+}
+
+TEST(CastVsTriangleTest, GjkRaycastSphereAgreesWithClosedForm) {
+  CaseRng rng(702);
+  for (int i = 0; i < testing::kCases; ++i) {
+    Scene sc = RandomScene(rng);
+    float r = rng.Uniform(0.05f, 0.5f) * sc.s;
+    if (Degenerate(sc)) continue;
+    CastResult closed = CastSphereVsTriangle(sc.start, r, sc.translation, sc.a, sc.b, sc.c);
+    ConvexShape sphere = MakeSphere(r);
+    CastResult gjk =
+        CastConvexVsTriangle({&sphere, {{}, sc.start}}, sc.translation, sc.a, sc.b, sc.c);
+    if (closed.initially_overlapping) {
+      ASSERT_TRUE(gjk.initially_overlapping) << i;
+      continue;
+    }
+    if (closed.hit != gjk.hit) {
+      // Only grazing contacts may differ: the path passes within tolerance of the surface.
+      double min_gap = 1e30;
+      for (int k = 0; k <= 256; ++k) {
+        Vec3 p = sc.start + sc.translation * (k / 256.0f);
+        min_gap = std::min(min_gap,
+                           testing::PointTriangleDist(ToD(p), ToD(sc.a), ToD(sc.b), ToD(sc.c)) - r);
+      }
+      ASSERT_LT(min_gap, 1e-2 * sc.s) << i;
+      continue;
+    }
+    if (!closed.hit) continue;
+    float len = Length(sc.translation);
+    ASSERT_NEAR(gjk.fraction * len, closed.fraction * len, 1e-3 * sc.s) << i;
+    ASSERT_GT(Dot(gjk.normal, closed.normal), 1 - 1e-3) << i;
+  }
+}
+
+TEST(CastVsTriangleTest, CapsuleMatchesSampledOracle) {
+  CaseRng rng(703);
+  int hits = 0;
+  // Fewer cases: the oracle runs a ternary search per sample.
+  for (int i = 0; i < 250; ++i) {
+    Scene sc = RandomScene(rng);
+    float r = rng.Uniform(0.05f, 0.3f) * sc.s, h = rng.Uniform(0, 0.5f) * sc.s;
+    Quat q = rng.Rotation();
+    if (Degenerate(sc)) continue;
+    Vec3 axis = q.Rotate({0, h, 0});
+    D3 d = ToD(sc.translation);
+    auto gap = [&](double t) {
+      D3 c = ToD(sc.start) + d * t;
+      return testing::SegmentTriangleDist(c - ToD(axis), c + ToD(axis), ToD(sc.a), ToD(sc.b),
+                                          ToD(sc.c)) -
+             r;
+    };
+    double toi = FirstContact(gap, testing::LenD(d), 1e-3 * sc.s);
+    if (toi == -2 || toi == 0) continue;
+    ConvexShape capsule = MakeCapsule(h, r);
+    CastResult hit =
+        CastCapsuleVsTriangle({&capsule, {q, sc.start}}, sc.translation, sc.a, sc.b, sc.c);
+    ASSERT_EQ(hit.hit, toi >= 0) << i;
+    if (toi < 0) continue;
+    ++hits;
+    double len = testing::LenD(d);
+    ASSERT_NEAR(hit.fraction * len, toi * len, 1e-3 * sc.s) << i;
+    ASSERT_NEAR(testing::PointTriangleDist(ToD(hit.point), ToD(sc.a), ToD(sc.b), ToD(sc.c)), 0,
+                1e-3 * sc.s)
+        << i;
+  }
+  EXPECT_GT(hits, 10);
+}
+
+}  // namespace
+}  // namespace voxcol

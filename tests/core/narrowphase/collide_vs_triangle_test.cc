@@ -1,0 +1,77 @@
+#include "core/narrowphase/collide_vs_triangle.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/core/geometry/geometry_oracles.h"
+
+namespace voxcol {
+namespace {
+
+using testing::CaseRng;
+using testing::ToD;
+
+// Where only the rounded parts overlap, GJK/EPA through CollideConvexVsTriangle and the closed
+// forms must agree: the same depth (radius - core distance) and the same normal.
+TEST(CollideVsTriangleTest, ConvexPathMatchesCapsuleClosedForm) {
+  CaseRng rng(901);
+  int tested = 0;
+  for (int i = 0; i < testing::kCases; ++i) {
+    float s = rng.Scale();
+    Vec3 a = rng.InBox(s), b = rng.InBox(s), c = rng.InBox(s);
+    if (Length(Cross(b - a, c - a)) < 1e-2f * s * s) continue;
+    ConvexShape capsule = MakeCapsule(rng.Uniform(0, 0.5f) * s, rng.Uniform(0.1f, 0.6f) * s);
+    PosedShape pc{&capsule, {rng.Rotation(), rng.InBox(1.5f * s)}};
+    TriangleCollision closed = CollideCapsuleVsTriangle(pc, a, b, c);
+    if (!closed.overlapping || closed.contact.depth >= capsule.convex_radius - 1e-3f * s) continue;
+    ++tested;
+    TriangleCollision gjk = CollideConvexVsTriangle(pc, a, b, c);
+    ASSERT_TRUE(gjk.overlapping) << i;
+    ASSERT_NEAR(gjk.contact.depth, closed.contact.depth, 1e-4 * s) << i;
+    ASSERT_GT(Dot(gjk.contact.normal, closed.contact.normal), 1 - 1e-3) << i;
+    ASSERT_NEAR(Length(gjk.contact.position - closed.contact.position), 0, 1e-3 * s) << i;
+  }
+  EXPECT_GT(tested, 500);
+}
+
+// Boxes vs triangles: no closed form; moving the box by (depth + e) * normal must leave a gap of e
+// to the triangle, judged by GJK distance (validated against closed forms in gjk_test.cc).
+TEST(CollideVsTriangleTest, BoxMtdJustSeparates) {
+  CaseRng rng(902);
+  int tested = 0;
+  for (int i = 0; i < testing::kCases; ++i) {
+    float s = rng.Scale();
+    Vec3 a = rng.InBox(s), b = rng.InBox(s), c = rng.InBox(s);
+    if (Length(Cross(b - a, c - a)) < 1e-2f * s * s) continue;
+    ConvexShape box =
+        MakeBox({rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s});
+    PosedShape pb{&box, {rng.Rotation(), rng.InBox(s)}};
+    TriangleCollision r = CollideConvexVsTriangle(pb, a, b, c);
+    if (!r.overlapping || r.contact.depth < 2e-3f * s) continue;
+    ++tested;
+    ASSERT_NEAR(testing::PointTriangleDist(ToD(r.contact.position), ToD(a), ToD(b), ToD(c)), 0,
+                1e-4 * s)
+        << i;
+    const float e = 1e-3f * s;
+    ConvexShape tri = MakeTriangle(a, b, c);
+    PosedShape moved = pb;
+    moved.pose.translation += r.contact.normal * (r.contact.depth + e);
+    GjkResult gap = GjkDistance({&tri, {}}, moved);
+    ASSERT_FALSE(gap.overlapping) << i;
+    ASSERT_NEAR(gap.distance, e, 1e-4 * s) << i;
+  }
+  EXPECT_GT(tested, 1000);
+}
+
+TEST(CollideVsTriangleTest, SphereRestingOnGround) {
+  TriangleCollision r =
+      CollideSphereVsTriangle({0.2f, 0.45f, 0.1f}, 0.5f, {-5, 0, -5}, {0, 0, 5}, {5, 0, -5});
+  ASSERT_TRUE(r.overlapping);
+  EXPECT_NEAR(r.contact.depth, 0.05f, 1e-6f);
+  EXPECT_NEAR(r.contact.normal.y, 1, 1e-6f);
+  EXPECT_NEAR(r.contact.position.y, 0, 1e-6f);
+}
+
+}  // namespace
+}  // namespace voxcol

@@ -1,0 +1,75 @@
+#include "core/narrowphase/contact_manifold.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "core/geometry/transform.h"
+#include "tests/core/narrowphase/random_cases.h"
+
+namespace voxcol {
+namespace {
+
+using testing::CaseRng;
+
+TEST(ContactManifoldTest, GridOnRotatedPlaneKeepsTheFourCorners) {
+  CaseRng rng(801);
+  for (int trial = 0; trial < 100; ++trial) {
+    Quat q = rng.Rotation();
+    Vec3 n = q.Rotate({0, 1, 0});
+    ContactPoint pts[35];
+    int count = 0;
+    for (int x = 0; x < 5; ++x) {
+      for (int z = 0; z < 7; ++z) {
+        pts[count++] = {q.Rotate({float(x), 0, float(z)}), n, 0.01f * rng.Uniform(0, 1)};
+      }
+    }
+    pts[0].depth = 1;  // the deepest is the (0, 0) corner
+    ContactPoint out[kMaxManifoldPoints];
+    ASSERT_EQ(ReduceContacts(pts, count, n, out), 4);
+    std::set<std::pair<int, int>> corners;
+    for (const ContactPoint& c : out) {
+      Vec3 local = q.Conjugate().Rotate(c.position);
+      corners.insert({int(std::lround(local.x)), int(std::lround(local.z))});
+    }
+    EXPECT_EQ(corners, (std::set<std::pair<int, int>>{{0, 0}, {4, 0}, {0, 6}, {4, 6}}));
+  }
+}
+
+TEST(ContactManifoldTest, KeepsDeepestAndReturnsDistinctInputPoints) {
+  CaseRng rng(802);
+  for (int trial = 0; trial < 2000; ++trial) {
+    int count = 1 + int(rng.Uniform(0, 30));
+    Vec3 n = rng.UnitVector();
+    ContactPoint pts[32];
+    int deepest = 0;
+    for (int i = 0; i < count; ++i) {
+      pts[i] = {rng.InBox(1), n, rng.Uniform(0, 1)};
+      if (pts[i].depth > pts[deepest].depth) deepest = i;
+    }
+    ContactPoint out[kMaxManifoldPoints];
+    int kept = ReduceContacts(pts, count, n, out);
+    ASSERT_GE(kept, 1);
+    ASSERT_LE(kept, std::min(count, 4));
+    EXPECT_EQ(out[0].position, pts[deepest].position);
+    for (int i = 0; i < kept; ++i) {
+      for (int j = 0; j < i; ++j) ASSERT_NE(out[i].position, out[j].position);
+    }
+  }
+}
+
+TEST(ContactManifoldTest, CollinearPointsGiveTwoAndCoincidentGiveOne) {
+  Vec3 n{0, 1, 0};
+  ContactPoint line[5], same[3];
+  for (int i = 0; i < 5; ++i) line[i] = {{float(i), 0, 0}, n, float(i == 2)};
+  for (int i = 0; i < 3; ++i) same[i] = {{1, 2, 3}, n, float(i)};
+  ContactPoint out[kMaxManifoldPoints];
+  ASSERT_EQ(ReduceContacts(line, 5, n, out), 2);
+  EXPECT_EQ(out[0].position.x, 2);
+  EXPECT_EQ(std::abs(out[1].position.x - 2), 2);
+  EXPECT_EQ(ReduceContacts(same, 3, n, out), 1);
+  EXPECT_EQ(ReduceContacts(line, 0, n, out), 0);
+}
+
+}  // namespace
+}  // namespace voxcol
