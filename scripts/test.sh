@@ -9,3 +9,12 @@ jobs=${VOXCOL_JOBS:-2}
 # Benchmarks are not pass/fail on speed here; this only proves that each one runs.
 build/tests/bench/voxcol_bench --benchmark_min_time=0.01 >/dev/null
 echo "voxcol_bench: all benchmarks ran"
+# The containerized integration test needs root for podman. Inside a container (e.g. the fresh
+# Debian check, /run/.containerenv) podman cannot nest, so it is reported as skipped there.
+if [ "$(id -u)" -ne 0 ]; then
+  echo "container test: SKIPPED (needs root for podman)"
+elif [ -e /run/.containerenv ]; then
+  echo "container test: SKIPPED (already inside a container)"
+else
+  bash deploy/container-test.sh
+fi

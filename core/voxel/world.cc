@@ -240,11 +240,11 @@ void World::CommitQueued() {
 
 void World::PublishGroup(const std::vector<PendingEdit*>& group) {
   for (PendingEdit* p : group) {
-    {
-      absl::WriterMutexLock lock(&publish_mu_);
-      for (const auto& [key, chunk] : p->chunks) Publish(key, chunk);
-      version_.store(p->result.version, std::memory_order_release);
-    }
+    // Derived data (broadphase masks, change feed) is updated before readers can look, so a
+    // snapshot never pairs new chunks with old masks.
+    absl::WriterMutexLock lock(&publish_mu_);
+    for (const auto& [key, chunk] : p->chunks) Publish(key, chunk);
+    version_.store(p->result.version, std::memory_order_release);
     CommittedEdit committed{p->result, p->chunks};
     for (EditObserver* observer : observers_) observer->AfterPublish(committed);
     p->done = true;

@@ -80,8 +80,9 @@ class EditObserver {
     }
     return absl::OkStatus();
   }
-  // After the chunks and the version are visible: e.g. feed subscribers. Called per edit in
-  // version order.
+  // As the chunks and the version become visible, while query snapshots are held off: update
+  // derived data (broadphase) and feed subscribers. Called per edit in version order; keep it short
+  // and never block on readers.
   virtual void AfterPublish(const CommittedEdit& edit) {}
 };
 
