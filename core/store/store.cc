@@ -48,6 +48,11 @@ rocksdb::Options MakeOptions(const StoreOptions& store_options) {
   options.IncreaseParallelism(2);
   // Torn WAL tails after kill -9 are dropped; everything synced before them is recovered.
   options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  // Startup serves quickly: after a crash, opening replays the WAL of the unflushed memtables, so
+  // keep those small (replaying 38 MB took 2.3 s on the shared 2-core machine), and replay into
+  // the memtable without flushing it during the open. A clean shutdown flushes (see ~Store).
+  options.write_buffer_size = size_t(4) << 20;
+  options.avoid_flush_during_recovery = true;
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = rocksdb::NewLRUCache(store_options.block_cache_bytes);
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
@@ -88,7 +93,10 @@ Store::Store(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options)
     : db_(std::move(db)), options_(options) {}
 
 Store::~Store() {
-  if (db_) db_->Close().PermitUncheckedError();
+  if (!db_) return;
+  // Flush so that the next open has no WAL to replay; a failure only makes that open slower.
+  db_->Flush(rocksdb::FlushOptions()).PermitUncheckedError();
+  db_->Close().PermitUncheckedError();
 }
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOptions& options) {
