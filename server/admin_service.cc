@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/store/region_file.h"
 #include "server/convert.h"
+#include "server/data_dir.h"
 #include "server/log.h"
 
 namespace voxcol::server {
@@ -29,7 +30,11 @@ grpc::Status AdminServiceImpl::CreateCheckpoint(grpc::ServerContext*, const v1::
                                                 v1::CreateCheckpointResponse* response) {
   if (absl::Status s = ValidateCheckpointDir(request->dir()); !s.ok()) return ToGrpcStatus(s);
   uint64_t version = world_.version();  // published implies durable, so the checkpoint holds it
-  absl::Status status = store_.CreateCheckpoint(request->dir());
+  // The checkpoint is laid out as a data directory, so a server can start on it directly.
+  std::error_code ec;
+  std::filesystem::create_directories(request->dir(), ec);
+  absl::Status status = ec ? absl::InternalError(absl::StrCat("cannot create ", request->dir(), ": ", ec.message()))
+                           : store_.CreateCheckpoint(DataDirStorePath(request->dir()));
   if (!status.ok()) {
     LogError("event=checkpoint_failed dir=%s message=\"%s\"", request->dir(), status.message());
     return ToGrpcStatus(status);
