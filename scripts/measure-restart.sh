@@ -32,5 +32,5 @@ for run in $(seq "$runs"); do
     kill "$pid"; how="SIGTERM"
   fi
   wait "$pid" || true
-  echo "run $run: serving after $(echo "$end - $start" | bc) s; $version; first raycast: $hit; stopped with $how"
+  echo "run $run: serving after $(awk "BEGIN { printf \"%.3f\", $end - $start }") s; $version; first raycast: $hit; stopped with $how"
 done
