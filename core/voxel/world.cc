@@ -181,19 +181,22 @@ absl::Status World::Stage(const std::function<absl::Status(ChunkEdit&)>& edit, P
   ChunkEdit scratch(*this);
   absl::Status status = edit(scratch);
   if (status.ok()) status = scratch.load_status_;  // never edit on top of a chunk that failed to load
+  if (status.ok()) status = Diff(scratch, pending);
   if (!status.ok()) return status;
-  Diff(scratch, pending);
   pending->result.version = ++staged_version_;
   for (const auto& [key, chunk] : pending->chunks) staged_[key] = chunk;
   queue_.push_back(pending);
   return absl::OkStatus();
 }
 
-void World::Diff(const ChunkEdit& scratch, PendingEdit* pending) const {
+absl::Status World::Diff(const ChunkEdit& scratch, PendingEdit* pending) const {
   EditResult& result = pending->result;
   // Diff each touched chunk against the one it was copied from to find what really changed.
   for (auto& [key, chunk] : scratch.touched_) {
-    ChunkPtr before = *StagedOrLoaded(key);  // loaded fine: ChunkEdit::Mutable did it
+    // ChunkEdit::Mutable loaded it fine, but it may have been evicted and reloaded since.
+    absl::StatusOr<ChunkPtr> loaded = StagedOrLoaded(key);
+    if (!loaded.ok()) return loaded.status();
+    const ChunkPtr& before = *loaded;
     Int3 lo{kChunkSize, kChunkSize, kChunkSize}, hi{-1, -1, -1};
     for (int y = 0; y < kChunkSize; ++y)
       for (int z = 0; z < kChunkSize; ++z)
@@ -226,6 +229,7 @@ void World::Diff(const ChunkEdit& scratch, PendingEdit* pending) const {
                             result.dirty_chunks.end());
   std::sort(pending->chunks.begin(), pending->chunks.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
+  return absl::OkStatus();
 }
 
 std::vector<World::PendingEdit*> World::TakeQueue() {

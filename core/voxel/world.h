@@ -171,7 +171,7 @@ class World {
   // Caller holds edit_mu_.
   absl::StatusOr<ChunkPtr> StagedOrLoaded(const ChunkKey& key) const;
   absl::Status Stage(const std::function<absl::Status(ChunkEdit&)>& edit, PendingEdit* pending);
-  void Diff(const ChunkEdit& scratch, PendingEdit* pending) const;
+  absl::Status Diff(const ChunkEdit& scratch, PendingEdit* pending) const;
   // Leader only (committing_ set by this thread): commits every queued edit as one group.
   void CommitQueued();
   std::vector<PendingEdit*> TakeQueue();
