@@ -155,7 +155,7 @@ absl::StatusOr<StoredWorld> Store::OpenWorld(const WorldConfig& requested, uint3
 }
 
 bool Store::RegionHasEdits(const ChunkKey& chunk) const {
-  absl::MutexLock lock(&regions_mu_);
+  absl::ReaderMutexLock lock(&regions_mu_);  // shared: first touches of many chunks run in parallel
   return edited_regions_.contains(RegionOf(chunk));
 }
 
