@@ -136,5 +136,23 @@ TEST_F(StoreAdminTest, CorruptStoredChunkAnswersDataLossAndIsLogged) {
   EXPECT_NE(server_.Log().find("event=chunk_load_failed"), std::string::npos) << server_.Log();
 }
 
+TEST_F(StoreAdminTest, DataDirectoryFromBeforeTheStoreKeepsItsWorldAndGeneratorCheck) {
+  std::filesystem::create_directories(DataDir());
+  std::ofstream(DataDir() + "/world.conf") << "seed=31\nsize=64,32,64\nvoxel_size=0.5\ngenerator_version=1\n";
+  StartServer(DataDir());
+  auto info = CliJson<v1::GetWorldInfoResponse>({"info"});
+  EXPECT_EQ(info.seed(), 31u);
+  EXPECT_EQ(info.voxel_size(), 0.5f);
+  EXPECT_EQ(info.voxel_bounds().max().x(), 32);
+  server_.Stop(SIGTERM);
+
+  std::string other = dir_.path() + "/other";
+  std::filesystem::create_directories(other);
+  std::ofstream(other + "/world.conf") << "seed=31\nsize=64,32,64\nvoxel_size=0.5\ngenerator_version=999\n";
+  ServerProcess refused;
+  EXPECT_FALSE(refused.Start(VOXCOL_SERVER_PATH, {"--data_dir=" + other}, dir_.path()));
+  EXPECT_NE(refused.Log().find("generator version 999"), std::string::npos) << refused.Log();
+}
+
 }  // namespace
 }  // namespace voxcol
