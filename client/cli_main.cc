@@ -246,7 +246,9 @@ int RunExportRegion(Client& client) {
   grpc::Status status = client.ExportRegion(request, &r);
   if (!status.ok()) return Fail("export-region", status);
   FILE* out = std::fopen(file.c_str(), "wb");
-  if (!out || std::fwrite(r.region().data(), 1, r.region().size(), out) != r.region().size() || std::fclose(out) != 0) {
+  bool written = out && std::fwrite(r.region().data(), 1, r.region().size(), out) == r.region().size();
+  if (out && std::fclose(out) != 0) written = false;
+  if (!written) {
     std::fprintf(stderr, "voxcol: cannot write %s\n", file.c_str());
     return kExitServerError;
   }
@@ -292,7 +294,11 @@ int main(int argc, char** argv) {
       "exit codes: 0 ok, 1 server error, 2 usage, 3 server unreachable");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   using namespace voxcol::client;
-  if (args.size() != 2) return Usage("expected exactly one command: info, raycast, fill-ball, checkpoint, export-region or import-region");
+  if (args.size() != 2) {
+    return Usage(
+        "expected exactly one command: info, raycast, fill-ball, checkpoint, export-region or "
+        "import-region");
+  }
   const std::string command = args[1];
   Client client(absl::GetFlag(FLAGS_server), std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
   if (command == "info") return RunInfo(client);

@@ -72,7 +72,8 @@ absl::StatusOr<DataDir> OpenDataDir(const std::string& dir, const WorldConfig& r
   data.store = *std::move(store);
   absl::StatusOr<store::StoredWorld> world = data.store->OpenWorld(wanted, generator_version);
   if (!world.ok()) {
-    return absl::Status(world.status().code(), absl::StrCat("data directory ", dir, ": ", world.status().message()));
+    return absl::Status(world.status().code(),
+                        absl::StrCat("data directory ", dir, ": ", world.status().message()));
   }
   data.world = *world;
   return data;

@@ -86,7 +86,8 @@ void World::EvictOver(Shard& shard, const ChunkKey& keep) const {
   if (shard_budget_ == 0 || shard.chunks.size() <= shard_budget_) return;
   // Arbitrary victims (hash order): cheap, and a chunk costs only one store read or one generation
   // to bring back. Every published chunk is in the store, so nothing is lost.
-  for (auto it = shard.chunks.begin(); it != shard.chunks.end() && shard.chunks.size() > shard_budget_;) {
+  auto it = shard.chunks.begin();
+  while (it != shard.chunks.end() && shard.chunks.size() > shard_budget_) {
     if (it->first == keep) {
       ++it;
       continue;
@@ -164,9 +165,12 @@ absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdi
   if (absl::Status s = Stage(edit, &pending); !s.ok()) return s;
   {
     absl::MutexLock lock(&commit_mu_);
-    auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(commit_mu_) { return pending.done || !committing_; };
+    auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(commit_mu_) {
+      return pending.done || !committing_;
+    };
     commit_mu_.Await(absl::Condition(&ready));
-    if (pending.done) return pending.status.ok() ? absl::StatusOr<EditResult>(std::move(pending.result)) : pending.status;
+    if (pending.done && !pending.status.ok()) return pending.status;
+    if (pending.done) return std::move(pending.result);
     committing_ = true;  // our edit is still queued, so leading the next group commits it
   }
   CommitQueued();
@@ -237,7 +241,9 @@ std::vector<World::PendingEdit*> World::TakeQueue() {
   // Edits already being staged are ready within their staging time, far less than a sync: wait
   // for them (bounded) so that they share this group's sync. Without this, writers that return
   // together from one group race back and the first one commits alone (groups of 1, N-1, 1...).
-  auto all_staged = +[](std::atomic<int>* staging) { return staging->load(std::memory_order_relaxed) == 0; };
+  auto all_staged = +[](std::atomic<int>* staging) {
+    return staging->load(std::memory_order_relaxed) == 0;
+  };
   edit_mu_.AwaitWithTimeout(absl::Condition(all_staged, &staging_), absl::Milliseconds(1));
   std::vector<PendingEdit*> group;
   group.swap(queue_);

@@ -31,17 +31,21 @@ void RunEditBatches(benchmark::State& state, bool sync) {
   // Google Benchmark starts the timed loop of all threads together, after thread 0's setup.
   for (auto _ : state) {
     uint64_t i = shared_world->next.fetch_add(1);
-    FillBallParams ball{{float(int(i % 29) * 4 - 56), float(int(i / 29 % 19) * 4 - 36), float(int(i / 551 % 29) * 4 - 56)},
-                        1.5f, uint8_t(6 + i % 200), EditMode::kSet};
-    absl::StatusOr<EditResult> r =
-        shared_world->world.world->Edit([&](ChunkEdit& e) { return FillBall(e, ball, EditLimits{}); });
+    FillBallParams ball{{float(int(i % 29) * 4 - 56), float(int(i / 29 % 19) * 4 - 36),
+                         float(int(i / 551 % 29) * 4 - 56)},
+                        1.5f,
+                        uint8_t(6 + i % 200),
+                        EditMode::kSet};
+    absl::StatusOr<EditResult> r = shared_world->world.world->Edit(
+        [&](ChunkEdit& e) { return FillBall(e, ball, EditLimits{}); });
     if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
   }
   state.SetItemsProcessed(state.iterations());
   if (state.thread_index() == 0) {
     // Thread 0 reports for all: the counters are summed over threads otherwise.
     double batches = double(shared_world->next.load());
-    state.counters["syncs_per_batch"] = double(shared_world->world.store->batches_written()) / batches;
+    state.counters["syncs_per_batch"] =
+        double(shared_world->world.store->batches_written()) / batches;
     delete shared_world;
     shared_world = nullptr;
   }

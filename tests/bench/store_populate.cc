@@ -15,7 +15,8 @@
 #include "core/worldgen/cave_generator.h"
 #include "server/data_dir.h"
 
-ABSL_FLAG(std::string, data_dir, "", "server data directory to create (must not hold another world)");
+ABSL_FLAG(std::string, data_dir, "",
+          "server data directory to create (must not hold another world)");
 ABSL_FLAG(int, chunks, 100000, "edited chunks to write");
 
 namespace voxcol {
@@ -34,16 +35,19 @@ int Populate(const std::string& dir, int count) {
   store::StoreOptions options;
   options.sync = false;
   WorldConfig config{{1024, 192, 1024}, 1.0f, 1};
-  absl::StatusOr<server::DataDir> data = server::OpenDataDir(dir, config, CaveGenerator::kVersion, options);
+  absl::StatusOr<server::DataDir> data =
+      server::OpenDataDir(dir, config, CaveGenerator::kVersion, options);
   if (!data.ok()) {
     std::fprintf(stderr, "%s\n", std::string(data.status().message()).c_str());
     return 1;
   }
-  const IntBox chunks = {ChunkOf(WorldVoxelBounds(data->world.config).min), ChunkOf(WorldVoxelBounds(data->world.config).max)};
+  const IntBox chunks = {ChunkOf(WorldVoxelBounds(data->world.config).min),
+                         ChunkOf(WorldVoxelBounds(data->world.config).max)};
   const Int3 extent = chunks.max - chunks.min;
   std::vector<std::pair<ChunkKey, ChunkPtr>> batch;
   for (int i = 0; i < count; ++i) {
-    ChunkKey key = chunks.min + Int3{i % extent.x, (i / extent.x) % extent.y, i / (extent.x * extent.y)};
+    ChunkKey key =
+        chunks.min + Int3{i % extent.x, (i / extent.x) % extent.y, i / (extent.x * extent.y)};
     batch.emplace_back(key, PatternChunk(i));
     if (batch.size() == 1000 || i + 1 == count) {
       absl::Status s = data->store->WriteChunks(batch, uint64_t(i / 1000 + 1));

@@ -46,7 +46,8 @@ enum class Fate { kAcked, kUnknown, kDurable, kLost };
 class CrashRecoveryTest : public ::testing::Test {
  protected:
   std::vector<std::string> ServerArgs() {
-    return {"--data_dir=" + dir_.path() + "/data", "--seed=3", "--world_size=128,96,128", "--store_cache_mb=1"};
+    return {"--data_dir=" + dir_.path() + "/data", "--seed=3", "--world_size=128,96,128",
+            "--store_cache_mb=1"};
   }
 
   // Streams batches from kClients threads until the server dies; records each batch's fate.
@@ -70,7 +71,8 @@ class CrashRecoveryTest : public ::testing::Test {
           v1::EditAck ack;
           grpc::Status status = client.FillBall(request, &ack);
           std::lock_guard<std::mutex> lock(mu_);
-          fates_[id] = status.ok() ? Fate::kAcked : Fate::kUnknown;  // a failed call may still have committed
+          fates_[id] = status.ok() ? Fate::kAcked
+                                   : Fate::kUnknown;  // a failed call may still have committed
           cycle_batches_.push_back(id);
           if (!status.ok()) return;
           EXPECT_GT(ack.version(), last_version) << "client " << c;
@@ -90,7 +92,8 @@ class CrashRecoveryTest : public ::testing::Test {
       v1::ExportRegionRequest request;
       auto* box = request.mutable_box();
       box->mutable_min()->set_x(-64), box->mutable_min()->set_y(y0), box->mutable_min()->set_z(-64);
-      box->mutable_max()->set_x(64), box->mutable_max()->set_y(y0 + 48), box->mutable_max()->set_z(64);
+      box->mutable_max()->set_x(64), box->mutable_max()->set_y(y0 + 48),
+          box->mutable_max()->set_z(64);
       v1::ExportRegionResponse response;
       grpc::Status status = client.ExportRegion(request, &response);
       EXPECT_TRUE(status.ok()) << status.error_message();
@@ -182,10 +185,14 @@ TEST_F(CrashRecoveryTest, AcknowledgedBatchesSurviveKillNineAtRandomMoments) {
   auto count = [&](Fate fate) {
     return std::count_if(fates_.begin(), fates_.end(), [&](auto& f) { return f.second == fate; });
   };
-  std::printf("%zu batches sent in %d cycles: %zd acknowledged, %d in flight at a kill (%zd durable, %zd lost), "
-              "%d voxels per batch\n", fates_.size(), kCycles, count(Fate::kAcked), in_flight_at_kills,
-              count(Fate::kDurable), count(Fate::kLost), full_count_);
-  EXPECT_LT(next_batch_.load(), kMaxBatches) << "ran out of batch positions; later cycles edited nothing";
+  std::printf(
+      "%zu batches sent in %d cycles: %zd acknowledged, %d in flight at a kill (%zd durable, %zd "
+      "lost), "
+      "%d voxels per batch\n",
+      fates_.size(), kCycles, count(Fate::kAcked), in_flight_at_kills, count(Fate::kDurable),
+      count(Fate::kLost), full_count_);
+  EXPECT_LT(next_batch_.load(), kMaxBatches)
+      << "ran out of batch positions; later cycles edited nothing";
   EXPECT_GT(in_flight_at_kills, kCycles);  // the kills did interrupt streams
 }
 

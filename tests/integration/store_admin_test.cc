@@ -27,7 +27,8 @@ class StoreAdminTest : public ::testing::Test {
   std::string DataDir() const { return dir_.path() + "/data"; }
 
   void StartServer(const std::string& data_dir) {
-    ASSERT_TRUE(server_.Start(VOXCOL_SERVER_PATH, {"--data_dir=" + data_dir, "--seed=9", "--world_size=128,96,128"},
+    ASSERT_TRUE(server_.Start(VOXCOL_SERVER_PATH,
+                              {"--data_dir=" + data_dir, "--seed=9", "--world_size=128,96,128"},
                               dir_.path()))
         << server_.Log();
   }
@@ -64,10 +65,13 @@ TEST_F(StoreAdminTest, EditsSurviveKillNineAndTheVersionContinues) {
   ASSERT_EQ(ack.version(), 1u);
   server_.Stop(SIGKILL);
   StartServer(DataDir());
-  auto hit = CliJson<v1::RaycastResponse>({"raycast", "--origin=5.5,47.5,5.5", "--direction=0,-1,0"});
+  auto hit =
+      CliJson<v1::RaycastResponse>({"raycast", "--origin=5.5,47.5,5.5", "--direction=0,-1,0"});
   EXPECT_EQ(hit.material(), 77u);
   EXPECT_EQ(hit.version(), 1u);
-  EXPECT_EQ(CliJson<v1::EditAck>({"fill-ball", "--center=5,40,5", "--radius=3", "--material=air"}).version(), 2u);
+  EXPECT_EQ(CliJson<v1::EditAck>({"fill-ball", "--center=5,40,5", "--radius=3", "--material=air"})
+                .version(),
+            2u);
 }
 
 TEST_F(StoreAdminTest, CheckpointIsADataDirectoryWithTheEditsUpToIt) {
@@ -82,7 +86,8 @@ TEST_F(StoreAdminTest, CheckpointIsADataDirectoryWithTheEditsUpToIt) {
   CliJson<v1::EditAck>({"fill-ball", "--center=-10,40,3", "--radius=3", "--material=51"});
   server_.Stop(SIGTERM);
   StartServer(backup);  // restore = start on the checkpoint
-  auto hit = CliJson<v1::RaycastResponse>({"raycast", "--origin=-9.5,47.5,3.5", "--direction=0,-1,0"});
+  auto hit =
+      CliJson<v1::RaycastResponse>({"raycast", "--origin=-9.5,47.5,3.5", "--direction=0,-1,0"});
   EXPECT_EQ(hit.material(), 50u);
   EXPECT_EQ(hit.version(), 1u);
 }
@@ -117,7 +122,8 @@ TEST_F(StoreAdminTest, CorruptStoredChunkAnswersDataLossAndIsLogged) {
   {
     rocksdb::DB* db = nullptr;
     ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), DataDir() + "/store", &db).ok());
-    std::string key = store::EncodeKey(store::kChunkPrefix, {2, 3, 2});  // chunk of voxel (20, 30, 20)
+    std::string key =
+        store::EncodeKey(store::kChunkPrefix, {2, 3, 2});  // chunk of voxel (20, 30, 20)
     std::string value;
     ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), key, &value).ok());
     value[value.size() / 2] ^= 0x10;  // one flipped bit in the voxels
@@ -128,17 +134,20 @@ TEST_F(StoreAdminTest, CorruptStoredChunkAnswersDataLossAndIsLogged) {
   CommandResult r = Cli({"raycast", "--origin=20.5,47.5,20.5", "--direction=0,-1,0"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("DATA_LOSS"), std::string::npos) << r.err;
-  CommandResult region = Cli({"export-region", "--min=16,24,16", "--max=24,32,24", "--file=" + dir_.path() + "/x"});
+  CommandResult region =
+      Cli({"export-region", "--min=16,24,16", "--max=24,32,24", "--file=" + dir_.path() + "/x"});
   EXPECT_NE(region.err.find("DATA_LOSS"), std::string::npos) << region.err;
   // Elsewhere the world still answers, and the server is alive.
-  auto hit = CliJson<v1::RaycastResponse>({"raycast", "--origin=-30.5,47.5,-30.5", "--direction=0,-1,0"});
+  auto hit =
+      CliJson<v1::RaycastResponse>({"raycast", "--origin=-30.5,47.5,-30.5", "--direction=0,-1,0"});
   EXPECT_TRUE(hit.hit());
   EXPECT_NE(server_.Log().find("event=chunk_load_failed"), std::string::npos) << server_.Log();
 }
 
 TEST_F(StoreAdminTest, DataDirectoryFromBeforeTheStoreKeepsItsWorldAndGeneratorCheck) {
   std::filesystem::create_directories(DataDir());
-  std::ofstream(DataDir() + "/world.conf") << "seed=31\nsize=64,32,64\nvoxel_size=0.5\ngenerator_version=1\n";
+  std::ofstream(DataDir() + "/world.conf")
+      << "seed=31\nsize=64,32,64\nvoxel_size=0.5\ngenerator_version=1\n";
   StartServer(DataDir());
   auto info = CliJson<v1::GetWorldInfoResponse>({"info"});
   EXPECT_EQ(info.seed(), 31u);
@@ -148,7 +157,8 @@ TEST_F(StoreAdminTest, DataDirectoryFromBeforeTheStoreKeepsItsWorldAndGeneratorC
 
   std::string other = dir_.path() + "/other";
   std::filesystem::create_directories(other);
-  std::ofstream(other + "/world.conf") << "seed=31\nsize=64,32,64\nvoxel_size=0.5\ngenerator_version=999\n";
+  std::ofstream(other + "/world.conf")
+      << "seed=31\nsize=64,32,64\nvoxel_size=0.5\ngenerator_version=999\n";
   ServerProcess refused;
   EXPECT_FALSE(refused.Start(VOXCOL_SERVER_PATH, {"--data_dir=" + other}, dir_.path()));
   EXPECT_NE(refused.Log().find("generator version 999"), std::string::npos) << refused.Log();
