@@ -360,7 +360,9 @@ int RunExportRegion(Client& client) {
   grpc::Status status = client.ExportRegion(request, &r);
   if (!status.ok()) return Fail("export-region", status);
   FILE* out = std::fopen(file.c_str(), "wb");
-  if (!out || std::fwrite(r.region().data(), 1, r.region().size(), out) != r.region().size() || std::fclose(out) != 0) {
+  bool written = out && std::fwrite(r.region().data(), 1, r.region().size(), out) == r.region().size();
+  if (out && std::fclose(out) != 0) written = false;
+  if (!written) {
     std::fprintf(stderr, "voxcol: cannot write %s\n", file.c_str());
     return kExitServerError;
   }

@@ -5,13 +5,15 @@
 #include "absl/strings/str_cat.h"
 #include "core/store/region_file.h"
 #include "server/convert.h"
+#include "server/data_dir.h"
 #include "server/log.h"
 
 namespace voxcol::server {
 namespace {
 
 IntBox FromProto(const v1::VoxelBox& box) {
-  return {{box.min().x(), box.min().y(), box.min().z()}, {box.max().x(), box.max().y(), box.max().z()}};
+  return {{box.min().x(), box.min().y(), box.min().z()},
+          {box.max().x(), box.max().y(), box.max().z()}};
 }
 
 absl::Status ValidateCheckpointDir(const std::string& dir) {
@@ -19,17 +21,24 @@ absl::Status ValidateCheckpointDir(const std::string& dir) {
     return absl::InvalidArgumentError("dir must be an absolute path on the server");
   }
   std::error_code ec;
-  if (std::filesystem::exists(dir, ec)) return absl::AlreadyExistsError(absl::StrCat("dir ", dir, " already exists"));
+  if (std::filesystem::exists(dir, ec))
+    return absl::AlreadyExistsError(absl::StrCat("dir ", dir, " already exists"));
   return absl::OkStatus();
 }
 
 }  // namespace
 
-grpc::Status AdminServiceImpl::CreateCheckpoint(grpc::ServerContext*, const v1::CreateCheckpointRequest* request,
+grpc::Status AdminServiceImpl::CreateCheckpoint(grpc::ServerContext*,
+                                                const v1::CreateCheckpointRequest* request,
                                                 v1::CreateCheckpointResponse* response) {
   if (absl::Status s = ValidateCheckpointDir(request->dir()); !s.ok()) return ToGrpcStatus(s);
   uint64_t version = world_.version();  // published implies durable, so the checkpoint holds it
-  absl::Status status = store_.CreateCheckpoint(request->dir());
+  // The checkpoint is laid out as a data directory, so a server can start on it directly.
+  std::error_code ec;
+  std::filesystem::create_directories(request->dir(), ec);
+  absl::Status status =
+      ec ? absl::InternalError(absl::StrCat("cannot create ", request->dir(), ": ", ec.message()))
+         : store_.CreateCheckpoint(DataDirStorePath(request->dir()));
   if (!status.ok()) {
     LogError("event=checkpoint_failed dir=%s message=\"%s\"", request->dir(), status.message());
     return ToGrpcStatus(status);
@@ -40,13 +49,15 @@ grpc::Status AdminServiceImpl::CreateCheckpoint(grpc::ServerContext*, const v1::
   return grpc::Status::OK;
 }
 
-grpc::Status AdminServiceImpl::ExportRegion(grpc::ServerContext*, const v1::ExportRegionRequest* request,
+grpc::Status AdminServiceImpl::ExportRegion(grpc::ServerContext*,
+                                            const v1::ExportRegionRequest* request,
                                             v1::ExportRegionResponse* response) {
   uint64_t version = world_.version();
   absl::StatusOr<store::Region> region = store::ReadRegion(world_, FromProto(request->box()));
   if (!region.ok()) {
     if (absl::IsDataLoss(region.status())) {
-      LogError("event=chunk_load_failed rpc=ExportRegion message=\"%s\"", region.status().message());
+      LogError("event=chunk_load_failed rpc=ExportRegion message=\"%s\"",
+               region.status().message());
     }
     return ToGrpcStatus(region.status());
   }
@@ -55,11 +66,13 @@ grpc::Status AdminServiceImpl::ExportRegion(grpc::ServerContext*, const v1::Expo
   return grpc::Status::OK;
 }
 
-grpc::Status AdminServiceImpl::ImportRegion(grpc::ServerContext*, const v1::ImportRegionRequest* request,
+grpc::Status AdminServiceImpl::ImportRegion(grpc::ServerContext*,
+                                            const v1::ImportRegionRequest* request,
                                             v1::EditAck* response) {
   absl::StatusOr<store::Region> region = store::DecodeRegion(request->region());
   if (!region.ok()) return ToGrpcStatus(region.status());
-  if (absl::Status s = store::ValidateRegionBox(world_, region->box); !s.ok()) return ToGrpcStatus(s);
+  if (absl::Status s = store::ValidateRegionBox(world_, region->box); !s.ok())
+    return ToGrpcStatus(s);
   absl::StatusOr<EditResult> result =
       world_.Edit([&](ChunkEdit& edit) { return store::WriteRegion(*region, edit); });
   if (!result.ok()) return ToGrpcStatus(result.status());

@@ -11,7 +11,8 @@ class AdminServiceImpl final : public v1::AdminService::Service {
  public:
   AdminServiceImpl(World& world, store::Store& store) : world_(world), store_(store) {}
 
-  grpc::Status CreateCheckpoint(grpc::ServerContext* context, const v1::CreateCheckpointRequest* request,
+  grpc::Status CreateCheckpoint(grpc::ServerContext* context,
+                                const v1::CreateCheckpointRequest* request,
                                 v1::CreateCheckpointResponse* response) override;
   grpc::Status ExportRegion(grpc::ServerContext* context, const v1::ExportRegionRequest* request,
                             v1::ExportRegionResponse* response) override;

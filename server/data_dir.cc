@@ -44,6 +44,10 @@ absl::Status ParseWorldFile(const std::filesystem::path& path, WorldConfig* c, u
 
 }  // namespace
 
+std::string DataDirStorePath(const std::string& dir) {
+  return (std::filesystem::path(dir) / kStoreDir).string();
+}
+
 absl::StatusOr<DataDir> OpenDataDir(const std::string& dir, const WorldConfig& requested,
                                     uint32_t generator_version, const store::StoreOptions& options) {
   std::error_code ec;
@@ -63,12 +67,13 @@ absl::StatusOr<DataDir> OpenDataDir(const std::string& dir, const WorldConfig& r
   }
   DataDir data;
   absl::StatusOr<std::unique_ptr<store::Store>> store =
-      store::Store::Open((std::filesystem::path(dir) / kStoreDir).string(), options);
+      store::Store::Open(DataDirStorePath(dir), options);
   if (!store.ok()) return store.status();
   data.store = *std::move(store);
   absl::StatusOr<store::StoredWorld> world = data.store->OpenWorld(wanted, generator_version);
   if (!world.ok()) {
-    return absl::Status(world.status().code(), absl::StrCat("data directory ", dir, ": ", world.status().message()));
+    return absl::Status(world.status().code(),
+                        absl::StrCat("data directory ", dir, ": ", world.status().message()));
   }
   data.world = *world;
   return data;

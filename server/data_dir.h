@@ -23,4 +23,7 @@ struct DataDir {
 absl::StatusOr<DataDir> OpenDataDir(const std::string& dir, const WorldConfig& requested,
                                     uint32_t generator_version, const store::StoreOptions& options);
 
+// Where the RocksDB database of data directory `dir` lives.
+std::string DataDirStorePath(const std::string& dir);
+
 }  // namespace voxcol::server

@@ -66,10 +66,13 @@ absl::StatusOr<ChunkPtr> DecodeChunk(std::string_view value, absl::string_view w
   std::string_view payload = value.substr(kHeaderBytes);
   size_t expected = format == kFormatUniform ? 2 : format == kFormatPlanar ? 2 * kChunkVoxels : 0;
   if (expected == 0 || payload.size() != expected) {
-    return absl::DataLossError(absl::StrCat(what, ": bad record (format ", format, ", ", payload.size(), " bytes)"));
+    return absl::DataLossError(
+        absl::StrCat(what, ": bad record (format ", format, ", ", payload.size(), " bytes)"));
   }
-  if (Crc32(payload) != crc) return absl::DataLossError(absl::StrCat(what, ": record checksum mismatch"));
-  if (format == kFormatUniform) return UniformChunk(Canonical(Voxel{uint8_t(payload[0]), uint8_t(payload[1])}));
+  if (Crc32(payload) != crc)
+    return absl::DataLossError(absl::StrCat(what, ": record checksum mismatch"));
+  if (format == kFormatUniform)
+    return UniformChunk(Canonical(Voxel{uint8_t(payload[0]), uint8_t(payload[1])}));
   auto chunk = std::make_shared<Chunk>();
   for (int i = 0; i < kChunkVoxels; ++i) {
     chunk->voxels[i] = Voxel{uint8_t(payload[i]), uint8_t(payload[kChunkVoxels + i])};

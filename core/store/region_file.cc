@@ -36,7 +36,8 @@ int64_t Region::IndexOf(const Int3& voxel) const {
 absl::Status ValidateRegionBox(const World& world, const IntBox& box) {
   const IntBox& bounds = world.voxel_bounds();
   for (int a = 0; a < 3; ++a) {
-    if (box.min[a] >= box.max[a]) return absl::InvalidArgumentError("box: min must be below max on every axis");
+    if (box.min[a] >= box.max[a])
+      return absl::InvalidArgumentError("box: min must be below max on every axis");
     if (box.min[a] < bounds.min[a] || box.max[a] > bounds.max[a]) {
       return absl::InvalidArgumentError("box: must lie inside the world's voxel bounds");
     }
@@ -59,9 +60,12 @@ absl::StatusOr<Region> ReadRegion(const World& world, const IntBox& box) {
         absl::StatusOr<ChunkPtr> chunk = world.LoadChunk({cx, cy, cz});
         if (!chunk.ok()) return chunk.status();
         Int3 origin = ChunkOrigin({cx, cy, cz});
-        for (int y = std::max(box.min.y, origin.y); y < std::min(box.max.y, origin.y + kChunkSize); ++y)
-          for (int z = std::max(box.min.z, origin.z); z < std::min(box.max.z, origin.z + kChunkSize); ++z)
-            for (int x = std::max(box.min.x, origin.x); x < std::min(box.max.x, origin.x + kChunkSize); ++x) {
+        for (int y = std::max(box.min.y, origin.y); y < std::min(box.max.y, origin.y + kChunkSize);
+             ++y)
+          for (int z = std::max(box.min.z, origin.z);
+               z < std::min(box.max.z, origin.z + kChunkSize); ++z)
+            for (int x = std::max(box.min.x, origin.x);
+                 x < std::min(box.max.x, origin.x + kChunkSize); ++x) {
               Voxel v = (*chunk)->At(Int3{x, y, z} - origin);
               int64_t i = region.IndexOf({x, y, z});
               region.materials[i] = v.material;
@@ -97,7 +101,8 @@ absl::StatusOr<Region> DecodeRegion(std::string_view packed) {
   if (packed.size() < kHeaderBytes || std::memcmp(packed.data(), kMagic, 4) != 0) {
     return absl::InvalidArgumentError("region: not a packed voxel region (bad magic)");
   }
-  if (GetU32(packed, 4) != kFormatVersion) return absl::InvalidArgumentError("region: unknown format version");
+  if (GetU32(packed, 4) != kFormatVersion)
+    return absl::InvalidArgumentError("region: unknown format version");
   Region region;
   for (int a = 0; a < 3; ++a) {
     region.box.min[a] = int32_t(GetU32(packed, 8 + 4 * a));

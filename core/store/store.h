@@ -42,7 +42,8 @@ class Store : public ChunkLoader, public EditObserver {
  public:
   // Opens or creates the database in `dir`. Cheap: reads only the region index (one key per
   // 32^3-voxel region with edits), never the chunks.
-  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& dir, const StoreOptions& options);
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& dir,
+                                                     const StoreOptions& options);
   ~Store() override;
 
   // Returns the world recorded in the store, or records `requested` if there is none. An existing
@@ -60,7 +61,8 @@ class Store : public ChunkLoader, public EditObserver {
   absl::Status BeforePublishGroup(const std::vector<const CommittedEdit*>& edits) override;
 
   // Writes chunks and the version directly (bulk tools, tests). Same atomicity as an edit.
-  absl::Status WriteChunks(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks, uint64_t version);
+  absl::Status WriteChunks(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks,
+                           uint64_t version);
 
   // Online backup: a consistent RocksDB checkpoint (hard links where possible) in `dir`, which
   // must not exist yet. The checkpoint opens as a data directory of its own.

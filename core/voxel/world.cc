@@ -86,7 +86,8 @@ void World::EvictOver(Shard& shard, const ChunkKey& keep) const {
   if (shard_budget_ == 0 || shard.chunks.size() <= shard_budget_) return;
   // Arbitrary victims (hash order): cheap, and a chunk costs only one store read or one generation
   // to bring back. Every published chunk is in the store, so nothing is lost.
-  for (auto it = shard.chunks.begin(); it != shard.chunks.end() && shard.chunks.size() > shard_budget_;) {
+  auto it = shard.chunks.begin();
+  while (it != shard.chunks.end() && shard.chunks.size() > shard_budget_) {
     if (it->first == keep) {
       ++it;
       continue;
@@ -154,37 +155,52 @@ size_t World::resident_chunks() const {
 
 // Group commit. Staging (running the edit, diffing, assigning the version) is serialized by
 // edit_mu_ and sees earlier staged edits through staged_, so it never waits for a sync. The slow
-// part, observers' BeforePublishGroup (the synced store write), runs under commit_mu_ only: the
-// thread that gets commit_mu_ commits every edit queued so far in one group, while later edits
-// stage and queue behind it. So N concurrent writers share one sync, and versions are published
-// in the order they were assigned.
+// part, observers' BeforePublishGroup (the synced store write), is done by one leader at a time
+// for every edit queued so far, while later edits stage and queue behind it. So N concurrent
+// writers share one sync, and versions are published in the order they were assigned. Waiters
+// learn that their edit is done from commit_mu_, which the leader holds only briefly.
 absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdit&)>& edit) {
   PendingEdit pending;
+  staging_.fetch_add(1, std::memory_order_relaxed);
   if (absl::Status s = Stage(edit, &pending); !s.ok()) return s;
+  {
+    absl::MutexLock lock(&commit_mu_);
+    auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(commit_mu_) {
+      return pending.done || !committing_;
+    };
+    commit_mu_.Await(absl::Condition(&ready));
+    if (pending.done && !pending.status.ok()) return pending.status;
+    if (pending.done) return std::move(pending.result);
+    committing_ = true;  // our edit is still queued, so leading the next group commits it
+  }
+  CommitQueued();
   absl::MutexLock lock(&commit_mu_);
-  if (!pending.done) CommitQueued();  // our edit is queued, so this commits it
   if (!pending.status.ok()) return pending.status;
   return std::move(pending.result);
 }
 
 absl::Status World::Stage(const std::function<absl::Status(ChunkEdit&)>& edit, PendingEdit* pending) {
   absl::MutexLock lock(&edit_mu_);
+  staging_.fetch_sub(1, std::memory_order_relaxed);  // done by the time anyone sees edit_mu_ free
   ChunkEdit scratch(*this);
   absl::Status status = edit(scratch);
   if (status.ok()) status = scratch.load_status_;  // never edit on top of a chunk that failed to load
+  if (status.ok()) status = Diff(scratch, pending);
   if (!status.ok()) return status;
-  Diff(scratch, pending);
   pending->result.version = ++staged_version_;
   for (const auto& [key, chunk] : pending->chunks) staged_[key] = chunk;
   queue_.push_back(pending);
   return absl::OkStatus();
 }
 
-void World::Diff(const ChunkEdit& scratch, PendingEdit* pending) const {
+absl::Status World::Diff(const ChunkEdit& scratch, PendingEdit* pending) const {
   EditResult& result = pending->result;
   // Diff each touched chunk against the one it was copied from to find what really changed.
   for (auto& [key, chunk] : scratch.touched_) {
-    ChunkPtr before = *StagedOrLoaded(key);  // loaded fine: ChunkEdit::Mutable did it
+    // ChunkEdit::Mutable loaded it fine, but it may have been evicted and reloaded since.
+    absl::StatusOr<ChunkPtr> loaded = StagedOrLoaded(key);
+    if (!loaded.ok()) return loaded.status();
+    const ChunkPtr& before = *loaded;
     Int3 lo{kChunkSize, kChunkSize, kChunkSize}, hi{-1, -1, -1};
     for (int y = 0; y < kChunkSize; ++y)
       for (int z = 0; z < kChunkSize; ++z)
@@ -217,25 +233,39 @@ void World::Diff(const ChunkEdit& scratch, PendingEdit* pending) const {
                             result.dirty_chunks.end());
   std::sort(pending->chunks.begin(), pending->chunks.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
+  return absl::OkStatus();
+}
+
+std::vector<World::PendingEdit*> World::TakeQueue() {
+  absl::MutexLock lock(&edit_mu_);
+  // Edits already being staged are ready within their staging time, far less than a sync: wait
+  // for them (bounded) so that they share this group's sync. Without this, writers that return
+  // together from one group race back and the first one commits alone (groups of 1, N-1, 1...).
+  auto all_staged = +[](std::atomic<int>* staging) {
+    return staging->load(std::memory_order_relaxed) == 0;
+  };
+  edit_mu_.AwaitWithTimeout(absl::Condition(all_staged, &staging_), absl::Milliseconds(1));
+  std::vector<PendingEdit*> group;
+  group.swap(queue_);
+  return group;
 }
 
 void World::CommitQueued() {
-  std::vector<PendingEdit*> group;
-  {
-    absl::MutexLock lock(&edit_mu_);
-    group.swap(queue_);
-  }
-  if (group.empty()) return;
+  std::vector<PendingEdit*> group = TakeQueue();
   std::vector<CommittedEdit> committed;
   committed.reserve(group.size());
   std::vector<const CommittedEdit*> views;
   for (PendingEdit* p : group) committed.push_back({p->result, p->chunks});
   for (const CommittedEdit& c : committed) views.push_back(&c);
+  absl::Status status;
   for (EditObserver* observer : observers_) {
-    absl::Status s = observer->BeforePublishGroup(views);
-    if (!s.ok()) return AbortQueued(group, s);
+    if (status = observer->BeforePublishGroup(views); !status.ok()) break;
   }
-  PublishGroup(group);
+  if (status.ok()) PublishGroup(group);
+  absl::MutexLock lock(&commit_mu_);
+  if (!status.ok()) AbortQueued(group, status);
+  for (PendingEdit* p : group) p->done = true;
+  committing_ = false;
 }
 
 void World::PublishGroup(const std::vector<PendingEdit*>& group) {
@@ -247,7 +277,6 @@ void World::PublishGroup(const std::vector<PendingEdit*>& group) {
     version_.store(p->result.version, std::memory_order_release);
     CommittedEdit committed{p->result, p->chunks};
     for (EditObserver* observer : observers_) observer->AfterPublish(committed);
-    p->done = true;
   }
   // Staged chunks that no later edit replaced are now published; editors can read them there.
   absl::MutexLock lock(&edit_mu_);

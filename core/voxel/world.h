@@ -170,7 +170,8 @@ class World {
     uint64_t evictions ABSL_GUARDED_BY(mu) = 0;  // lets a slow load notice it may be stale
   };
   // An edit between staging and publication. `done` and `status` are written by the commit
-  // leader under commit_mu_ and read by the edit's own thread under commit_mu_.
+  // leader under commit_mu_ and read by the edit's own thread under commit_mu_ (the rest is
+  // immutable once queued).
   struct PendingEdit {
     EditResult result;
     std::vector<std::pair<ChunkKey, ChunkPtr>> chunks;
@@ -184,9 +185,11 @@ class World {
   // Caller holds edit_mu_.
   absl::StatusOr<ChunkPtr> StagedOrLoaded(const ChunkKey& key) const;
   absl::Status Stage(const std::function<absl::Status(ChunkEdit&)>& edit, PendingEdit* pending);
-  void Diff(const ChunkEdit& scratch, PendingEdit* pending) const;
-  void CommitQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(commit_mu_);
-  void PublishGroup(const std::vector<PendingEdit*>& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(commit_mu_);
+  absl::Status Diff(const ChunkEdit& scratch, PendingEdit* pending) const;
+  // Leader only (committing_ set by this thread): commits every queued edit as one group.
+  void CommitQueued();
+  std::vector<PendingEdit*> TakeQueue();
+  void PublishGroup(const std::vector<PendingEdit*>& group);
   void AbortQueued(const std::vector<PendingEdit*>& group, const absl::Status& status)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(commit_mu_);
 
@@ -204,9 +207,11 @@ class World {
   absl::flat_hash_map<ChunkKey, ChunkPtr> staged_ ABSL_GUARDED_BY(edit_mu_);
   std::vector<PendingEdit*> queue_ ABSL_GUARDED_BY(edit_mu_);  // staged, in version order
   uint64_t staged_version_ ABSL_GUARDED_BY(edit_mu_) = 0;     // version of the last staged edit
-  absl::Mutex commit_mu_;  // held by the commit leader while it commits and publishes a group
-  // Readers hold it shared for a snapshot; an edit's publication (chunks + version) holds it
-  // exclusively. Lock order: commit_mu_ before publish_mu_ before shard locks.
+  std::atomic<int> staging_{0};  // threads in Edit that have not queued (or failed) yet
+  absl::Mutex commit_mu_;  // guards the leader role and PendingEdit::done/status; never held long
+  bool committing_ ABSL_GUARDED_BY(commit_mu_) = false;  // a leader is committing a group
+  // Readers hold it shared for a snapshot; an edit's publication (chunks, version, AfterPublish)
+  // holds it exclusively. Lock order: commit_mu_ before publish_mu_ before shard locks.
   mutable absl::Mutex publish_mu_;
   std::atomic<uint64_t> version_{0};
 };

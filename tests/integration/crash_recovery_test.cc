@@ -46,7 +46,8 @@ enum class Fate { kAcked, kUnknown, kDurable, kLost };
 class CrashRecoveryTest : public ::testing::Test {
  protected:
   std::vector<std::string> ServerArgs() {
-    return {"--data_dir=" + dir_.path() + "/data", "--seed=3", "--world_size=128,96,128", "--store_cache_mb=1"};
+    return {"--data_dir=" + dir_.path() + "/data", "--seed=3", "--world_size=128,96,128",
+            "--store_cache_mb=1"};
   }
 
   // Streams batches from kClients threads until the server dies; records each batch's fate.
@@ -70,7 +71,9 @@ class CrashRecoveryTest : public ::testing::Test {
           v1::EditAck ack;
           grpc::Status status = client.FillBall(request, &ack);
           std::lock_guard<std::mutex> lock(mu_);
-          fates_[id] = status.ok() ? Fate::kAcked : Fate::kUnknown;  // a failed call may still have committed
+          fates_[id] = status.ok() ? Fate::kAcked
+                                   : Fate::kUnknown;  // a failed call may still have committed
+          cycle_batches_.push_back(id);
           if (!status.ok()) return;
           EXPECT_GT(ack.version(), last_version) << "client " << c;
           EXPECT_GT(ack.version(), restart_version_);
@@ -89,7 +92,8 @@ class CrashRecoveryTest : public ::testing::Test {
       v1::ExportRegionRequest request;
       auto* box = request.mutable_box();
       box->mutable_min()->set_x(-64), box->mutable_min()->set_y(y0), box->mutable_min()->set_z(-64);
-      box->mutable_max()->set_x(64), box->mutable_max()->set_y(y0 + 48), box->mutable_max()->set_z(64);
+      box->mutable_max()->set_x(64), box->mutable_max()->set_y(y0 + 48),
+          box->mutable_max()->set_z(64);
       v1::ExportRegionResponse response;
       grpc::Status status = client.ExportRegion(request, &response);
       EXPECT_TRUE(status.ok()) << status.error_message();
@@ -126,12 +130,24 @@ class CrashRecoveryTest : public ::testing::Test {
     }
   }
 
+  // Every batch is one version: since the last restart the version grew by exactly the batches of
+  // that cycle that became durable.
+  void CheckVersionGrewByDurableBatches(uint64_t version) {
+    int durable = int(std::count_if(cycle_batches_.begin(), cycle_batches_.end(), [&](int id) {
+      return fates_[id] == Fate::kAcked || fates_[id] == Fate::kDurable;
+    }));
+    ASSERT_EQ(version, restart_version_ + durable);
+    restart_version_ = version;
+    cycle_batches_.clear();
+  }
+
   TempDir dir_;
   std::atomic<int> next_batch_{0};
   std::mutex mu_;
   std::map<int, Fate> fates_;
   uint64_t max_acked_version_ = 0;
   uint64_t restart_version_ = 0;
+  std::vector<int> cycle_batches_;  // batches sent since the last restart
   int full_count_ = 0;
 };
 
@@ -146,8 +162,9 @@ TEST_F(CrashRecoveryTest, AcknowledgedBatchesSurviveKillNineAtRandomMoments) {
     v1::GetWorldInfoResponse info;
     ASSERT_TRUE(client.GetWorldInfo(&info).ok());
     ASSERT_GE(info.version(), max_acked_version_) << "cycle " << cycle;
-    restart_version_ = info.version();
     CheckBatches(ReadWorld(client));
+    if (HasFatalFailure()) return;
+    CheckVersionGrewByDurableBatches(info.version());
     if (HasFatalFailure()) return;
 
     std::thread editors([&] { StreamEdits(server.address()); });
@@ -162,13 +179,20 @@ TEST_F(CrashRecoveryTest, AcknowledgedBatchesSurviveKillNineAtRandomMoments) {
   ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH, ServerArgs(), dir_.path())) << server.Log();
   client::Client client(server.address());
   CheckBatches(ReadWorld(client));
+  v1::GetWorldInfoResponse info;
+  ASSERT_TRUE(client.GetWorldInfo(&info).ok());
+  CheckVersionGrewByDurableBatches(info.version());
   auto count = [&](Fate fate) {
     return std::count_if(fates_.begin(), fates_.end(), [&](auto& f) { return f.second == fate; });
   };
-  std::printf("%zu batches sent in %d cycles: %zd acknowledged, %d in flight at a kill (%zd durable, %zd lost), "
-              "%d voxels per batch\n", fates_.size(), kCycles, count(Fate::kAcked), in_flight_at_kills,
-              count(Fate::kDurable), count(Fate::kLost), full_count_);
-  EXPECT_LT(next_batch_.load(), kMaxBatches) << "ran out of batch positions; later cycles edited nothing";
+  std::printf(
+      "%zu batches sent in %d cycles: %zd acknowledged, %d in flight at a kill (%zd durable, %zd "
+      "lost), "
+      "%d voxels per batch\n",
+      fates_.size(), kCycles, count(Fate::kAcked), in_flight_at_kills, count(Fate::kDurable),
+      count(Fate::kLost), full_count_);
+  EXPECT_LT(next_batch_.load(), kMaxBatches)
+      << "ran out of batch positions; later cycles edited nothing";
   EXPECT_GT(in_flight_at_kills, kCycles);  // the kills did interrupt streams
 }
 

@@ -46,7 +46,8 @@ TEST(ChunkCodec, RoundTripsRandomAndUniformChunks) {
 
 TEST(ChunkCodec, EveryDamagedByteIsDataLossNeverGarbage) {
   Chunk chunk;
-  for (int i = 0; i < kChunkVoxels; ++i) chunk.voxels[i] = Voxel{uint8_t(2 + i % 7), uint8_t(1 + i % 250)};
+  for (int i = 0; i < kChunkVoxels; ++i)
+    chunk.voxels[i] = Voxel{uint8_t(2 + i % 7), uint8_t(1 + i % 250)};
   const std::string good = EncodeChunk(chunk);
   for (size_t i = 0; i < good.size(); ++i) {
     std::string bad = good;

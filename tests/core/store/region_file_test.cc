@@ -34,10 +34,10 @@ TEST(RegionFile, PackedLayoutIsHeaderThenMaterialsThenOccupancyXFastestThenZThen
   std::string packed = EncodeRegion(region);
   ASSERT_EQ(packed.size(), 32u + 8u);
   EXPECT_EQ(packed.substr(0, 4), "VXRG");
-  EXPECT_EQ(uint8_t(packed[8]), 0xFF);  // min.x = -1, little endian
-  EXPECT_EQ(packed[20], 2);             // size.x
-  EXPECT_EQ(region.IndexOf({0, 2, 3}), 1);  // X fastest
-  EXPECT_EQ(region.IndexOf({-1, 3, 3}), 2); // then Z (size 1), then Y
+  EXPECT_EQ(uint8_t(packed[8]), 0xFF);       // min.x = -1, little endian
+  EXPECT_EQ(packed[20], 2);                  // size.x
+  EXPECT_EQ(region.IndexOf({0, 2, 3}), 1);   // X fastest
+  EXPECT_EQ(region.IndexOf({-1, 3, 3}), 2);  // then Z (size 1), then Y
   EXPECT_EQ(uint8_t(packed[32 + 1]), 11);
   EXPECT_EQ(uint8_t(packed[36 + 2]), 202);
 }
@@ -47,15 +47,20 @@ TEST(RegionFile, MalformedOrOutOfWorldRegionsAreInvalidArgument) {
   Region region{{{0, 0, 0}, {2, 2, 2}}, std::vector<uint8_t>(8, 2), std::vector<uint8_t>(8, 255)};
   std::string packed = EncodeRegion(region);
   EXPECT_EQ(DecodeRegion(packed.substr(0, 39)).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(DecodeRegion("XXXX" + packed.substr(4)).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeRegion("XXXX" + packed.substr(4)).status().code(),
+            absl::StatusCode::kInvalidArgument);
   std::string huge = packed;
   huge[20] = huge[21] = huge[22] = char(0x7F);
   EXPECT_EQ(DecodeRegion(huge).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ReadRegion(*world, {{0, 0, 0}, {40, 2, 2}}).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ReadRegion(*world, {{0, 0, 0}, {0, 2, 2}}).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ReadRegion(*world, {{-32, -32, -32}, {32, 32, 32}}).status().code(), absl::StatusCode::kOk);
+  EXPECT_EQ(ReadRegion(*world, {{0, 0, 0}, {40, 2, 2}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadRegion(*world, {{0, 0, 0}, {0, 2, 2}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadRegion(*world, {{-32, -32, -32}, {32, 32, 32}}).status().code(),
+            absl::StatusCode::kOk);
   auto big = testing::MakeEmptyWorld({256, 256, 256});
-  EXPECT_EQ(ReadRegion(*big, {{-128, -128, -128}, {0, 0, 0}}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadRegion(*big, {{-128, -128, -128}, {0, 0, 0}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

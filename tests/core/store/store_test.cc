@@ -83,7 +83,8 @@ TEST(Store, TableFilesAreZstdCompressedAndSmallerThanTheChunks) {
   std::vector<std::pair<ChunkKey, ChunkPtr>> chunks;
   for (int i = 0; i < 2000; ++i) {
     auto chunk = std::make_shared<Chunk>();
-    for (int v = 0; v < kChunkVoxels; ++v) chunk->voxels[v] = Voxel{uint8_t(2 + (v / 64 + i) % 4), uint8_t(255 - v % 3)};
+    for (int v = 0; v < kChunkVoxels; ++v)
+      chunk->voxels[v] = Voxel{uint8_t(2 + (v / 64 + i) % 4), uint8_t(255 - v % 3)};
     chunks.emplace_back(ChunkKey{i % 40, i / 40, 0}, chunk);
   }
   ASSERT_TRUE(store->WriteChunks(chunks, 1).ok());
@@ -95,7 +96,8 @@ TEST(Store, TableFilesAreZstdCompressedAndSmallerThanTheChunks) {
   for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
     if (entry.path().extension() == ".sst") sst_bytes += entry.file_size();
   }
-  EXPECT_LT(sst_bytes, chunks.size() * sizeof(Chunk) / 4) << "raw " << chunks.size() * sizeof(Chunk);
+  EXPECT_LT(sst_bytes, chunks.size() * sizeof(Chunk) / 4)
+      << "raw " << chunks.size() * sizeof(Chunk);
 }
 
 TEST(Store, UneditedRegionsAreAnsweredWithoutStoreReads) {
@@ -149,7 +151,8 @@ TEST(Store, DamagedTableFileFailsRocksDbChecksumAsDataLoss) {
   std::vector<std::pair<ChunkKey, ChunkPtr>> chunks;
   for (int i = 0; i < 64; ++i) {
     auto chunk = std::make_shared<Chunk>();
-    for (int v = 0; v < kChunkVoxels; ++v) chunk->voxels[v] = Voxel{uint8_t(2 + (v * 7 + i) % 11), uint8_t(v)};
+    for (int v = 0; v < kChunkVoxels; ++v)
+      chunk->voxels[v] = Voxel{uint8_t(2 + (v * 7 + i) % 11), uint8_t(v)};
     chunks.emplace_back(ChunkKey{i, 0, 0}, chunk);
   }
   {
@@ -203,7 +206,8 @@ TEST(Store, ConcurrentEditsAreAllStoredWithDistinctVersionsAndShareWrites) {
       threads.emplace_back([&, t] {
         for (int i = 0; i < kEditsPerThread; ++i) {
           // Overlapping balls: later versions must win in the store as they do in memory.
-          absl::StatusOr<EditResult> r = Ball(*w.world, {float(t * 3 - 12), 0, float(i % 5)}, 3, uint8_t(2 + t * 30 + i));
+          absl::StatusOr<EditResult> r =
+              Ball(*w.world, {float(t * 3 - 12), 0, float(i % 5)}, 3, uint8_t(2 + t * 30 + i));
           ASSERT_TRUE(r.ok()) << r.status();
           versions[t].push_back(r->version);
         }
@@ -230,9 +234,11 @@ TEST(Store, ConcurrentEditsAreAllStoredWithDistinctVersionsAndShareWrites) {
 TEST(Store, EvictedChunksComeBackFromTheStoreUnchanged) {
   ScratchDir dir;
   StoredCaveWorld w = OpenStoredCaveWorld(dir.path());
-  for (int i = 0; i < 6; ++i) ASSERT_TRUE(Ball(*w.world, {float(i * 9 - 27), 2, 0}, 4, uint8_t(20 + i)).ok());
+  for (int i = 0; i < 6; ++i)
+    ASSERT_TRUE(Ball(*w.world, {float(i * 9 - 27), 2, 0}, 4, uint8_t(20 + i)).ok());
   auto reference = testing::OpenStoredCaveWorld(dir.path("ref"));  // same edits, no eviction
-  for (int i = 0; i < 6; ++i) ASSERT_TRUE(Ball(*reference.world, {float(i * 9 - 27), 2, 0}, 4, uint8_t(20 + i)).ok());
+  for (int i = 0; i < 6; ++i)
+    ASSERT_TRUE(Ball(*reference.world, {float(i * 9 - 27), 2, 0}, 4, uint8_t(20 + i)).ok());
   w.world->SetResidentBudget(64 * 4 * sizeof(Chunk));  // 4 chunks per shard
   ExpectSameVoxels(*w.world, *reference.world, {{-64, -48, -16}, {64, 48, 16}});
   EXPECT_LE(w.world->resident_chunks(), 64u * 4u);

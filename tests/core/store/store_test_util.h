@@ -41,8 +41,9 @@ inline StoredCaveWorld OpenStoredCaveWorld(const std::string& dir, bool sync = t
   w.store = *store::Store::Open(dir, options);
   WorldConfig config{{128, 96, 128}, 1.0f, 5};
   store::StoredWorld stored = *w.store->OpenWorld(config, CaveGenerator::kVersion);
-  w.world = std::make_unique<World>(stored.config,
-                                    std::make_unique<CaveGenerator>(stored.config.seed, WorldVoxelBounds(stored.config)));
+  w.world = std::make_unique<World>(
+      stored.config,
+      std::make_unique<CaveGenerator>(stored.config.seed, WorldVoxelBounds(stored.config)));
   w.world->SetLoader(w.store.get());
   w.world->AddObserver(w.store.get());
   w.world->RestoreVersion(stored.version);

@@ -28,7 +28,8 @@ class SlowGroupObserver : public EditObserver {
     }
     group_sizes.push_back(edits.size());
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    if (fail_at != 0 && edits.front()->result.version <= fail_at && edits.back()->result.version >= fail_at) {
+    if (fail_at != 0 && edits.front()->result.version <= fail_at &&
+        edits.back()->result.version >= fail_at) {
       return absl::UnavailableError("disk full");
     }
     return absl::OkStatus();
