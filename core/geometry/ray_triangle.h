@@ -1,0 +1,62 @@
+// Watertight ray/triangle intersection.
+//
+// Woop, Benthin & Wald, "Watertight Ray/Triangle Intersection", JCGT 2(1), 2013. The ray is turned
+// into a shear transform once; each triangle is then tested with 2D edge functions whose signs are
+// exact for vertices shared by two triangles, so a ray through a shared edge or vertex hits at
+// least one of them (no cracks between triangles or chunk seams). Zero edge functions are
+// recomputed in double precision as the paper prescribes.
+#pragma once
+
+#include <cmath>
+#include <utility>
+
+#include "core/geometry/vec3.h"
+
+namespace voxcol {
+
+// A ray prepared for watertight triangle tests. Direction need not be unit length; t is measured in
+// multiples of it.
+struct WatertightRay {
+  Vec3 origin;
+  int kx = 0, ky = 1, kz = 2;  // permuted axes: kz is the dominant direction axis
+  float sx = 0, sy = 0, sz = 1;
+
+  WatertightRay() = default;
+  // Precondition: direction is finite and non-zero.
+  WatertightRay(const Vec3& o, const Vec3& d) : origin(o) {
+    float ax = std::fabs(d.x), ay = std::fabs(d.y), az = std::fabs(d.z);
+    kz = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2);
+    kx = (kz + 1) % 3;
+    ky = (kx + 1) % 3;
+    if (d[kz] < 0) std::swap(kx, ky);  // keeps the winding of the 2D edge functions
+    sx = d[kx] / d[kz];
+    sy = d[ky] / d[kz];
+    sz = 1.0f / d[kz];
+  }
+};
+
+// Returns true and sets *t when the ray hits triangle (a, b, c) (either side) at t in [0, t_max].
+inline bool IntersectRayTriangle(const WatertightRay& r, const Vec3& a, const Vec3& b,
+                                 const Vec3& c, float t_max, float* t) {
+  const Vec3 A = a - r.origin, B = b - r.origin, C = c - r.origin;
+  const float ax = A[r.kx] - r.sx * A[r.kz], ay = A[r.ky] - r.sy * A[r.kz];
+  const float bx = B[r.kx] - r.sx * B[r.kz], by = B[r.ky] - r.sy * B[r.kz];
+  const float cx = C[r.kx] - r.sx * C[r.kz], cy = C[r.ky] - r.sy * C[r.kz];
+  float u = cx * by - cy * bx, v = ax * cy - ay * cx, w = bx * ay - by * ax;
+  if (u == 0.0f || v == 0.0f || w == 0.0f) {
+    u = float(double(cx) * double(by) - double(cy) * double(bx));
+    v = float(double(ax) * double(cy) - double(ay) * double(cx));
+    w = float(double(bx) * double(ay) - double(by) * double(ax));
+  }
+  if ((u < 0 || v < 0 || w < 0) && (u > 0 || v > 0 || w > 0)) return false;
+  const float det = u + v + w;
+  if (det == 0.0f) return false;  // ray in the triangle's plane: treated as a miss
+  const float tz = u * (r.sz * A[r.kz]) + v * (r.sz * B[r.kz]) + w * (r.sz * C[r.kz]);
+  // t = tz / det must lie in [0, t_max]; compare without dividing, sign-adjusted.
+  const float s = det < 0 ? -1.0f : 1.0f;
+  if (tz * s < 0.0f || tz * s > t_max * det * s) return false;
+  *t = tz / det;
+  return true;
+}
+
+}  // namespace voxcol
