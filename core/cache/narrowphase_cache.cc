@@ -112,12 +112,10 @@ ChunkCollisionPtr NarrowphaseCache::Get(const ChunkKey& key, bool* built) {
 
 void NarrowphaseCache::AfterPublish(const CommittedEdit& edit) {
   for (const ChunkChange& change : edit.result.changes) {
-    // Cells with a corner in the changed box have their low corner up to one voxel below it.
-    ChunkKey lo = ChunkOf(change.changed_voxels.min - Int3{1, 1, 1});
-    ChunkKey hi = ChunkOf(change.changed_voxels.max - Int3{1, 1, 1});
-    for (int y = lo.y; y <= hi.y; ++y)
-      for (int z = lo.z; z <= hi.z; ++z)
-        for (int x = lo.x; x <= hi.x; ++x) {
+    IntBox keys = MeshChunksReading(change.changed_voxels);
+    for (int y = keys.min.y; y < keys.max.y; ++y)
+      for (int z = keys.min.z; z < keys.max.z; ++z)
+        for (int x = keys.min.x; x < keys.max.x; ++x) {
           Shard& shard = ShardFor({x, y, z});
           absl::MutexLock lock(&shard.mu);
           shard.invalidated_version = std::max(shard.invalidated_version, edit.result.version);

@@ -2,8 +2,8 @@
 // budget, as in the Roblox design: nothing is built until a narrow query first touches a chunk.
 //
 // Invalidation: the cache observes the world's edits. After an edit is published it drops every
-// chunk whose mesh reads a changed voxel (the changed voxel boxes grown by one voxel towards -X/-Y/
-// -Z, because a chunk's cells reach one voxel into its +X/+Y/+Z neighbours). A build that gathered
+// chunk whose mesh reads a changed voxel (MeshChunksReading in core/mesh/marching_cubes.h: a mesh
+// reads one voxel below its chunk and two above). A build that gathered
 // its voxels before an edit but finished after it is returned to its caller but not cached (each
 // shard remembers the last edit version that invalidated one of its chunks).
 //

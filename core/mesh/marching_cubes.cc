@@ -3,7 +3,9 @@
 // "Polygonising a scalar field" and computed from global coordinates so chunk seams match exactly.
 #include "core/mesh/marching_cubes.h"
 
+#include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <cstdint>
 
 #include "core/mesh/marching_cubes_tables.h"
@@ -12,13 +14,19 @@ namespace voxcol {
 
 namespace {
 
-constexpr int kSamples = kChunkSize + 1;  // 9 samples per axis: the chunk plus one neighbour layer
+// Samples cover local voxels [-1, 9] per axis: the chunk, one layer below (for slopes) and two
+// above (the cells' +1 corners and their slopes).
+constexpr int kLow = 1;
+constexpr int kSamples = kChunkSize + 3;
 constexpr int kSampleCount = kSamples * kSamples * kSamples;
 constexpr uint16_t kNoVertex = 0xFFFF;
+constexpr int kStride[3] = {1, kSamples* kSamples, kSamples};  // x, y, z (X fastest, then Z)
 
-constexpr int SampleIndex(int x, int y, int z) { return x + kSamples * (z + kSamples * y); }
+constexpr int SampleIndex(int x, int y, int z) {
+  return (x + kLow) + kSamples * ((z + kLow) + kSamples * (y + kLow));
+}
 
-// Per-mesh scratch: the 9^3 samples and one vertex id per lattice edge (per axis).
+// Per-mesh scratch: the samples and one vertex id per lattice edge (per axis).
 struct Samples {
   uint8_t density[kSampleCount];  // solid occupancy; 0 for air and water
   uint8_t material[kSampleCount];
@@ -26,19 +34,20 @@ struct Samples {
 };
 
 void Gather(const MeshSources& sources, Samples* s) {
-  for (int y = 0; y < kSamples; ++y)
-    for (int z = 0; z < kSamples; ++z)
-      for (int x = 0; x < kSamples; ++x) {
-        int src = (x >> kChunkBits) | ((y >> kChunkBits) << 1) | ((z >> kChunkBits) << 2);
-        Voxel v =
-            sources[src]->At(x & (kChunkSize - 1), y & (kChunkSize - 1), z & (kChunkSize - 1));
+  for (int y = -kLow; y < kSamples - kLow; ++y)
+    for (int z = -kLow; z < kSamples - kLow; ++z)
+      for (int x = -kLow; x < kSamples - kLow; ++x) {
+        int src = MeshSourceIndex(FloorDiv(x, kChunkSize), FloorDiv(y, kChunkSize),
+                                  FloorDiv(z, kChunkSize));
+        Voxel v = sources[src]->At(FloorMod(x, kChunkSize), FloorMod(y, kChunkSize),
+                                   FloorMod(z, kChunkSize));
         int i = SampleIndex(x, y, z);
         s->density[i] = IsSolidMaterial(v.material) ? v.occupancy : 0;
         s->material[i] = v.material;
       }
 }
 
-// Cube case of the cell with low corner sample (x, y, z); corner c at (c & 1, c >> 1 & 1, c >> 2).
+// Cube case of the cell with low corner (x, y, z); corner c at (c & 1, c >> 1 & 1, c >> 2).
 int CellCase(const Samples& s, int x, int y, int z) {
   int cube_case = 0;
   for (int c = 0; c < 8; ++c) {
@@ -48,11 +57,64 @@ int CellCase(const Samples& s, int x, int y, int z) {
   return cube_case;
 }
 
-// Position of the iso crossing on the lattice edge from global voxel `low` along `axis`. Depends
-// only on the global edge and the two densities, never on the chunk: seams are bit-identical.
-Vec3 EdgePoint(const Int3& low, int axis, uint8_t d_low, uint8_t d_high, float voxel_size) {
-  // d_low and d_high straddle the iso level, so t lies strictly inside (0, 1).
-  float t = (kIsoOccupancy - float(d_low)) / (float(d_high) - float(d_low));
+bool Saturated(uint8_t d) { return d == 0 || d == 255; }
+
+// Derivative of the fill fraction along `axis` at sample i from unsaturated neighbours (central,
+// else one-sided); false when both neighbours are saturated.
+bool Slope(const Samples& s, int i, int axis, float* g) {
+  const int st = kStride[axis];
+  const uint8_t lo = s.density[i - st], hi = s.density[i + st];
+  if (!Saturated(lo) && !Saturated(hi)) {
+    *g = (float(hi) - float(lo)) * (0.5f / 255.0f);
+  } else if (!Saturated(lo) || !Saturated(hi)) {
+    *g = (Saturated(lo) ? float(hi) - float(s.density[i]) : float(s.density[i]) - float(lo)) /
+         255.0f;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// |d fill / d axis| at the unsaturated endpoint `i` of an edge whose other endpoint `far` (the
+// neighbour on `axis`, direction dir = +-1) is saturated. The occupancy is clamp(0.5 - d) of a
+// distance field (|grad fill| = 1): use the sample beyond i on the same line if it is unsaturated,
+// else the unit-gradient rule with the two perpendicular slopes. Never below fill(i) and
+// 1 - fill(i) (the clamped neighbours bound it), never above 1.
+float AxisSlope(const Samples& s, int i, int axis, int dir, float fill) {
+  const uint8_t behind = s.density[i - dir * kStride[axis]];
+  float slope;
+  float gu, gv;
+  if (!Saturated(behind)) {
+    slope = std::fabs(float(s.density[i]) - float(behind)) / 255.0f;
+  } else if (Slope(s, i, (axis + 1) % 3, &gu) && Slope(s, i, (axis + 2) % 3, &gv)) {
+    slope = std::sqrt(std::max(0.0f, 1.0f - gu * gu - gv * gv));
+  } else {
+    slope = 0.0f;
+  }
+  const bool far_full = fill < 0.5f;  // the saturated far end is full when i is the empty side
+  const float bound = far_full ? std::max(0.5f - fill, 1.0f - fill) : std::max(fill - 0.5f, fill);
+  return std::min(1.0f, std::max(slope, bound));
+}
+
+// Position of the iso crossing on the lattice edge from sample i0 (global voxel `low`) to the next
+// sample along `axis`. Depends only on the global edge and the voxels around it, never on the
+// chunk: seams are bit-identical. Both endpoints unsaturated: linear interpolation (exact for a
+// linear field). One saturated: the clamped value hides the slope, so step from the unsaturated end
+// by (fill - 0.5) / slope with the slope of AxisSlope. Both saturated: the midpoint.
+Vec3 EdgePoint(const Samples& s, int i0, const Int3& low, int axis, float voxel_size) {
+  const int i1 = i0 + kStride[axis];
+  const uint8_t d0 = s.density[i0], d1 = s.density[i1];
+  const float f0 = d0 / 255.0f, f1 = d1 / 255.0f;
+  float t;
+  if (!Saturated(d0) && !Saturated(d1)) {
+    t = (kIsoOccupancy - float(d0)) / (float(d1) - float(d0));
+  } else if (!Saturated(d0)) {
+    t = std::fabs(f0 - 0.5f) / AxisSlope(s, i0, axis, +1, f0);
+  } else if (!Saturated(d1)) {
+    t = 1.0f - std::fabs(f1 - 0.5f) / AxisSlope(s, i1, axis, -1, f1);
+  } else {
+    t = 0.5f;
+  }
   Vec3 p(float(low.x) + 0.5f, float(low.y) + 0.5f, float(low.z) + 0.5f);
   p[axis] += t;
   return p * voxel_size;
@@ -86,14 +148,13 @@ class CellMesher {
     int c0 = kEdgeCorners[e][0];
     int lx = x + (c0 & 1), ly = y + ((c0 >> 1) & 1), lz = z + ((c0 >> 2) & 1);
     int i0 = SampleIndex(lx, ly, lz);
-    int i1 = i0 + (axis == 0 ? 1 : (axis == 1 ? kSamples * kSamples : kSamples));
+    int i1 = i0 + kStride[axis];
     int inside = s_.density[i0] > kIsoOccupancy ? i0 : i1;
     if (*best_sample < 0 || s_.density[inside] > s_.density[*best_sample]) *best_sample = inside;
     uint16_t& id = s_.edge_vertex[axis][i0];
     if (id == kNoVertex) {
       id = uint16_t(out_->vertices.size());
-      out_->vertices.push_back(
-          EdgePoint(origin_ + Int3{lx, ly, lz}, axis, s_.density[i0], s_.density[i1], voxel_size_));
+      out_->vertices.push_back(EdgePoint(s_, i0, origin_ + Int3{lx, ly, lz}, axis, voxel_size_));
     }
     return id;
   }
@@ -108,8 +169,11 @@ class CellMesher {
 
 MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
   MeshSources sources;
-  for (int i = 0; i < 8; ++i)
-    sources[i] = world.GetChunk(key + Int3{i & 1, (i >> 1) & 1, (i >> 2) & 1});
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        sources[MeshSourceIndex(dx, dy, dz)] = world.GetChunk(key + Int3{dx, dy, dz});
+      }
   return sources;
 }
 

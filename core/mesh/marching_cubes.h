@@ -6,9 +6,12 @@
 //
 // Cell ownership: a cell is the cube between 8 neighbouring voxel centres; chunk K owns the cells
 // whose low corner voxel lies in K. So the mesh of K covers [8K + 0.5, 8K + 8.5] in voxel units on
-// each axis and reads K's voxels plus one layer of its +X/+Y/+Z neighbours (7 chunks). Every cell
-// of the world is meshed by exactly one chunk; the mesh of the chunk just below the world's min
-// corner (outside the world, all air) closes the surface at the world's low faces.
+// each axis. Every cell of the world is meshed by exactly one chunk; the mesh of the chunk just
+// below the world's min corner (outside the world, all air) closes the surface at the world's low
+// faces. Vertex placement also reads one voxel beyond each edge (slopes where the occupancy is
+// clamped, see EdgePoint in marching_cubes.cc), so a mesh reads local voxels [-1, 9] per axis:
+// K and its 26 neighbours. A voxel change affects the meshes of chunks
+// ChunkOf(v - 2) .. ChunkOf(v + 1) per axis (MeshChunksReading).
 //
 // Seams: a vertex is computed only from its global lattice edge (low endpoint voxel, axis) and the
 // two occupancies in low-to-high order, so both chunks at a seam produce bit-identical positions.
@@ -25,10 +28,19 @@ namespace voxcol {
 // Occupancy threshold of the iso-surface, in occupancy units (0..255).
 constexpr float kIsoOccupancy = 127.5f;
 
-// The chunks a mesh reads: sources[dx | dy << 1 | dz << 2] is chunk key + (dx, dy, dz).
-using MeshSources = std::array<ChunkPtr, 8>;
+// The chunks a mesh reads: sources[MeshSourceIndex(dx, dy, dz)] is chunk key + (dx, dy, dz) for
+// d in {-1, 0, 1}.
+using MeshSources = std::array<ChunkPtr, 27>;
+constexpr int MeshSourceIndex(int dx, int dy, int dz) {
+  return (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1);
+}
 
-// Fetches the 8 source chunks of `key` from the world (chunks outside the world read as air).
+// Chunks whose meshes read some voxel of `voxels` (max exclusive), max exclusive.
+inline IntBox MeshChunksReading(const IntBox& voxels) {
+  return {ChunkOf(voxels.min - Int3{2, 2, 2}), ChunkOf(voxels.max) + Int3{1, 1, 1}};
+}
+
+// Fetches the 27 source chunks of `key` from the world (chunks outside the world read as air).
 MeshSources GatherMeshSources(const World& world, const ChunkKey& key);
 
 // Meshes the cells owned by chunk `key` into `out` (cleared first; its capacity is reused).

@@ -79,8 +79,7 @@ TEST(NarrowphaseCacheTest, CachedBytesStayWithinTheBudget) {
   EXPECT_GT(s.bytes, budget / 4) << "the budget is used, not just respected";
 }
 
-// A voxel edit rebuilds exactly the chunks whose cells touch it: its own chunk and, for a voxel
-// on a chunk's low face, the neighbour below whose cells reach one voxel up.
+// A voxel edit rebuilds exactly the chunks whose meshes read it.
 TEST(NarrowphaseCacheTest, EditInvalidatesTheChunksThatReadTheVoxel) {
   auto world = testing::MakeCaveWorld(33, {32, 32, 32});
   NarrowphaseCache cache(*world, size_t(1) << 30);
@@ -97,9 +96,10 @@ TEST(NarrowphaseCacheTest, EditInvalidatesTheChunksThatReadTheVoxel) {
   uint64_t readers = 0;
   for (size_t i = 0; i < keys.size(); ++i) {
     const ChunkKey& key = keys[i];
-    bool reads = voxel.x >= ChunkOrigin(key).x && voxel.x <= ChunkOrigin(key).x + 8 &&
-                 voxel.y >= ChunkOrigin(key).y && voxel.y <= ChunkOrigin(key).y + 8 &&
-                 voxel.z >= ChunkOrigin(key).z && voxel.z <= ChunkOrigin(key).z + 8;
+    // A mesh reads its chunk's voxels, one layer below and two above.
+    Int3 o = ChunkOrigin(key);
+    bool reads = voxel.x >= o.x - 1 && voxel.x <= o.x + 9 && voxel.y >= o.y - 1 &&
+                 voxel.y <= o.y + 9 && voxel.z >= o.z - 1 && voxel.z <= o.z + 9;
     readers += reads;
     ChunkCollisionPtr after = cache.Get(key);
     EXPECT_EQ(after != before[i], reads) << key.x << "," << key.y << "," << key.z;
