@@ -27,15 +27,16 @@ absl::Status ValidateRay(const World& world, const RayInput& ray, const QueryLim
   return absl::OkStatus();
 }
 
-RayHit RaycastBlocky(const World& world, const RayInput& ray, const RaySettings& settings, QueryStats* stats) {
+namespace {
+
+// The Amanatides-Woo walk; `filled` decides which voxels stop the ray.
+template <typename Filled>
+RayHit WalkVoxels(const World& world, const RayInput& ray, const Filled& filled, QueryStats* stats) {
   const float h = world.voxel_size();
   const Vec3 dir = Normalize(ray.direction);
   const Vec3 o = ray.origin * (1.0f / h);  // voxel units
   const float t_end = ray.max_distance / h;
   const IntBox bounds = world.voxel_bounds();
-  auto filled = [&](Voxel v) {
-    return IsSolid(v) || (settings.water == WaterMode::kStopAtSurface && IsWater(v));
-  };
 
   Int3 voxel = world.VoxelAt(ray.origin);
   Int3 step;
@@ -78,6 +79,7 @@ RayHit RaycastBlocky(const World& world, const RayInput& ray, const RaySettings&
       result.position = ray.origin + dir * result.distance;
       result.voxel = voxel;
       result.value = v;
+      result.chunk = key;
       if (entered_axis < 0) {
         result.started_inside = true;
       } else {
@@ -98,6 +100,19 @@ RayHit RaycastBlocky(const World& world, const RayInput& ray, const RaySettings&
     stats->chunks_visited += chunks;
   }
   return result;
+}
+
+}  // namespace
+
+RayHit RaycastBlocky(const World& world, const RayInput& ray, const RaySettings& settings, QueryStats* stats) {
+  if (settings.water == WaterMode::kStopAtSurface) {
+    return WalkVoxels(world, ray, [](Voxel v) { return IsSolid(v) || IsWater(v); }, stats);
+  }
+  return WalkVoxels(world, ray, [](Voxel v) { return IsSolid(v); }, stats);
+}
+
+RayHit RaycastWaterSurface(const World& world, const RayInput& ray, QueryStats* stats) {
+  return WalkVoxels(world, ray, [](Voxel v) { return IsWater(v); }, stats);
 }
 
 }  // namespace voxcol
