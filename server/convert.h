@@ -28,5 +28,7 @@ absl::Status FromProto(const v1::FillBallRequest& request, FillBallParams* param
 absl::Status EditModeFromProto(v1::EditMode mode, EditMode* out);
 
 void ToProto(const RayHit& hit, v1::RaycastResponse* out);
+void ToProto(const RayHit& hit, v1::RaycastHit* out);
+void ToProto(const QueryStats& stats, v1::QueryStats* out);
 
 }  // namespace voxcol::server

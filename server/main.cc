@@ -31,6 +31,8 @@ ABSL_FLAG(std::string, world_size, "512,192,512",
 ABSL_FLAG(float, voxel_size, 1.0f, "World units per voxel edge for a new world");
 ABSL_FLAG(float, max_edit_radius, 64.0f, "Largest edit radius accepted, world units");
 ABSL_FLAG(float, max_ray_distance, 4096.0f, "Longest ray accepted, world units");
+ABSL_FLAG(uint64_t, narrowphase_cache_mb, 256,
+          "Byte budget of the lazily built chunk meshes + kD-trees of smooth queries, MiB");
 ABSL_FLAG(std::string, port_file, "", "If set, write the bound port number to this file once serving");
 ABSL_FLAG(double, shutdown_grace_seconds, 5.0, "On SIGINT/SIGTERM, time allowed for in-flight calls");
 
@@ -82,7 +84,8 @@ int RunServer() {
   limits.query.max_ray_distance = absl::GetFlag(FLAGS_max_ray_distance);
   limits.edit.max_radius = absl::GetFlag(FLAGS_max_edit_radius);
   WorldServiceImpl world_service(world, cave.sea_level);
-  QueryServiceImpl query_service(world, limits);
+  NarrowphaseCache narrowphase_cache(world, size_t(absl::GetFlag(FLAGS_narrowphase_cache_mb)) << 20);
+  QueryServiceImpl query_service(world, narrowphase_cache, limits);
   EditServiceImpl edit_service(world, limits);
 
   grpc::EnableDefaultHealthCheckService(true);
