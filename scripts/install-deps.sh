@@ -8,6 +8,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   librocksdb-dev libzstd-dev liblz4-dev
+  libbullet-dev libembree-dev
 )
 
 missing=()

@@ -12,6 +12,8 @@
 
 #include "core/geometry/vec3.h"
 
+static_assert(sizeof(voxcol::Vec3) == 3 * sizeof(float), "Vec3 is three packed floats");
+
 namespace voxcol {
 
 // A ray prepared for watertight triangle tests. Direction need not be unit length; t is measured in
@@ -35,13 +37,17 @@ struct WatertightRay {
   }
 };
 
+// Component i of v without a branch (Vec3 is three packed floats).
+inline float Component(const Vec3& v, int i) { return (&v.x)[i]; }
+
 // Returns true and sets *t when the ray hits triangle (a, b, c) (either side) at t in [0, t_max].
 inline bool IntersectRayTriangle(const WatertightRay& r, const Vec3& a, const Vec3& b,
                                  const Vec3& c, float t_max, float* t) {
   const Vec3 A = a - r.origin, B = b - r.origin, C = c - r.origin;
-  const float ax = A[r.kx] - r.sx * A[r.kz], ay = A[r.ky] - r.sy * A[r.kz];
-  const float bx = B[r.kx] - r.sx * B[r.kz], by = B[r.ky] - r.sy * B[r.kz];
-  const float cx = C[r.kx] - r.sx * C[r.kz], cy = C[r.ky] - r.sy * C[r.kz];
+  const float az = Component(A, r.kz), bz = Component(B, r.kz), cz = Component(C, r.kz);
+  const float ax = Component(A, r.kx) - r.sx * az, ay = Component(A, r.ky) - r.sy * az;
+  const float bx = Component(B, r.kx) - r.sx * bz, by = Component(B, r.ky) - r.sy * bz;
+  const float cx = Component(C, r.kx) - r.sx * cz, cy = Component(C, r.ky) - r.sy * cz;
   float u = cx * by - cy * bx, v = ax * cy - ay * cx, w = bx * ay - by * ax;
   if (u == 0.0f || v == 0.0f || w == 0.0f) {
     u = float(double(cx) * double(by) - double(cy) * double(bx));
@@ -51,7 +57,7 @@ inline bool IntersectRayTriangle(const WatertightRay& r, const Vec3& a, const Ve
   if ((u < 0 || v < 0 || w < 0) && (u > 0 || v > 0 || w > 0)) return false;
   const float det = u + v + w;
   if (det == 0.0f) return false;  // ray in the triangle's plane: treated as a miss
-  const float tz = u * (r.sz * A[r.kz]) + v * (r.sz * B[r.kz]) + w * (r.sz * C[r.kz]);
+  const float tz = u * (r.sz * az) + v * (r.sz * bz) + w * (r.sz * cz);
   // t = tz / det must lie in [0, t_max]; compare without dividing, sign-adjusted.
   const float s = det < 0 ? -1.0f : 1.0f;
   if (tz * s < 0.0f || tz * s > t_max * det * s) return false;

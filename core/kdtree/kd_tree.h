@@ -36,7 +36,7 @@ struct KdNode {
   uint32_t count() const { return meta >> 2; }  // leaf
   float split(int i) const {
     float f;
-    std::memcpy(&f, i == 0 ? &a : &b, sizeof(f));
+    std::memcpy(&f, &a + i, sizeof(f));  // a and b are adjacent
     return f;
   }
 };
@@ -149,8 +149,8 @@ void KdTree::CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& coll
       continue;
     }
     const int axis = int(node.axis());
-    if (node.split(1) <= box.max[axis]) stack[sp++] = node.child() + 1;
-    if (node.split(0) >= box.min[axis]) stack[sp++] = node.child();
+    if (node.split(1) <= Component(box.max, axis)) stack[sp++] = node.child() + 1;
+    if (node.split(0) >= Component(box.min, axis)) stack[sp++] = node.child();
   }
   if (stats) {
     stats->nodes_visited += visited;
@@ -197,7 +197,7 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
       continue;
     }
     const int axis = int(node.axis());
-    const float o = ray.origin[axis], d = ray.direction[axis];
+    const float o = Component(ray.origin, axis), d = Component(ray.direction, axis);
     const float s0 = node.split(0), s1 = node.split(1);
     const uint32_t left = node.child(), right = left + 1;
     if (d == 0.0f) {
@@ -206,7 +206,7 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
       if (o <= s0) stack[sp++] = {left, e.t0, e.t1};
       continue;
     }
-    const float inv = ray.inv_direction[axis];
+    const float inv = Component(ray.inv_direction, axis);
     const float tl = (s0 - o) * inv, tr = (s1 - o) * inv;  // crossings of the two planes
     // Moving +: the left half-space is left at tl, the right one entered at tr. Moving -: mirrored.
     const float near_exit = d > 0 ? tl : tr, far_entry = d > 0 ? tr : tl;

@@ -71,10 +71,26 @@ class Builder {
     uint32_t* mid =
         std::partition(first, last, [&](uint32_t tri) { return Center(tri, axis) < mean; });
     uint32_t left = uint32_t(mid - first);
-    if (4 * left >= n && 4 * (n - left) >= n) return left;
-    std::nth_element(first, first + n / 2, last,
-                     [&](uint32_t x, uint32_t y) { return Center(x, axis) < Center(y, axis); });
-    return n / 2;
+    if (4 * left < n || 4 * (n - left) < n) {
+      std::nth_element(first, first + n / 2, last,
+                       [&](uint32_t x, uint32_t y) { return Center(x, axis) < Center(y, axis); });
+      left = n / 2;
+    }
+    return MakeLeftEven(first, last, left, axis);
+  }
+
+  // Leaves hold two triangles: an even left part lets every leaf below it be full, which keeps the
+  // node count near one per triangle. Moves the triangle nearest the split across (O(n)).
+  uint32_t MakeLeftEven(uint32_t* first, uint32_t* last, uint32_t left, int axis) {
+    uint32_t n = uint32_t(last - first);
+    if (left % 2 == 0 || n <= 2) return left;
+    auto by_center = [&](uint32_t x, uint32_t y) { return Center(x, axis) < Center(y, axis); };
+    if (4 * (n - left - 1) >= n) {  // take the right part's lowest triangle
+      std::iter_swap(first + left, std::min_element(first + left, last, by_center));
+      return left + 1;
+    }
+    std::iter_swap(first + left - 1, std::max_element(first, first + left, by_center));
+    return left - 1;
   }
 
   Aabb Bounds(uint32_t begin, uint32_t end) const {
