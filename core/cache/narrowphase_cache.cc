@@ -38,6 +38,8 @@ ChunkCollisionPtr NarrowphaseCache::Build(const ChunkKey& key) const {
   MeshChunk(GatherMeshSources(world_, key), key, world_.voxel_size(), &scratch_mesh);
   auto out = std::make_shared<ChunkCollision>();
   out->key = key;
+  out->mesh.origin = scratch_mesh.origin;
+  out->mesh.voxel_size = scratch_mesh.voxel_size;
   CopyExact(scratch_mesh.vertices, &out->mesh.vertices);
   CopyExact(scratch_mesh.indices, &out->mesh.indices);
   CopyExact(scratch_mesh.materials, &out->mesh.materials);

@@ -101,7 +101,7 @@ float AxisSlope(const Samples& s, int i, int axis, int dir, float fill) {
 // chunk: seams are bit-identical. Both endpoints unsaturated: linear interpolation (exact for a
 // linear field). One saturated: the clamped value hides the slope, so step from the unsaturated end
 // by (fill - 0.5) / slope with the slope of AxisSlope. Both saturated: the midpoint.
-Vec3 EdgePoint(const Samples& s, int i0, const Int3& low, int axis, float voxel_size) {
+Vec3 EdgePoint(const Samples& s, int i0, const Int3& low, int axis) {
   const int i1 = i0 + kStride[axis];
   const uint8_t d0 = s.density[i0], d1 = s.density[i1];
   const float f0 = d0 / 255.0f, f1 = d1 / 255.0f;
@@ -117,13 +117,25 @@ Vec3 EdgePoint(const Samples& s, int i0, const Int3& low, int axis, float voxel_
   }
   Vec3 p(float(low.x) + 0.5f, float(low.y) + 0.5f, float(low.z) + 0.5f);
   p[axis] += t;
-  return p * voxel_size;
+  return p;  // voxel units
+}
+
+// Fixed point relative to the chunk origin, rounded from the global coordinate so that both
+// chunks at a seam store the same global value.
+QuantizedVertex Quantize(const Vec3& p, const Int3& origin) {
+  QuantizedVertex q;
+  for (int a = 0; a < 3; ++a) {
+    int64_t global = std::llround(double(p[a]) / double(kVertexQuantum));
+    int64_t local = global - int64_t(origin[a]) * int64_t(1.0f / kVertexQuantum);
+    assert(local >= 0 && local <= 0xFFFF);
+    q[a] = uint16_t(local);
+  }
+  return q;
 }
 
 class CellMesher {
  public:
-  CellMesher(Samples& s, const Int3& origin, float voxel_size, ChunkMesh* out)
-      : s_(s), origin_(origin), voxel_size_(voxel_size), out_(out) {}
+  CellMesher(Samples& s, const Int3& origin, ChunkMesh* out) : s_(s), origin_(origin), out_(out) {}
 
   // Emits the triangles of the cell with low corner sample (x, y, z).
   void Mesh(int x, int y, int z, int cube_case) {
@@ -132,9 +144,10 @@ class CellMesher {
       uint16_t v[3];
       int best_sample = -1;
       for (int k = 0; k < 3; ++k) v[k] = Vertex(x, y, z, mc.triangles[t][k], &best_sample);
-      const Vec3& a = out_->vertices[v[0]];
-      // Only at huge coordinates can rounding collapse a triangle; such slivers are dropped.
-      if (Cross(out_->vertices[v[1]] - a, out_->vertices[v[2]] - a) == Vec3()) continue;
+      const Vec3 a = out_->Vertex(v[0]);
+      // Vertices on distinct edges stay >= ~0.003 voxel apart, 11 quanta; should rounding ever
+      // collapse a triangle (coordinates beyond 4096 voxels), the sliver is dropped.
+      if (Cross(out_->Vertex(v[1]) - a, out_->Vertex(v[2]) - a) == Vec3()) continue;
       out_->indices.insert(out_->indices.end(), {v[0], v[1], v[2]});
       out_->materials.push_back(s_.material[best_sample]);
     }
@@ -154,14 +167,14 @@ class CellMesher {
     uint16_t& id = s_.edge_vertex[axis][i0];
     if (id == kNoVertex) {
       id = uint16_t(out_->vertices.size());
-      out_->vertices.push_back(EdgePoint(s_, i0, origin_ + Int3{lx, ly, lz}, axis, voxel_size_));
+      out_->vertices.push_back(
+          Quantize(EdgePoint(s_, i0, origin_ + Int3{lx, ly, lz}, axis), origin_));
     }
     return id;
   }
 
   Samples& s_;
   Int3 origin_;
-  float voxel_size_;
   ChunkMesh* out_;
 };
 
@@ -179,11 +192,13 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
 
 void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size, ChunkMesh* out) {
   out->Clear();
+  out->origin = ChunkOrigin(key);
+  out->voxel_size = voxel_size;
   thread_local Samples samples;
   Gather(sources, &samples);
   for (auto& ids : samples.edge_vertex)
     for (uint16_t& id : ids) id = kNoVertex;
-  CellMesher mesher(samples, ChunkOrigin(key), voxel_size, out);
+  CellMesher mesher(samples, ChunkOrigin(key), out);
   for (int y = 0; y < kChunkSize; ++y)
     for (int z = 0; z < kChunkSize; ++z)
       for (int x = 0; x < kChunkSize; ++x) {

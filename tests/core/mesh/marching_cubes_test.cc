@@ -185,10 +185,10 @@ TEST(MarchingCubesTest, SeamVerticesAreBitIdentical) {
           ChunkMesh other = MeshChunk(*world, next);
           float plane = (float(ChunkOrigin(next)[axis]) + 0.5f) * world->voxel_size();
           std::set<PointKey> mine, theirs;
-          for (const Vec3& p : mesh.vertices)
-            if (p[axis] == plane) mine.insert(KeyOf(p));
-          for (const Vec3& p : other.vertices)
-            if (p[axis] == plane) theirs.insert(KeyOf(p));
+          for (uint32_t i = 0; i < mesh.vertex_count(); ++i)
+            if (mesh.Vertex(i)[axis] == plane) mine.insert(KeyOf(mesh.Vertex(i)));
+          for (uint32_t i = 0; i < other.vertex_count(); ++i)
+            if (other.Vertex(i)[axis] == plane) theirs.insert(KeyOf(other.Vertex(i)));
           EXPECT_EQ(mine, theirs) << "chunks " << x << "," << y << "," << z << " axis " << axis;
           compared += mine.size();
         }
@@ -207,7 +207,7 @@ TEST(MarchingCubesTest, VerticesStayInTheChunkCellRegion) {
       Vec3 lo = (Vec3(ChunkOrigin(key).x, ChunkOrigin(key).y, ChunkOrigin(key).z) +
                  Vec3(0.5f, 0.5f, 0.5f));
       Aabb box{lo, lo + Vec3(8, 8, 8)};
-      for (const Vec3& p : mesh.vertices) EXPECT_TRUE(box.Contains(p));
+      for (uint32_t i = 0; i < mesh.vertex_count(); ++i) EXPECT_TRUE(box.Contains(mesh.Vertex(i)));
     }
 }
 

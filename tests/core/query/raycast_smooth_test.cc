@@ -172,7 +172,8 @@ TEST(RaycastSmoothTest, RaysGrazingChunkSeamsNeverPassThroughAClosedSurface) {
   for (int dz = 0; dz < 2; ++dz)
     for (int dx = 0; dx < 2; ++dx) {
       ChunkMesh mesh = MeshChunk(*world, {dx, 0, dz});
-      for (const Vec3& v : mesh.vertices) {
+      for (uint32_t i = 0; i < mesh.vertex_count(); ++i) {
+        const Vec3 v = mesh.Vertex(i);
         if (v.x != 8.5f && v.z != 8.5f) continue;
         Vec3 out = Normalize(v - center);
         Vec3 origin = v + out * 15.0f;
