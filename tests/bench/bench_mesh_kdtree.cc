@@ -109,6 +109,8 @@ void BM_MarchingCubesChunk(benchmark::State& state) {
   }
   state.SetItemsProcessed(int64_t(triangles));  // triangles per second
   state.counters["triangles_per_chunk"] = double(triangles) / double(state.iterations());
+  state.counters["scene_chunks"] = double(s.meshes.size());
+  state.counters["scene_rays"] = double(s.rays.size());
 }
 BENCHMARK(BM_MarchingCubesChunk);
 
