@@ -1,6 +1,8 @@
 #include "core/cache/narrowphase_cache.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "core/mesh/marching_cubes.h"
@@ -44,6 +46,14 @@ ChunkCollisionPtr NarrowphaseCache::Build(const ChunkKey& key) const {
   CopyExact(scratch_mesh.indices, &out->mesh.indices);
   CopyExact(scratch_mesh.materials, &out->mesh.materials);
   out->tree.Build(out->mesh, &scratch_tree);
+#ifdef VOXCOL_VALIDATE
+  // Expensive: every triangle in exactly one leaf, planes bound their subtrees, depth bound.
+  if (!out->tree.Validate(out->mesh)) {
+    std::fprintf(stderr, "voxcol: kD-tree of chunk (%d, %d, %d) failed validation\n", key.x, key.y,
+                 key.z);
+    std::abort();
+  }
+#endif
   out->bytes =
       out->mesh.DataBytes() + out->tree.DataBytes() + sizeof(ChunkCollision) + kEntryOverhead;
   return out;
