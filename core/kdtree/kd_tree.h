@@ -174,47 +174,67 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
     uint32_t node;
     float t0, t1;
   };
-  Entry stack[kMaxDepth + 2];
+  Entry stack[kMaxDepth + 2];  // far children waiting; the near child is descended directly
   int sp = 0;
-  stack[sp++] = {0, t0 - widen(t0), t1 + widen(t1)};
+  uint32_t index = 0;
+  float e0 = t0 - widen(t0), e1 = t1 + widen(t1);
   uint32_t visited = 0, tested = 0;
-  while (sp > 0) {
-    const Entry e = stack[--sp];
-    if (e.t0 > collector.early_out()) continue;
-    const KdNode& node = nodes_[e.node];
-    ++visited;
-    if (node.is_leaf()) {
-      for (uint32_t i = 0; i < node.count(); ++i) {
-        uint32_t tri = i == 0 ? node.a : node.b;
-        ++tested;
-        float t;
-        if (IntersectRayTriangle(ray.watertight, mesh.Corner(tri, 0), mesh.Corner(tri, 1),
-                                 mesh.Corner(tri, 2), collector.early_out(), &t) &&
-            t >= ray.t_min) {
-          collector.AddHit({t, tri});
+  for (;;) {
+    if (e0 <= collector.early_out()) {
+      const KdNode& node = nodes_[index];
+      ++visited;
+      if (!node.is_leaf()) {
+        const int axis = int(node.axis());
+        const float o = Component(ray.origin, axis), d = Component(ray.direction, axis);
+        const float s0 = node.split(0), s1 = node.split(1);
+        const uint32_t left = node.child(), right = left + 1;
+        uint32_t near = left, far = right;
+        float near_t1 = e1, far_t0 = e0;
+        bool near_ok, far_ok;
+        if (d == 0.0f) {
+          // Parallel to the planes: each side keeps the whole interval if the origin is inside it.
+          near_ok = o <= s0;
+          far_ok = o >= s1;
+        } else {
+          const float inv = Component(ray.inv_direction, axis);
+          const float tl = (s0 - o) * inv, tr = (s1 - o) * inv;  // crossings of the two planes
+          // Moving +: the left half-space is left at tl, the right one entered at tr; - mirrored.
+          const float near_exit = d > 0 ? tl : tr, far_entry = d > 0 ? tr : tl;
+          if (d < 0) near = right, far = left;
+          far_t0 = std::max(e0, far_entry - widen(far_entry));
+          near_t1 = std::min(e1, near_exit + widen(near_exit));
+          near_ok = near_t1 >= e0;
+          far_ok = far_t0 <= e1;
+        }
+        if (near_ok) {
+          if (far_ok) stack[sp++] = {far, far_t0, e1};
+          index = near;
+          e1 = near_t1;
+          continue;
+        }
+        if (far_ok) {
+          index = far;
+          e0 = far_t0;
+          continue;
+        }
+      } else {
+        for (uint32_t i = 0; i < node.count(); ++i) {
+          uint32_t tri = i == 0 ? node.a : node.b;
+          ++tested;
+          float t;
+          if (IntersectRayTriangle(ray.watertight, mesh.Corner(tri, 0), mesh.Corner(tri, 1),
+                                   mesh.Corner(tri, 2), collector.early_out(), &t) &&
+              t >= ray.t_min) {
+            collector.AddHit({t, tri});
+          }
         }
       }
-      continue;
     }
-    const int axis = int(node.axis());
-    const float o = Component(ray.origin, axis), d = Component(ray.direction, axis);
-    const float s0 = node.split(0), s1 = node.split(1);
-    const uint32_t left = node.child(), right = left + 1;
-    if (d == 0.0f) {
-      // Parallel to the planes: each side keeps the whole interval if the origin is inside it.
-      if (o >= s1) stack[sp++] = {right, e.t0, e.t1};
-      if (o <= s0) stack[sp++] = {left, e.t0, e.t1};
-      continue;
-    }
-    const float inv = Component(ray.inv_direction, axis);
-    const float tl = (s0 - o) * inv, tr = (s1 - o) * inv;  // crossings of the two planes
-    // Moving +: the left half-space is left at tl, the right one entered at tr. Moving -: mirrored.
-    const float near_exit = d > 0 ? tl : tr, far_entry = d > 0 ? tr : tl;
-    const uint32_t near = d > 0 ? left : right, far = d > 0 ? right : left;
-    const float far_t0 = std::max(e.t0, far_entry - widen(far_entry));
-    const float near_t1 = std::min(e.t1, near_exit + widen(near_exit));
-    if (far_t0 <= e.t1) stack[sp++] = {far, far_t0, e.t1};
-    if (near_t1 >= e.t0) stack[sp++] = {near, e.t0, near_t1};
+    if (sp == 0) break;
+    const Entry& e = stack[--sp];
+    index = e.node;
+    e0 = e.t0;
+    e1 = e.t1;
   }
   if (stats) {
     stats->nodes_visited += visited;
