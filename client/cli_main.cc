@@ -2,6 +2,7 @@
 //
 //   voxcol [--server=HOST:PORT] [--json] info
 //   voxcol raycast --origin=X,Y,Z --direction=X,Y,Z [--max_distance=D] [--water=pass|stop]
+//                  [--mode=smooth|blocky] [--all]
 //   voxcol overlap --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] [--max_voxels=N]
 //   voxcol fill-ball --center=X,Y,Z --radius=R [--material=rock|air|water|N] [--mode=add|subtract|set]
 //   voxcol checkpoint --dir=/abs/path/on/server
@@ -41,7 +42,9 @@ ABSL_FLAG(std::string, half_extents, "", "overlap (box): half extents X,Y,Z in w
 ABSL_FLAG(bool, voxels, false, "overlap: also list the touched voxels");
 ABSL_FLAG(uint32_t, max_voxels, 0, "overlap: most voxels to list (0: the server's limit)");
 ABSL_FLAG(std::string, material, "rock", "fill-ball: air|water|rock|dirt|grass|sand or a number 0..255");
-ABSL_FLAG(std::string, mode, "add", "fill-ball: add|subtract|set");
+ABSL_FLAG(std::string, mode, "",
+          "raycast: smooth|blocky (default smooth); fill-ball: add|subtract|set (default add)");
+ABSL_FLAG(bool, all, false, "raycast: report every surface crossing along the ray (smooth mode)");
 ABSL_FLAG(int, streams, 32, "loadtest: concurrent Query streams");
 ABSL_FLAG(double, seconds, 60, "loadtest: duration, seconds");
 ABSL_FLAG(int, batch, 64, "loadtest: queries per batch");
@@ -202,6 +205,15 @@ int RunRaycast(Client& client) {
   } else {
     return Usage("--water must be 'pass' or 'stop'");
   }
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode.empty() || mode == "smooth") {
+    request.set_mode(v1::RAYCAST_MODE_SMOOTH);
+  } else if (mode == "blocky") {
+    request.set_mode(v1::RAYCAST_MODE_BLOCKY);
+  } else {
+    return Usage("raycast --mode must be 'smooth' or 'blocky'");
+  }
+  request.set_all_hits(absl::GetFlag(FLAGS_all));
   request.set_include_stats(absl::GetFlag(FLAGS_stats));
   v1::RaycastResponse r;
   grpc::Status status = client.Raycast(request, &r);
@@ -217,10 +229,20 @@ int RunRaycast(Client& client) {
     std::printf("     normal %s, material %s, occupancy %u, voxel %s%s\n", Fmt(r.normal()).c_str(),
                 MaterialLabel(r.material()).c_str(), r.occupancy(), Fmt(r.voxel()).c_str(),
                 r.started_inside() ? ", started inside terrain" : "");
+    if (r.triangle() >= 0) {
+      std::printf("     chunk %s, triangle %d\n", Fmt(r.chunk()).c_str(), r.triangle());
+    }
     std::printf("     world version %llu\n", (unsigned long long)r.version());
   }
+  for (int i = 0; i < r.hits_size(); ++i) {
+    const v1::RaycastHit& h = r.hits(i);
+    std::printf("  #%d %s distance %.3f at %s normal %s, material %s\n", i, h.front_face() ? "enter" : "exit ",
+                h.distance(), Fmt(h.position()).c_str(), Fmt(h.normal()).c_str(), MaterialLabel(h.material()).c_str());
+  }
   if (r.has_stats()) {
-    std::printf("     stats: %u voxels, %u chunks visited\n", r.stats().voxels_visited(), r.stats().chunks_visited());
+    std::printf("     stats: %u voxels, %u chunks, %u tree nodes, %u triangles, %u chunk builds\n",
+                r.stats().voxels_visited(), r.stats().chunks_visited(), r.stats().tree_nodes_visited(),
+                r.stats().triangles_tested(), r.stats().cache_builds());
   }
   return kExitOk;
 }
@@ -299,7 +321,7 @@ int RunFillBall(Client& client) {
   }
   request.set_material(material);
   const std::string mode = absl::GetFlag(FLAGS_mode);
-  if (mode == "add") {
+  if (mode.empty() || mode == "add") {
     request.set_mode(v1::EDIT_MODE_ADD);
   } else if (mode == "subtract") {
     request.set_mode(v1::EDIT_MODE_SUBTRACT);
@@ -402,6 +424,7 @@ int main(int argc, char** argv) {
       "  info        world bounds, voxel size, seed, version\n"
       "  health      SERVING / NOT_SERVING (exit 0 only when serving)\n"
       "  raycast     --origin=X,Y,Z [--direction=X,Y,Z] [--max_distance=D] [--water=pass|stop]\n"
+      "              [--mode=smooth|blocky] [--all]\n"
       "  overlap     --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] "
       "[--max_voxels=N]\n"
       "  fill-ball   --center=X,Y,Z --radius=R [--material=NAME|N] [--mode=add|subtract|set]\n"

@@ -48,7 +48,8 @@ absl::Status FromProto(const v1::RaycastRequest& request, RayInput* ray, RaySett
   }
   switch (request.mode()) {
     case v1::RAYCAST_MODE_UNSPECIFIED:
-    case v1::RAYCAST_MODE_BLOCKY: break;
+    case v1::RAYCAST_MODE_SMOOTH: settings->mode = RaycastMode::kSmooth; break;
+    case v1::RAYCAST_MODE_BLOCKY: settings->mode = RaycastMode::kBlocky; break;
     default:
       return absl::InvalidArgumentError(absl::StrCat("mode: unknown RaycastMode value ", int(request.mode())));
   }
@@ -75,6 +76,28 @@ void ToProto(const RayHit& hit, v1::RaycastResponse* out) {
   out->set_occupancy(hit.value.occupancy);
   ToProto(hit.voxel, out->mutable_voxel());
   out->set_started_inside(hit.started_inside);
+  ToProto(hit.chunk, out->mutable_chunk());
+  out->set_triangle(hit.triangle);
+}
+
+void ToProto(const RayHit& hit, v1::RaycastHit* out) {
+  out->set_distance(hit.distance);
+  ToProto(hit.position, out->mutable_position());
+  ToProto(hit.normal, out->mutable_normal());
+  out->set_material(hit.value.material);
+  out->set_occupancy(hit.value.occupancy);
+  ToProto(hit.voxel, out->mutable_voxel());
+  ToProto(hit.chunk, out->mutable_chunk());
+  out->set_triangle(hit.triangle);
+  out->set_front_face(hit.front_face);
+}
+
+void ToProto(const QueryStats& stats, v1::QueryStats* out) {
+  out->set_voxels_visited(stats.voxels_visited);
+  out->set_chunks_visited(stats.chunks_visited);
+  out->set_tree_nodes_visited(stats.tree_nodes_visited);
+  out->set_triangles_tested(stats.triangles_tested);
+  out->set_cache_builds(stats.cache_builds);
 }
 
 absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_voxels,

@@ -45,6 +45,8 @@ ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
 ABSL_FLAG(float, max_overlap_extent, 64.0f,
           "Largest Overlap half extent or radius accepted, world units");
 ABSL_FLAG(uint32_t, max_overlap_voxels, 65536, "Most touched voxels one Overlap may return");
+ABSL_FLAG(uint64_t, narrowphase_cache_mb, 256,
+          "Byte budget of the lazily built chunk meshes + kD-trees of smooth queries, MiB");
 ABSL_FLAG(std::string, port_file, "", "If set, write the bound port number to this file once serving");
 ABSL_FLAG(uint64_t, store_cache_mb, 256,
           "Budget for decoded chunks kept in memory, MiB (evicted chunks reload from the store or "
@@ -141,7 +143,9 @@ int RunServer() {
   }
 
   WorldServiceImpl world_service(world, cave.sea_level);
-  QueryServiceImpl query_service(world, broadphase, limits, stream_limits, &query_pool);
+  NarrowphaseCache narrowphase_cache(world, size_t(absl::GetFlag(FLAGS_narrowphase_cache_mb)) << 20);
+  QueryServiceImpl query_service(world, QueryEngine{broadphase, narrowphase_cache}, limits, stream_limits,
+                                 &query_pool);
   EditServiceImpl edit_service(world, limits);
   AdminServiceImpl admin_service(world, *data->store);
 

@@ -20,17 +20,17 @@ bool WaitForVersion(const World& world, uint64_t version, absl::Time until) {
   return true;
 }
 
-void RunOne(const BroadphaseIndex& index, const ServiceLimits& limits, const v1::QueryRequest& query, v1::QueryResult* result) {
+void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::QueryRequest& query, v1::QueryResult* result) {
   result->set_client_id(query.client_id());
   absl::Status status;
   switch (query.query_case()) {
     case v1::QueryRequest::kRaycast:
       GetServerMetrics().queries_raycast->Add();
-      status = RunRaycast(index, limits, query.raycast(), result->mutable_raycast());
+      status = RunRaycast(engine, limits, query.raycast(), result->mutable_raycast());
       break;
     case v1::QueryRequest::kOverlap:
       GetServerMetrics().queries_overlap->Add();
-      status = RunOverlap(index, limits, query.overlap(), result->mutable_overlap());
+      status = RunOverlap(engine, limits, query.overlap(), result->mutable_overlap());
       break;
     case v1::QueryRequest::QUERY_NOT_SET:
       status = absl::InvalidArgumentError("query: no query kind set");
@@ -57,10 +57,10 @@ void FailBatch(const v1::QueryBatchRequest& request, const absl::Status& status,
   response->clear_results();
 }
 
-void ExecuteBatch(const BroadphaseIndex& index, const ServiceLimits& limits, const BatchLimits& batch_limits,
+void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits, const BatchLimits& batch_limits,
                   const v1::QueryBatchRequest& request, absl::Time deadline, const std::atomic<bool>* cancelled,
                   v1::QueryBatchResponse* response) {
-  const World& world = index.world();
+  const World& world = engine.world();
   response->set_batch_id(request.batch_id());
   if (request.queries_size() > batch_limits.max_queries) {
     return FailBatch(request, absl::InvalidArgumentError(absl::StrCat(
@@ -79,7 +79,7 @@ void ExecuteBatch(const BroadphaseIndex& index, const ServiceLimits& limits, con
     if (absl::Now() > deadline) {
       return FailBatch(request, absl::DeadlineExceededError("batch deadline passed"), response);
     }
-    RunOne(index, limits, query, response->add_results());
+    RunOne(engine, limits, query, response->add_results());
   }
 }
 

@@ -5,7 +5,7 @@
 #include <atomic>
 
 #include "absl/time/time.h"
-#include "core/broadphase/broadphase_index.h"
+#include "server/query_ops.h"
 #include "server/service_limits.h"
 #include "voxcol/v1/query_service.pb.h"
 
@@ -18,7 +18,7 @@ struct BatchLimits {
 
 // Fills `response` (batch_id, version, code, results). `deadline` is absolute; `cancelled`, if not
 // null, is polled between queries so a cancelled stream stops consuming CPU.
-void ExecuteBatch(const BroadphaseIndex& index, const ServiceLimits& limits, const BatchLimits& batch_limits,
+void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits, const BatchLimits& batch_limits,
                   const v1::QueryBatchRequest& request, absl::Time deadline, const std::atomic<bool>* cancelled,
                   v1::QueryBatchResponse* response);
 

@@ -3,18 +3,28 @@
 #include "server/convert.h"
 #include "server/log.h"
 
+#include <vector>
+
 namespace voxcol::server {
 
-absl::Status RunRaycast(const BroadphaseIndex& index, const ServiceLimits& limits, const v1::RaycastRequest& request,
+absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits, const v1::RaycastRequest& request,
                         v1::RaycastResponse* response) {
-  const World& world = index.world();
   RayInput ray;
   RaySettings settings;
   absl::Status status = FromProto(request, &ray, &settings);
-  if (status.ok()) status = ValidateRay(world, ray, limits.query);
+  if (status.ok()) status = ValidateRay(engine.world(), ray, limits.query);
   if (!status.ok()) return status;
   QueryStats stats;
-  RayHit hit = RaycastBlocky(index, ray, settings, &stats);
+  RayHit hit;
+  if (request.all_hits() && settings.mode == RaycastMode::kSmooth) {
+    thread_local std::vector<RayHit> hits;
+    RaycastSmoothAll(engine.index, engine.cache, ray, settings, &hits, &stats);
+    for (const RayHit& h : hits) ToProto(h, response->add_hits());
+    if (!hits.empty()) hit = hits.front();
+  } else {
+    hit = Raycast(engine.index, engine.cache, ray, settings, &stats);
+    if (request.all_hits() && hit.hit) ToProto(hit, response->add_hits());
+  }
   if (!hit.load_status.ok()) {
     // A chunk along the ray has a corrupt stored record: never answer from garbage.
     LogError("event=chunk_load_failed query=raycast code=%s message=\"%s\"",
@@ -22,15 +32,13 @@ absl::Status RunRaycast(const BroadphaseIndex& index, const ServiceLimits& limit
     return hit.load_status;
   }
   ToProto(hit, response);
-  if (request.include_stats()) {
-    response->mutable_stats()->set_voxels_visited(stats.voxels_visited);
-    response->mutable_stats()->set_chunks_visited(stats.chunks_visited);
-  }
+  if (request.include_stats()) ToProto(stats, response->mutable_stats());
   return absl::OkStatus();
 }
 
-absl::Status RunOverlap(const BroadphaseIndex& index, const ServiceLimits& limits, const v1::OverlapRequest& request,
+absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits, const v1::OverlapRequest& request,
                         v1::OverlapResponse* response) {
+  const BroadphaseIndex& index = engine.index;
   OverlapShape shape;
   OverlapSettings settings;
   absl::Status status = FromProto(request, limits.overlap.max_voxels, &shape, &settings);

@@ -4,16 +4,24 @@
 
 #include "absl/status/status.h"
 #include "core/broadphase/broadphase_index.h"
+#include "core/cache/narrowphase_cache.h"
 #include "server/service_limits.h"
 #include "voxcol/v1/query_service.pb.h"
 
 namespace voxcol::server {
 
 // INVALID_ARGUMENT naming the field for bad input; otherwise fills `response` (without version).
-// `index` is the world's broadphase (index.world() is the world).
-absl::Status RunRaycast(const BroadphaseIndex& index, const ServiceLimits& limits, const v1::RaycastRequest& request,
+// What queries run against: the world's broadphase index (index.world() is the world) and the
+// lazily built chunk meshes and kD-trees of smooth queries. Both observe the world's edits.
+struct QueryEngine {
+  const BroadphaseIndex& index;
+  NarrowphaseCache& cache;
+  const World& world() const { return index.world(); }
+};
+
+absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits, const v1::RaycastRequest& request,
                         v1::RaycastResponse* response);
-absl::Status RunOverlap(const BroadphaseIndex& index, const ServiceLimits& limits, const v1::OverlapRequest& request,
+absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits, const v1::OverlapRequest& request,
                         v1::OverlapResponse* response);
 
 }  // namespace voxcol::server

@@ -16,7 +16,7 @@ grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext*, const v1::RaycastRe
   ServerMetrics& metrics = GetServerMetrics();
   metrics.queries_raycast->Add();
   World::ReadSnapshot snapshot(world_);
-  absl::Status status = RunRaycast(index_, limits_, *request, response);
+  absl::Status status = RunRaycast(engine_, limits_, *request, response);
   metrics.raycast_latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
   if (!status.ok()) {
     metrics.query_failures->Add();
@@ -86,7 +86,7 @@ class QueryStream final : public grpc::ServerBidiReactor<v1::QueryBatchRequest, 
     auto shared = std::make_shared<v1::QueryBatchRequest>(std::move(request));
     bool accepted = service_->pool_->TrySubmit([this, shared, arrival, deadline] {
       v1::QueryBatchResponse response;
-      ExecuteBatch(service_->index_, service_->limits_, service_->stream_limits_.batch, *shared, deadline,
+      ExecuteBatch(service_->engine_, service_->limits_, service_->stream_limits_.batch, *shared, deadline,
                    &cancelled_, &response);
       Complete(std::move(response), arrival);
     });
@@ -152,7 +152,7 @@ grpc::Status QueryServiceImpl::Overlap(grpc::ServerContext*, const v1::OverlapRe
   ServerMetrics& metrics = GetServerMetrics();
   metrics.queries_overlap->Add();
   World::ReadSnapshot snapshot(world_);
-  absl::Status status = RunOverlap(index_, limits_, *request, response);
+  absl::Status status = RunOverlap(engine_, limits_, *request, response);
   metrics.overlap_latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
   if (!status.ok()) {
     metrics.query_failures->Add();

@@ -3,9 +3,9 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "core/broadphase/broadphase_index.h"
 #include "core/voxel/world.h"
 #include "server/query_batch.h"
+#include "server/query_ops.h"
 #include "server/service_limits.h"
 #include "server/worker_pool.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
@@ -19,11 +19,11 @@ struct StreamLimits {
 
 class QueryServiceImpl final : public v1::QueryService::WithCallbackMethod_Query<v1::QueryService::Service> {
  public:
-  // `index` is the broadphase of `world` (registered as its edit observer); `pool` runs the batches
-  // of every stream. All three must outlive the server.
-  QueryServiceImpl(const World& world, const BroadphaseIndex& index, const ServiceLimits& limits,
+  // `engine` holds the broadphase and narrowphase cache of `world` (both observing its edits);
+  // `pool` runs the batches of every stream. All of them must outlive the server.
+  QueryServiceImpl(const World& world, QueryEngine engine, const ServiceLimits& limits,
                    const StreamLimits& stream_limits, WorkerPool* pool)
-      : world_(world), index_(index), limits_(limits), stream_limits_(stream_limits), pool_(pool) {}
+      : world_(world), engine_(engine), limits_(limits), stream_limits_(stream_limits), pool_(pool) {}
 
   grpc::Status Raycast(grpc::ServerContext* context, const v1::RaycastRequest* request,
                        v1::RaycastResponse* response) override;
@@ -35,7 +35,7 @@ class QueryServiceImpl final : public v1::QueryService::WithCallbackMethod_Query
  private:
   friend class QueryStream;
   const World& world_;
-  const BroadphaseIndex& index_;
+  QueryEngine engine_;
   ServiceLimits limits_;
   StreamLimits stream_limits_;
   WorkerPool* pool_;

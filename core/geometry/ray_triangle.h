@@ -2,7 +2,12 @@
 // Intersection" (JGT 1997): solves origin + t dir = (1-u-v) a + u b + v c by Cramer's rule.
 #pragma once
 
+#include <cmath>
+#include <utility>
+
 #include "core/geometry/vec3.h"
+
+static_assert(sizeof(voxcol::Vec3) == 3 * sizeof(float), "Vec3 is three packed floats");
 
 namespace voxcol {
 
@@ -16,5 +21,58 @@ struct RayTriangleHit {
 // the triangle's plane (within float precision) and degenerate triangles miss.
 RayTriangleHit RayTriangle(const Vec3& origin, const Vec3& dir, const Vec3& a, const Vec3& b,
                            const Vec3& c, float max_t);
+
+// Watertight form (Woop, Benthin & Wald, "Watertight Ray/Triangle Intersection", JCGT 2013) for
+// the kD-tree: the ray becomes a shear transform once; 2D edge functions have exact signs for
+// shared vertices, so rays through shared edges of a closed mesh never slip between triangles,
+// which Moller-Trumbore cannot promise. Zero edge functions are recomputed in double.
+// A ray prepared for watertight triangle tests. Direction need not be unit length; t is measured in
+// multiples of it.
+struct WatertightRay {
+  Vec3 origin;
+  int kx = 0, ky = 1, kz = 2;  // permuted axes: kz is the dominant direction axis
+  float sx = 0, sy = 0, sz = 1;
+
+  WatertightRay() = default;
+  // Precondition: direction is finite and non-zero.
+  WatertightRay(const Vec3& o, const Vec3& d) : origin(o) {
+    float ax = std::fabs(d.x), ay = std::fabs(d.y), az = std::fabs(d.z);
+    kz = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2);
+    kx = (kz + 1) % 3;
+    ky = (kx + 1) % 3;
+    if (d[kz] < 0) std::swap(kx, ky);  // keeps the winding of the 2D edge functions
+    sx = d[kx] / d[kz];
+    sy = d[ky] / d[kz];
+    sz = 1.0f / d[kz];
+  }
+};
+
+// Component i of v without a branch (Vec3 is three packed floats).
+inline float Component(const Vec3& v, int i) { return (&v.x)[i]; }
+
+// Returns true and sets *t when the ray hits triangle (a, b, c) (either side) at t in [0, t_max].
+inline bool IntersectRayTriangle(const WatertightRay& r, const Vec3& a, const Vec3& b,
+                                 const Vec3& c, float t_max, float* t) {
+  const Vec3 A = a - r.origin, B = b - r.origin, C = c - r.origin;
+  const float az = Component(A, r.kz), bz = Component(B, r.kz), cz = Component(C, r.kz);
+  const float ax = Component(A, r.kx) - r.sx * az, ay = Component(A, r.ky) - r.sy * az;
+  const float bx = Component(B, r.kx) - r.sx * bz, by = Component(B, r.ky) - r.sy * bz;
+  const float cx = Component(C, r.kx) - r.sx * cz, cy = Component(C, r.ky) - r.sy * cz;
+  float u = cx * by - cy * bx, v = ax * cy - ay * cx, w = bx * ay - by * ax;
+  if (u == 0.0f || v == 0.0f || w == 0.0f) {
+    u = float(double(cx) * double(by) - double(cy) * double(bx));
+    v = float(double(ax) * double(cy) - double(ay) * double(cx));
+    w = float(double(bx) * double(ay) - double(by) * double(ax));
+  }
+  if ((u < 0 || v < 0 || w < 0) && (u > 0 || v > 0 || w > 0)) return false;
+  const float det = u + v + w;
+  if (det == 0.0f) return false;  // ray in the triangle's plane: treated as a miss
+  const float tz = u * (r.sz * az) + v * (r.sz * bz) + w * (r.sz * cz);
+  // t = tz / det must lie in [0, t_max]; compare without dividing, sign-adjusted.
+  const float s = det < 0 ? -1.0f : 1.0f;
+  if (tz * s < 0.0f || tz * s > t_max * det * s) return false;
+  *t = tz / det;
+  return true;
+}
 
 }  // namespace voxcol

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "core/broadphase/broadphase_index.h"
+#include "core/cache/narrowphase_cache.h"
 #include "core/geometry/vec3.h"
 #include "core/voxel/world.h"
 
@@ -21,8 +23,14 @@ enum class WaterMode {
   kStopAtSurface,  // the first water voxel stops the ray like a solid
 };
 
+enum class RaycastMode {
+  kSmooth,  // the marching-cubes surface (what players see)
+  kBlocky,  // voxel faces of the blocky occupancy (Amanatides-Woo DDA)
+};
+
 struct RaySettings {
   WaterMode water = WaterMode::kPassThrough;
+  RaycastMode mode = RaycastMode::kSmooth;  // read by Raycast(); the mode-specific calls ignore it
 };
 
 // Service-wide limits, configured by flags.
@@ -34,19 +42,27 @@ struct RayHit {
   bool hit = false;
   float distance = 0;  // world units from the origin along the normalized direction
   Vec3 position;       // world units: origin + distance * direction
-  Vec3 normal;         // unit outward normal of the face that was hit; zero when started_inside
-  Int3 voxel;          // voxel that was hit
-  Voxel value;         // its material and occupancy
+  // Unit outward normal; zero when started_inside. Blocky: the voxel face. Smooth: the surface
+  // normal (vertex normals interpolated over the triangle; facets alone tilt on curved surfaces).
+  Vec3 normal;
+  bool front_face = true;  // smooth: the ray enters the solid here (false: it leaves it)
+  Int3 voxel;          // voxel that was hit (smooth: the dominant solid corner of the hit cell)
+  Voxel value;         // its material and occupancy (smooth: material of the triangle hit)
   bool started_inside = false;  // the origin voxel itself is filled; distance is 0
   // OK, or the error of a chunk along the ray that could not be loaded (e.g. DATA_LOSS for a
   // corrupt stored record); then the ray stopped there and the other fields mean nothing.
   absl::Status load_status;
+  ChunkKey chunk;      // smooth: chunk whose mesh holds the triangle; blocky: chunk of the voxel
+  int32_t triangle = -1;  // smooth: triangle index in that chunk's mesh; -1 for blocky and water
 };
 
 // What a query cost; optional output.
 struct QueryStats {
   uint32_t voxels_visited = 0;  // voxels stepped through inside chunks that were not skipped
-  uint32_t chunks_visited = 0;  // chunks whose voxels were stepped through (skipped ones excluded)
+  uint32_t chunks_visited = 0;  // chunks whose voxels (blocky) or trees (smooth) were visited
+  uint32_t tree_nodes_visited = 0;  // smooth: kD-tree nodes
+  uint32_t triangles_tested = 0;    // smooth: ray/triangle tests
+  uint32_t cache_builds = 0;        // smooth: chunk meshes + trees built by this query
 };
 
 // Checks a ray; the error message names the field (origin, direction, max_distance).
@@ -62,5 +78,33 @@ absl::Status ValidateRay(const World& world, const RayInput& ray, const QueryLim
 // Precondition: ValidateRay(index.world(), ray, ...) is OK.
 RayHit RaycastBlocky(const BroadphaseIndex& index, const RayInput& ray, const RaySettings& settings,
                      QueryStats* stats = nullptr);
+
+// Same walk, but only water voxels (IsWater) stop the ray: the blocky water surface.
+// The first water voxel along the ray (the blocky water surface), through the broadphase walk.
+RayHit RaycastWaterSurface(const BroadphaseIndex& index, const RayInput& ray, QueryStats* stats = nullptr);
+
+// Raycast against the smooth marching-cubes surface (see core/mesh/marching_cubes.h): walks the
+// mesh chunks along the ray front to back, queries each chunk's kD-tree (built lazily by `cache`)
+// with the best distance so far, and stops after the first chunk that holds a hit before its exit.
+// The hit carries the smooth unit normal (towards empty space), the triangle's material, chunk and
+// triangle index. If the nearest crossing is a back face, or there is none and the origin voxel is
+// solid, the origin is inside terrain: started_inside, distance 0.
+// Water: kPassThrough ignores it; kStopAtSurface also stops at the blocky water surface (the face
+// of the first water voxel, RaycastWaterSurface) when that comes first.
+// Precondition: ValidateRay(world, ray, ...) is OK.
+RayHit RaycastSmooth(const BroadphaseIndex& index, NarrowphaseCache& cache, const RayInput& ray,
+                     const RaySettings& settings, QueryStats* stats = nullptr);
+
+// Every crossing of the smooth surface along the ray, nearest first (front_face tells entries from
+// exits); with kStopAtSurface, the list ends with the water surface hit if the
+// ray reaches water. `hits` is cleared first.
+// On a chunk load error, `hits` holds one RayHit whose load_status is that error.
+void RaycastSmoothAll(const BroadphaseIndex& index, NarrowphaseCache& cache, const RayInput& ray,
+                      const RaySettings& settings, std::vector<RayHit>* hits,
+                      QueryStats* stats = nullptr);
+
+// Dispatches on settings.mode: RaycastSmooth or RaycastBlocky.
+RayHit Raycast(const BroadphaseIndex& index, NarrowphaseCache& cache, const RayInput& ray,
+               const RaySettings& settings, QueryStats* stats = nullptr);
 
 }  // namespace voxcol

@@ -42,6 +42,7 @@ struct VoxelRay {
 
 bool FilledSolid(Voxel v) { return IsSolid(v); }
 bool FilledSolidOrWater(Voxel v) { return IsSolid(v) || IsWater(v); }
+bool FilledWater(Voxel v) { return IsWater(v); }
 
 // t where the ray leaves `voxel` along `axis` (from the face position, matching RayChunkWalk).
 float VoxelFaceT(const VoxelRay& r, const Int3& voxel, int axis) {
@@ -113,18 +114,20 @@ bool WalkSpan(const VoxelRay& r, const World& world, const RayChunkSpan& span,
 
 }  // namespace
 
-RayHit RaycastBlocky(const BroadphaseIndex& index, const RayInput& ray, const RaySettings& settings,
-                     QueryStats* stats) {
+namespace {
+
+// The broadphase chunk walk with a voxel DDA inside each visited chunk; `filled` decides which
+// voxels stop the ray and `classes` which masks may hold them.
+RayHit WalkFilled(const BroadphaseIndex& index, const RayInput& ray, uint8_t classes, bool (*filled)(Voxel),
+                  QueryStats* stats) {
   const World& world = index.world();
   const float h = world.voxel_size();
-  const bool stop_at_water = settings.water == WaterMode::kStopAtSurface;
   VoxelRay r;
   r.dir = Normalize(ray.direction);
   r.o = ray.origin * (1.0f / h);
   r.t_end = ray.max_distance / h;
-  r.filled = stop_at_water ? FilledSolidOrWater : FilledSolid;
+  r.filled = filled;
   for (int a = 0; a < 3; ++a) r.step[a] = r.dir[a] > 0 ? 1 : (r.dir[a] < 0 ? -1 : 0);
-  const uint8_t classes = stop_at_water ? kClassAny : kClassSolid;
   const Int3 start_voxel = world.VoxelAt(ray.origin);
 
   BroadphaseIndex::ReadScope scope(index);
@@ -138,6 +141,7 @@ RayHit RaycastBlocky(const BroadphaseIndex& index, const RayInput& ray, const Ra
     if (!result.load_status.ok()) break;
     result.distance *= h;
     result.position = ray.origin + r.dir * result.distance;
+    result.chunk = span.key;
     break;
   }
   if (stats) {
@@ -145,6 +149,20 @@ RayHit RaycastBlocky(const BroadphaseIndex& index, const RayInput& ray, const Ra
     stats->chunks_visited += chunks;
   }
   return result;
+}
+
+}  // namespace
+
+RayHit RaycastBlocky(const BroadphaseIndex& index, const RayInput& ray, const RaySettings& settings,
+                     QueryStats* stats) {
+  if (settings.water == WaterMode::kStopAtSurface) {
+    return WalkFilled(index, ray, kClassAny, FilledSolidOrWater, stats);
+  }
+  return WalkFilled(index, ray, kClassSolid, FilledSolid, stats);
+}
+
+RayHit RaycastWaterSurface(const BroadphaseIndex& index, const RayInput& ray, QueryStats* stats) {
+  return WalkFilled(index, ray, kClassWater, FilledWater, stats);
 }
 
 }  // namespace voxcol

@@ -43,7 +43,7 @@ void BM_RaycastInProcess(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
     v1::QueryBatchResponse response;
-    server::ExecuteBatch(BenchCaveIndex(), limits, batch_limits, batches[i++ % batches.size()], absl::InfiniteFuture(), nullptr,
+    server::ExecuteBatch(server::QueryEngine{BenchCaveIndex(), BenchCaveCache()}, limits, batch_limits, batches[i++ % batches.size()], absl::InfiniteFuture(), nullptr,
                          &response);
     benchmark::DoNotOptimize(response);
   }
@@ -61,7 +61,8 @@ void BM_RaycastGrpcStream(benchmark::State& state) {
 
   server::WorkerPool pool(2, 1024);
   server::StreamLimits stream_limits;
-  server::QueryServiceImpl service(world, BenchCaveIndex(), server::ServiceLimits{}, stream_limits, &pool);
+  server::QueryServiceImpl service(world, server::QueryEngine{BenchCaveIndex(), BenchCaveCache()},
+                                   server::ServiceLimits{}, stream_limits, &pool);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);

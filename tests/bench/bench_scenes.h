@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/broadphase/broadphase_index.h"
+#include "core/cache/narrowphase_cache.h"
 #include "core/query/raycast.h"
 #include "tests/core/test_worlds.h"
 
@@ -21,6 +22,12 @@ inline World& BenchCaveWorld() {
 inline const BroadphaseIndex& BenchCaveIndex() {
   static BroadphaseIndex index(BenchCaveWorld());
   return index;
+}
+
+// The narrowphase cache of BenchCaveWorld() (256 MiB budget).
+inline NarrowphaseCache& BenchCaveCache() {
+  static NarrowphaseCache cache(BenchCaveWorld(), size_t(256) << 20);
+  return cache;
 }
 
 // Rays from random points above the terrain, angled downward, 64 voxels long.

@@ -58,16 +58,36 @@ TEST_F(ServerCliTest, InfoReportsTheConfiguredWorld) {
 }
 
 TEST_F(ServerCliTest, RaycastStraightDownHitsTheTerrain) {
-  auto hit = CliJson<v1::RaycastResponse>({"raycast", "--origin=3.5,47.5,-7.5", "--direction=0,-1,0"});
+  auto hit = CliJson<v1::RaycastResponse>(
+      {"raycast", "--origin=3.5,47.5,-7.5", "--direction=0,-1,0", "--mode=blocky"});
   ASSERT_TRUE(hit.hit());
   EXPECT_GT(hit.distance(), 0.0f);
   EXPECT_FLOAT_EQ(hit.position().y(), 47.5f - hit.distance());
   EXPECT_GE(hit.material(), 2u);  // solid
   EXPECT_GE(hit.occupancy(), 128u);
   EXPECT_EQ(hit.normal().y(), 1.0f);
+  EXPECT_EQ(hit.triangle(), -1);
   CommandResult human = Cli({"raycast", "--origin=3.5,47.5,-7.5"});
   EXPECT_EQ(human.exit_code, 0);
   EXPECT_NE(human.out.find("hit  distance"), std::string::npos) << human.out;
+}
+
+// The default mode is the smooth surface: within a voxel of the blocky hit, with a triangle.
+TEST_F(ServerCliTest, RaycastDefaultsToTheSmoothSurface) {
+  auto blocky = CliJson<v1::RaycastResponse>({"raycast", "--origin=3.5,47.5,-7.5", "--mode=blocky"});
+  auto smooth = CliJson<v1::RaycastResponse>({"raycast", "--origin=3.5,47.5,-7.5", "--stats"});
+  ASSERT_TRUE(smooth.hit());
+  EXPECT_NEAR(smooth.distance(), blocky.distance(), 1.0f);
+  EXPECT_GE(smooth.triangle(), 0);
+  EXPECT_GT(smooth.normal().y(), 0.5f);
+  EXPECT_GE(smooth.material(), 2u);
+  EXPECT_GT(smooth.stats().triangles_tested(), 0u);
+  auto all = CliJson<v1::RaycastResponse>({"raycast", "--origin=3.5,47.5,-7.5", "--all"});
+  ASSERT_GE(all.hits_size(), 1);
+  EXPECT_EQ(all.hits(0).distance(), smooth.distance());
+  EXPECT_TRUE(all.hits(0).front_face());
+  CommandResult bad = Cli({"raycast", "--origin=3.5,47.5,-7.5", "--mode=round"});
+  EXPECT_EQ(bad.exit_code, 2);
 }
 
 TEST_F(ServerCliTest, FillBallCarvesAHoleThatTheNextRaycastSees) {

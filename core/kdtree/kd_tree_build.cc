@@ -1,0 +1,193 @@
+// Loose kD-tree build after Kapoulkine, "Voxel terrain: physics" (Roblox): split the longest axis
+// of the node's box at the mean of the triangle midpoints, partition by midpoint, recompute both
+// planes from all three vertices; if a side would get fewer than 25% of the triangles, split at
+// the median midpoint instead (bounds the depth and guarantees termination).
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "core/kdtree/kd_tree.h"
+
+namespace voxcol {
+
+namespace {
+
+Aabb EmptyBox() {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  return {{kInf, kInf, kInf}, {-kInf, -kInf, -kInf}};
+}
+
+Aabb Union(const Aabb& a, const Aabb& b) { return {Min(a.min, b.min), Max(a.max, b.max)}; }
+
+int LongestAxis(const Aabb& box) {
+  Vec3 e = box.Extent();
+  return e.x >= e.y ? (e.x >= e.z ? 0 : 2) : (e.y >= e.z ? 1 : 2);
+}
+
+struct Task {
+  uint32_t node, begin, end;
+  Aabb box;
+  int depth;
+};
+
+class Builder {
+ public:
+  Builder(KdBuildScratch& s, std::vector<KdNode>& nodes) : s_(s), nodes_(nodes) {}
+
+  // Splits [begin, end) of the order into two children, or writes a leaf. Returns the child tasks.
+  int Process(const Task& t, Task children[2]) {
+    uint32_t n = t.end - t.begin;
+    uint32_t* order = s_.order.data();
+    if (n <= 2) {
+      KdNode& leaf = nodes_[t.node];
+      leaf.a = order[t.begin];
+      leaf.b = n == 2 ? order[t.begin + 1] : 0;
+      leaf.meta = KdNode::kLeafAxis | (n << 2);
+      return 0;
+    }
+    int axis = LongestAxis(t.box);
+    uint32_t mid = Partition(order + t.begin, order + t.end, axis);
+    Aabb left = Bounds(t.begin, t.begin + mid), right = Bounds(t.begin + mid, t.end);
+    uint32_t child = uint32_t(nodes_.size());
+    nodes_.resize(nodes_.size() + 2);
+    KdNode& branch = nodes_[t.node];
+    std::memcpy(&branch.a, &left.max[axis], sizeof(float));
+    std::memcpy(&branch.b, &right.min[axis], sizeof(float));
+    branch.meta = uint32_t(axis) | (child << 2);
+    children[0] = {child, t.begin, t.begin + mid, left, t.depth + 1};
+    children[1] = {child + 1, t.begin + mid, t.end, right, t.depth + 1};
+    return 2;
+  }
+
+ private:
+  float Center(uint32_t tri, int axis) const { return s_.centers[3 * tri + axis]; }
+
+  // Mean split with the 25% skew fallback to the median. Returns the size of the left part.
+  uint32_t Partition(uint32_t* first, uint32_t* last, int axis) {
+    uint32_t n = uint32_t(last - first);
+    double sum = 0;
+    for (uint32_t* p = first; p != last; ++p) sum += Center(*p, axis);
+    float mean = float(sum / n);
+    uint32_t* mid =
+        std::partition(first, last, [&](uint32_t tri) { return Center(tri, axis) < mean; });
+    uint32_t left = uint32_t(mid - first);
+    if (4 * left < n || 4 * (n - left) < n) {
+      std::nth_element(first, first + n / 2, last,
+                       [&](uint32_t x, uint32_t y) { return Center(x, axis) < Center(y, axis); });
+      left = n / 2;
+    }
+    return MakeLeftEven(first, last, left, axis);
+  }
+
+  // Leaves hold two triangles: an even left part lets every leaf below it be full, which keeps the
+  // node count near one per triangle. Moves the triangle nearest the split across (O(n)).
+  uint32_t MakeLeftEven(uint32_t* first, uint32_t* last, uint32_t left, int axis) {
+    uint32_t n = uint32_t(last - first);
+    if (left % 2 == 0 || n <= 2) return left;
+    auto by_center = [&](uint32_t x, uint32_t y) { return Center(x, axis) < Center(y, axis); };
+    if (4 * (n - left - 1) >= n) {  // take the right part's lowest triangle
+      std::iter_swap(first + left, std::min_element(first + left, last, by_center));
+      return left + 1;
+    }
+    std::iter_swap(first + left - 1, std::max_element(first, first + left, by_center));
+    return left - 1;
+  }
+
+  Aabb Bounds(uint32_t begin, uint32_t end) const {
+    Aabb box = EmptyBox();
+    for (uint32_t i = begin; i < end; ++i) box = Union(box, s_.boxes[s_.order[i]]);
+    return box;
+  }
+
+  KdBuildScratch& s_;
+  std::vector<KdNode>& nodes_;
+};
+
+void PrepareScratch(const ChunkMesh& mesh, KdBuildScratch& s) {
+  uint32_t n = mesh.triangle_count();
+  s.order.resize(n);
+  std::iota(s.order.begin(), s.order.end(), 0u);
+  s.boxes.resize(n);
+  s.centers.resize(3 * size_t(n));
+  for (uint32_t t = 0; t < n; ++t) {
+    s.boxes[t] = TriangleBounds(mesh, t);
+    Vec3 c = s.boxes[t].Center();
+    s.centers[3 * t] = c.x, s.centers[3 * t + 1] = c.y, s.centers[3 * t + 2] = c.z;
+  }
+}
+
+}  // namespace
+
+void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
+  nodes_.clear();
+  depth_ = 0;
+  const uint32_t n = mesh.triangle_count();
+  assert(n <= kMaxTriangles);
+  if (n == 0) {
+    bounds_ = {};
+    return;
+  }
+  KdBuildScratch local;
+  KdBuildScratch& s = scratch ? *scratch : local;
+  PrepareScratch(mesh, s);
+  bounds_ = EmptyBox();
+  for (const Aabb& box : s.boxes) bounds_ = Union(bounds_, box);
+  nodes_.reserve(n + n / 2);  // ~n nodes for leaves of two; slack for odd leaves
+  nodes_.emplace_back();
+  Builder builder(s, nodes_);
+  Task stack[kMaxDepth + 2];  // depth-first: at most one pending sibling per level
+  int sp = 0;
+  stack[sp++] = {0, 0, n, bounds_, 0};
+  while (sp > 0) {
+    Task t = stack[--sp];
+    depth_ = std::max(depth_, t.depth);
+    assert(depth_ <= kMaxDepth);
+    sp += builder.Process(t, stack + sp);
+  }
+  nodes_.shrink_to_fit();
+}
+
+bool KdTree::Validate(const ChunkMesh& mesh) const {
+  const uint32_t n = mesh.triangle_count();
+  if (n == 0) return nodes_.empty();
+  std::vector<int> seen(n, 0);
+  bool ok = depth_ <= kMaxDepth;
+  struct Frame {
+    uint32_t node;
+    int depth;
+  };
+  std::vector<Frame> stack{{0, 0}};
+  std::vector<Aabb> boxes(nodes_.size(), EmptyBox());
+  std::vector<uint32_t> post;  // nodes in pre-order; walk backwards to fill subtree boxes
+  while (!stack.empty() && ok) {
+    Frame f = stack.back();
+    stack.pop_back();
+    ok = f.node < nodes_.size() && f.depth <= depth_;
+    if (!ok) break;
+    post.push_back(f.node);
+    const KdNode& node = nodes_[f.node];
+    if (node.is_leaf()) {
+      ok = node.count() >= 1 && node.count() <= 2;
+      for (uint32_t i = 0; ok && i < node.count(); ++i) {
+        uint32_t tri = i == 0 ? node.a : node.b;
+        ok = tri < n && ++seen[tri] == 1;
+        if (ok) boxes[f.node] = Union(boxes[f.node], TriangleBounds(mesh, tri));
+      }
+    } else {
+      stack.push_back({node.child(), f.depth + 1});
+      stack.push_back({node.child() + 1, f.depth + 1});
+    }
+  }
+  for (auto it = post.rbegin(); ok && it != post.rend(); ++it) {
+    const KdNode& node = nodes_[*it];
+    if (node.is_leaf()) continue;
+    const Aabb &l = boxes[node.child()], &r = boxes[node.child() + 1];
+    int axis = int(node.axis());
+    ok = l.max[axis] == node.split(0) && r.min[axis] == node.split(1);
+    boxes[*it] = Union(l, r);
+  }
+  for (uint32_t t = 0; ok && t < n; ++t) ok = seen[t] == 1;
+  return ok && boxes[0].min == bounds_.min && boxes[0].max == bounds_.max;
+}
+
+}  // namespace voxcol

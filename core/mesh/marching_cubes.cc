@@ -1,0 +1,222 @@
+// Marching cubes after Lorensen & Cline (SIGGRAPH 1987) with tables derived in
+// marching_cubes_tables.cc; vertices are shared per lattice edge (welded) as in Bourke's
+// "Polygonising a scalar field" and computed from global coordinates so chunk seams match exactly.
+#include "core/mesh/marching_cubes.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdint>
+
+#include "core/mesh/marching_cubes_tables.h"
+
+namespace voxcol {
+
+namespace {
+
+// Samples cover local voxels [-1, 9] per axis: the chunk, one layer below (for slopes) and two
+// above (the cells' +1 corners and their slopes).
+constexpr int kLow = 1;
+constexpr int kSamples = kChunkSize + 3;
+constexpr int kSampleCount = kSamples * kSamples * kSamples;
+constexpr uint16_t kNoVertex = 0xFFFF;
+constexpr int kStride[3] = {1, kSamples* kSamples, kSamples};  // x, y, z (X fastest, then Z)
+
+constexpr int SampleIndex(int x, int y, int z) {
+  return (x + kLow) + kSamples * ((z + kLow) + kSamples * (y + kLow));
+}
+
+// Per-mesh scratch: the samples and one vertex id per lattice edge (per axis).
+struct Samples {
+  uint8_t density[kSampleCount];  // solid occupancy; 0 for air and water
+  uint8_t material[kSampleCount];
+  uint16_t edge_vertex[3][kSampleCount];
+};
+
+void Gather(const MeshSources& sources, Samples* s) {
+  for (int y = -kLow; y < kSamples - kLow; ++y)
+    for (int z = -kLow; z < kSamples - kLow; ++z)
+      for (int x = -kLow; x < kSamples - kLow; ++x) {
+        int src = MeshSourceIndex(FloorDiv(x, kChunkSize), FloorDiv(y, kChunkSize),
+                                  FloorDiv(z, kChunkSize));
+        Voxel v = sources[src]->At(FloorMod(x, kChunkSize), FloorMod(y, kChunkSize),
+                                   FloorMod(z, kChunkSize));
+        int i = SampleIndex(x, y, z);
+        s->density[i] = IsSolidMaterial(v.material) ? v.occupancy : 0;
+        s->material[i] = v.material;
+      }
+}
+
+// Cube case of the cell with low corner (x, y, z); corner c at (c & 1, c >> 1 & 1, c >> 2).
+int CellCase(const Samples& s, int x, int y, int z) {
+  int cube_case = 0;
+  for (int c = 0; c < 8; ++c) {
+    int i = SampleIndex(x + (c & 1), y + ((c >> 1) & 1), z + ((c >> 2) & 1));
+    cube_case |= (s.density[i] > kIsoOccupancy) << c;
+  }
+  return cube_case;
+}
+
+bool Saturated(uint8_t d) { return d == 0 || d == 255; }
+
+// Derivative of the fill fraction along `axis` at sample i from unsaturated neighbours (central,
+// else one-sided); false when both neighbours are saturated.
+bool Slope(const Samples& s, int i, int axis, float* g) {
+  const int st = kStride[axis];
+  const uint8_t lo = s.density[i - st], hi = s.density[i + st];
+  if (!Saturated(lo) && !Saturated(hi)) {
+    *g = (float(hi) - float(lo)) * (0.5f / 255.0f);
+  } else if (!Saturated(lo) || !Saturated(hi)) {
+    *g = (Saturated(lo) ? float(hi) - float(s.density[i]) : float(s.density[i]) - float(lo)) /
+         255.0f;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// |d fill / d axis| at the unsaturated endpoint `i` of an edge whose other endpoint `far` (the
+// neighbour on `axis`, direction dir = +-1) is saturated. The occupancy is clamp(0.5 - d) of a
+// distance field (|grad fill| = 1): use the sample beyond i on the same line if it is unsaturated,
+// else the unit-gradient rule with the two perpendicular slopes. Never below fill(i) and
+// 1 - fill(i) (the clamped neighbours bound it), never above 1.
+float AxisSlope(const Samples& s, int i, int axis, int dir, float fill) {
+  const uint8_t behind = s.density[i - dir * kStride[axis]];
+  float slope;
+  float gu, gv;
+  if (!Saturated(behind)) {
+    slope = std::fabs(float(s.density[i]) - float(behind)) / 255.0f;
+  } else if (Slope(s, i, (axis + 1) % 3, &gu) && Slope(s, i, (axis + 2) % 3, &gv)) {
+    slope = std::sqrt(std::max(0.0f, 1.0f - gu * gu - gv * gv));
+  } else {
+    slope = 0.0f;
+  }
+  const bool far_full = fill < 0.5f;  // the saturated far end is full when i is the empty side
+  const float bound = far_full ? std::max(0.5f - fill, 1.0f - fill) : std::max(fill - 0.5f, fill);
+  return std::min(1.0f, std::max(slope, bound));
+}
+
+// Position of the iso crossing on the lattice edge from sample i0 (global voxel `low`) to the next
+// sample along `axis`. Depends only on the global edge and the voxels around it, never on the
+// chunk: seams are bit-identical. Both endpoints unsaturated: linear interpolation (exact for a
+// linear field). One saturated: the clamped value hides the slope, so step from the unsaturated end
+// by (fill - 0.5) / slope with the slope of AxisSlope. Both saturated: the midpoint.
+Vec3 EdgePoint(const Samples& s, int i0, const Int3& low, int axis) {
+  const int i1 = i0 + kStride[axis];
+  const uint8_t d0 = s.density[i0], d1 = s.density[i1];
+  const float f0 = d0 / 255.0f, f1 = d1 / 255.0f;
+  float t;
+  if (!Saturated(d0) && !Saturated(d1)) {
+    t = (kIsoOccupancy - float(d0)) / (float(d1) - float(d0));
+  } else if (!Saturated(d0)) {
+    t = std::fabs(f0 - 0.5f) / AxisSlope(s, i0, axis, +1, f0);
+  } else if (!Saturated(d1)) {
+    t = 1.0f - std::fabs(f1 - 0.5f) / AxisSlope(s, i1, axis, -1, f1);
+  } else {
+    t = 0.5f;
+  }
+  Vec3 p(float(low.x) + 0.5f, float(low.y) + 0.5f, float(low.z) + 0.5f);
+  p[axis] += t;
+  return p;  // voxel units
+}
+
+// Fixed point relative to the chunk origin, rounded from the global coordinate so that both
+// chunks at a seam store the same global value.
+QuantizedVertex Quantize(const Vec3& p, const Int3& origin) {
+  QuantizedVertex q;
+  for (int a = 0; a < 3; ++a) {
+    int64_t global = std::llround(double(p[a]) / double(kVertexQuantum));
+    int64_t local = global - int64_t(origin[a]) * int64_t(1.0f / kVertexQuantum);
+    assert(local >= 0 && local <= 0xFFFF);
+    q[a] = uint16_t(local);
+  }
+  return q;
+}
+
+class CellMesher {
+ public:
+  CellMesher(Samples& s, const Int3& origin, ChunkMesh* out) : s_(s), origin_(origin), out_(out) {}
+
+  // Emits the triangles of the cell with low corner sample (x, y, z).
+  void Mesh(int x, int y, int z, int cube_case) {
+    const MarchingCubesCase& mc = MarchingCubesCases()[cube_case];
+    for (int t = 0; t < mc.triangle_count; ++t) {
+      uint16_t v[3];
+      int best_sample = -1;
+      for (int k = 0; k < 3; ++k) v[k] = Vertex(x, y, z, mc.triangles[t][k], &best_sample);
+      const Vec3 a = out_->Vertex(v[0]);
+      // Vertices on distinct edges stay >= ~0.003 voxel apart, 11 quanta; should rounding ever
+      // collapse a triangle (coordinates beyond 4096 voxels), the sliver is dropped.
+      if (Cross(out_->Vertex(v[1]) - a, out_->Vertex(v[2]) - a) == Vec3()) continue;
+      out_->indices.insert(out_->indices.end(), {v[0], v[1], v[2]});
+      out_->materials.push_back(s_.material[best_sample]);
+    }
+  }
+
+ private:
+  // Vertex id of cube edge `e` of the cell, created on first use. Also tracks, in *best_sample,
+  // the densest inside endpoint seen so far: the triangle takes its material.
+  uint16_t Vertex(int x, int y, int z, int e, int* best_sample) {
+    int axis = e / 4;
+    int c0 = kEdgeCorners[e][0];
+    int lx = x + (c0 & 1), ly = y + ((c0 >> 1) & 1), lz = z + ((c0 >> 2) & 1);
+    int i0 = SampleIndex(lx, ly, lz);
+    int i1 = i0 + kStride[axis];
+    int inside = s_.density[i0] > kIsoOccupancy ? i0 : i1;
+    if (*best_sample < 0 || s_.density[inside] > s_.density[*best_sample]) *best_sample = inside;
+    uint16_t& id = s_.edge_vertex[axis][i0];
+    if (id == kNoVertex) {
+      id = uint16_t(out_->vertices.size());
+      out_->vertices.push_back(
+          Quantize(EdgePoint(s_, i0, origin_ + Int3{lx, ly, lz}, axis), origin_));
+    }
+    return id;
+  }
+
+  Samples& s_;
+  Int3 origin_;
+  ChunkMesh* out_;
+};
+
+}  // namespace
+
+MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
+  MeshSources sources;
+  for (int dz = -1; dz <= 1; ++dz)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        sources[MeshSourceIndex(dx, dy, dz)] = world.GetChunk(key + Int3{dx, dy, dz});
+      }
+  return sources;
+}
+
+void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size, ChunkMesh* out) {
+  out->Clear();
+  out->origin = ChunkOrigin(key);
+  out->voxel_size = voxel_size;
+  thread_local Samples samples;
+  Gather(sources, &samples);
+  for (auto& ids : samples.edge_vertex)
+    for (uint16_t& id : ids) id = kNoVertex;
+  CellMesher mesher(samples, ChunkOrigin(key), out);
+  for (int y = 0; y < kChunkSize; ++y)
+    for (int z = 0; z < kChunkSize; ++z)
+      for (int x = 0; x < kChunkSize; ++x) {
+        int cube_case = CellCase(samples, x, y, z);
+        if (cube_case != 0 && cube_case != 255) mesher.Mesh(x, y, z, cube_case);
+      }
+}
+
+ChunkMesh MeshChunk(const World& world, const ChunkKey& key) {
+  ChunkMesh mesh;
+  MeshChunk(GatherMeshSources(world, key), key, world.voxel_size(), &mesh);
+  return mesh;
+}
+
+IntBox MeshedChunkRange(const World& world) {
+  IntBox range = world.chunk_bounds();
+  range.min = range.min - Int3{1, 1, 1};
+  return range;
+}
+
+}  // namespace voxcol

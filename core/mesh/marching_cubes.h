@@ -1,0 +1,57 @@
+// Marching-cubes mesher: one chunk's occupancy -> welded triangles with materials.
+//
+// The scalar field is the solid occupancy sampled at voxel centres (water and air count as 0);
+// the surface is its iso-level at half occupancy (127.5, between the blocky "filled" threshold 128
+// and 127), interpolated linearly along lattice edges.
+//
+// Cell ownership: a cell is the cube between 8 neighbouring voxel centres; chunk K owns the cells
+// whose low corner voxel lies in K. So the mesh of K covers [8K + 0.5, 8K + 8.5] in voxel units on
+// each axis. Every cell of the world is meshed by exactly one chunk; the mesh of the chunk just
+// below the world's min corner (outside the world, all air) closes the surface at the world's low
+// faces. Vertex placement also reads one voxel beyond each edge (slopes where the occupancy is
+// clamped, see EdgePoint in marching_cubes.cc), so a mesh reads local voxels [-1, 9] per axis:
+// K and its 26 neighbours. A voxel change affects the meshes of chunks
+// ChunkOf(v - 2) .. ChunkOf(v + 1) per axis (MeshChunksReading).
+//
+// Seams: a vertex is computed only from its global lattice edge (low endpoint voxel, axis) and the
+// two occupancies in low-to-high order, so both chunks at a seam produce bit-identical positions.
+#pragma once
+
+#include <array>
+
+#include "core/mesh/chunk_mesh.h"
+#include "core/voxel/chunk.h"
+#include "core/voxel/world.h"
+
+namespace voxcol {
+
+// Occupancy threshold of the iso-surface, in occupancy units (0..255).
+constexpr float kIsoOccupancy = 127.5f;
+
+// The chunks a mesh reads: sources[MeshSourceIndex(dx, dy, dz)] is chunk key + (dx, dy, dz) for
+// d in {-1, 0, 1}.
+using MeshSources = std::array<ChunkPtr, 27>;
+constexpr int MeshSourceIndex(int dx, int dy, int dz) {
+  return (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1);
+}
+
+// Chunks whose meshes read some voxel of `voxels` (max exclusive), max exclusive.
+inline IntBox MeshChunksReading(const IntBox& voxels) {
+  return {ChunkOf(voxels.min - Int3{2, 2, 2}), ChunkOf(voxels.max) + Int3{1, 1, 1}};
+}
+
+// Fetches the 27 source chunks of `key` from the world (chunks outside the world read as air).
+MeshSources GatherMeshSources(const World& world, const ChunkKey& key);
+
+// Meshes the cells owned by chunk `key` into `out` (cleared first; its capacity is reused).
+// Positions are in world units for the given voxel size. Every source must be non-null.
+void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size, ChunkMesh* out);
+
+// Convenience: gathers the sources from `world` and meshes.
+ChunkMesh MeshChunk(const World& world, const ChunkKey& key);
+
+// Chunks whose meshes may contain surface inside the world: the world's chunks plus one layer
+// below the min faces. Max exclusive.
+IntBox MeshedChunkRange(const World& world);
+
+}  // namespace voxcol

@@ -1,0 +1,255 @@
+// Raycasts against the smooth marching-cubes surface: a chunk walk (Amanatides & Woo over the mesh
+// chunk grid) feeding each chunk's loose kD-tree, with the best distance so far as the early-out.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/mesh/marching_cubes.h"
+#include "core/query/raycast.h"
+
+namespace voxcol {
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Front-to-back walk over mesh chunks. Mesh chunk K covers [8K + 0.5, 8K + 8.5] voxels per axis,
+// so the grid is the voxel grid shifted by half a voxel and scaled by 8.
+class ChunkWalk {
+ public:
+  ChunkWalk(const World& world, const Vec3& origin, const Vec3& dir)
+      : range_(MeshedChunkRange(world)) {
+    const float s = 1.0f / (kChunkSize * world.voxel_size());
+    const Vec3 q = origin * s - Vec3(0.5f, 0.5f, 0.5f) * (1.0f / kChunkSize);
+    for (int a = 0; a < 3; ++a) {
+      key_[a] = int32_t(std::floor(q[a]));
+      const float dq = dir[a] * s;
+      step_[a] = dq > 0 ? 1 : (dq < 0 ? -1 : 0);
+      t_max_[a] = dq > 0 ? (float(key_[a] + 1) - q[a]) / dq
+                         : (dq < 0 ? (float(key_[a]) - q[a]) / dq : kInf);
+      t_delta_[a] = dq != 0 ? std::fabs(1.0f / dq) : kInf;
+    }
+  }
+  bool InRange() const { return range_.Contains(key_); }
+  const ChunkKey& key() const { return key_; }
+  // Ray distance (world units) where the walk leaves the current chunk.
+  float t_exit() const { return std::min(t_max_[0], std::min(t_max_[1], t_max_[2])); }
+  void Next() {
+    int a =
+        t_max_[0] < t_max_[1] ? (t_max_[0] < t_max_[2] ? 0 : 2) : (t_max_[1] < t_max_[2] ? 1 : 2);
+    key_[a] += step_[a];
+    t_max_[a] += t_delta_[a];
+  }
+
+ private:
+  IntBox range_;
+  ChunkKey key_;
+  int step_[3];
+  float t_max_[3], t_delta_[3];
+};
+
+// Visits the non-empty chunk trees along the ray up to t_end; `on_chunk(collision, t_exit)` returns
+// true to stop. A chunk whose stored record fails to load stops the walk with that error (meshing
+// it would read it as air).
+template <typename OnChunk>
+absl::Status WalkChunks(const World& world, NarrowphaseCache& cache, const KdRay& ray, float t_end,
+                        QueryStats* stats, OnChunk&& on_chunk) {
+  ChunkWalk walk(world, ray.origin, ray.direction);
+  uint32_t chunks = 0, builds = 0;
+  absl::Status status;
+  for (; walk.InRange(); walk.Next()) {
+    if (absl::StatusOr<ChunkPtr> loaded = world.LoadChunk(walk.key()); !loaded.ok()) {
+      status = loaded.status();
+      break;
+    }
+    bool built = false;
+    ChunkCollisionPtr c = cache.Get(walk.key(), &built);
+    ++chunks;
+    builds += built;
+    if (!c->tree.empty() && on_chunk(c, walk.t_exit())) break;
+    if (walk.t_exit() > t_end) break;
+  }
+  if (stats) {
+    stats->chunks_visited += chunks;
+    stats->cache_builds += builds;
+  }
+  return status;
+}
+
+// Solid corner with the highest occupancy of the cell around `p` (the mesher's material rule).
+Int3 DominantSolidCorner(const World& world, const Vec3& p) {
+  const float h = world.voxel_size();
+  Int3 low{int32_t(std::floor(p.x / h - 0.5f)), int32_t(std::floor(p.y / h - 0.5f)),
+           int32_t(std::floor(p.z / h - 0.5f))};
+  Int3 best = world.VoxelAt(p);
+  int best_occupancy = -1;
+  for (int c = 0; c < 8; ++c) {
+    Int3 v = low + Int3{c & 1, (c >> 1) & 1, c >> 2};
+    Voxel x = world.GetVoxel(v);
+    if (IsSolidMaterial(x.material) && x.occupancy > kIsoOccupancy &&
+        x.occupancy > best_occupancy) {
+      best = v;
+      best_occupancy = x.occupancy;
+    }
+  }
+  return best;
+}
+
+// Accumulates area-weighted face normals at the three vertices of one triangle.
+class VertexNormalCollector {
+ public:
+  VertexNormalCollector(const ChunkMesh& mesh, uint32_t tri) : mesh_(mesh) {
+    for (int k = 0; k < 3; ++k) index_[k] = mesh.indices[3 * tri + k];
+  }
+  bool done() const { return false; }
+  void AddTriangle(uint32_t t) {
+    const Vec3& a = mesh_.Corner(t, 0);
+    const Vec3 n = Cross(mesh_.Corner(t, 1) - a, mesh_.Corner(t, 2) - a);  // |n| = 2 area
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 3; ++k) {
+        if (mesh_.indices[3 * t + j] == index_[k]) normal_[k] += n;
+      }
+  }
+  const Vec3& normal(int k) const { return normal_[k]; }
+
+ private:
+  const ChunkMesh& mesh_;
+  uint16_t index_[3];
+  Vec3 normal_[3];
+};
+
+// Smooth normal at point p of triangle `tri`: the area-weighted vertex normals of the chunk mesh,
+// interpolated with p's barycentric coordinates (Phong). Flat facets of marching cubes tilt by up
+// to ~10 degrees on curved surfaces; the vertex average follows the underlying surface closely.
+Vec3 SmoothNormal(const ChunkCollision& c, uint32_t tri, const Vec3& p) {
+  VertexNormalCollector normals(c.mesh, tri);
+  c.tree.CollideAabb(c.mesh, TriangleBounds(c.mesh, tri), normals, nullptr);
+  const Vec3 &a = c.mesh.Corner(tri, 0), &b = c.mesh.Corner(tri, 1), &d = c.mesh.Corner(tri, 2);
+  const Vec3 n = Cross(b - a, d - a);
+  const float inv = 1.0f / LengthSq(n);
+  const float wb = Dot(Cross(p - a, d - a), n) * inv, wc = Dot(Cross(b - a, p - a), n) * inv;
+  Vec3 smooth =
+      normals.normal(0) * (1.0f - wb - wc) + normals.normal(1) * wb + normals.normal(2) * wc;
+  return LengthSq(smooth) > 0 ? Normalize(smooth) : Normalize(n);
+}
+
+RayHit MakeSmoothHit(const World& world, const KdRay& ray, const ChunkCollision& c,
+                     const TriangleRayHit& t) {
+  RayHit hit;
+  hit.hit = true;
+  hit.distance = t.t;
+  hit.position = ray.origin + ray.direction * t.t;
+  const Vec3 facet = c.mesh.Normal(t.triangle);
+  hit.normal = SmoothNormal(c, t.triangle, hit.position);
+  hit.front_face = Dot(facet, ray.direction) < 0;
+  // Step a hair into the solid so the hit cell is the one behind the surface.
+  hit.voxel = DominantSolidCorner(world, hit.position - facet * (1e-3f * world.voxel_size()));
+  hit.value = {c.mesh.materials[t.triangle], world.GetVoxel(hit.voxel).occupancy};
+  hit.chunk = c.key;
+  hit.triangle = int32_t(t.triangle);
+  return hit;
+}
+
+RayHit StartedInside(const World& world, const RayInput& ray) {
+  RayHit hit;
+  hit.hit = hit.started_inside = true;
+  hit.position = ray.origin;
+  hit.voxel = world.VoxelAt(ray.origin);
+  hit.value = world.GetVoxel(hit.voxel);
+  hit.chunk = ChunkOf(hit.voxel);
+  return hit;
+}
+
+// The blocky water surface when the settings stop there; a miss otherwise.
+RayHit WaterHit(const BroadphaseIndex& index, const RayInput& ray, const RaySettings& settings,
+                QueryStats* stats) {
+  return settings.water == WaterMode::kStopAtSurface ? RaycastWaterSurface(index, ray, stats)
+                                                     : RayHit{};
+}
+
+// Slack for the float error of chunk exit distances (world units).
+float ExitSlack(const World& world, float t) { return 1e-4f * world.voxel_size() + 1e-5f * t; }
+
+void AddTreeStats(const KdStats& kd, QueryStats* stats) {
+  if (!stats) return;
+  stats->tree_nodes_visited += kd.nodes_visited;
+  stats->triangles_tested += kd.triangles_tested;
+}
+
+}  // namespace
+
+RayHit RaycastSmooth(const BroadphaseIndex& index, NarrowphaseCache& cache, const RayInput& ray,
+                     const RaySettings& settings, QueryStats* stats) {
+  const World& world = index.world();
+  const RayHit water = WaterHit(index, ray, settings, stats);
+  const float t_end = water.hit ? water.distance : ray.max_distance;
+  const KdRay kray(ray.origin, Normalize(ray.direction));
+  ClosestHitCollector closest(t_end);
+  ChunkCollisionPtr best;
+  KdStats kd;
+  absl::Status walked = WalkChunks(world, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float t_exit) {
+    const bool had = closest.has_hit();
+    const float before = closest.early_out();
+    c->tree.CastRay(c->mesh, kray, closest, &kd);
+    if (closest.has_hit() && (!had || closest.early_out() != before)) best = c;
+    // Later chunks start at t_exit: a hit clearly before it cannot be beaten.
+    return closest.has_hit() && closest.hit().t < t_exit - ExitSlack(world, t_exit);
+  });
+  AddTreeStats(kd, stats);
+  if (!walked.ok()) {
+    RayHit failed;
+    failed.load_status = walked;
+    return failed;
+  }
+  if (closest.has_hit()) {
+    RayHit hit = MakeSmoothHit(world, kray, *best, closest.hit());
+    // The first crossing leaves the solid: the ray started inside terrain.
+    return hit.front_face ? hit : StartedInside(world, ray);
+  }
+  if (water.hit) return water;
+  // No crossing at all: inside if the origin voxel is solid (the surface stays within a voxel of
+  // the blocky one, so a long solid run without a crossing is inside).
+  return IsSolid(world.GetVoxel(world.VoxelAt(ray.origin))) ? StartedInside(world, ray) : RayHit{};
+}
+
+void RaycastSmoothAll(const BroadphaseIndex& index, NarrowphaseCache& cache, const RayInput& ray,
+                      const RaySettings& settings, std::vector<RayHit>* hits, QueryStats* stats) {
+  const World& world = index.world();
+  hits->clear();
+  const RayHit water = WaterHit(index, ray, settings, stats);
+  const float t_end = water.hit ? water.distance : ray.max_distance;
+  const KdRay kray(ray.origin, Normalize(ray.direction));
+  thread_local std::vector<TriangleRayHit> chunk_hits;
+  KdStats kd;
+  absl::Status walked = WalkChunks(world, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float) {
+    chunk_hits.clear();
+    AllHitsCollector collector(t_end, &chunk_hits);
+    c->tree.CastRay(c->mesh, kray, collector, &kd);
+    for (const TriangleRayHit& t : chunk_hits) hits->push_back(MakeSmoothHit(world, kray, *c, t));
+    return false;
+  });
+  AddTreeStats(kd, stats);
+  std::sort(hits->begin(), hits->end(),
+            [](const RayHit& a, const RayHit& b) { return a.distance < b.distance; });
+  // A ray through an edge or vertex shared by several triangles hits each of them (watertight
+  // test): keep one crossing per surface passage (same distance, same facing).
+  auto same_crossing = [&](const RayHit& a, const RayHit& b) {
+    return b.distance - a.distance <= ExitSlack(world, b.distance) * 0.1f &&
+           a.front_face == b.front_face;
+  };
+  hits->erase(std::unique(hits->begin(), hits->end(), same_crossing), hits->end());
+  if (!walked.ok()) {
+    hits->clear();
+    hits->emplace_back().load_status = walked;  // the caller reports it; no partial answer
+    return;
+  }
+  if (water.hit) hits->push_back(water);
+}
+
+RayHit Raycast(const BroadphaseIndex& index, NarrowphaseCache& cache, const RayInput& ray,
+               const RaySettings& settings, QueryStats* stats) {
+  return settings.mode == RaycastMode::kBlocky ? RaycastBlocky(index, ray, settings, stats)
+                                               : RaycastSmooth(index, cache, ray, settings, stats);
+}
+
+}  // namespace voxcol

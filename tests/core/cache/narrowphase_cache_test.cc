@@ -1,0 +1,132 @@
+#include "core/cache/narrowphase_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/barrier.h"
+#include "core/mesh/marching_cubes.h"
+#include "core/voxel/edit.h"
+#include "tests/core/test_worlds.h"
+
+namespace voxcol {
+namespace {
+
+std::vector<ChunkKey> AllMeshedKeys(const World& world) {
+  std::vector<ChunkKey> keys;
+  IntBox r = MeshedChunkRange(world);
+  for (int y = r.min.y; y < r.max.y; ++y)
+    for (int z = r.min.z; z < r.max.z; ++z)
+      for (int x = r.min.x; x < r.max.x; ++x) keys.push_back({x, y, z});
+  return keys;
+}
+
+bool SameMesh(const ChunkMesh& a, const ChunkMesh& b) {
+  return a.vertices == b.vertices && a.indices == b.indices && a.materials == b.materials;
+}
+
+TEST(NarrowphaseCacheTest, EachChunkIsBuiltOnceUnderConcurrency) {
+  auto world = testing::MakeCaveWorld(31, {32, 32, 32});
+  NarrowphaseCache cache(*world, size_t(1) << 30);
+  std::vector<ChunkKey> keys = AllMeshedKeys(*world);
+  constexpr int kThreads = 8;
+  absl::Barrier* start = new absl::Barrier(kThreads);
+  std::vector<std::vector<const ChunkCollision*>> seen(kThreads);
+  std::atomic<int> built_here{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<ChunkKey> order = keys;
+      std::shuffle(order.begin(), order.end(), std::mt19937(t));
+      if (start->Block()) delete start;
+      for (int round = 0; round < 3; ++round) {
+        for (const ChunkKey& key : keys) {
+          bool built = false;
+          seen[t].push_back(cache.Get(key, &built).get());
+          built_here += built;
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  NarrowphaseCacheStats s = cache.stats();
+  EXPECT_EQ(s.builds, keys.size());
+  EXPECT_EQ(built_here.load(), int(keys.size()));
+  for (int t = 1; t < kThreads; ++t)
+    EXPECT_EQ(seen[t], seen[0]) << "every thread saw the same entries";
+}
+
+TEST(NarrowphaseCacheTest, CachedBytesStayWithinTheBudget) {
+  auto world = testing::MakeCaveWorld(32, {64, 64, 64});
+  const size_t budget = 64 * 1024;
+  NarrowphaseCache cache(*world, budget);
+  std::vector<ChunkKey> keys = AllMeshedKeys(*world);
+  size_t total = 0;
+  for (const ChunkKey& key : keys) {
+    ChunkCollisionPtr c = cache.Get(key);
+    ASSERT_NE(c, nullptr);
+    EXPECT_TRUE(SameMesh(c->mesh, MeshChunk(*world, key)));
+    total += c->bytes;
+    EXPECT_LE(cache.stats().bytes, budget);
+  }
+  NarrowphaseCacheStats s = cache.stats();
+  EXPECT_GT(total, 4 * budget) << "the test must overflow the budget";
+  EXPECT_GT(s.evictions, 0u);
+  EXPECT_GT(s.bytes, budget / 4) << "the budget is used, not just respected";
+}
+
+// A voxel edit rebuilds exactly the chunks whose meshes read it.
+TEST(NarrowphaseCacheTest, EditInvalidatesTheChunksThatReadTheVoxel) {
+  auto world = testing::MakeCaveWorld(33, {32, 32, 32});
+  NarrowphaseCache cache(*world, size_t(1) << 30);
+  std::vector<ChunkKey> keys = AllMeshedKeys(*world);
+  std::vector<ChunkCollisionPtr> before;
+  for (const ChunkKey& key : keys) before.push_back(cache.Get(key));
+  const Int3 voxel{8, 0, 3};  // low X face of chunk (1, 0, 0): chunk (0, 0, 0) reads it too
+  ASSERT_TRUE(world
+                  ->Edit([&](ChunkEdit& e) {
+                    e.Set(voxel, Voxel{kMaterialRock, uint8_t(255 - e.Get(voxel).occupancy)});
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  uint64_t readers = 0;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const ChunkKey& key = keys[i];
+    // A mesh reads its chunk's voxels, one layer below and two above.
+    Int3 o = ChunkOrigin(key);
+    bool reads = voxel.x >= o.x - 1 && voxel.x <= o.x + 9 && voxel.y >= o.y - 1 &&
+                 voxel.y <= o.y + 9 && voxel.z >= o.z - 1 && voxel.z <= o.z + 9;
+    readers += reads;
+    ChunkCollisionPtr after = cache.Get(key);
+    EXPECT_EQ(after != before[i], reads) << key.x << "," << key.y << "," << key.z;
+    EXPECT_TRUE(SameMesh(after->mesh, MeshChunk(*world, key)));
+  }
+  // x = 8 is a chunk face and y = 0 too: chunks (0|1, -1|0, 0) read the voxel.
+  EXPECT_EQ(readers, 4u);
+  EXPECT_EQ(cache.stats().invalidations, readers);
+}
+
+TEST(NarrowphaseCacheTest, CacheMatchesFreshMeshesAfterRandomEdits) {
+  auto world = testing::MakeCaveWorld(34, {48, 48, 48});
+  NarrowphaseCache cache(*world, size_t(1) << 30);
+  std::vector<ChunkKey> keys = AllMeshedKeys(*world);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-22, 22), ur(1.5f, 5.0f);
+  for (int i = 0; i < 20; ++i) {
+    for (const ChunkKey& key : keys) cache.Get(key);
+    FillBallParams p{{u(rng), u(rng), u(rng)},
+                     ur(rng),
+                     kMaterialRock,
+                     i % 2 ? EditMode::kAdd : EditMode::kSubtract};
+    ASSERT_TRUE(world->Edit([&](ChunkEdit& e) { return FillBall(e, p, EditLimits{}); }).ok());
+  }
+  for (const ChunkKey& key : keys)
+    EXPECT_TRUE(SameMesh(cache.Get(key)->mesh, MeshChunk(*world, key)));
+}
+
+}  // namespace
+}  // namespace voxcol

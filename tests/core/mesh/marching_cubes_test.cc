@@ -1,0 +1,224 @@
+#include "core/mesh/marching_cubes.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <set>
+#include <tuple>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/mesh/marching_cubes_tables.h"
+#include "core/voxel/edit.h"
+#include "tests/core/test_worlds.h"
+
+namespace voxcol {
+namespace {
+
+using PointKey = std::tuple<uint32_t, uint32_t, uint32_t>;  // exact float bits
+
+PointKey KeyOf(const Vec3& p) {
+  uint32_t b[3];
+  std::memcpy(b, &p, sizeof(b));
+  return {b[0], b[1], b[2]};
+}
+
+TEST(MarchingCubesTablesTest, EveryCaseUsesExactlyItsCrossingEdges) {
+  for (int c = 0; c < 256; ++c) {
+    const MarchingCubesCase& mc = MarchingCubesCases()[c];
+    std::set<int> crossing, used;
+    for (int e = 0; e < 12; ++e) {
+      if (((c >> kEdgeCorners[e][0]) & 1) != ((c >> kEdgeCorners[e][1]) & 1)) crossing.insert(e);
+    }
+    for (int t = 0; t < mc.triangle_count; ++t) {
+      const auto& tri = mc.triangles[t];
+      EXPECT_TRUE(tri[0] != tri[1] && tri[1] != tri[2] && tri[0] != tri[2]) << "case " << c;
+      used.insert(tri.begin(), tri.end());
+    }
+    EXPECT_EQ(crossing, used) << "case " << c;
+    EXPECT_EQ(mc.triangle_count == 0, c == 0 || c == 255) << "case " << c;
+  }
+}
+
+// A lone inside corner gives one triangle whose normal points away from that corner.
+TEST(MarchingCubesTablesTest, SingleCornerTriangleFacesAwayFromTheCorner) {
+  for (int corner = 0; corner < 8; ++corner) {
+    const MarchingCubesCase& mc = MarchingCubesCases()[1 << corner];
+    ASSERT_EQ(mc.triangle_count, 1);
+    Vec3 p[3];
+    for (int k = 0; k < 3; ++k) {
+      int e = mc.triangles[0][k];
+      int c0 = kEdgeCorners[e][0], c1 = kEdgeCorners[e][1];
+      p[k] = (Vec3(c0 & 1, (c0 >> 1) & 1, c0 >> 2) + Vec3(c1 & 1, (c1 >> 1) & 1, c1 >> 2)) * 0.5f;
+    }
+    Vec3 n = Cross(p[1] - p[0], p[2] - p[0]);
+    Vec3 c(corner & 1, (corner >> 1) & 1, corner >> 2);
+    EXPECT_LT(Dot(n, c - p[0]), 0.0f) << "corner " << corner;
+  }
+}
+
+struct TopologyReport {
+  size_t triangles = 0;
+  size_t unmatched_edges = 0;  // directed edges without exactly one reverse
+  size_t duplicate_edges = 0;  // directed edges seen more than once
+  size_t degenerate = 0;
+  double volume = 0;  // enclosed volume, voxel units (world units^3 / h^3)
+  double area = 0;    // surface area, voxel units
+};
+
+// Welds all chunk meshes of the world by exact position and checks the oracle of DESIGN.md 8.
+TopologyReport CheckTopology(const World& world) {
+  absl::flat_hash_map<PointKey, uint32_t> ids;
+  absl::flat_hash_map<std::pair<uint32_t, uint32_t>, int> directed;
+  TopologyReport r;
+  IntBox range = MeshedChunkRange(world);
+  ChunkMesh mesh;
+  const float h = world.voxel_size();
+  for (int y = range.min.y; y < range.max.y; ++y)
+    for (int z = range.min.z; z < range.max.z; ++z)
+      for (int x = range.min.x; x < range.max.x; ++x) {
+        MeshChunk(GatherMeshSources(world, {x, y, z}), {x, y, z}, h, &mesh);
+        for (uint32_t t = 0; t < mesh.triangle_count(); ++t) {
+          uint32_t v[3];
+          for (int k = 0; k < 3; ++k) {
+            v[k] = ids.try_emplace(KeyOf(mesh.Corner(t, k)), uint32_t(ids.size())).first->second;
+          }
+          Vec3 a = mesh.Corner(t, 0) / h, b = mesh.Corner(t, 1) / h, c = mesh.Corner(t, 2) / h;
+          Vec3 n = Cross(b - a, c - a);
+          if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2] || n == Vec3()) ++r.degenerate;
+          r.volume += double(Dot(a, Cross(b, c))) / 6.0;
+          r.area += 0.5 * double(Length(n));
+          for (int k = 0; k < 3; ++k) ++directed[{v[k], v[(k + 1) % 3]}];
+          ++r.triangles;
+        }
+      }
+  for (const auto& [edge, count] : directed) {
+    if (count > 1) ++r.duplicate_edges;
+    auto rev = directed.find({edge.second, edge.first});
+    if (rev == directed.end() || rev->second != 1 || count != 1) ++r.unmatched_edges;
+  }
+  return r;
+}
+
+double SolidSamples(const World& world) {
+  double n = 0;
+  IntBox b = world.voxel_bounds();
+  for (int y = b.min.y; y < b.max.y; ++y)
+    for (int z = b.min.z; z < b.max.z; ++z)
+      for (int x = b.min.x; x < b.max.x; ++x) {
+        Voxel v = world.GetVoxel({x, y, z});
+        n += IsSolidMaterial(v.material) && v.occupancy > kIsoOccupancy;
+      }
+  return n;
+}
+
+void ExpectClosedOutwardManifold(const World& world) {
+  TopologyReport r = CheckTopology(world);
+  double solid = SolidSamples(world);
+  std::printf(
+      "triangles %zu, unmatched edges %zu, duplicate edges %zu, degenerate %zu, volume %.1f vs "
+      "%.0f solid samples, area %.0f\n",
+      r.triangles, r.unmatched_edges, r.duplicate_edges, r.degenerate, r.volume, solid, r.area);
+  EXPECT_GT(r.triangles, 1000u);
+  EXPECT_EQ(r.unmatched_edges, 0u);
+  EXPECT_EQ(r.duplicate_edges, 0u);
+  EXPECT_EQ(r.degenerate, 0u);
+  // Outward (towards empty space) winding makes the enclosed volume positive. Each inside sample
+  // stands for one unit cube around it; the surface lies within half a voxel of the cube faces,
+  // so the two volumes differ by less than area x 0.5.
+  EXPECT_GT(r.volume, 0.0);
+  EXPECT_NEAR(r.volume, solid, 0.5 * r.area);
+}
+
+TEST(MarchingCubesTest, CaveWorldMeshIsClosedOutwardOrientedManifold) {
+  auto world = testing::MakeCaveWorld(3, {64, 64, 64});
+  ExpectClosedOutwardManifold(*world);
+}
+
+TEST(MarchingCubesTest, CaveWorldStaysClosedManifoldAfterRandomEdits) {
+  auto world = testing::MakeCaveWorld(4, {64, 64, 64});
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-30, 30), ur(1.5f, 6.0f);
+  for (int i = 0; i < 40; ++i) {
+    FillBallParams p{{u(rng), u(rng), u(rng)},
+                     ur(rng),
+                     uint8_t(i % 3 == 0 ? kMaterialAir : 2 + i % 4),
+                     i % 2 ? EditMode::kAdd : EditMode::kSubtract};
+    ASSERT_TRUE(world->Edit([&](ChunkEdit& e) { return FillBall(e, p, EditLimits{}); }).ok());
+  }
+  ExpectClosedOutwardManifold(*world);
+}
+
+// Random occupancies everywhere: every ambiguous configuration occurs many times.
+TEST(MarchingCubesTest, RandomNoiseWorldIsClosedOutwardOrientedManifold) {
+  auto world = testing::MakeFunctionWorld(
+      [](const Int3& v) {
+        uint32_t h =
+            uint32_t(v.x) * 73856093u ^ uint32_t(v.y) * 19349663u ^ uint32_t(v.z) * 83492791u;
+        h = (h ^ (h >> 13)) * 0x5bd1e995u;
+        return Voxel{uint8_t(2 + (h >> 8) % 3), uint8_t(h >> 24)};
+      },
+      {32, 32, 32}, 0.5f);
+  TopologyReport r = CheckTopology(*world);
+  EXPECT_GT(r.triangles, 10000u);
+  EXPECT_EQ(r.unmatched_edges, 0u);
+  EXPECT_EQ(r.duplicate_edges, 0u);
+  EXPECT_EQ(r.degenerate, 0u);
+  EXPECT_GT(r.volume, 0.0);
+}
+
+// Vertices on the face shared by two chunks are the same floats on both sides.
+TEST(MarchingCubesTest, SeamVerticesAreBitIdentical) {
+  auto world = testing::MakeCaveWorld(5, {64, 64, 64});
+  IntBox range = world->chunk_bounds();
+  size_t compared = 0;
+  for (int y = range.min.y; y < range.max.y - 1; ++y)
+    for (int z = range.min.z; z < range.max.z - 1; ++z)
+      for (int x = range.min.x; x < range.max.x - 1; ++x) {
+        ChunkKey key{x, y, z};
+        ChunkMesh mesh = MeshChunk(*world, key);
+        for (int axis = 0; axis < 3; ++axis) {
+          ChunkKey next = key;
+          next[axis] += 1;
+          ChunkMesh other = MeshChunk(*world, next);
+          float plane = (float(ChunkOrigin(next)[axis]) + 0.5f) * world->voxel_size();
+          std::set<PointKey> mine, theirs;
+          for (uint32_t i = 0; i < mesh.vertex_count(); ++i)
+            if (mesh.Vertex(i)[axis] == plane) mine.insert(KeyOf(mesh.Vertex(i)));
+          for (uint32_t i = 0; i < other.vertex_count(); ++i)
+            if (other.Vertex(i)[axis] == plane) theirs.insert(KeyOf(other.Vertex(i)));
+          EXPECT_EQ(mine, theirs) << "chunks " << x << "," << y << "," << z << " axis " << axis;
+          compared += mine.size();
+        }
+      }
+  EXPECT_GT(compared, 1000u);
+}
+
+// Every vertex lies in the cell region the chunk owns.
+TEST(MarchingCubesTest, VerticesStayInTheChunkCellRegion) {
+  auto world = testing::MakeCaveWorld(6, {64, 64, 64});
+  IntBox range = MeshedChunkRange(*world);
+  for (int y = range.min.y; y < range.max.y; ++y)
+    for (int x = range.min.x; x < range.max.x; ++x) {
+      ChunkKey key{x, y, 0};
+      ChunkMesh mesh = MeshChunk(*world, key);
+      Vec3 lo = (Vec3(ChunkOrigin(key).x, ChunkOrigin(key).y, ChunkOrigin(key).z) +
+                 Vec3(0.5f, 0.5f, 0.5f));
+      Aabb box{lo, lo + Vec3(8, 8, 8)};
+      for (uint32_t i = 0; i < mesh.vertex_count(); ++i) EXPECT_TRUE(box.Contains(mesh.Vertex(i)));
+    }
+}
+
+TEST(MarchingCubesTest, UniformChunksHaveNoTriangles) {
+  auto world = testing::MakeFunctionWorld([](const Int3& v) { return Voxel{kMaterialRock, 255}; });
+  EXPECT_TRUE(MeshChunk(*world, {0, 0, 0}).empty());
+  auto water = testing::MakeFunctionWorld([](const Int3& v) {
+    return v.y < 0 ? Voxel{kMaterialWater, 255} : Voxel{};
+  });
+  EXPECT_TRUE(MeshChunk(*water, {0, -1, 0}).empty()) << "water is not meshed for collision";
+}
+
+}  // namespace
+}  // namespace voxcol

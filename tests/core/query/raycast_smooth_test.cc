@@ -1,0 +1,322 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "core/mesh/marching_cubes.h"
+#include "core/query/raycast.h"
+#include "core/voxel/edit.h"
+#include "tests/core/test_worlds.h"
+
+namespace voxcol {
+namespace {
+
+constexpr float kPi = 3.14159265f;
+using Sdf = std::function<float(const Vec3&)>;  // voxel units, negative inside
+
+// Occupancy from the signed distance at the voxel centre: clamp(0.5 - d, 0, 1).
+std::unique_ptr<World> SdfWorld(Sdf sdf, Int3 size, float voxel_size) {
+  return testing::MakeFunctionWorld(
+      [sdf](const Int3& v) {
+        float d = sdf(Vec3(v.x + 0.5f, v.y + 0.5f, v.z + 0.5f));
+        return Voxel{kMaterialRock,
+                     uint8_t(std::lround(std::clamp(0.5f - d, 0.0f, 1.0f) * 255.0f))};
+      },
+      size, voxel_size);
+}
+
+Vec3 Gradient(const Sdf& sdf, const Vec3& p) {
+  const float e = 1e-2f;
+  return Normalize(Vec3(sdf(p + Vec3(e, 0, 0)) - sdf(p - Vec3(e, 0, 0)),
+                        sdf(p + Vec3(0, e, 0)) - sdf(p - Vec3(0, e, 0)),
+                        sdf(p + Vec3(0, 0, e)) - sdf(p - Vec3(0, 0, e))));
+}
+
+struct AnalyticCase {
+  Sdf sdf;
+  // Returns a ray origin (outside, >= 2 voxels from the surface) and a target on the surface.
+  std::function<void(std::mt19937&, Vec3*, Vec3*)> sample;
+};
+
+// Casts `rays` rays from outside at surface targets; every one must hit within 0.1 voxel of the
+// analytic surface with a normal within 10 degrees of the analytic one.
+void CheckAnalytic(const char* name, const AnalyticCase& c, Int3 size, float h, int rays) {
+  auto world = SdfWorld(c.sdf, size, h);
+  NarrowphaseCache cache(*world, size_t(64) << 20);
+  BroadphaseIndex index(*world);
+  std::mt19937 rng(17);
+  float max_dist = 0, max_angle = 0;
+  int misses = 0;
+  for (int i = 0; i < rays; ++i) {
+    Vec3 from, to;  // voxel units
+    c.sample(rng, &from, &to);
+    RayInput ray{from * h, (to - from), Length(to - from) * h * 2.0f};
+    ASSERT_TRUE(ValidateRay(*world, ray, QueryLimits{}).ok());
+    RayHit hit = RaycastSmooth(index, cache, ray, RaySettings{});
+    if (!hit.hit || hit.started_inside) {
+      if (misses < 5)
+        std::printf("miss from (%g %g %g) to (%g %g %g) hit %d inside %d d %g\n", from.x, from.y,
+                    from.z, to.x, to.y, to.z, hit.hit, hit.started_inside, hit.distance);
+      ++misses;
+      continue;
+    }
+    Vec3 p = hit.position / h;
+    max_dist = std::max(max_dist, std::fabs(c.sdf(p)));
+    float cosine = std::clamp(Dot(hit.normal, Gradient(c.sdf, p)), -1.0f, 1.0f);
+    max_angle = std::max(max_angle, std::acos(cosine) * 180.0f / kPi);
+  }
+  std::printf(
+      "%s: %d rays, %d misses, max distance to surface %.4f voxel, max normal error %.2f deg\n",
+      name, rays, misses, max_dist, max_angle);
+  EXPECT_EQ(misses, 0);
+  EXPECT_LE(max_dist, 0.1f);
+  EXPECT_LE(max_angle, 10.0f);
+}
+
+Vec3 RandomUnit(std::mt19937& rng) {
+  std::normal_distribution<float> n;
+  Vec3 v(n(rng), n(rng), n(rng));
+  return LengthSq(v) > 1e-8f ? Normalize(v) : Vec3(0, 1, 0);
+}
+
+// Rays from random outside points aimed at random points of the inner 80% of the ball: they enter
+// at up to asin(0.8) = 53 degrees from the normal. (Grazing rays can legitimately miss: the mesh
+// lies up to ~0.1 voxel inside the analytic surface.)
+TEST(RaycastSmoothTest, BallOfRadiusTenVoxelsIsHitOnTheAnalyticSurface) {
+  const Vec3 center(0.37f, -1.21f, 2.53f);
+  AnalyticCase ball{[center](const Vec3& p) { return Length(p - center) - 10.0f; },
+                    [center](std::mt19937& rng, Vec3* from, Vec3* to) {
+                      std::uniform_real_distribution<float> r(12.0f, 24.0f), inner(0.0f, 8.0f);
+                      *from = center + RandomUnit(rng) * r(rng);
+                      *to = center + RandomUnit(rng) * inner(rng);
+                    }};
+  CheckAnalytic("ball r=10 voxels, h=0.5", ball, {64, 64, 64}, 0.5f, 5000);
+  CheckAnalytic("ball r=10 voxels, h=1", ball, {64, 64, 64}, 1.0f, 5000);
+}
+
+// Rays from 2.5..12 voxels above the plane, at most 60 degrees from its normal.
+TEST(RaycastSmoothTest, TiltedPlaneIsHitOnTheAnalyticSurface) {
+  const Vec3 n = Normalize(Vec3(0.3f, 1.0f, -0.45f));
+  AnalyticCase plane{[n](const Vec3& p) { return Dot(p, n) - 1.3f; },
+                     [n](std::mt19937& rng, Vec3* from, Vec3* to) {
+                       std::uniform_real_distribution<float> u(-12, 12), up(2.5f, 12.0f);
+                       Vec3 q(u(rng), 0, u(rng));
+                       *to = q - n * (Dot(q, n) - 1.3f);  // project onto the plane
+                       Vec3 lateral = RandomUnit(rng);
+                       lateral = Normalize(lateral - n * Dot(lateral, n) + n * 1e-3f);
+                       std::uniform_real_distribution<float> tan_angle(0.0f, 1.732f);
+                       float height = up(rng);
+                       *from = *to + n * height + lateral * (height * tan_angle(rng));
+                     }};
+  CheckAnalytic("tilted plane", plane, {96, 96, 96}, 1.0f, 5000);
+}
+
+// Box faces: targets stay 1.5 voxels away from edges, where the analytic normal jumps by 90
+// degrees; origins lie outside the target's face plane, so rays reach the face first.
+TEST(RaycastSmoothTest, BoxFacesAreHitOnTheAnalyticSurface) {
+  const Vec3 half(9.3f, 6.7f, 11.1f), c(0.6f, -0.4f, 1.2f);
+  auto sdf = [half, c](const Vec3& p) {
+    Vec3 q(std::fabs(p.x - c.x) - half.x, std::fabs(p.y - c.y) - half.y,
+           std::fabs(p.z - c.z) - half.z);
+    Vec3 outside = Max(q, Vec3());
+    return Length(outside) + std::min(std::max(q.x, std::max(q.y, q.z)), 0.0f);
+  };
+  AnalyticCase box{sdf, [half, c](std::mt19937& rng, Vec3* from, Vec3* to) {
+                     int axis = rng() % 3;
+                     float side = rng() % 2 ? 1.0f : -1.0f;
+                     Vec3 t;
+                     for (int a = 0; a < 3; ++a) {
+                       std::uniform_real_distribution<float> u(-half[a] + 1.5f, half[a] - 1.5f);
+                       t[a] = u(rng);
+                     }
+                     t[axis] = side * half[axis];
+                     *to = c + t;
+                     std::uniform_real_distribution<float> up(2.5f, 12.0f), lat(-6, 6);
+                     Vec3 f = *to;
+                     f[axis] += side * up(rng);
+                     f[(axis + 1) % 3] += lat(rng);
+                     f[(axis + 2) % 3] += lat(rng);
+                     *from = f;
+                   }};
+  CheckAnalytic("box", box, {64, 64, 64}, 1.0f, 5000);
+}
+
+// Rays lying exactly in chunk seam planes (and along seam lines) through a closed ball must hit it.
+TEST(RaycastSmoothTest, RaysGrazingChunkSeamsNeverPassThroughAClosedSurface) {
+  const Vec3 center(8.5f, 8.5f, 8.5f);  // mesh chunk seams are the planes 8k + 0.5
+  auto world =
+      SdfWorld([center](const Vec3& p) { return Length(p - center) - 6.3f; }, {96, 96, 96}, 1.0f);
+  NarrowphaseCache cache(*world, size_t(64) << 20);
+  BroadphaseIndex index(*world);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-5.5f, 5.5f), angle(0, 2 * kPi);
+  int rays = 0, misses = 0;
+  for (int i = 0; i < 6000; ++i) {
+    int axis = i % 3;
+    Vec3 target = center, dir;
+    target[(axis + 1) % 3] += (i % 4 == 0) ? 0.0f : u(rng);  // every 4th ray along a seam line
+    float a = angle(rng);
+    dir[(axis + 1) % 3] = std::cos(a);
+    dir[(axis + 2) % 3] = std::sin(a);
+    Vec3 origin = target - dir * 20.0f;
+    origin[axis] = center[axis];  // exactly in the seam plane
+    RayInput ray{origin, dir, 40.0f};
+    ASSERT_TRUE(ValidateRay(*world, ray, QueryLimits{}).ok());
+    RayHit hit = RaycastSmooth(index, cache, ray, RaySettings{});
+    ++rays;
+    misses += !hit.hit || hit.started_inside || !hit.front_face;
+  }
+  // And rays aimed exactly at mesh vertices on the seams.
+  for (int dz = 0; dz < 2; ++dz)
+    for (int dx = 0; dx < 2; ++dx) {
+      ChunkMesh mesh = MeshChunk(*world, {dx, 0, dz});
+      for (uint32_t i = 0; i < mesh.vertex_count(); ++i) {
+        const Vec3 v = mesh.Vertex(i);
+        if (v.x != 8.5f && v.z != 8.5f) continue;
+        Vec3 out = Normalize(v - center);
+        Vec3 origin = v + out * 15.0f;
+        RayHit hit = RaycastSmooth(index, cache, {origin, -out, 30.0f}, RaySettings{});
+        ++rays;
+        misses += !hit.hit || hit.started_inside || std::fabs(hit.distance - 15.0f) > 1e-3f;
+      }
+    }
+  std::printf("%d seam rays, %d misses\n", rays, misses);
+  EXPECT_EQ(misses, 0);
+}
+
+// The chunk walk with early termination finds the same nearest hit as testing every triangle of
+// every chunk the segment's box touches.
+TEST(RaycastSmoothTest, CaveWorldHitsEqualBruteForceOverAllChunks) {
+  auto world = testing::MakeCaveWorld(41, {64, 64, 64});
+  NarrowphaseCache cache(*world, size_t(256) << 20);
+  BroadphaseIndex index(*world);
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-31, 31), len(1, 40);
+  int hits = 0;
+  for (int i = 0; i < 1500; ++i) {
+    RayInput ray{{u(rng), u(rng), u(rng)}, RandomUnit(rng), len(rng)};
+    RayHit hit = RaycastSmooth(index, cache, ray, RaySettings{});
+    KdRay kray(ray.origin, Normalize(ray.direction));
+    Vec3 end = ray.origin + kray.direction * ray.max_distance;
+    Vec3 lo = Min(ray.origin, end) - Vec3(1, 1, 1), hi = Max(ray.origin, end) + Vec3(1, 1, 1);
+    ClosestHitCollector brute(ray.max_distance);
+    ChunkKey best_key;
+    IntBox range = MeshedChunkRange(*world);
+    for (int y = std::max(range.min.y, int(std::floor(lo.y / 8)) - 1);
+         y <= std::min(range.max.y - 1, int(hi.y / 8) + 1); ++y)
+      for (int z = std::max(range.min.z, int(std::floor(lo.z / 8)) - 1);
+           z <= std::min(range.max.z - 1, int(hi.z / 8) + 1); ++z)
+        for (int x = std::max(range.min.x, int(std::floor(lo.x / 8)) - 1);
+             x <= std::min(range.max.x - 1, int(hi.x / 8) + 1); ++x) {
+          ChunkCollisionPtr c = cache.Get({x, y, z});
+          for (uint32_t t = 0; t < c->mesh.triangle_count(); ++t) {
+            float ht;
+            if (IntersectRayTriangle(kray.watertight, c->mesh.Corner(t, 0), c->mesh.Corner(t, 1),
+                                     c->mesh.Corner(t, 2), brute.early_out(), &ht) &&
+                (!brute.has_hit() || ht < brute.hit().t)) {
+              brute.AddHit({ht, t});
+              best_key = {x, y, z};
+            }
+          }
+        }
+    if (!brute.has_hit()) {
+      // No crossing: a miss, or started inside when the origin voxel is solid.
+      EXPECT_EQ(hit.hit, hit.started_inside);
+      continue;
+    }
+    ASSERT_TRUE(hit.hit) << i;
+    ++hits;
+    if (hit.started_inside) continue;  // the first crossing was an exit
+    EXPECT_NEAR(hit.distance, brute.hit().t, 1e-5f * brute.hit().t) << i;
+  }
+  EXPECT_GT(hits, 300);
+}
+
+TEST(RaycastSmoothTest, AllHitsThroughABallAreEntryThenExit) {
+  const Vec3 center(0.5f, 0.5f, 0.5f);
+  auto world =
+      SdfWorld([center](const Vec3& p) { return Length(p - center) - 10.0f; }, {64, 64, 64}, 1.0f);
+  NarrowphaseCache cache(*world, size_t(64) << 20);
+  BroadphaseIndex index(*world);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-6, 6);
+  for (int i = 0; i < 500; ++i) {
+    Vec3 dir = RandomUnit(rng);
+    Vec3 origin = center - dir * 25.0f + Vec3(u(rng), u(rng), u(rng)) * 0.5f;
+    RayInput ray{origin, dir, 50.0f};
+    std::vector<RayHit> hits;
+    RaycastSmoothAll(index, cache, ray, RaySettings{}, &hits);
+    ASSERT_EQ(hits.size(), 2u) << i;
+    EXPECT_TRUE(hits[0].front_face);
+    EXPECT_LT(Dot(hits[0].normal, dir), 0);
+    EXPECT_FALSE(hits[1].front_face);
+    EXPECT_GT(Dot(hits[1].normal, dir), 0);
+    RayHit first = RaycastSmooth(index, cache, ray, RaySettings{});
+    EXPECT_EQ(first.distance, hits[0].distance);
+    EXPECT_EQ(first.triangle, hits[0].triangle);
+  }
+}
+
+TEST(RaycastSmoothTest, WaterStopsTheRayOnlyWhenAsked) {
+  // Rock below y = -8, water from -8 up to 0, air above.
+  auto world = testing::MakeFunctionWorld([](const Int3& v) {
+    if (v.y < -8) return Voxel{kMaterialRock, 255};
+    if (v.y < 0) return Voxel{kMaterialWater, 255};
+    return Voxel{};
+  });
+  NarrowphaseCache cache(*world, size_t(16) << 20);
+  BroadphaseIndex index(*world);
+  RayInput ray{{0.25f, 10.0f, 0.75f}, {0.1f, -1.0f, 0.05f}, 40.0f};
+  RaySettings pass, stop;
+  stop.water = WaterMode::kStopAtSurface;
+  RayHit through = RaycastSmooth(index, cache, ray, pass);
+  ASSERT_TRUE(through.hit);
+  EXPECT_NEAR(through.position.y, -8.0f, 1e-4f);  // MC surface between centres -8.5 and -7.5
+  EXPECT_GE(through.value.material, kMaterialRock);
+  EXPECT_GE(through.triangle, 0);
+  RayHit water = RaycastSmooth(index, cache, ray, stop);
+  ASSERT_TRUE(water.hit);
+  EXPECT_NEAR(water.position.y, 0.0f, 1e-4f);  // the top face of the water voxels
+  EXPECT_EQ(water.value.material, kMaterialWater);
+  EXPECT_EQ(water.triangle, -1);
+  EXPECT_EQ(water.normal, Vec3(0, 1, 0));
+  std::vector<RayHit> all;
+  RaycastSmoothAll(index, cache, ray, stop, &all);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].value.material, kMaterialWater);
+}
+
+TEST(RaycastSmoothTest, OriginInsideSolidStartsInside) {
+  auto world = SdfWorld([](const Vec3& p) { return Length(p) - 10.0f; }, {64, 64, 64}, 1.0f);
+  NarrowphaseCache cache(*world, size_t(16) << 20);
+  BroadphaseIndex index(*world);
+  RayHit deep = RaycastSmooth(index, cache, {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 3.0f}, RaySettings{});
+  EXPECT_TRUE(deep.hit && deep.started_inside);
+  RayHit exit = RaycastSmooth(index, cache, {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 30.0f}, RaySettings{});
+  EXPECT_TRUE(exit.hit && exit.started_inside);
+  EXPECT_EQ(exit.distance, 0.0f);
+}
+
+TEST(RaycastSmoothTest, BlockyModeIsTheDda) {
+  auto world = testing::MakeCaveWorld(42, {64, 64, 64});
+  NarrowphaseCache cache(*world, size_t(16) << 20);
+  BroadphaseIndex index(*world);
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> u(-31, 31);
+  RaySettings blocky;
+  blocky.mode = RaycastMode::kBlocky;
+  for (int i = 0; i < 200; ++i) {
+    RayInput ray{{u(rng), u(rng), u(rng)}, RandomUnit(rng), 30.0f};
+    RayHit a = Raycast(index, cache, ray, blocky), b = RaycastBlocky(index, ray, blocky);
+    EXPECT_EQ(a.hit, b.hit);
+    EXPECT_EQ(a.distance, b.distance);
+    EXPECT_EQ(a.voxel, b.voxel);
+  }
+}
+
+}  // namespace
+}  // namespace voxcol
