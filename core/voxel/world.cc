@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 
@@ -163,10 +164,33 @@ absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdi
     absl::Status s = observer->BeforePublish(committed);
     if (!s.ok()) return s;
   }
+  publish_seq_.fetch_add(1, std::memory_order_acq_rel);  // odd: publishing
   for (const auto& [key, chunk] : to_publish) Publish(key, chunk);
   version_.store(result.version, std::memory_order_release);
+  publish_seq_.fetch_add(1, std::memory_order_acq_rel);  // even: stable
   for (EditObserver* observer : observers_) observer->AfterPublish(committed);
   return result;
+}
+
+absl::StatusOr<uint64_t> World::ReadConsistent(const std::function<absl::Status()>& read) const {
+  // Chunks are published under shard mutexes after the counter turns odd, so a reader that saw
+  // any chunk of an edit also sees the counter changed when it checks again afterwards.
+  constexpr int kAttempts = 4;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    uint64_t before = publish_seq_.load(std::memory_order_acquire);
+    if (before & 1) {
+      std::this_thread::yield();
+      continue;
+    }
+    uint64_t version = version_.load(std::memory_order_acquire);
+    absl::Status status = read();
+    if (!status.ok()) return status;
+    if (publish_seq_.load(std::memory_order_acquire) == before) return version;
+  }
+  absl::MutexLock lock(&edit_mu_);
+  absl::Status status = read();
+  if (!status.ok()) return status;
+  return version_.load(std::memory_order_acquire);
 }
 
 Voxel ChunkEdit::Get(const Int3& voxel) const {

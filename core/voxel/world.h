@@ -125,6 +125,12 @@ class World {
   // returns an error nothing is published and the version stays.
   absl::StatusOr<EditResult> Edit(const std::function<absl::Status(ChunkEdit&)>& edit);
 
+  // Runs `read` (which loads chunks of this world) so that everything it sees belongs to one
+  // published version, and returns that version. `read` may run more than once and must start
+  // over each time; an error from it is returned as is. Lock-free unless edits keep publishing
+  // during the read: after a few attempts it runs once under the edit lock.
+  absl::StatusOr<uint64_t> ReadConsistent(const std::function<absl::Status()>& read) const;
+
   // Number of chunks currently resident (generated or edited).
   size_t resident_chunks() const;
 
@@ -145,8 +151,10 @@ class World {
   IntBox chunk_bounds_;
   ChunkPtr air_;
   mutable std::array<Shard, kShards> shards_;
-  absl::Mutex edit_mu_;  // serializes edits; readers never take it
+  mutable absl::Mutex edit_mu_;  // serializes edits; readers only take it in ReadConsistent's fallback
   std::atomic<uint64_t> version_{0};
+  // Seqlock counter: odd while an edit publishes its chunks and version, even otherwise.
+  std::atomic<uint64_t> publish_seq_{0};
 };
 
 // Mutable view used inside World::Edit. Reads see the batch's own earlier writes. If a chunk fails
