@@ -21,6 +21,15 @@ class Client {
   grpc::Status GetWorldInfo(v1::GetWorldInfoResponse* response);
   grpc::Status Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* response);
+  grpc::Status ApplyEdits(const v1::ApplyEditsRequest& request, v1::EditAck* response);
+  grpc::Status ReadVoxels(const v1::ReadVoxelsRequest& request, v1::ReadVoxelsResponse* response);
+  grpc::Status WriteVoxels(const v1::WriteVoxelsRequest& request, v1::EditAck* response);
+
+  // Opens the change feed. Streams have no deadline: `context` (owned by the caller, alive until
+  // the reader is finished) can cancel it with TryCancel(). Read() responses until it returns
+  // false, then call Finish() for the status.
+  std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>> Subscribe(grpc::ClientContext* context,
+                                                                      const v1::SubscribeRequest& request);
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
