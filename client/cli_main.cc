@@ -8,10 +8,21 @@
 //   voxcol checkpoint --dir=/abs/path/on/server
 //   voxcol export-region --min=X,Y,Z --max=X,Y,Z --file=PATH
 //   voxcol import-region --file=PATH
+//   voxcol fill-block|fill-wedge --center=X,Y,Z --size=X,Y,Z [--rotation=W,X,Y,Z] [--material] [--mode]
+//   voxcol fill-cylinder --center=X,Y,Z --height=H --radius=R [--rotation=W,X,Y,Z] [--material] [--mode]
+//   voxcol fill-region|clear --min=X,Y,Z --max=X,Y,Z [--material] [--mode]
+//   voxcol replace-material --min=X,Y,Z --max=X,Y,Z --source=M --target=M
+//   voxcol edit --batch=FILE            (an ApplyEditsRequest in protobuf JSON)
+//   voxcol read-voxels --min=X,Y,Z --max=X,Y,Z --out=FILE
+//   voxcol write-voxels --in=FILE [--at=X,Y,Z]
+//   voxcol subscribe [--min=X,Y,Z --max=X,Y,Z] [--from_version=V] [--include_voxels] [--max_events=N]
+// Edits other than fill-ball go through ApplyEdits and accept --idempotency_key and --expected_version.
 //
 // Exit codes: 0 success, 1 the server answered an error, 2 bad command line, 3 server unreachable.
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -47,12 +58,26 @@ ABSL_FLAG(std::string, mode, "",
 ABSL_FLAG(bool, all, false, "raycast: report every surface crossing along the ray (smooth mode)");
 ABSL_FLAG(int, streams, 32, "loadtest: concurrent Query streams");
 ABSL_FLAG(double, seconds, 60, "loadtest: duration, seconds");
-ABSL_FLAG(int, batch, 64, "loadtest: queries per batch");
+ABSL_FLAG(int, batch_size, 64, "loadtest: queries per batch");
 ABSL_FLAG(double, edit_rate, 20, "loadtest: FillBall edits per second from a separate client (0: none)");
 ABSL_FLAG(std::string, dir, "", "checkpoint: absolute directory on the server host, must not exist");
-ABSL_FLAG(std::string, min, "", "export-region: first voxel X,Y,Z (integer voxel indices)");
-ABSL_FLAG(std::string, max, "", "export-region: end voxel X,Y,Z, exclusive");
 ABSL_FLAG(std::string, file, "", "export-region / import-region: local packed region file");
+ABSL_FLAG(std::string, size, "", "fill-block, fill-wedge: edge lengths X,Y,Z along the local axes, world units");
+ABSL_FLAG(std::string, rotation, "1,0,0,0", "fill-block/-cylinder/-wedge: unit quaternion W,X,Y,Z (local -> world)");
+ABSL_FLAG(float, height, 0.0f, "fill-cylinder: length along the local Y axis, world units");
+ABSL_FLAG(std::string, min, "", "region commands: first voxel X,Y,Z (voxel indices)");
+ABSL_FLAG(std::string, max, "", "region commands: voxel X,Y,Z one past the last (exclusive)");
+ABSL_FLAG(std::string, source, "", "replace-material: material to replace (name or 0..255)");
+ABSL_FLAG(std::string, target, "", "replace-material: material to put instead (name or 0..255)");
+ABSL_FLAG(std::string, idempotency_key, "", "edits: a retry with the same key applies once");
+ABSL_FLAG(int64_t, expected_version, -1, "edits: apply only if the world is at this version (-1: any)");
+ABSL_FLAG(std::string, batch, "", "edit: file holding an ApplyEditsRequest in protobuf JSON");
+ABSL_FLAG(std::string, out, "", "read-voxels: output file (a binary voxcol.v1.VoxelData message)");
+ABSL_FLAG(std::string, in, "", "write-voxels: input file (a binary voxcol.v1.VoxelData message, as read-voxels writes)");
+ABSL_FLAG(std::string, at, "", "write-voxels: write the file's voxels with their first voxel at X,Y,Z instead");
+ABSL_FLAG(int64_t, from_version, -1, "subscribe: deliver batches after this version (-1: from now)");
+ABSL_FLAG(bool, include_voxels, false, "subscribe: include the new voxels of each changed box");
+ABSL_FLAG(int64_t, max_events, 0, "subscribe: stop after this many batches (0: run until interrupted)");
 
 namespace voxcol::client {
 namespace {
@@ -158,10 +183,10 @@ int RunLoadTest() {
   o.server = absl::GetFlag(FLAGS_server);
   o.streams = absl::GetFlag(FLAGS_streams);
   o.seconds = absl::GetFlag(FLAGS_seconds);
-  o.batch_size = absl::GetFlag(FLAGS_batch);
+  o.batch_size = absl::GetFlag(FLAGS_batch_size);
   o.edits_per_second = absl::GetFlag(FLAGS_edit_rate);
   if (o.streams < 1 || o.seconds <= 0 || o.batch_size < 1 || o.edits_per_second < 0) {
-    return Usage("loadtest needs --streams >= 1, --seconds > 0, --batch >= 1, --edit_rate >= 0");
+    return Usage("loadtest needs --streams >= 1, --seconds > 0, --batch_size >= 1, --edit_rate >= 0");
   }
   LoadTestReport r = RunLoadTest(o);
   double qps = r.seconds > 0 ? double(r.queries) / r.seconds : 0;
@@ -310,6 +335,20 @@ bool ParseMaterial(const std::string& text, uint32_t* out) {
   return absl::SimpleAtoi(text, out);  // the server range-checks numbers
 }
 
+bool ParseMode(v1::EditMode* out) {
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode.empty() || mode == "add") {  // --mode is shared with raycast, whose default is smooth
+    *out = v1::EDIT_MODE_ADD;
+  } else if (mode == "subtract") {
+    *out = v1::EDIT_MODE_SUBTRACT;
+  } else if (mode == "set") {
+    *out = v1::EDIT_MODE_SET;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 int RunFillBall(Client& client) {
   v1::FillBallRequest request;
   if (absl::GetFlag(FLAGS_center).empty()) return Usage("fill-ball needs --center=X,Y,Z");
@@ -320,16 +359,9 @@ int RunFillBall(Client& client) {
     return Usage("--material must be air|water|rock|dirt|grass|sand or a number");
   }
   request.set_material(material);
-  const std::string mode = absl::GetFlag(FLAGS_mode);
-  if (mode.empty() || mode == "add") {
-    request.set_mode(v1::EDIT_MODE_ADD);
-  } else if (mode == "subtract") {
-    request.set_mode(v1::EDIT_MODE_SUBTRACT);
-  } else if (mode == "set") {
-    request.set_mode(v1::EDIT_MODE_SET);
-  } else {
-    return Usage("--mode must be add, subtract or set");
-  }
+  v1::EditMode mode;
+  if (!ParseMode(&mode)) return Usage("--mode must be add, subtract or set");
+  request.set_mode(mode);
   v1::EditAck ack;
   grpc::Status status = client.FillBall(request, &ack);
   if (!status.ok()) return Fail("fill-ball", status);
@@ -356,6 +388,7 @@ int RunCheckpoint(Client& client) {
   }
   return kExitOk;
 }
+// ---- Edits through ApplyEdits, region I/O and the change feed.
 
 bool ParseInt3(const std::string& text, v1::Int3* out) {
   std::vector<std::string> parts = absl::StrSplit(text, ',');
@@ -414,6 +447,226 @@ int RunImportRegion(Client& client) {
   return kExitOk;
 }
 
+// Parses "W,X,Y,Z"; like ParseVec3, leaves range checks (unit length) to the server.
+bool ParseQuat(const std::string& text, v1::Quat* out) {
+  std::vector<std::string> parts = absl::StrSplit(text, ',');
+  if (parts.size() != 4) return false;
+  float v[4];
+  for (int i = 0; i < 4; ++i) {
+    char* end = nullptr;
+    v[i] = std::strtof(parts[i].c_str(), &end);
+    if (parts[i].empty() || *end != '\0') return false;
+  }
+  out->set_w(v[0]);
+  out->set_x(v[1]);
+  out->set_y(v[2]);
+  out->set_z(v[3]);
+  return true;
+}
+
+// --min and --max into a region; returns an error message for Usage, empty on success.
+std::string ParseRegion(const char* command, v1::VoxelBox* out) {
+  if (absl::GetFlag(FLAGS_min).empty() || absl::GetFlag(FLAGS_max).empty()) {
+    return absl::StrCat(command, " needs --min=X,Y,Z and --max=X,Y,Z (voxel indices, max exclusive)");
+  }
+  if (!ParseInt3(absl::GetFlag(FLAGS_min), out->mutable_min())) return "--min must be X,Y,Z integers";
+  if (!ParseInt3(absl::GetFlag(FLAGS_max), out->mutable_max())) return "--max must be X,Y,Z integers";
+  return "";
+}
+
+// Centre, rotation, material and mode shared by the oriented shapes.
+template <typename Shape>
+std::string ParseOriented(const char* command, Shape* shape) {
+  if (absl::GetFlag(FLAGS_center).empty()) return absl::StrCat(command, " needs --center=X,Y,Z");
+  if (!ParseVec3(absl::GetFlag(FLAGS_center), shape->mutable_center())) return "--center must be X,Y,Z";
+  if (!ParseQuat(absl::GetFlag(FLAGS_rotation), shape->mutable_rotation())) return "--rotation must be W,X,Y,Z";
+  uint32_t material = 0;
+  if (!ParseMaterial(absl::GetFlag(FLAGS_material), &material)) {
+    return "--material must be air|water|rock|dirt|grass|sand or a number";
+  }
+  shape->set_material(material);
+  v1::EditMode mode;
+  if (!ParseMode(&mode)) return "--mode must be add, subtract or set";
+  shape->set_mode(mode);
+  return "";
+}
+
+// Builds the single primitive of a shape or region command; an error message for Usage or "".
+std::string PrimitiveFromFlags(const std::string& command, v1::EditPrimitive* p) {
+  if (command == "fill-block" || command == "fill-wedge") {
+    bool block = command == "fill-block";
+    v1::Vec3* size = block ? p->mutable_fill_block()->mutable_size() : p->mutable_fill_wedge()->mutable_size();
+    if (absl::GetFlag(FLAGS_size).empty() || !ParseVec3(absl::GetFlag(FLAGS_size), size)) {
+      return absl::StrCat(command, " needs --size=X,Y,Z");
+    }
+    return block ? ParseOriented(command.c_str(), p->mutable_fill_block())
+                 : ParseOriented(command.c_str(), p->mutable_fill_wedge());
+  }
+  if (command == "fill-cylinder") {
+    p->mutable_fill_cylinder()->set_height(absl::GetFlag(FLAGS_height));
+    p->mutable_fill_cylinder()->set_radius(absl::GetFlag(FLAGS_radius));
+    return ParseOriented(command.c_str(), p->mutable_fill_cylinder());
+  }
+  if (command == "fill-region") {
+    v1::FillRegion* r = p->mutable_fill_region();
+    uint32_t material = 0;
+    if (!ParseMaterial(absl::GetFlag(FLAGS_material), &material)) return "--material must be a name or a number";
+    r->set_material(material);
+    v1::EditMode mode;
+    if (!ParseMode(&mode)) return "--mode must be add, subtract or set";
+    r->set_mode(mode);
+    return ParseRegion("fill-region", r->mutable_region());
+  }
+  if (command == "replace-material") {
+    v1::ReplaceMaterial* r = p->mutable_replace_material();
+    uint32_t source = 0, target = 0;
+    if (!ParseMaterial(absl::GetFlag(FLAGS_source), &source) || !ParseMaterial(absl::GetFlag(FLAGS_target), &target)) {
+      return "replace-material needs --source=M and --target=M (names or numbers)";
+    }
+    r->set_source(source);
+    r->set_target(target);
+    return ParseRegion("replace-material", r->mutable_region());
+  }
+  return ParseRegion("clear", p->mutable_clear()->mutable_region());
+}
+
+int PrintAck(const char* command, const grpc::Status& status, const v1::EditAck& ack) {
+  if (!status.ok()) return Fail(command, status);
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(ack);
+  } else {
+    std::printf("ok   world version %llu, %u chunks changed%s\n", (unsigned long long)ack.version(),
+                ack.changed_chunks(), ack.replayed() ? " (replayed: this key was already applied)" : "");
+  }
+  return kExitOk;
+}
+
+int SendBatch(Client& client, const char* command, v1::ApplyEditsRequest request) {
+  if (!absl::GetFlag(FLAGS_idempotency_key).empty()) request.set_idempotency_key(absl::GetFlag(FLAGS_idempotency_key));
+  if (absl::GetFlag(FLAGS_expected_version) >= 0) request.set_expected_version(absl::GetFlag(FLAGS_expected_version));
+  v1::EditAck ack;
+  grpc::Status status = client.ApplyEdits(request, &ack);
+  return PrintAck(command, status, ack);
+}
+
+int RunPrimitive(Client& client, const std::string& command) {
+  v1::ApplyEditsRequest request;
+  std::string error = PrimitiveFromFlags(command, request.add_primitives());
+  if (!error.empty()) return Usage(error);
+  return SendBatch(client, command.c_str(), request);
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+int RunEditBatch(Client& client) {
+  std::string json;
+  if (absl::GetFlag(FLAGS_batch).empty() || !ReadFile(absl::GetFlag(FLAGS_batch), &json)) {
+    return Usage("edit needs --batch=FILE, a readable ApplyEditsRequest in protobuf JSON");
+  }
+  v1::ApplyEditsRequest request;
+  auto parsed = google::protobuf::util::JsonStringToMessage(json, &request);
+  if (!parsed.ok()) return Usage(absl::StrCat("--batch: not an ApplyEditsRequest: ", parsed.ToString()));
+  return SendBatch(client, "edit", request);
+}
+
+int RunReadVoxels(Client& client) {
+  v1::ReadVoxelsRequest request;
+  std::string error = ParseRegion("read-voxels", request.mutable_region());
+  if (!error.empty()) return Usage(error);
+  const std::string path = absl::GetFlag(FLAGS_out);
+  if (path.empty()) return Usage("read-voxels needs --out=FILE");
+  v1::ReadVoxelsResponse r;
+  grpc::Status status = client.ReadVoxels(request, &r);
+  if (!status.ok()) return Fail("read-voxels", status);
+  std::ofstream out(path, std::ios::binary);
+  if (!out || !r.voxels().SerializeToOstream(&out) || !out.flush()) {
+    std::fprintf(stderr, "voxcol: cannot write %s\n", path.c_str());
+    return kExitUsage;
+  }
+  size_t count = r.voxels().materials().size();
+  if (absl::GetFlag(FLAGS_json)) {
+    r.mutable_voxels()->clear_materials();  // the arrays are in the file
+    r.mutable_voxels()->clear_occupancies();
+    PrintJson(r);
+  } else {
+    std::printf("ok   %zu voxels at world version %llu written to %s\n", count, (unsigned long long)r.version(),
+                path.c_str());
+  }
+  return kExitOk;
+}
+
+int RunWriteVoxels(Client& client) {
+  std::string bytes;
+  v1::WriteVoxelsRequest request;
+  const std::string path = absl::GetFlag(FLAGS_in);
+  if (path.empty() || !ReadFile(path, &bytes) || !request.mutable_voxels()->ParseFromString(bytes)) {
+    return Usage("write-voxels needs --in=FILE holding a VoxelData message (as read-voxels writes)");
+  }
+  if (!absl::GetFlag(FLAGS_at).empty()) {
+    // Move the box, keeping its size: a paste at another place.
+    v1::Int3 at;
+    if (!ParseInt3(absl::GetFlag(FLAGS_at), &at)) return Usage("--at must be X,Y,Z integers");
+    v1::VoxelBox* box = request.mutable_voxels()->mutable_region();
+    box->mutable_max()->set_x(box->max().x() - box->min().x() + at.x());
+    box->mutable_max()->set_y(box->max().y() - box->min().y() + at.y());
+    box->mutable_max()->set_z(box->max().z() - box->min().z() + at.z());
+    *box->mutable_min() = at;
+  }
+  v1::EditAck ack;
+  grpc::Status status = client.WriteVoxels(request, &ack);
+  return PrintAck("write-voxels", status, ack);
+}
+
+void PrintEvent(const v1::SubscribeResponse& event) {
+  if (absl::GetFlag(FLAGS_json)) {
+    std::string out;
+    (void)google::protobuf::util::MessageToJsonString(event, &out);  // one object per line
+    std::printf("%s\n", out.c_str());
+  } else {
+    uint64_t voxels = 0;
+    std::string boxes;
+    for (const v1::ChunkChange& c : event.changes()) {
+      const v1::VoxelBox& b = c.changed_voxels();
+      voxels += uint64_t(b.max().x() - b.min().x()) * (b.max().y() - b.min().y()) * (b.max().z() - b.min().z());
+      if (boxes.size() < 200) absl::StrAppend(&boxes, " ", Fmt(b.min()), "..", Fmt(b.max()));
+    }
+    std::printf("version %llu  %d chunks  %llu voxels in boxes:%s\n", (unsigned long long)event.version(),
+                event.changes_size(), (unsigned long long)voxels, boxes.c_str());
+  }
+  std::fflush(stdout);  // a live tail: every line as it happens
+}
+
+int RunSubscribe(Client& client) {
+  v1::SubscribeRequest request;
+  if (!absl::GetFlag(FLAGS_min).empty() || !absl::GetFlag(FLAGS_max).empty()) {
+    std::string error = ParseRegion("subscribe", request.mutable_region());
+    if (!error.empty()) return Usage(error);
+  }
+  if (absl::GetFlag(FLAGS_from_version) >= 0) request.set_from_version(absl::GetFlag(FLAGS_from_version));
+  request.set_include_voxels(absl::GetFlag(FLAGS_include_voxels));
+  const int64_t max_events = absl::GetFlag(FLAGS_max_events);
+  grpc::ClientContext context;  // no deadline: a live tail runs until stopped
+  auto reader = client.Subscribe(&context, request);
+  v1::SubscribeResponse event;
+  int64_t seen = 0;
+  while (reader->Read(&event)) {
+    PrintEvent(event);
+    if (max_events > 0 && ++seen >= max_events) {
+      context.TryCancel();
+      reader->Finish();
+      return kExitOk;
+    }
+  }
+  return Fail("subscribe", reader->Finish());
+}
+
 }  // namespace
 }  // namespace voxcol::client
 
@@ -428,15 +681,28 @@ int main(int argc, char** argv) {
       "  overlap     --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] "
       "[--max_voxels=N]\n"
       "  fill-ball   --center=X,Y,Z --radius=R [--material=NAME|N] [--mode=add|subtract|set]\n"
-      "  loadtest    [--streams=32] [--seconds=60] [--batch=64] [--edit_rate=20]: bounded load from this\n"
+      "  loadtest    [--streams=32] [--seconds=60] [--batch_size=64] [--edit_rate=20]: bounded load from this\n"
       "              machine; only shedding (RESOURCE_EXHAUSTED) is tolerated, other errors exit 1\n"
       "  checkpoint  --dir=/abs/path   online backup of the server's store (path on the server host)\n"
       "  export-region --min=X,Y,Z --max=X,Y,Z --file=PATH   voxels of a box to a packed file\n"
       "  import-region --file=PATH     write a packed region back as one edit\n"
+      "  fill-block  --center=X,Y,Z --size=X,Y,Z [--rotation=W,X,Y,Z] [--material] [--mode]\n"
+      "  fill-wedge  --center=X,Y,Z --size=X,Y,Z [--rotation=W,X,Y,Z] [--material] [--mode]\n"
+      "              (Roblox wedge: slope from the bottom-front (-Z) edge up to the top-back (+Z) edge)\n"
+      "  fill-cylinder --center=X,Y,Z --height=H --radius=R [--rotation=W,X,Y,Z] [--material] [--mode]\n"
+      "  fill-region --min=X,Y,Z --max=X,Y,Z [--material] [--mode]   (voxel indices, max exclusive)\n"
+      "  replace-material --min=X,Y,Z --max=X,Y,Z --source=M --target=M\n"
+      "  clear       --min=X,Y,Z --max=X,Y,Z\n"
+      "  edit        --batch=FILE   (ApplyEditsRequest as protobuf JSON: one atomic batch)\n"
+      "              edits above accept --idempotency_key=K and --expected_version=V\n"
+      "  read-voxels --min=X,Y,Z --max=X,Y,Z --out=FILE   (file: binary voxcol.v1.VoxelData)\n"
+      "  write-voxels --in=FILE [--at=X,Y,Z]\n"
+      "  subscribe   [--min=X,Y,Z --max=X,Y,Z] [--from_version=V] [--include_voxels] [--max_events=N]\n"
+      "              one line per committed batch (one JSON object per line with --json)\n"
       "exit codes: 0 ok, 1 server error, 2 usage, 3 server unreachable");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   using namespace voxcol::client;
-  if (args.size() != 2) return Usage("expected exactly one command (see the list in --help)");
+  if (args.size() != 2) return Usage("expected exactly one command (see --help)");
   const std::string command = args[1];
   Client client(absl::GetFlag(FLAGS_server), std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
   if (command == "info") return RunInfo(client);
@@ -448,5 +714,13 @@ int main(int argc, char** argv) {
   if (command == "checkpoint") return RunCheckpoint(client);
   if (command == "export-region") return RunExportRegion(client);
   if (command == "import-region") return RunImportRegion(client);
+  if (command == "fill-block" || command == "fill-cylinder" || command == "fill-wedge" || command == "fill-region" ||
+      command == "replace-material" || command == "clear") {
+    return RunPrimitive(client, command);
+  }
+  if (command == "edit") return RunEditBatch(client);
+  if (command == "read-voxels") return RunReadVoxels(client);
+  if (command == "write-voxels") return RunWriteVoxels(client);
+  if (command == "subscribe") return RunSubscribe(client);
   return Usage("unknown command '" + command + "'");
 }

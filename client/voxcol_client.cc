@@ -2,8 +2,19 @@
 
 namespace voxcol::client {
 
+namespace {
+
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);  // ReadVoxels answers up to 2 bytes x 4M voxels
+  args.SetMaxSendMessageSize(-1);
+  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+}
+
+}  // namespace
+
 Client::Client(const std::string& target, std::chrono::milliseconds timeout)
-    : channel_(grpc::CreateChannel(target, grpc::InsecureChannelCredentials())),
+    : channel_(MakeChannel(target)),
       timeout_(timeout),
       world_(v1::WorldService::NewStub(channel_)),
       query_(v1::QueryService::NewStub(channel_)),
@@ -55,6 +66,29 @@ grpc::Status Client::ImportRegion(const v1::ImportRegionRequest& request, v1::Ed
   grpc::ClientContext context;
   Prepare(&context);
   return admin_->ImportRegion(&context, request, response);
+}
+
+grpc::Status Client::ApplyEdits(const v1::ApplyEditsRequest& request, v1::EditAck* response) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  return edit_->ApplyEdits(&context, request, response);
+}
+
+grpc::Status Client::ReadVoxels(const v1::ReadVoxelsRequest& request, v1::ReadVoxelsResponse* response) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  return edit_->ReadVoxels(&context, request, response);
+}
+
+grpc::Status Client::WriteVoxels(const v1::WriteVoxelsRequest& request, v1::EditAck* response) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  return edit_->WriteVoxels(&context, request, response);
+}
+
+std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>> Client::Subscribe(grpc::ClientContext* context,
+                                                                            const v1::SubscribeRequest& request) {
+  return edit_->Subscribe(context, request);
 }
 
 }  // namespace voxcol::client

@@ -26,6 +26,15 @@ class Client {
   grpc::Status CreateCheckpoint(const v1::CreateCheckpointRequest& request, v1::CreateCheckpointResponse* response);
   grpc::Status ExportRegion(const v1::ExportRegionRequest& request, v1::ExportRegionResponse* response);
   grpc::Status ImportRegion(const v1::ImportRegionRequest& request, v1::EditAck* response);
+  grpc::Status ApplyEdits(const v1::ApplyEditsRequest& request, v1::EditAck* response);
+  grpc::Status ReadVoxels(const v1::ReadVoxelsRequest& request, v1::ReadVoxelsResponse* response);
+  grpc::Status WriteVoxels(const v1::WriteVoxelsRequest& request, v1::EditAck* response);
+
+  // Opens the change feed. Streams have no deadline: `context` (owned by the caller, alive until
+  // the reader is finished) can cancel it with TryCancel(). Read() responses until it returns
+  // false, then call Finish() for the status.
+  std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>> Subscribe(grpc::ClientContext* context,
+                                                                      const v1::SubscribeRequest& request);
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 

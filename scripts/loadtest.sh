@@ -3,7 +3,7 @@
 # it (default 32 streams for 60 s plus an editing client), samples the server's resident memory
 # every second, and prints the report with peak and final RSS. Run after scripts/build.sh.
 #
-#   bash scripts/loadtest.sh [--seconds=60] [--streams=32] [--batch=64] [--edit_rate=20]
+#   bash scripts/loadtest.sh [--seconds=60] [--streams=32] [--batch_size=64] [--edit_rate=20]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/voxcol-load.XXXX)

@@ -1,11 +1,28 @@
 #include "server/edit_service.h"
 
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "core/voxel/edit_validation.h"
 #include "server/convert.h"
+#include "server/convert_edit.h"
 #include "server/server_metrics.h"
 
 #include "absl/time/clock.h"
 
 namespace voxcol::server {
+
+namespace {
+
+constexpr absl::Duration kSubscribePoll = absl::Milliseconds(200);
+constexpr size_t kSubscribeEntriesPerRead = 64;
+
+absl::Status WithPrefix(const absl::Status& status, absl::string_view prefix) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
+}
+
+}  // namespace
 
 grpc::Status EditServiceImpl::FillBall(grpc::ServerContext*, const v1::FillBallRequest* request,
                                        v1::EditAck* response) {
@@ -26,6 +43,72 @@ grpc::Status EditServiceImpl::FillBall(grpc::ServerContext*, const v1::FillBallR
   response->set_version(result->version);
   response->set_changed_chunks(uint32_t(result->changes.size()));
   return grpc::Status::OK;
+}
+
+grpc::Status EditServiceImpl::ApplyEdits(grpc::ServerContext*, const v1::ApplyEditsRequest* request,
+                                         v1::EditAck* response) {
+  EditBatch batch;
+  absl::Status status = FromProto(*request, &batch);
+  if (!status.ok()) return ToGrpcStatus(status);
+  absl::StatusOr<BatchAck> ack = batcher_.Apply(batch);
+  if (!ack.ok()) return ToGrpcStatus(ack.status());
+  ToProto(*ack, response);
+  return grpc::Status::OK;
+}
+
+grpc::Status EditServiceImpl::ReadVoxels(grpc::ServerContext*, const v1::ReadVoxelsRequest* request,
+                                         v1::ReadVoxelsResponse* response) {
+  uint64_t version = 0;
+  absl::StatusOr<VoxelArrays> voxels = voxcol::ReadVoxels(world_, FromProto(request->region()), limits_.edit, &version);
+  if (!voxels.ok()) return ToGrpcStatus(voxels.status());
+  response->set_version(version);
+  ToProto(*voxels, response->mutable_voxels());
+  return grpc::Status::OK;
+}
+
+grpc::Status EditServiceImpl::WriteVoxels(grpc::ServerContext*, const v1::WriteVoxelsRequest* request,
+                                          v1::EditAck* response) {
+  EditBatch batch;
+  batch.primitives.push_back(FromProto(request->voxels()));
+  // Validate here so that the message names the request's own field path ("voxels.region").
+  absl::Status status = WithPrefix(ValidatePrimitive(world_, batch.primitives[0], limits_.edit), "voxels.");
+  if (!status.ok()) return ToGrpcStatus(status);
+  absl::StatusOr<BatchAck> ack = batcher_.Apply(batch);
+  if (!ack.ok()) return ToGrpcStatus(ack.status());
+  ToProto(*ack, response);
+  return grpc::Status::OK;
+}
+
+grpc::Status EditServiceImpl::Subscribe(grpc::ServerContext* context, const v1::SubscribeRequest* request,
+                                        grpc::ServerWriter<v1::SubscribeResponse>* writer) {
+  IntBox region = world_.voxel_bounds();
+  if (request->has_region()) {
+    region = FromProto(request->region());
+    EditLimits unlimited = limits_.edit;  // a subscription may watch the whole world
+    unlimited.max_region_voxels = std::numeric_limits<int64_t>::max();
+    absl::Status status = ValidateRegion(world_, region, unlimited, "region");
+    if (!status.ok()) return ToGrpcStatus(status);
+  }
+  uint64_t cursor = request->has_from_version() ? request->from_version() : change_log_.newest_version();
+  // A cursor outside the window fails here with OUT_OF_RANGE, before anything is streamed.
+  absl::StatusOr<std::vector<ChangeEntryPtr>> entries = change_log_.Read(cursor, 0, absl::ZeroDuration());
+  v1::SubscribeResponse response;
+  while (entries.ok()) {
+    for (const ChangeEntryPtr& entry : *entries) {
+      cursor = entry->version;
+      if (!ToProto(*entry, region, request->include_voxels(), &response)) continue;
+      if (!writer->Write(response)) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+    }
+    if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client");
+    entries = change_log_.Read(cursor, kSubscribeEntriesPerRead, kSubscribePoll);
+    if (entries.status().code() == absl::StatusCode::kOutOfRange) {
+      // The window moved past versions this subscriber has not received: it read too slowly.
+      return ToGrpcStatus(absl::ResourceExhaustedError(absl::StrCat(
+          "subscriber fell behind: versions after ", cursor, " left the change log's retention window; ",
+          "resync with ReadVoxels and subscribe again from the version it returns")));
+    }
+  }
+  return ToGrpcStatus(entries.status());
 }
 
 }  // namespace voxcol::server

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -17,6 +18,8 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "core/voxel/change_log.h"
+#include "core/voxel/edit_batch.h"
 #include "core/worldgen/cave_generator.h"
 #include "server/admin_service.h"
 #include "server/data_dir.h"
@@ -33,6 +36,14 @@ ABSL_FLAG(std::string, world_size, "512,192,512",
           "World size in voxels X,Y,Z for a new world (multiples of 8), centred on the origin");
 ABSL_FLAG(float, voxel_size, 1.0f, "World units per voxel edge for a new world");
 ABSL_FLAG(float, max_edit_radius, 64.0f, "Largest edit radius accepted, world units");
+ABSL_FLAG(float, max_edit_extent, 128.0f, "Longest block/wedge edge or cylinder height accepted, world units");
+ABSL_FLAG(int64_t, max_region_voxels, 4194304,
+          "Most voxels per region of ReadVoxels, WriteVoxels, FillRegion, ReplaceMaterial, Clear");
+ABSL_FLAG(int32_t, max_batch_primitives, 256, "Most primitives in one ApplyEdits batch");
+ABSL_FLAG(uint64_t, idempotency_keys, 100000, "ApplyEdits idempotency keys remembered (in memory, newest kept)");
+ABSL_FLAG(uint64_t, change_log_versions, 4096, "Change feed retention window: newest versions kept for Subscribe");
+ABSL_FLAG(uint64_t, change_log_chunks, 65536,
+          "Change feed retention budget: changed chunks kept (~1 KiB each); shrinks the window");
 ABSL_FLAG(float, max_ray_distance, 4096.0f, "Longest ray accepted, world units");
 ABSL_FLAG(int, query_threads, 0, "Threads running query batches; 0 = one per core");
 ABSL_FLAG(int, max_queued_batches, 256,
@@ -113,9 +124,20 @@ int RunServer() {
   BroadphaseIndex broadphase(world);
   world.AddObserver(&broadphase);
 
+  if (absl::GetFlag(FLAGS_max_region_voxels) <= 0 || absl::GetFlag(FLAGS_max_batch_primitives) <= 0) {
+    LogError("event=bad_flag message=\"--max_region_voxels and --max_batch_primitives must be > 0\"");
+    return 2;
+  }
   ServiceLimits limits;
   limits.query.max_ray_distance = absl::GetFlag(FLAGS_max_ray_distance);
   limits.edit.max_radius = absl::GetFlag(FLAGS_max_edit_radius);
+  limits.edit.max_extent = absl::GetFlag(FLAGS_max_edit_extent);
+  limits.edit.max_region_voxels = absl::GetFlag(FLAGS_max_region_voxels);
+  limits.edit.max_batch_primitives = absl::GetFlag(FLAGS_max_batch_primitives);
+  ChangeLog change_log(world.version(), {absl::GetFlag(FLAGS_change_log_versions),
+                                         absl::GetFlag(FLAGS_change_log_chunks)});
+  world.AddObserver(&change_log);
+  EditBatcher batcher(world, limits.edit, absl::GetFlag(FLAGS_idempotency_keys));
   limits.overlap.max_extent = absl::GetFlag(FLAGS_max_overlap_extent);
   limits.overlap.max_voxels = absl::GetFlag(FLAGS_max_overlap_voxels);
   StreamLimits stream_limits;
@@ -146,7 +168,7 @@ int RunServer() {
   NarrowphaseCache narrowphase_cache(world, size_t(absl::GetFlag(FLAGS_narrowphase_cache_mb)) << 20);
   QueryServiceImpl query_service(world, QueryEngine{broadphase, narrowphase_cache}, limits, stream_limits,
                                  &query_pool);
-  EditServiceImpl edit_service(world, limits);
+  EditServiceImpl edit_service(world, limits, batcher, change_log);
   AdminServiceImpl admin_service(world, *data->store);
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -155,6 +177,9 @@ int RunServer() {
   int port = 0;
   const std::string listen = absl::GetFlag(FLAGS_listen);
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  // A full WriteVoxels/ApplyEdits region is two bytes per voxel plus framing.
+  int64_t max_message = 2 * limits.edit.max_region_voxels + (1 << 20);
+  builder.SetMaxReceiveMessageSize(int(std::min<int64_t>(max_message, std::numeric_limits<int>::max())));
   builder.RegisterService(&world_service);
   builder.RegisterService(&query_service);
   builder.RegisterService(&edit_service);
@@ -176,6 +201,7 @@ int RunServer() {
     sigwait(&signals, &sig);
     LogInfo("event=shutdown signal=%d", sig);
     server->GetHealthCheckService()->Shutdown();  // health turns NOT_SERVING for balancers
+    change_log.Close();  // Subscribe streams end now instead of holding the grace period
     auto grace = std::chrono::duration<double>(absl::GetFlag(FLAGS_shutdown_grace_seconds));
     server->Shutdown(std::chrono::system_clock::now() +
                      std::chrono::duration_cast<std::chrono::system_clock::duration>(grace));

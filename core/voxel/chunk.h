@@ -35,6 +35,21 @@ constexpr Int3 ChunkOrigin(const ChunkKey& key) {
   return {key.x * kChunkSize, key.y * kChunkSize, key.z * kChunkSize};
 }
 
+// Calls fn(key, part) for every chunk overlapping `region` (voxel indices, max exclusive), in Y,
+// then Z, then X order, where `part` is the region's part inside that chunk (world voxels).
+template <typename Fn>
+void ForEachChunkIn(const IntBox& region, Fn&& fn) {
+  if (region.Empty()) return;
+  ChunkKey lo = ChunkOf(region.min), hi = ChunkOf(region.max - Int3{1, 1, 1});
+  for (int32_t cy = lo.y; cy <= hi.y; ++cy)
+    for (int32_t cz = lo.z; cz <= hi.z; ++cz)
+      for (int32_t cx = lo.x; cx <= hi.x; ++cx) {
+        ChunkKey key{cx, cy, cz};
+        Int3 origin = ChunkOrigin(key);
+        fn(key, region.Intersect({origin, origin + Int3{kChunkSize, kChunkSize, kChunkSize}}));
+      }
+}
+
 struct Chunk {
   std::array<Voxel, kChunkVoxels> voxels{};
 

@@ -1,6 +1,6 @@
 #include "core/voxel/edit.h"
 
-#include "absl/strings/str_cat.h"
+#include "core/voxel/edit_validation.h"
 
 namespace voxcol {
 
@@ -31,21 +31,9 @@ Voxel CombineCoverage(Voxel current, float coverage, uint8_t material, EditMode 
 }
 
 absl::Status ValidateFillBall(const World& world, const FillBallParams& p, const EditLimits& limits) {
-  if (!IsFinite(p.center)) return absl::InvalidArgumentError("center must be finite (no NaN or infinity)");
-  if (!world.ContainsPoint(p.center)) {
-    Aabb b = world.world_bounds();
-    return absl::InvalidArgumentError(absl::StrCat(
-        "center (", p.center.x, ", ", p.center.y, ", ", p.center.z, ") is outside the world bounds [",
-        b.min.x, ", ", b.min.y, ", ", b.min.z, "] .. [", b.max.x, ", ", b.max.y, ", ", b.max.z, ")"));
-  }
-  if (!std::isfinite(p.radius) || p.radius <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("radius must be finite and > 0, got ", p.radius));
-  }
-  if (p.radius > limits.max_radius) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("radius ", p.radius, " exceeds the configured maximum ", limits.max_radius));
-  }
-  return absl::OkStatus();
+  absl::Status status = ValidatePointInWorld(world, p.center, "center");
+  if (status.ok()) status = ValidateLength(p.radius, limits.max_radius, "radius");
+  return status;
 }
 
 absl::Status FillBall(ChunkEdit& edit, const FillBallParams& p, const EditLimits& limits) {

@@ -29,7 +29,12 @@ enum class EditMode {
 
 // Server-side limits on edits, configured by flags.
 struct EditLimits {
-  float max_radius = 64.0f;  // world units; larger balls/cylinders are rejected
+  float max_radius = 64.0f;   // world units; larger balls/cylinders are rejected
+  float max_extent = 128.0f;  // world units; longest block/wedge edge or cylinder height
+  // Most voxels one region may span (FillRegion, ReplaceMaterial, Clear, ReadVoxels,
+  // WriteVoxels); 4,194,304 = 2^22 like Roblox's ReadVoxels/WriteVoxels limit.
+  int64_t max_region_voxels = 4194304;
+  int max_batch_primitives = 256;  // primitives in one edit batch
 };
 
 struct FillBallParams {

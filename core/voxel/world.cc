@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 
@@ -302,6 +303,13 @@ void World::AbortQueued(const std::vector<PendingEdit*>& group, const absl::Stat
   queue_.clear();
   staged_.clear();
   staged_version_ = version_.load(std::memory_order_acquire);
+}
+
+absl::StatusOr<uint64_t> World::ReadConsistent(const std::function<absl::Status()>& read) const {
+  ReadSnapshot snapshot(*this);
+  absl::Status status = read();
+  if (!status.ok()) return status;
+  return snapshot.version();
 }
 
 Voxel ChunkEdit::Get(const Int3& voxel) const {

@@ -145,6 +145,11 @@ class World {
   // returns an error nothing is published and the version stays.
   absl::StatusOr<EditResult> Edit(const std::function<absl::Status(ChunkEdit&)>& edit);
 
+  // Runs `read` (which loads chunks of this world) under a ReadSnapshot so that everything it sees
+  // belongs to one published version, and returns that version. An error from `read` is returned
+  // as is.
+  absl::StatusOr<uint64_t> ReadConsistent(const std::function<absl::Status()>& read) const;
+
   // Number of chunks currently resident (generated or edited).
   size_t resident_chunks() const;
 

@@ -1,0 +1,114 @@
+#include "core/voxel/edit_batch.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace voxcol {
+
+namespace {
+
+struct Validator {
+  const World& world;
+  const EditLimits& limits;
+  absl::Status operator()(const FillBallParams& p) const { return ValidateFillBall(world, p, limits); }
+  absl::Status operator()(const FillBlockParams& p) const { return ValidateFillBlock(world, p, limits); }
+  absl::Status operator()(const FillCylinderParams& p) const { return ValidateFillCylinder(world, p, limits); }
+  absl::Status operator()(const FillWedgeParams& p) const { return ValidateFillWedge(world, p, limits); }
+  absl::Status operator()(const FillRegionParams& p) const { return ValidateFillRegion(world, p, limits); }
+  absl::Status operator()(const ReplaceMaterialParams& p) const {
+    return ValidateReplaceMaterial(world, p, limits);
+  }
+  absl::Status operator()(const ClearParams& p) const { return ValidateClear(world, p, limits); }
+  absl::Status operator()(const VoxelArrays& p) const { return ValidateWriteVoxels(world, p, limits); }
+};
+
+struct Applier {
+  ChunkEdit& edit;
+  const EditLimits& limits;
+  absl::Status operator()(const FillBallParams& p) const { return FillBall(edit, p, limits); }
+  absl::Status operator()(const FillBlockParams& p) const { return FillBlock(edit, p, limits); }
+  absl::Status operator()(const FillCylinderParams& p) const { return FillCylinder(edit, p, limits); }
+  absl::Status operator()(const FillWedgeParams& p) const { return FillWedge(edit, p, limits); }
+  absl::Status operator()(const FillRegionParams& p) const { return FillRegion(edit, p, limits); }
+  absl::Status operator()(const ReplaceMaterialParams& p) const { return ReplaceMaterial(edit, p, limits); }
+  absl::Status operator()(const ClearParams& p) const { return Clear(edit, p, limits); }
+  absl::Status operator()(const VoxelArrays& p) const { return WriteVoxels(edit, p, limits); }
+};
+
+absl::Status WithPrefix(const absl::Status& status, size_t index, const EditPrimitive& primitive) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat("primitives[", index, "].", PrimitiveName(primitive), ".", status.message()));
+}
+
+absl::Status CheckExpectedVersion(const World& world, const std::optional<uint64_t>& expected) {
+  if (!expected.has_value() || *expected == world.version()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat("expected_version ", *expected,
+                                                    " does not match the current world version ",
+                                                    world.version(), "; nothing was applied"));
+}
+
+}  // namespace
+
+const char* PrimitiveName(const EditPrimitive& primitive) {
+  static const char* names[] = {"fill_ball",   "fill_block",       "fill_cylinder", "fill_wedge",
+                                "fill_region", "replace_material", "clear",         "write_voxels"};
+  static_assert(std::variant_size_v<EditPrimitive> == 8);
+  return names[primitive.index()];
+}
+
+absl::Status ValidatePrimitive(const World& world, const EditPrimitive& primitive, const EditLimits& limits) {
+  return std::visit(Validator{world, limits}, primitive);
+}
+
+absl::Status ApplyPrimitive(ChunkEdit& edit, const EditPrimitive& primitive, const EditLimits& limits) {
+  return std::visit(Applier{edit, limits}, primitive);
+}
+
+absl::Status ValidateEditBatch(const World& world, const EditBatch& batch, const EditLimits& limits) {
+  if (batch.primitives.empty()) return absl::InvalidArgumentError("primitives must not be empty");
+  if (batch.primitives.size() > size_t(limits.max_batch_primitives)) {
+    return absl::InvalidArgumentError(absl::StrCat("primitives has ", batch.primitives.size(),
+                                                   " entries, more than the configured maximum ",
+                                                   limits.max_batch_primitives));
+  }
+  for (size_t i = 0; i < batch.primitives.size(); ++i) {
+    absl::Status status = ValidatePrimitive(world, batch.primitives[i], limits);
+    if (!status.ok()) return WithPrefix(status, i, batch.primitives[i]);
+  }
+  return absl::OkStatus();
+}
+
+EditBatcher::EditBatcher(World& world, const EditLimits& limits, size_t idempotency_keys)
+    : world_(world), limits_(limits), table_(idempotency_keys) {}
+
+absl::StatusOr<BatchAck> EditBatcher::Apply(const EditBatch& batch) {
+  absl::Status status = ValidateEditBatch(world_, batch, limits_);
+  if (!status.ok()) return status;
+  absl::MutexLock lock(&mu_);
+  const bool keyed = !batch.idempotency_key.empty();
+  if (keyed) {
+    if (std::optional<IdempotencyTable::Entry> seen = table_.Find(batch.idempotency_key)) {
+      if (seen->fingerprint != batch.fingerprint) {
+        return absl::InvalidArgumentError(absl::StrCat("idempotency_key '", batch.idempotency_key,
+                                                       "' was already used for a different batch"));
+      }
+      BatchAck ack = seen->ack;
+      ack.replayed = true;
+      return ack;
+    }
+  }
+  absl::StatusOr<EditResult> result = world_.Edit([&](ChunkEdit& edit) {
+    // Checked under the edit lock, so no other edit can slip in between check and apply.
+    absl::Status s = CheckExpectedVersion(edit.world(), batch.expected_version);
+    for (size_t i = 0; s.ok() && i < batch.primitives.size(); ++i) {
+      s = WithPrefix(ApplyPrimitive(edit, batch.primitives[i], limits_), i, batch.primitives[i]);
+    }
+    return s;
+  });
+  if (!result.ok()) return result.status();
+  BatchAck ack{result->version, uint32_t(result->changes.size()), false};
+  if (keyed) table_.Insert(batch.idempotency_key, {batch.fingerprint, ack});
+  return ack;
+}
+
+}  // namespace voxcol

@@ -1,0 +1,68 @@
+// Edit batches: several primitives applied all-or-nothing as one world version, with an optional
+// idempotency key (a retried batch is answered with the original ack and applies once) and an
+// optional precondition on the current world version.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "core/voxel/edit.h"
+#include "core/voxel/edit_shapes.h"
+#include "core/voxel/idempotency_table.h"
+#include "core/voxel/voxel_io.h"
+#include "core/voxel/world.h"
+
+namespace voxcol {
+
+// One primitive of a batch; VoxelArrays is a WriteVoxels.
+using EditPrimitive = std::variant<FillBallParams, FillBlockParams, FillCylinderParams, FillWedgeParams,
+                                   FillRegionParams, ReplaceMaterialParams, ClearParams, VoxelArrays>;
+
+// Wire name of a primitive's kind: "fill_ball", "fill_block", ..., "clear", "write_voxels".
+const char* PrimitiveName(const EditPrimitive& primitive);
+// Validates one primitive; the message starts with the primitive's field name (e.g. "radius").
+absl::Status ValidatePrimitive(const World& world, const EditPrimitive& primitive, const EditLimits& limits);
+// Validates and applies one primitive inside an edit.
+absl::Status ApplyPrimitive(ChunkEdit& edit, const EditPrimitive& primitive, const EditLimits& limits);
+
+struct EditBatch {
+  std::vector<EditPrimitive> primitives;  // applied in order; 1..limits.max_batch_primitives
+  std::string idempotency_key;            // empty: no idempotency
+  // Identifies the batch content (e.g. a hash of the request). A key reused with another
+  // fingerprint is rejected rather than silently answered with another batch's ack.
+  uint64_t fingerprint = 0;
+  std::optional<uint64_t> expected_version;  // the batch applies only if the world is at this version
+};
+
+// Checks every primitive; messages are prefixed with the path, e.g. "primitives[2].fill_block.size.x".
+absl::Status ValidateEditBatch(const World& world, const EditBatch& batch, const EditLimits& limits);
+
+// Applies batches to one world. Thread-safe.
+class EditBatcher {
+ public:
+  // Remembers the acks of the last `idempotency_keys` batches that carried a key.
+  EditBatcher(World& world, const EditLimits& limits, size_t idempotency_keys);
+
+  // Applies the batch as one World::Edit: exactly one new version, or no change at all.
+  // Errors: INVALID_ARGUMENT naming the field (nothing applied); INVALID_ARGUMENT for a key reused
+  // with a different batch; FAILED_PRECONDITION when expected_version is not the current version;
+  // errors of World::Edit (e.g. a chunk load or durability failure). A batch whose key was
+  // already applied returns that batch's ack with `replayed` set and changes nothing.
+  absl::StatusOr<BatchAck> Apply(const EditBatch& batch);
+
+ private:
+  World& world_;
+  const EditLimits limits_;
+  // Held across lookup, edit and insert so that concurrent retries of one key apply once. Edits
+  // are serialized by the world's edit lock anyway, so this costs no parallelism.
+  absl::Mutex mu_;
+  IdempotencyTable table_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace voxcol

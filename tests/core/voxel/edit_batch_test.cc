@@ -1,0 +1,149 @@
+// Edit batches: atomicity, one version per batch, idempotency keys, version preconditions.
+#include "core/voxel/edit_batch.h"
+
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/core/test_worlds.h"
+
+namespace voxcol {
+namespace {
+
+EditBatch ThreeBlocks() {
+  EditBatch batch;
+  batch.primitives.push_back(FillBlockParams{{0.5f, 0.5f, 0.5f}, Quat{}, {3, 3, 3}, kMaterialRock, EditMode::kAdd});
+  batch.primitives.push_back(FillBallParams{{10, 0, 0}, 3, kMaterialDirt, EditMode::kAdd});
+  batch.primitives.push_back(ClearParams{{{-20, -20, -20}, {-18, -18, -18}}});
+  return batch;
+}
+
+TEST(EditBatch, AppliesAllPrimitivesAsExactlyOneVersion) {
+  auto world = testing::MakeEmptyWorld();
+  EditBatcher batcher(*world, EditLimits{}, 16);
+  absl::StatusOr<BatchAck> ack = batcher.Apply(ThreeBlocks());
+  ASSERT_TRUE(ack.ok()) << ack.status();
+  EXPECT_EQ(ack->version, 1u);
+  EXPECT_EQ(world->version(), 1u);
+  EXPECT_FALSE(ack->replayed);
+  EXPECT_GT(ack->changed_chunks, 0u);
+  EXPECT_EQ(world->GetVoxel({0, 0, 0}), (Voxel{kMaterialRock, 255}));
+  EXPECT_EQ(world->GetVoxel({10, 0, 0}), (Voxel{kMaterialDirt, 255}));
+}
+
+TEST(EditBatch, InvalidThirdPrimitiveChangesNothingAndNamesItsPath) {
+  auto world = testing::MakeEmptyWorld();
+  EditBatcher batcher(*world, EditLimits{}, 16);
+  EditBatch batch = ThreeBlocks();
+  batch.primitives[2] = FillWedgeParams{{0, 0, 0}, Quat{0, 0, 0, 0}, {1, 1, 1}};
+  absl::StatusOr<BatchAck> ack = batcher.Apply(batch);
+  ASSERT_EQ(ack.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ack.status().message().rfind("primitives[2].fill_wedge.rotation", 0), 0u) << ack.status();
+  EXPECT_EQ(world->version(), 0u);
+  EXPECT_EQ(world->GetVoxel({0, 0, 0}), Voxel{});
+  EXPECT_EQ(world->GetVoxel({10, 0, 0}), Voxel{});
+}
+
+TEST(EditBatch, FailureWhileApplyingRollsBackEarlierPrimitives) {
+  // Validation passes, but a chunk of the third primitive fails to load while applying.
+  class FailingLoader : public ChunkLoader {
+   public:
+    absl::StatusOr<ChunkPtr> Load(const ChunkKey& key) const override {
+      if (key == ChunkKey{-3, -3, -3}) return absl::DataLossError("corrupt");
+      return ChunkPtr(nullptr);
+    }
+  } loader;
+  auto world = testing::MakeEmptyWorld();
+  world->SetLoader(&loader);
+  EditBatcher batcher(*world, EditLimits{}, 16);
+  EXPECT_EQ(batcher.Apply(ThreeBlocks()).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(world->version(), 0u);
+  EXPECT_EQ(world->GetVoxel({0, 0, 0}), Voxel{});
+}
+
+TEST(EditBatch, RejectsEmptyAndOversizedBatches) {
+  auto world = testing::MakeEmptyWorld();
+  EditLimits limits;
+  limits.max_batch_primitives = 2;
+  EditBatcher batcher(*world, limits, 16);
+  EXPECT_EQ(batcher.Apply(EditBatch{}).status().message().rfind("primitives", 0), 0u);
+  absl::Status too_many = batcher.Apply(ThreeBlocks()).status();
+  EXPECT_EQ(too_many.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(too_many.message().find("maximum 2"), std::string::npos) << too_many;
+}
+
+TEST(EditBatch, RetriedKeyReturnsTheOriginalAckAndAppliesOnce) {
+  auto world = testing::MakeEmptyWorld();
+  EditBatcher batcher(*world, EditLimits{}, 16);
+  EditBatch dig;
+  dig.primitives.push_back(FillRegionParams{{{0, 0, 0}, {4, 4, 4}}, kMaterialRock, EditMode::kAdd});
+  dig.idempotency_key = "client-a/1";
+  dig.fingerprint = 11;
+  absl::StatusOr<BatchAck> first = batcher.Apply(dig);
+  ASSERT_TRUE(first.ok());
+  // Someone else edits in between; the retry must not re-apply on top of that.
+  EditBatch other;
+  other.primitives.push_back(ClearParams{{{0, 0, 0}, {2, 2, 2}}});
+  ASSERT_TRUE(batcher.Apply(other).ok());
+  absl::StatusOr<BatchAck> retry = batcher.Apply(dig);
+  ASSERT_TRUE(retry.ok());
+  EXPECT_EQ(retry->version, first->version);
+  EXPECT_EQ(retry->changed_chunks, first->changed_chunks);
+  EXPECT_TRUE(retry->replayed);
+  EXPECT_EQ(world->version(), 2u);
+  EXPECT_EQ(world->GetVoxel({1, 1, 1}), Voxel{});
+  dig.fingerprint = 12;
+  EXPECT_EQ(batcher.Apply(dig).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(EditBatch, ConcurrentRetriesOfOneKeyApplyOnce) {
+  auto world = testing::MakeEmptyWorld();
+  EditBatcher batcher(*world, EditLimits{}, 16);
+  EditBatch batch = ThreeBlocks();
+  batch.idempotency_key = "k";
+  std::vector<uint64_t> versions(8);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] { versions[i] = batcher.Apply(batch).value().version; });
+  }
+  for (auto& t : threads) t.join();
+  for (uint64_t v : versions) EXPECT_EQ(v, 1u);
+  EXPECT_EQ(world->version(), 1u);
+}
+
+TEST(EditBatch, IdempotencyTableForgetsTheOldestKeysBeyondItsCapacity) {
+  auto world = testing::MakeEmptyWorld();
+  EditBatcher batcher(*world, EditLimits{}, 2);
+  auto keyed = [](const char* key, int x) {
+    EditBatch b;
+    b.primitives.push_back(FillRegionParams{{{x, 0, 0}, {x + 1, 1, 1}}, kMaterialRock, EditMode::kAdd});
+    b.idempotency_key = key;
+    return b;
+  };
+  ASSERT_EQ(batcher.Apply(keyed("a", 0))->version, 1u);
+  ASSERT_EQ(batcher.Apply(keyed("b", 1))->version, 2u);
+  ASSERT_EQ(batcher.Apply(keyed("c", 2))->version, 3u);
+  EXPECT_TRUE(batcher.Apply(keyed("c", 2))->replayed);
+  EXPECT_TRUE(batcher.Apply(keyed("b", 1))->replayed);
+  EXPECT_FALSE(batcher.Apply(keyed("a", 0))->replayed);  // forgotten: applies again
+  EXPECT_EQ(world->version(), 4u);
+}
+
+TEST(EditBatch, ViolatedPreconditionFailsAndChangesNothing) {
+  auto world = testing::MakeEmptyWorld();
+  EditBatcher batcher(*world, EditLimits{}, 16);
+  EditBatch batch = ThreeBlocks();
+  batch.expected_version = 0;
+  ASSERT_EQ(batcher.Apply(batch)->version, 1u);
+  batch.primitives[0] = FillRegionParams{{{20, 0, 0}, {22, 2, 2}}, kMaterialSand, EditMode::kAdd};
+  absl::StatusOr<BatchAck> stale = batcher.Apply(batch);  // still expects version 0
+  ASSERT_EQ(stale.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(stale.status().message().find("expected_version 0"), std::string::npos) << stale.status();
+  EXPECT_EQ(world->version(), 1u);
+  EXPECT_EQ(world->GetVoxel({20, 0, 0}), Voxel{});
+  batch.expected_version = 1;
+  EXPECT_EQ(batcher.Apply(batch)->version, 2u);
+}
+
+}  // namespace
+}  // namespace voxcol
