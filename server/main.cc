@@ -50,6 +50,7 @@ ABSL_FLAG(int, max_queued_batches, 256,
           "Query batches waiting for a thread beyond which new batches are shed with RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_batch_queries, 4096, "Most queries in one batch");
 ABSL_FLAG(int, max_in_flight_batches_per_stream, 4, "Batches one stream may have running; more wait (backpressure)");
+ABSL_FLAG(int, max_streams_per_client, 256, "Open Query streams one client host may hold; more get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_min_version_wait_ms, 1000, "Longest wait for a batch's min_version to be reached");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
           "HTTP address serving Prometheus metrics at /metrics; empty disables");
@@ -144,6 +145,7 @@ int RunServer() {
   stream_limits.batch.max_queries = absl::GetFlag(FLAGS_max_batch_queries);
   stream_limits.batch.max_min_version_wait = absl::Milliseconds(absl::GetFlag(FLAGS_max_min_version_wait_ms));
   stream_limits.max_in_flight_batches = std::max(1, absl::GetFlag(FLAGS_max_in_flight_batches_per_stream));
+  stream_limits.max_streams_per_client = std::max(1, absl::GetFlag(FLAGS_max_streams_per_client));
   int threads = absl::GetFlag(FLAGS_query_threads);
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   // Declared before the server so that it outlives every stream that submits to it.
@@ -179,7 +181,9 @@ int RunServer() {
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
   // A full WriteVoxels/ApplyEdits region is two bytes per voxel plus framing.
   int64_t max_message = 2 * limits.edit.max_region_voxels + (1 << 20);
+  // Larger messages get RESOURCE_EXHAUSTED from gRPC before any handler runs.
   builder.SetMaxReceiveMessageSize(int(std::min<int64_t>(max_message, std::numeric_limits<int>::max())));
+  builder.SetMaxSendMessageSize(int(std::min<int64_t>(max_message, std::numeric_limits<int>::max())));
   builder.RegisterService(&world_service);
   builder.RegisterService(&query_service);
   builder.RegisterService(&edit_service);

@@ -33,9 +33,21 @@ grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext*, const v1::RaycastRe
 class QueryStream final : public grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse> {
  public:
   QueryStream(QueryServiceImpl* service, grpc::CallbackServerContext* context)
-      : service_(service), call_deadline_(absl::FromChrono(context->deadline())) {
+      : service_(service), call_deadline_(absl::FromChrono(context->deadline())), host_(PeerHost(context->peer())) {
     GetServerMetrics().streams_opened->Add();
+    if (!service_->AcquireStream(host_)) {
+      counted_ = false;
+      Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          "too many open Query streams from this client (--max_streams_per_client)"));
+      return;
+    }
     StartRead(&request_);
+  }
+
+  // "ipv4:127.0.0.1:5555" -> "ipv4:127.0.0.1": streams are limited per client host, not per port.
+  static std::string PeerHost(const std::string& peer) {
+    size_t colon = peer.rfind(':');
+    return colon == std::string::npos ? peer : peer.substr(0, colon);
   }
 
   void OnReadDone(bool ok) override {
@@ -71,7 +83,10 @@ class QueryStream final : public grpc::ServerBidiReactor<v1::QueryBatchRequest, 
     MaybeFinish();
   }
 
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    if (counted_) service_->ReleaseStream(host_);
+    delete this;
+  }
 
  private:
   void Submit(v1::QueryBatchRequest request) {
@@ -130,6 +145,8 @@ class QueryStream final : public grpc::ServerBidiReactor<v1::QueryBatchRequest, 
 
   QueryServiceImpl* service_;
   const absl::Time call_deadline_;
+  const std::string host_;
+  bool counted_ = true;  // holds one of the host's stream slots
   v1::QueryBatchRequest request_;  // read buffer; only touched by the reading side
   std::atomic<bool> cancelled_{false};
   absl::Mutex mu_;
@@ -140,6 +157,19 @@ class QueryStream final : public grpc::ServerBidiReactor<v1::QueryBatchRequest, 
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
 };
+
+bool QueryServiceImpl::AcquireStream(const std::string& host) {
+  absl::MutexLock lock(&streams_mu_);
+  int& open = streams_per_host_[host];
+  if (open >= stream_limits_.max_streams_per_client) return false;
+  ++open;
+  return true;
+}
+
+void QueryServiceImpl::ReleaseStream(const std::string& host) {
+  absl::MutexLock lock(&streams_mu_);
+  if (--streams_per_host_[host] <= 0) streams_per_host_.erase(host);
+}
 
 grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse>* QueryServiceImpl::Query(
     grpc::CallbackServerContext* context) {

@@ -3,6 +3,11 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+
 #include "core/voxel/world.h"
 #include "server/query_batch.h"
 #include "server/query_ops.h"
@@ -15,6 +20,7 @@ namespace voxcol::server {
 struct StreamLimits {
   BatchLimits batch;
   int max_in_flight_batches = 4;  // per stream; further reads wait (backpressure)
+  int max_streams_per_client = 256;  // open Query streams per client host; more get RESOURCE_EXHAUSTED
 };
 
 class QueryServiceImpl final : public v1::QueryService::WithCallbackMethod_Query<v1::QueryService::Service> {
@@ -34,11 +40,17 @@ class QueryServiceImpl final : public v1::QueryService::WithCallbackMethod_Query
 
  private:
   friend class QueryStream;
+  // Counts open streams per client host; false (and no count taken) when the host is at the limit.
+  bool AcquireStream(const std::string& host);
+  void ReleaseStream(const std::string& host);
+
   const World& world_;
   QueryEngine engine_;
   ServiceLimits limits_;
   StreamLimits stream_limits_;
   WorkerPool* pool_;
+  absl::Mutex streams_mu_;
+  absl::flat_hash_map<std::string, int> streams_per_host_ ABSL_GUARDED_BY(streams_mu_);
 };
 
 }  // namespace voxcol::server

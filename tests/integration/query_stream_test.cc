@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <tuple>
 
 #include "tests/integration/http_get.h"
 #include "tests/integration/server_process.h"
@@ -228,6 +229,50 @@ TEST_F(QueryStreamTest, OverloadIsShedWithResourceExhausted) {
   EXPECT_EQ(other, 0);
   EXPECT_GT(shed, 0);
   EXPECT_GT(ok, 0);
+}
+
+TEST(QueryStreamLimits, StreamsBeyondThePerClientLimitAreRefused) {
+  TempDir dir;
+  ServerProcess server;
+  ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH,
+                           {"--data_dir=" + dir.path() + "/data", "--world_size=64,64,64", "--max_streams_per_client=2"},
+                           dir.path()))
+      << server.Log();
+  auto channel = grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
+  auto stub = v1::QueryService::NewStub(channel);
+  auto open = [&](grpc::ClientContext* context, v1::QueryBatchResponse* response) {
+    std::unique_ptr<Stream> stream = stub->Query(context);
+    v1::QueryBatchRequest batch;
+    batch.add_queries()->set_client_id(1);  // an empty query kind: answered INVALID_ARGUMENT
+    bool ok = stream->Write(batch) && stream->Read(response);
+    return std::make_pair(std::move(stream), ok);
+  };
+  grpc::ClientContext c1, c2, c3;
+  v1::QueryBatchResponse r;
+  auto [s1, ok1] = open(&c1, &r);
+  auto [s2, ok2] = open(&c2, &r);
+  EXPECT_TRUE(ok1 && ok2);
+  auto [s3, ok3] = open(&c3, &r);
+  EXPECT_FALSE(ok3);
+  EXPECT_EQ(s3->Finish().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  // Closing one stream frees its slot; the server releases it when the call is done, which may be
+  // a moment after the client saw Finish, so allow up to a second.
+  s1->WritesDone();
+  EXPECT_TRUE(s1->Finish().ok());
+  std::unique_ptr<Stream> s4;
+  std::unique_ptr<grpc::ClientContext> c4;
+  bool ok4 = false;
+  for (int attempt = 0; attempt < 50 && !ok4; ++attempt) {
+    if (s4) (void)s4->Finish();
+    c4 = std::make_unique<grpc::ClientContext>();
+    std::tie(s4, ok4) = open(c4.get(), &r);
+    if (!ok4) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(ok4);
+  for (auto* s : {s2.get(), s4.get()}) {
+    s->WritesDone();
+    EXPECT_TRUE(s->Finish().ok());
+  }
 }
 
 }  // namespace
