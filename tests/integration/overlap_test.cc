@@ -3,7 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include "tests/integration/server_process.h"
+#include "tests/integration/cli_fixture.h"
 #include "voxcol/v1/edit_service.pb.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
 
@@ -15,7 +15,7 @@ using testing::RunCommand;
 using testing::ServerProcess;
 using testing::TempDir;
 
-class OverlapTest : public ::testing::Test {
+class OverlapTest : public testing::CliFixture {
  protected:
   void SetUp() override {
     ASSERT_TRUE(server_.Start(
@@ -26,23 +26,6 @@ class OverlapTest : public ::testing::Test {
         << server_.Log();
   }
 
-  CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), {VOXCOL_CLI_PATH, "--server=" + server_.address()});
-    return RunCommand(args, dir_.path());
-  }
-
-  template <typename Message>
-  Message CliJson(std::vector<std::string> args) {
-    args.insert(args.begin(), "--json");
-    CommandResult r = Cli(args);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    Message m;
-    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &m).ok()) << r.out;
-    return m;
-  }
-
-  TempDir dir_;
-  ServerProcess server_;
 };
 
 TEST_F(OverlapTest, BoxInRockTouchesSolidAndBoxInTheSkyTouchesNothing) {

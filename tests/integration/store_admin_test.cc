@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "core/store/keys.h"
-#include "tests/integration/server_process.h"
+#include "tests/integration/cli_fixture.h"
 #include "voxcol/v1/admin_service.pb.h"
 #include "voxcol/v1/edit_service.pb.h"
 #include "voxcol/v1/query_service.pb.h"
@@ -22,7 +22,7 @@ using testing::RunCommand;
 using testing::ServerProcess;
 using testing::TempDir;
 
-class StoreAdminTest : public ::testing::Test {
+class StoreAdminTest : public testing::CliFixture {
  protected:
   std::string DataDir() const { return dir_.path() + "/data"; }
 
@@ -33,21 +33,6 @@ class StoreAdminTest : public ::testing::Test {
         << server_.Log();
   }
 
-  CommandResult Cli(std::vector<std::string> args) {
-    args.insert(args.begin(), {VOXCOL_CLI_PATH, "--server=" + server_.address()});
-    return RunCommand(args, dir_.path());
-  }
-
-  template <typename Message>
-  Message CliJson(std::vector<std::string> args) {
-    args.insert(args.begin(), "--json");
-    CommandResult r = Cli(args);
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    Message m;
-    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &m).ok()) << r.out;
-    return m;
-  }
-
   std::string ReadFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::stringstream ss;
@@ -55,8 +40,6 @@ class StoreAdminTest : public ::testing::Test {
     return ss.str();
   }
 
-  TempDir dir_;
-  ServerProcess server_;
 };
 
 TEST_F(StoreAdminTest, EditsSurviveKillNineAndTheVersionContinues) {
