@@ -51,13 +51,23 @@ class ChunkWalk {
 // Visits the non-empty chunk trees along the ray up to t_end; `on_chunk(collision, t_exit)` returns
 // true to stop. A chunk whose stored record fails to load stops the walk with that error (meshing
 // it would read it as air).
+// World chunks whose broadphase record has no solid within one voxel cannot hold a triangle (every
+// cell corner lies in that neighbourhood), so they are stepped over without touching the cache. The
+// layer meshed just outside the world (it closes the surface at the world box) has no record and
+// is always visited.
 template <typename OnChunk>
-absl::Status WalkChunks(const World& world, NarrowphaseCache& cache, const KdRay& ray, float t_end,
+absl::Status WalkChunks(const BroadphaseIndex& index, NarrowphaseCache& cache, const KdRay& ray, float t_end,
                         QueryStats* stats, OnChunk&& on_chunk) {
+  const World& world = index.world();
+  BroadphaseIndex::ReadScope scope(index);
   ChunkWalk walk(world, ray.origin, ray.direction);
   uint32_t chunks = 0, builds = 0;
   absl::Status status;
   for (; walk.InRange(); walk.Next()) {
+    if (world.chunk_bounds().Contains(walk.key()) && !index.Get(walk.key(), scope).MayTouch(kClassSolid)) {
+      if (walk.t_exit() > t_end) break;
+      continue;
+    }
     if (absl::StatusOr<ChunkPtr> loaded = world.LoadChunk(walk.key()); !loaded.ok()) {
       status = loaded.status();
       break;
@@ -187,7 +197,7 @@ RayHit RaycastSmooth(const BroadphaseIndex& index, NarrowphaseCache& cache, cons
   ClosestHitCollector closest(t_end);
   ChunkCollisionPtr best;
   KdStats kd;
-  absl::Status walked = WalkChunks(world, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float t_exit) {
+  absl::Status walked = WalkChunks(index, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float t_exit) {
     const bool had = closest.has_hit();
     const float before = closest.early_out();
     c->tree.CastRay(c->mesh, kray, closest, &kd);
@@ -221,7 +231,7 @@ void RaycastSmoothAll(const BroadphaseIndex& index, NarrowphaseCache& cache, con
   const KdRay kray(ray.origin, Normalize(ray.direction));
   thread_local std::vector<TriangleRayHit> chunk_hits;
   KdStats kd;
-  absl::Status walked = WalkChunks(world, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float) {
+  absl::Status walked = WalkChunks(index, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float) {
     chunk_hits.clear();
     AllHitsCollector collector(t_end, &chunk_hits);
     c->tree.CastRay(c->mesh, kray, collector, &kd);
