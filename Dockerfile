@@ -2,7 +2,7 @@
 # only the runtime libraries, the server and the CLI.
 #
 #   podman build --format docker -t voxcol .
-#   podman run -d -p 50051:50051 -v voxcol-data:/data voxcol
+#   podman run -d -p 50051:50051 -p 9464:9464 -v voxcol-data:/data voxcol
 
 FROM docker.io/library/debian:bookworm AS build
 RUN apt-get update \
@@ -33,7 +33,8 @@ COPY --from=build /build/server/voxcol_server /build/client/voxcol /usr/local/bi
 USER voxcol
 VOLUME ["/data"]
 EXPOSE 50051
+EXPOSE 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["voxcol", "--server=127.0.0.1:50051", "--timeout_ms=2000", "health"]
 ENTRYPOINT ["voxcol_server"]
-CMD ["--data_dir=/data", "--listen=0.0.0.0:50051"]
+CMD ["--data_dir=/data", "--listen=0.0.0.0:50051", "--metrics_listen=0.0.0.0:9464"]

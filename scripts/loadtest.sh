@@ -4,11 +4,14 @@
 # every second, and prints the report with peak and final RSS. Run after scripts/build.sh.
 #
 #   bash scripts/loadtest.sh [--seconds=60] [--streams=32] [--batch_size=64] [--edit_rate=20]
+#
+# Server flags come from VOXCOL_SERVER_FLAGS, e.g. the cache budgets whose sum bounds memory:
+#   VOXCOL_SERVER_FLAGS="--store_cache_mb=64 --narrowphase_cache_mb=64" bash scripts/loadtest.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/voxcol-load.XXXX)
 build/server/voxcol_server --data_dir="$work/data" --listen=127.0.0.1:0 --port_file="$work/port" \
-  --metrics_listen=127.0.0.1:0 2>"$work/server.log" &
+  --metrics_listen=127.0.0.1:0 ${VOXCOL_SERVER_FLAGS:-} 2>"$work/server.log" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 1 100); do [ -s "$work/port" ] && break; sleep 0.1; done

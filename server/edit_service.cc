@@ -3,12 +3,11 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "core/voxel/edit_validation.h"
 #include "server/convert.h"
 #include "server/convert_edit.h"
 #include "server/server_metrics.h"
-
-#include "absl/time/clock.h"
 
 namespace voxcol::server {
 
@@ -22,38 +21,48 @@ absl::Status WithPrefix(const absl::Status& status, absl::string_view prefix) {
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
 }
 
+// Records one edit request (latency, committed or failed) and maps its status for gRPC.
+grpc::Status FinishEdit(absl::Time start, const absl::Status& status) {
+  ServerMetrics& metrics = GetServerMetrics();
+  metrics.edit_latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
+  (status.ok() ? metrics.edits : metrics.edit_failures)->Add();
+  return ToGrpcStatus(status);
+}
+
+// Applies a batch through the batcher and fills the ack.
+absl::Status ApplyBatch(EditBatcher& batcher, const EditBatch& batch, v1::EditAck* response) {
+  absl::StatusOr<BatchAck> ack = batcher.Apply(batch);
+  if (ack.ok()) ToProto(*ack, response);
+  return ack.status();
+}
+
 }  // namespace
 
 grpc::Status EditServiceImpl::FillBall(grpc::ServerContext*, const v1::FillBallRequest* request,
                                        v1::EditAck* response) {
   absl::Time start = absl::Now();
-  ServerMetrics& metrics = GetServerMetrics();
   FillBallParams params;
   absl::Status status = FromProto(*request, &params);
   if (status.ok()) status = ValidateFillBall(world_, params, limits_.edit);
-  absl::StatusOr<EditResult> result =
-      status.ok() ? world_.Edit([&](ChunkEdit& edit) { return voxcol::FillBall(edit, params, limits_.edit); })
-                  : absl::StatusOr<EditResult>(status);
-  metrics.edit_latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
-  if (!result.ok()) {
-    metrics.edit_failures->Add();
-    return ToGrpcStatus(result.status());
+  if (status.ok()) {
+    absl::StatusOr<EditResult> result =
+        world_.Edit([&](ChunkEdit& edit) { return voxcol::FillBall(edit, params, limits_.edit); });
+    status = result.status();
+    if (result.ok()) {
+      response->set_version(result->version);
+      response->set_changed_chunks(uint32_t(result->changes.size()));
+    }
   }
-  metrics.edits->Add();
-  response->set_version(result->version);
-  response->set_changed_chunks(uint32_t(result->changes.size()));
-  return grpc::Status::OK;
+  return FinishEdit(start, status);
 }
 
 grpc::Status EditServiceImpl::ApplyEdits(grpc::ServerContext*, const v1::ApplyEditsRequest* request,
                                          v1::EditAck* response) {
+  absl::Time start = absl::Now();
   EditBatch batch;
   absl::Status status = FromProto(*request, &batch);
-  if (!status.ok()) return ToGrpcStatus(status);
-  absl::StatusOr<BatchAck> ack = batcher_.Apply(batch);
-  if (!ack.ok()) return ToGrpcStatus(ack.status());
-  ToProto(*ack, response);
-  return grpc::Status::OK;
+  if (status.ok()) status = ApplyBatch(batcher_, batch, response);
+  return FinishEdit(start, status);
 }
 
 grpc::Status EditServiceImpl::ReadVoxels(grpc::ServerContext*, const v1::ReadVoxelsRequest* request,
@@ -68,15 +77,13 @@ grpc::Status EditServiceImpl::ReadVoxels(grpc::ServerContext*, const v1::ReadVox
 
 grpc::Status EditServiceImpl::WriteVoxels(grpc::ServerContext*, const v1::WriteVoxelsRequest* request,
                                           v1::EditAck* response) {
+  absl::Time start = absl::Now();
   EditBatch batch;
   batch.primitives.push_back(FromProto(request->voxels()));
   // Validate here so that the message names the request's own field path ("voxels.region").
   absl::Status status = WithPrefix(ValidatePrimitive(world_, batch.primitives[0], limits_.edit), "voxels.");
-  if (!status.ok()) return ToGrpcStatus(status);
-  absl::StatusOr<BatchAck> ack = batcher_.Apply(batch);
-  if (!ack.ok()) return ToGrpcStatus(ack.status());
-  ToProto(*ack, response);
-  return grpc::Status::OK;
+  if (status.ok()) status = ApplyBatch(batcher_, batch, response);
+  return FinishEdit(start, status);
 }
 
 grpc::Status EditServiceImpl::Subscribe(grpc::ServerContext* context, const v1::SubscribeRequest* request,

@@ -83,6 +83,8 @@ def check(cfg, flags):
     cmd = flag_args(d["cmd"])
     need(cmd.get("data_dir") in d["volume"], "Dockerfile: --data_dir is not the VOLUME")
     need("listen" in cmd and port_of(cmd["listen"]) in d["expose"], "Dockerfile: --listen port is not EXPOSEd")
+    need("metrics_listen" in cmd and port_of(cmd["metrics_listen"]) in d["expose"],
+         "Dockerfile: --metrics_listen port is not EXPOSEd")
     hc = flag_args(d["healthcheck"])
     need(d["healthcheck"][0] == "voxcol" and d["healthcheck"][-1] == "health", "Dockerfile: HEALTHCHECK must run `voxcol ... health`")
     need("server" in hc and port_of(hc["server"]) in d["expose"], "Dockerfile: HEALTHCHECK port is not EXPOSEd")
@@ -98,6 +100,11 @@ def check(cfg, flags):
     grpc_port = ports.get("grpc")
     need(grpc_port in d["expose"], "statefulset: containerPort grpc is not the image's EXPOSE")
     need("listen" in args and port_of(args["listen"]) == grpc_port, "statefulset: --listen port != containerPort")
+    need("metrics_listen" in args and port_of(args["metrics_listen"]) == ports.get("metrics"),
+         "statefulset: --metrics_listen port != containerPort metrics")
+    annotations = sts["spec"]["template"]["metadata"].get("annotations", {})
+    need(str(annotations.get("prometheus.io/port")) == str(ports.get("metrics")),
+         "statefulset: prometheus.io/port annotation != containerPort metrics")
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         p = c.get(probe, {}).get("grpc", {}).get("port")
         need(p == grpc_port, f"statefulset: {probe} grpc port {p} != containerPort {grpc_port}")
@@ -128,7 +135,8 @@ def check(cfg, flags):
     need(all(labels.get(key) == v for key, v in svc["spec"]["selector"].items()), "service: selector does not match the pod labels")
     for p in svc["spec"]["ports"]:
         t = p["targetPort"]
-        need(t == grpc_port or ports.get(t) == grpc_port, f"service: targetPort {t} is not the container's grpc port")
+        need(t in ports or t in ports.values(), f"service: targetPort {t} is not a container port")
+    need(any(p["targetPort"] in ("grpc", grpc_port) for p in svc["spec"]["ports"]), "service: no port targets grpc")
 
     # Compose
     s = cfg["compose"]["services"]["voxcol"]
@@ -136,6 +144,8 @@ def check(cfg, flags):
     cargs = flag_args(s["command"])
     container_ports = [int(str(p).split(":")[-1]) for p in s["ports"]]
     need("listen" in cargs and port_of(cargs["listen"]) in container_ports, "compose: --listen port is not published")
+    need("metrics_listen" in cargs and port_of(cargs["metrics_listen"]) in container_ports,
+         "compose: --metrics_listen port is not published")
     need(all(p in d["expose"] for p in container_ports), "compose: published port is not the image's EXPOSE")
     targets = [v.split(":")[1] for v in s["volumes"]]
     need(cargs.get("data_dir") in targets, "compose: --data_dir is not a mounted volume")
@@ -160,9 +170,16 @@ def self_test(cfg, flags):
         key = next(iter(cm))
         cm[key] = cm[key].replace("--max_ray_distance", "--max_ray_length")
 
+    def drift_metrics(c):
+        ports = c["k8s"]["statefulset"]["spec"]["template"]["spec"]["containers"][0]["ports"]
+        for p in ports:
+            if p["name"] == "metrics":
+                p["containerPort"] = 9465
+
     failures = []
     for name, mutate in [("probe port", drift_probe), ("flag name", drift_flag),
-                         ("EXPOSE", drift_expose), ("ConfigMap flag", drift_configmap)]:
+                         ("EXPOSE", drift_expose), ("ConfigMap flag", drift_configmap),
+                         ("metrics port", drift_metrics)]:
         c = copy.deepcopy(cfg)
         mutate(c)
         if not check(c, flags):
