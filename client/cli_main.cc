@@ -60,6 +60,7 @@ ABSL_FLAG(int, streams, 32, "loadtest: concurrent Query streams");
 ABSL_FLAG(double, seconds, 60, "loadtest: duration, seconds");
 ABSL_FLAG(int, batch_size, 64, "loadtest: queries per batch");
 ABSL_FLAG(double, edit_rate, 20, "loadtest: FillBall edits per second from a separate client (0: none)");
+ABSL_FLAG(float, extent, 64, "loadtest: play area |x|,|z| <= extent world units around the origin (0: whole world)");
 ABSL_FLAG(std::string, dir, "", "checkpoint: absolute directory on the server host, must not exist");
 ABSL_FLAG(std::string, file, "", "export-region / import-region: local packed region file");
 ABSL_FLAG(std::string, size, "", "fill-block, fill-wedge: edge lengths X,Y,Z along the local axes, world units");
@@ -185,7 +186,8 @@ int RunLoadTest() {
   o.seconds = absl::GetFlag(FLAGS_seconds);
   o.batch_size = absl::GetFlag(FLAGS_batch_size);
   o.edits_per_second = absl::GetFlag(FLAGS_edit_rate);
-  if (o.streams < 1 || o.seconds <= 0 || o.batch_size < 1 || o.edits_per_second < 0) {
+  o.extent = absl::GetFlag(FLAGS_extent);
+  if (o.streams < 1 || o.seconds <= 0 || o.batch_size < 1 || o.edits_per_second < 0 || !(o.extent >= 0)) {
     return Usage("loadtest needs --streams >= 1, --seconds > 0, --batch_size >= 1, --edit_rate >= 0");
   }
   LoadTestReport r = RunLoadTest(o);
@@ -681,7 +683,7 @@ int main(int argc, char** argv) {
       "  overlap     --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] "
       "[--max_voxels=N]\n"
       "  fill-ball   --center=X,Y,Z --radius=R [--material=NAME|N] [--mode=add|subtract|set]\n"
-      "  loadtest    [--streams=32] [--seconds=60] [--batch_size=64] [--edit_rate=20]: bounded load from this\n"
+      "  loadtest    [--streams=32] [--seconds=60] [--batch_size=64] [--edit_rate=20] [--extent=64]: bounded load from this\n"
       "              machine; only shedding (RESOURCE_EXHAUSTED) is tolerated, other errors exit 1\n"
       "  checkpoint  --dir=/abs/path   online backup of the server's store (path on the server host)\n"
       "  export-region --min=X,Y,Z --max=X,Y,Z --file=PATH   voxels of a box to a packed file\n"

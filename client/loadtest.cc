@@ -142,6 +142,17 @@ double Percentile(std::vector<double>& v, double q) {
 
 }  // namespace
 
+// The world box, narrowed on X and Z to the play area around the origin.
+v1::Box PlayArea(const v1::Box& world, float extent) {
+  v1::Box b = world;
+  if (extent <= 0) return b;
+  b.mutable_min()->set_x(std::max(world.min().x(), -extent));
+  b.mutable_min()->set_z(std::max(world.min().z(), -extent));
+  b.mutable_max()->set_x(std::min(world.max().x(), extent));
+  b.mutable_max()->set_z(std::min(world.max().z(), extent));
+  return b;
+}
+
 LoadTestReport RunLoadTest(const LoadTestOptions& o) {
   auto channel = grpc::CreateChannel(o.server, grpc::InsecureChannelCredentials());
   Shared shared;
@@ -156,6 +167,7 @@ LoadTestReport RunLoadTest(const LoadTestOptions& o) {
       return shared.report;
     }
   }
+  const v1::Box area = PlayArea(info.bounds(), o.extent);
   Clock::time_point start = Clock::now();
   Clock::time_point end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
   // Four connections carry the streams, like several game servers sharing one service.
@@ -167,9 +179,9 @@ LoadTestReport RunLoadTest(const LoadTestOptions& o) {
   }
   std::vector<std::thread> threads;
   for (int s = 0; s < o.streams; ++s) {
-    threads.emplace_back(RunStream, std::cref(o), std::cref(info.bounds()), channels[s % 4], s, end, std::ref(shared));
+    threads.emplace_back(RunStream, std::cref(o), std::cref(area), channels[s % 4], s, end, std::ref(shared));
   }
-  if (o.edits_per_second > 0) threads.emplace_back(RunEditor, std::cref(o), std::cref(info.bounds()), channel, end, std::ref(shared));
+  if (o.edits_per_second > 0) threads.emplace_back(RunEditor, std::cref(o), std::cref(area), channel, end, std::ref(shared));
   for (std::thread& t : threads) t.join();
   shared.report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   shared.report.p50_ms = Percentile(shared.latencies_ms, 0.50);

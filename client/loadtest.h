@@ -13,6 +13,7 @@ struct LoadTestOptions {
   double seconds = 60;
   int batch_size = 64;
   double edits_per_second = 20;  // FillBall edits from a separate client; 0 disables
+  float extent = 64;             // queries and edits stay within |x|, |z| <= extent (world units); 0 = whole world
   uint64_t seed = 1;
 };
 
