@@ -25,8 +25,8 @@ void SetVec(v1::Vec3* v, float x, float y, float z) {
   v->set_z(z);
 }
 
-// Random rays spread over the world: half straight down from the sky (ground probes), half in
-// random directions from random points (line-of-sight checks).
+// A mixed batch in the play area: per four queries, two raycasts straight down from the sky (ground
+// probes), one raycast in a random direction (line of sight) and one character-sized box overlap.
 v1::QueryBatchRequest RandomBatch(std::mt19937& rng, const v1::Box& b, int size, uint64_t id) {
   std::uniform_real_distribution<float> ux(b.min().x() + 1, b.max().x() - 1), uy(b.min().y() + 1, b.max().y() - 1),
       uz(b.min().z() + 1, b.max().z() - 1), ud(-1, 1);
@@ -35,8 +35,14 @@ v1::QueryBatchRequest RandomBatch(std::mt19937& rng, const v1::Box& b, int size,
   for (int i = 0; i < size; ++i) {
     v1::QueryRequest* q = batch.add_queries();
     q->set_client_id(uint64_t(i));
+    if (i % 4 == 3) {
+      v1::OverlapRequest* o = q->mutable_overlap();
+      SetVec(o->mutable_box()->mutable_center(), ux(rng), uy(rng), uz(rng));
+      SetVec(o->mutable_box()->mutable_half_extents(), 0.5f, 1.0f, 0.5f);
+      continue;
+    }
     v1::RaycastRequest* r = q->mutable_raycast();
-    if (i % 2 == 0) {
+    if (i % 4 < 2) {
       SetVec(r->mutable_origin(), ux(rng), b.max().y() - 1, uz(rng));
       SetVec(r->mutable_direction(), 0, -1, 0);
       r->set_max_distance(b.max().y() - b.min().y());

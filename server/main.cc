@@ -24,6 +24,7 @@
 #include "server/admin_service.h"
 #include "server/data_dir.h"
 #include "server/log.h"
+#include "server/request_log.h"
 #include "server/server_metrics.h"
 #include "server/edit_service.h"
 #include "server/query_service.h"
@@ -168,6 +169,18 @@ int RunServer() {
 
   WorldServiceImpl world_service(world, cave.sea_level);
   NarrowphaseCache narrowphase_cache(world, size_t(absl::GetFlag(FLAGS_narrowphase_cache_mb)) << 20);
+  // Cache counters are read when scraped (the cache keeps them as atomics).
+  auto cache_stat = [&narrowphase_cache](uint64_t NarrowphaseCacheStats::*field) {
+    return [&narrowphase_cache, field] { return double(narrowphase_cache.stats().*field); };
+  };
+  metrics.registry.AddCounterCallback("voxcol_narrowphase_cache_hits_total", "Chunk mesh+tree lookups served from the cache",
+                            cache_stat(&NarrowphaseCacheStats::hits));
+  metrics.registry.AddCounterCallback("voxcol_narrowphase_cache_misses_total", "Chunk meshes+trees built (cache misses)",
+                            cache_stat(&NarrowphaseCacheStats::builds));
+  metrics.registry.AddCounterCallback("voxcol_narrowphase_cache_evictions_total", "Entries evicted over the byte budget",
+                            cache_stat(&NarrowphaseCacheStats::evictions));
+  metrics.registry.AddGauge("voxcol_narrowphase_cache_bytes", "Bytes of cached meshes and trees",
+                            [&narrowphase_cache] { return double(narrowphase_cache.stats().bytes); });
   QueryServiceImpl query_service(world, QueryEngine{broadphase, narrowphase_cache}, limits, stream_limits,
                                  &query_pool);
   EditServiceImpl edit_service(world, limits, batcher, change_log);
@@ -184,6 +197,9 @@ int RunServer() {
   // Larger messages get RESOURCE_EXHAUSTED from gRPC before any handler runs.
   builder.SetMaxReceiveMessageSize(int(std::min<int64_t>(max_message, std::numeric_limits<int>::max())));
   builder.SetMaxSendMessageSize(int(std::min<int64_t>(max_message, std::numeric_limits<int>::max())));
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<RequestLogInterceptorFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&world_service);
   builder.RegisterService(&query_service);
   builder.RegisterService(&edit_service);

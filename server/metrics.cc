@@ -50,6 +50,11 @@ void Metrics::AddGauge(const std::string& name, const std::string& help, std::fu
   entries_.push_back({name, help, "", "gauge", nullptr, nullptr, std::move(read)});
 }
 
+void Metrics::AddCounterCallback(const std::string& name, const std::string& help, std::function<double()> read) {
+  absl::MutexLock lock(&mu_);
+  entries_.push_back({name, help, "", "counter", nullptr, nullptr, std::move(read)});
+}
+
 std::string Metrics::Render() const {
   absl::MutexLock lock(&mu_);
   std::string out;

@@ -48,6 +48,8 @@ class Metrics {
   Counter* AddCounter(const std::string& name, const std::string& help, const std::string& labels = "");
   Histogram* AddHistogram(const std::string& name, const std::string& help, const std::string& labels = "");
   void AddGauge(const std::string& name, const std::string& help, std::function<double()> read);
+  // A counter kept elsewhere (monotonic), read at scrape time.
+  void AddCounterCallback(const std::string& name, const std::string& help, std::function<double()> read);
 
   // The whole registry in Prometheus text format 0.0.4.
   std::string Render() const;

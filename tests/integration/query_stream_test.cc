@@ -231,6 +231,29 @@ TEST_F(QueryStreamTest, OverloadIsShedWithResourceExhausted) {
   EXPECT_GT(ok, 0);
 }
 
+TEST_F(QueryStreamTest, RequestIdsAreEchoedAndFailuresLogged) {
+  grpc::ClientContext context;
+  context.AddMetadata("x-request-id", "req-7f3a");
+  v1::RaycastRequest bad;  // no direction, no max_distance
+  v1::RaycastResponse response;
+  grpc::Status status = query_->Raycast(&context, bad, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  auto echoed = context.GetServerInitialMetadata().find("x-request-id");
+  ASSERT_NE(echoed, context.GetServerInitialMetadata().end());
+  EXPECT_EQ(std::string(echoed->second.data(), echoed->second.size()), "req-7f3a");
+  // Without a client id the server makes one and still echoes it.
+  grpc::ClientContext anonymous;
+  (void)query_->Raycast(&anonymous, bad, &response);
+  EXPECT_NE(anonymous.GetServerInitialMetadata().find("x-request-id"), anonymous.GetServerInitialMetadata().end());
+  std::string log;
+  for (int i = 0; i < 50 && log.find("request_id=req-7f3a") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    log = server_.Log();
+  }
+  EXPECT_NE(log.find("event=rpc method=/voxcol.v1.QueryService/Raycast request_id=req-7f3a"), std::string::npos) << log;
+  EXPECT_NE(log.find("code=INVALID_ARGUMENT"), std::string::npos) << log;
+}
+
 TEST(QueryStreamLimits, StreamsBeyondThePerClientLimitAreRefused) {
   TempDir dir;
   ServerProcess server;

@@ -1,0 +1,82 @@
+#include "server/request_log.h"
+
+#include <atomic>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include <grpcpp/server_context.h>
+
+#include "server/log.h"
+
+namespace voxcol::server {
+namespace {
+
+using grpc::experimental::InterceptionHookPoints;
+
+constexpr char kRequestIdKey[] = "x-request-id";
+
+// Unique within this process and, through the start time, across restarts.
+std::string GenerateRequestId() {
+  static const int64_t start = absl::ToUnixMillis(absl::Now());
+  static std::atomic<uint64_t> next{0};
+  return absl::StrFormat("%x-%x", start, next.fetch_add(1, std::memory_order_relaxed));
+}
+
+const char* CodeName(grpc::StatusCode code) {
+  static const char* names[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+                                "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+                                "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+                                "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+  int i = int(code);
+  return i >= 0 && i < 17 ? names[i] : "UNKNOWN";
+}
+
+class RequestLogInterceptor : public grpc::experimental::Interceptor {
+ public:
+  explicit RequestLogInterceptor(grpc::experimental::ServerRpcInfo* info)
+      : info_(info), start_(absl::Now()) {}
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
+      auto* received = methods->GetRecvInitialMetadata();
+      auto it = received->find(kRequestIdKey);
+      request_id_ = it != received->end() ? std::string(it->second.data(), it->second.size())
+                                          : GenerateRequestId();
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
+      if (request_id_.empty()) request_id_ = GenerateRequestId();
+      methods->GetSendInitialMetadata()->emplace(kRequestIdKey, request_id_);
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) Log(methods->GetSendStatus());
+    methods->Proceed();
+  }
+
+ private:
+  void Log(const grpc::Status& status) {
+    bool streaming = info_->type() != grpc::experimental::ServerRpcInfo::Type::UNARY;
+    if (status.ok() && !streaming) return;
+    std::string line = absl::StrFormat(
+        "event=rpc method=%s request_id=%s peer=%s code=%s millis=%d message=\"%s\"", info_->method(),
+        request_id_, info_->server_context()->peer(), CodeName(status.error_code()),
+        absl::ToInt64Milliseconds(absl::Now() - start_), status.error_message());
+    bool server_fault = status.error_code() == grpc::StatusCode::INTERNAL ||
+                        status.error_code() == grpc::StatusCode::DATA_LOSS ||
+                        status.error_code() == grpc::StatusCode::UNKNOWN;
+    LogLine(server_fault ? "ERROR" : "INFO", line);
+  }
+
+  grpc::experimental::ServerRpcInfo* info_;
+  absl::Time start_;
+  std::string request_id_;
+};
+
+}  // namespace
+
+grpc::experimental::Interceptor* RequestLogInterceptorFactory::CreateServerInterceptor(
+    grpc::experimental::ServerRpcInfo* info) {
+  return new RequestLogInterceptor(info);
+}
+
+}  // namespace voxcol::server
