@@ -32,6 +32,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -114,24 +115,18 @@ std::string MaterialLabel(uint32_t m) {
 std::string Fmt(const v1::Vec3& v) { return absl::StrFormat("(%.3f, %.3f, %.3f)", v.x(), v.y(), v.z()); }
 std::string Fmt(const v1::Int3& v) { return absl::StrFormat("(%d, %d, %d)", v.x(), v.y(), v.z()); }
 
-const char* CodeName(grpc::StatusCode code) {
-  static const char* names[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-                                "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-                                "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
-                                "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
-  int i = int(code);
-  return i >= 0 && i < 17 ? names[i] : "UNKNOWN";
-}
+// gRPC and absl share the canonical code numbering.
+std::string CodeName(grpc::StatusCode code) { return absl::StatusCodeToString(absl::StatusCode(code)); }
 
 int Fail(const char* command, const grpc::Status& status) {
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     std::fprintf(stderr, "voxcol: cannot reach the server at %s (%s: %s)\n",
-                 absl::GetFlag(FLAGS_server).c_str(), CodeName(status.error_code()),
+                 absl::GetFlag(FLAGS_server).c_str(), CodeName(status.error_code()).c_str(),
                  status.error_message().c_str());
     return kExitUnreachable;
   }
-  std::fprintf(stderr, "voxcol: %s failed: %s: %s\n", command, CodeName(status.error_code()),
+  std::fprintf(stderr, "voxcol: %s failed: %s: %s\n", command, CodeName(status.error_code()).c_str(),
                status.error_message().c_str());
   return kExitServerError;
 }

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -24,14 +25,8 @@ std::string GenerateRequestId() {
   return absl::StrFormat("%x-%x", start, next.fetch_add(1, std::memory_order_relaxed));
 }
 
-const char* CodeName(grpc::StatusCode code) {
-  static const char* names[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-                                "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-                                "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
-                                "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
-  int i = int(code);
-  return i >= 0 && i < 17 ? names[i] : "UNKNOWN";
-}
+// gRPC and absl share the canonical code numbering.
+std::string CodeName(grpc::StatusCode code) { return absl::StatusCodeToString(absl::StatusCode(code)); }
 
 class RequestLogInterceptor : public grpc::experimental::Interceptor {
  public:
