@@ -87,7 +87,7 @@ acked=$(echo "$carve" | json_version)
 declare -a before
 for p in "${positions[@]}" "0.5,60,0.5"; do
   x=${p%%,*}; z=${p##*,}
-  before+=("$(cli raycast --origin="$x,63.5,$z" --direction=0,-1,0 --max_distance=200)")
+  before+=("$(cli raycast --origin="$x,63.5,$z" --direction=0,-1,0 --max_distance=200 --mode=blocky)")
 done
 case "${before[0]}" in *'"hit":true'*'"y":53,'*) ;; *) echo "raycast missed the new ball: ${before[0]}"; exit 1 ;; esac
 log "$acked edits acknowledged; killing the container with SIGKILL"
@@ -102,7 +102,7 @@ version=$(echo "$info" | json_version)
 i=0
 for p in "${positions[@]}" "0.5,60,0.5"; do
   x=${p%%,*}; z=${p##*,}
-  after=$(cli raycast --origin="$x,63.5,$z" --direction=0,-1,0 --max_distance=200)
+  after=$(cli raycast --origin="$x,63.5,$z" --direction=0,-1,0 --max_distance=200 --mode=blocky)
   [ "$after" = "${before[$i]}" ] || { echo "edit at $p lost: before ${before[$i]} after $after"; exit 1; }
   i=$((i + 1))
 done
