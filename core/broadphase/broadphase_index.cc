@@ -131,7 +131,8 @@ int64_t BroadphaseIndex::ActiveReaders(uint64_t parity) const {
 const MaskRecord* BroadphaseIndex::Build(const ChunkKey& key) const {
   // A chunk whose stored record is corrupt must never read as empty space: a FULL record makes
   // every query visit it, and reading it there reports the load error (DATA_LOSS).
-  if (!world_.LoadChunk(key).ok()) {
+  absl::StatusOr<ChunkPtr> centre = world_.LoadChunk(key);
+  if (!centre.ok()) {
     ChunkMasks damaged;
     damaged.kind = MaskKind::kFullSolid;
     return MaskRecord::Make(damaged, nullptr);
@@ -143,7 +144,7 @@ const MaskRecord* BroadphaseIndex::Build(const ChunkKey& key) const {
     for (int dz = -1; dz <= 1; ++dz)
       for (int dx = -1; dx <= 1; ++dx) {
         int i = NeighbourIndex(dx, dy, dz);
-        owners[i] = world_.GetChunk(key + Int3{dx, dy, dz});
+        owners[i] = i == NeighbourIndex(0, 0, 0) ? *centre : world_.GetChunk(key + Int3{dx, dy, dz});
         hood[i] = owners[i].get();
       }
   ChunkMasks masks = BuildChunkMasks(hood);

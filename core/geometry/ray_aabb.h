@@ -1,9 +1,13 @@
 // Ray-box slab test after Williams, Barrus, Morley and Shirley, "An Efficient and Robust Ray-Box
-// Intersection Algorithm" (JGT 2005): precomputed reciprocal direction and signs, IEEE infinities
-// for axis-parallel rays, no branches on the direction.
+// Intersection Algorithm" (JGT 2005): precomputed reciprocal direction; an axis-parallel ray (infinite
+// reciprocal) only tests whether its origin lies in that slab. One implementation, ClipRayToAabb,
+// serves RayAabb and the kD-tree traversal.
 #pragma once
 
 #include <algorithm>
+#include <algorithm>
+#include <cmath>
+
 #include "core/geometry/vec3.h"
 
 namespace voxcol {
@@ -12,7 +16,6 @@ namespace voxcol {
 struct SlabRay {
   Vec3 origin;
   Vec3 inv_dir;  // 1 / dir per component; +-inf for zero components
-  int sign[3];   // 1 where dir < 0 (component picks the box's max corner for the entry plane)
 
   SlabRay(const Vec3& o, const Vec3& dir);
 };
@@ -26,13 +29,13 @@ struct RayAabbHit {
 // reports t_enter = t_min.
 RayAabbHit RayAabb(const SlabRay& ray, const Aabb& box, float t_min, float t_max);
 
-// Inline form for tight loops (the kD-tree traversal): clips an interval in place.
-// Clips [*t0, *t1] to the part of the ray o + t d inside `box` (closed). Returns false when the
-// clipped interval is empty. inv_d is 1 / d per axis (infinite where d is 0).
-inline bool ClipRayToAabb(const Vec3& o, const Vec3& d, const Vec3& inv_d, const Aabb& box,
-                          float* t0, float* t1) {
+// Clips [*t0, *t1] to the part of the ray o + t d inside `box` (closed), given inv_d = 1 / d per
+// axis. Returns false when the clipped interval is empty. An axis with d = 0 has an infinite inv_d
+// and only tests whether the origin lies within that slab (on a face counts as inside). Inline: it
+// is the kD-tree's per-node test and RayAabb's body.
+inline bool ClipRayToAabb(const Vec3& o, const Vec3& inv_d, const Aabb& box, float* t0, float* t1) {
   for (int a = 0; a < 3; ++a) {
-    if (d[a] == 0.0f) {
+    if (std::isinf(inv_d[a])) {
       if (o[a] < box.min[a] || o[a] > box.max[a]) return false;
       continue;
     }

@@ -169,7 +169,7 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
   float t0 = ray.t_min, t1 = collector.early_out();
   Aabb grown{bounds_.min - Vec3(abs_eps, abs_eps, abs_eps),
              bounds_.max + Vec3(abs_eps, abs_eps, abs_eps)};
-  if (!ClipRayToAabb(ray.origin, ray.direction, ray.inv_direction, grown, &t0, &t1)) return;
+  if (!ClipRayToAabb(ray.origin, ray.inv_direction, grown, &t0, &t1)) return;
   struct Entry {
     uint32_t node;
     float t0, t1;
