@@ -16,7 +16,8 @@
 //   voxcol read-voxels --min=X,Y,Z --max=X,Y,Z --out=FILE
 //   voxcol write-voxels --in=FILE [--at=X,Y,Z]
 //   voxcol subscribe [--min=X,Y,Z --max=X,Y,Z] [--from_version=V] [--include_voxels] [--max_events=N]
-// Edits other than fill-ball go through ApplyEdits and accept --idempotency_key and --expected_version.
+// Edits go through ApplyEdits and accept --idempotency_key and --expected_version (fill-ball uses
+// the FillBall RPC unless one of them is given).
 //
 // Exit codes: 0 success, 1 the server answered an error, 2 bad command line, 3 server unreachable.
 #include <cstdio>
@@ -346,6 +347,9 @@ bool ParseMode(v1::EditMode* out) {
   return true;
 }
 
+int SendBatch(Client& client, const char* command, v1::ApplyEditsRequest request);
+int PrintAck(const char* command, const grpc::Status& status, const v1::EditAck& ack);
+
 int RunFillBall(Client& client) {
   v1::FillBallRequest request;
   if (absl::GetFlag(FLAGS_center).empty()) return Usage("fill-ball needs --center=X,Y,Z");
@@ -359,15 +363,14 @@ int RunFillBall(Client& client) {
   v1::EditMode mode;
   if (!ParseMode(&mode)) return Usage("--mode must be add, subtract or set");
   request.set_mode(mode);
-  v1::EditAck ack;
-  grpc::Status status = client.FillBall(request, &ack);
-  if (!status.ok()) return Fail("fill-ball", status);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(ack);
-  } else {
-    std::printf("ok   world version %llu, %u chunks changed\n", (unsigned long long)ack.version(), ack.changed_chunks());
+  if (!absl::GetFlag(FLAGS_idempotency_key).empty() || absl::GetFlag(FLAGS_expected_version) >= 0) {
+    // Keys and preconditions belong to batches: send the ball as a one-primitive batch.
+    v1::ApplyEditsRequest batch;
+    *batch.add_primitives()->mutable_fill_ball() = request;
+    return SendBatch(client, "fill-ball", batch);
   }
-  return kExitOk;
+  v1::EditAck ack;
+  return PrintAck("fill-ball", client.FillBall(request, &ack), ack);
 }
 
 int RunCheckpoint(Client& client) {

@@ -1,6 +1,10 @@
 #include "server/convert_edit.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include <functional>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "server/convert.h"
@@ -114,17 +118,38 @@ absl::Status FromProto(const v1::EditPrimitive& p, EditPrimitive* out) {
   }
 }
 
+namespace {
+
+// 64-bit FNV-1a: fingerprints are stored with their keys and compared by later processes, so the
+// hash must not depend on the process (absl::Hash is seeded per process) or the library version.
+uint64_t Fnv1a(uint64_t h, std::string_view bytes) {
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+}  // namespace
+
 absl::Status FromProto(const v1::ApplyEditsRequest& request, EditBatch* out) {
   out->primitives.resize(request.primitives_size());
-  size_t fingerprint = std::hash<uint64_t>()(request.has_expected_version() ? request.expected_version() + 1 : 0);
+  uint64_t fingerprint = 0xcbf29ce484222325ull;
+  const uint64_t expected = request.has_expected_version() ? request.expected_version() + 1 : 0;
+  for (int b = 0; b < 8; ++b) fingerprint = Fnv1a(fingerprint, std::string(1, char(expected >> (8 * b))));
+  std::string bytes;
   for (int i = 0; i < request.primitives_size(); ++i) {
     const v1::EditPrimitive& p = request.primitives(i);
     absl::Status status = FromProto(p, &out->primitives[i]);
     if (!status.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("primitives[", i, "].", OneofName(p), ".", status.message()));
     }
-    // Only compared within this process, so std::hash of the serialized bytes is enough.
-    fingerprint = fingerprint * 1000003u ^ std::hash<std::string>()(p.SerializeAsString());
+    // Deterministic serialization: equal primitives give equal bytes in any process.
+    bytes.clear();
+    {
+      google::protobuf::io::StringOutputStream stream(&bytes);
+      google::protobuf::io::CodedOutputStream coded(&stream);
+      coded.SetSerializationDeterministic(true);
+      p.SerializeToCodedStream(&coded);
+    }
+    fingerprint = Fnv1a(fingerprint, bytes);
   }
   out->idempotency_key = request.idempotency_key();
   out->fingerprint = fingerprint;

@@ -41,7 +41,7 @@ ABSL_FLAG(float, max_edit_extent, 128.0f, "Longest block/wedge edge or cylinder 
 ABSL_FLAG(int64_t, max_region_voxels, 4194304,
           "Most voxels per region of ReadVoxels, WriteVoxels, FillRegion, ReplaceMaterial, Clear");
 ABSL_FLAG(int32_t, max_batch_primitives, 256, "Most primitives in one ApplyEdits batch");
-ABSL_FLAG(uint64_t, idempotency_keys, 100000, "ApplyEdits idempotency keys remembered (in memory, newest kept)");
+ABSL_FLAG(uint64_t, idempotency_keys, 100000, "ApplyEdits idempotency keys remembered (the newest; stored with their edits, so retries after a restart are recognised)");
 ABSL_FLAG(uint64_t, change_log_versions, 4096, "Change feed retention window: newest versions kept for Subscribe");
 ABSL_FLAG(uint64_t, change_log_chunks, 65536,
           "Change feed retention budget: changed chunks kept (~1 KiB each); shrinks the window");
@@ -105,6 +105,7 @@ int RunServer() {
   store::StoreOptions store_options;
   store_options.sync = absl::GetFlag(FLAGS_store_sync);
   store_options.block_cache_bytes = absl::GetFlag(FLAGS_store_block_cache_mb) << 20;
+  store_options.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
   absl::StatusOr<DataDir> data = OpenDataDir(data_dir, requested, CaveGenerator::kVersion, store_options);
   if (!data.ok()) {
     LogError("event=open_failed data_dir=%s message=\"%s\"", data_dir, data.status().message());
@@ -140,6 +141,10 @@ int RunServer() {
                                          absl::GetFlag(FLAGS_change_log_chunks)});
   world.AddObserver(&change_log);
   EditBatcher batcher(world, limits.edit, absl::GetFlag(FLAGS_idempotency_keys));
+  for (const store::StoredAck& ack : data->store->acks_at_open()) {
+    batcher.Restore(ack.key, {ack.fingerprint, {ack.version, ack.changed_chunks, false}});
+  }
+  LogInfo("event=idempotency_keys_restored count=%d", data->store->acks_at_open().size());
   limits.overlap.max_extent = absl::GetFlag(FLAGS_max_overlap_extent);
   limits.overlap.max_voxels = absl::GetFlag(FLAGS_max_overlap_voxels);
   StreamLimits stream_limits;

@@ -35,4 +35,21 @@ bool DecodeVersion(std::string_view encoded, uint64_t* version) {
   return true;
 }
 
+std::string EncodeAck(uint64_t fingerprint, uint64_t version, uint32_t changed_chunks) {
+  std::string out = EncodeVersion(fingerprint) + EncodeVersion(version);
+  for (int b = 0; b < 4; ++b) out.push_back(char(changed_chunks >> (24 - 8 * b)));
+  return out;
+}
+
+bool DecodeAck(std::string_view encoded, uint64_t* fingerprint, uint64_t* version,
+               uint32_t* changed_chunks) {
+  if (encoded.size() != 20 || !DecodeVersion(encoded.substr(0, 8), fingerprint) ||
+      !DecodeVersion(encoded.substr(8, 8), version)) {
+    return false;
+  }
+  *changed_chunks = 0;
+  for (int b = 0; b < 4; ++b) *changed_chunks = (*changed_chunks << 8) | uint8_t(encoded[16 + b]);
+  return true;
+}
+
 }  // namespace voxcol::store

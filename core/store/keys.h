@@ -5,6 +5,7 @@
 //   "r" x y z   a region (4^3 chunks) with edited chunks  value: empty
 //   "m:config"  world identity (text, see store.cc)
 //   "m:version" world version after the last durable edit (8 bytes big endian)
+//   "k" key     an idempotency key of an applied batch    value: EncodeAck
 #pragma once
 
 #include <string>
@@ -16,6 +17,7 @@ namespace voxcol::store {
 
 constexpr char kChunkPrefix = 'c';
 constexpr char kRegionPrefix = 'r';
+constexpr char kAckPrefix = 'k';
 constexpr char kConfigKey[] = "m:config";
 constexpr char kVersionKey[] = "m:version";
 
@@ -34,5 +36,10 @@ bool DecodeKey(std::string_view encoded, char prefix, Int3* key);
 
 std::string EncodeVersion(uint64_t version);
 bool DecodeVersion(std::string_view encoded, uint64_t* version);
+
+// The ack of a keyed batch: fingerprint, version (8 bytes each) and changed chunks (4), big endian.
+std::string EncodeAck(uint64_t fingerprint, uint64_t version, uint32_t changed_chunks);
+bool DecodeAck(std::string_view encoded, uint64_t* fingerprint, uint64_t* version,
+               uint32_t* changed_chunks);
 
 }  // namespace voxcol::store

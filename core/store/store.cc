@@ -113,6 +113,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir,
   if (!status.ok()) return status;
   std::unique_ptr<Store> store(new Store(std::unique_ptr<rocksdb::DB>(raw), options));
   if (status = store->LoadRegionIndex(); !status.ok()) return status;
+  if (status = store->LoadAcks(); !status.ok()) return status;
   return store;
 }
 
@@ -129,6 +130,42 @@ absl::Status Store::LoadRegionIndex() {
     edited_regions_.insert(region);
   }
   return FromRocks(it->status(), "read region index");
+}
+
+absl::Status Store::LoadAcks() {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  const std::string prefix(1, kAckPrefix);
+  std::vector<StoredAck> acks;
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    StoredAck ack;
+    ack.key = it->key().ToString().substr(1);
+    if (!DecodeAck(it->value().ToStringView(), &ack.fingerprint, &ack.version,
+                   &ack.changed_chunks)) {
+      return absl::DataLossError(absl::StrCat("idempotency key '", ack.key, "': bad record"));
+    }
+    acks.push_back(std::move(ack));
+  }
+  if (absl::Status s = FromRocks(it->status(), "read idempotency keys"); !s.ok()) return s;
+  std::sort(acks.begin(), acks.end(),
+            [](const StoredAck& a, const StoredAck& b) { return a.version < b.version; });
+  // A smaller --idempotency_keys than before: forget the oldest now.
+  const size_t excess = acks.size() > options_.idempotency_keys ? acks.size() - options_.idempotency_keys : 0;
+  if (excess > 0) {
+    rocksdb::WriteBatch batch;
+    for (size_t i = 0; i < excess; ++i) batch.Delete(std::string(1, kAckPrefix) + acks[i].key);
+    if (absl::Status s = FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "trim idempotency keys");
+        !s.ok()) {
+      return s;
+    }
+    acks.erase(acks.begin(), acks.begin() + excess);
+  }
+  absl::MutexLock lock(&acks_mu_);
+  for (const StoredAck& ack : acks) {
+    ack_order_.emplace_back(ack.version, ack.key);
+    ack_versions_[ack.key] = ack.version;
+  }
+  acks_at_open_ = std::move(acks);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<StoredWorld> Store::OpenWorld(const WorldConfig& requested,
@@ -185,12 +222,40 @@ absl::Status Store::BeforePublishGroup(const std::vector<const CommittedEdit*>& 
   std::vector<std::pair<ChunkKey, ChunkPtr>> chunks;
   for (const CommittedEdit* edit : edits)
     chunks.insert(chunks.end(), edit->chunks.begin(), edit->chunks.end());
-  return WriteChunks(chunks, edits.back()->result.version);
+  return Write(chunks, edits.back()->result.version, edits);
 }
 
 absl::Status Store::WriteChunks(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks,
                                 uint64_t version) {
+  return Write(chunks, version, {});
+}
+
+absl::Status Store::Write(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks,
+                          uint64_t version, const std::vector<const CommittedEdit*>& edits) {
   rocksdb::WriteBatch batch;
+  // Idempotency keys go in the same batch as their edits: durable together or not at all. The
+  // oldest keys beyond the capacity are deleted in it too.
+  absl::MutexLock acks_lock(&acks_mu_);
+  std::vector<std::pair<uint64_t, std::string>> added;
+  for (const CommittedEdit* edit : edits) {
+    if (edit->tag == nullptr || edit->tag->idempotency_key.empty()) continue;
+    const std::string& key = edit->tag->idempotency_key;
+    batch.Put(std::string(1, kAckPrefix) + key,
+              EncodeAck(edit->tag->fingerprint, edit->result.version,
+                        uint32_t(edit->result.changes.size())));
+    added.emplace_back(edit->result.version, key);
+  }
+  size_t dropped = 0;
+  while (ack_order_.size() - dropped + added.size() > options_.idempotency_keys &&
+         dropped < ack_order_.size()) {
+    const auto& [old_version, old_key] = ack_order_[dropped++];
+    auto live = ack_versions_.find(old_key);
+    const bool rewritten = std::any_of(added.begin(), added.end(),
+                                       [&](const auto& a) { return a.second == old_key; });
+    if (live != ack_versions_.end() && live->second == old_version && !rewritten) {
+      batch.Delete(std::string(1, kAckPrefix) + old_key);
+    }
+  }
   std::vector<Int3> regions;
   for (const auto& [key, chunk] : chunks) {
     batch.Put(EncodeKey(kChunkPrefix, key), EncodeChunk(*chunk));
@@ -205,6 +270,17 @@ absl::Status Store::WriteChunks(const std::vector<std::pair<ChunkKey, ChunkPtr>>
   absl::Status status = FromRocks(db_->Write(write, &batch), "write edit batch");
   if (!status.ok()) return status;
   batches_written_.fetch_add(1, std::memory_order_relaxed);
+  for (size_t i = 0; i < dropped; ++i) {
+    auto live = ack_versions_.find(ack_order_.front().second);
+    if (live != ack_versions_.end() && live->second == ack_order_.front().first) {
+      ack_versions_.erase(live);
+    }
+    ack_order_.pop_front();
+  }
+  for (auto& [v, key] : added) {
+    ack_versions_[key] = v;
+    ack_order_.emplace_back(v, std::move(key));
+  }
   // Before the caller publishes: a reader that misses the chunk in memory must find it here.
   absl::MutexLock lock(&regions_mu_);
   edited_regions_.insert(regions.begin(), regions.end());

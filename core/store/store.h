@@ -4,10 +4,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -25,6 +27,16 @@ struct StoreOptions {
   bool sync = true;
   // RocksDB block cache for compressed/uncompressed blocks, bytes.
   size_t block_cache_bytes = size_t(32) << 20;
+  // Idempotency keys kept durable (the newest; older records are deleted as new ones arrive).
+  size_t idempotency_keys = 100000;
+};
+
+// An idempotency key made durable together with the batch it identified.
+struct StoredAck {
+  std::string key;
+  uint64_t fingerprint = 0;
+  uint64_t version = 0;
+  uint32_t changed_chunks = 0;
 };
 
 // The world a store holds, as found or created by OpenWorld.
@@ -55,8 +67,9 @@ class Store : public ChunkLoader, public EditObserver {
   // has no edits), DATA_LOSS if the record fails RocksDB's block checksum or our own decoding.
   absl::StatusOr<ChunkPtr> Load(const ChunkKey& key) const override;
 
-  // EditObserver: writes all chunks of the group plus the last version as one WriteBatch (synced
-  // unless options.sync is false). On error nothing of the group is stored.
+  // EditObserver: writes all chunks of the group, the idempotency keys of its edits (EditTag) and
+  // the last version as one WriteBatch (synced unless options.sync is false). On error nothing of
+  // the group is stored.
   absl::Status BeforePublish(const CommittedEdit& edit) override;
   absl::Status BeforePublishGroup(const std::vector<const CommittedEdit*>& edits) override;
 
@@ -76,12 +89,19 @@ class Store : public ChunkLoader, public EditObserver {
 
   // RocksDB point reads issued by Load so far.
   uint64_t chunk_reads() const { return chunk_reads_.load(std::memory_order_relaxed); }
+
+  // The idempotency keys stored by earlier processes, oldest first, as read by Open (at most
+  // options.idempotency_keys; Open deleted older ones).
+  const std::vector<StoredAck>& acks_at_open() const { return acks_at_open_; }
   // Writes (WriteBatches) and syncs issued so far.
   uint64_t batches_written() const { return batches_written_.load(std::memory_order_relaxed); }
 
  private:
   Store(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options);
   absl::Status LoadRegionIndex();
+  absl::Status LoadAcks();
+  absl::Status Write(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks, uint64_t version,
+                     const std::vector<const CommittedEdit*>& edits);
   bool RegionHasEdits(const ChunkKey& chunk) const;
 
   std::unique_ptr<rocksdb::DB> db_;
@@ -89,6 +109,12 @@ class Store : public ChunkLoader, public EditObserver {
   mutable absl::Mutex regions_mu_;
   absl::flat_hash_set<Int3> edited_regions_ ABSL_GUARDED_BY(regions_mu_);
   mutable std::atomic<uint64_t> chunk_reads_{0};
+  std::vector<StoredAck> acks_at_open_;
+  absl::Mutex acks_mu_;
+  // Stored keys by version, oldest first, and the version each key was last written with (a key
+  // forgotten by the batcher may be reused; only its newest record is live).
+  std::deque<std::pair<uint64_t, std::string>> ack_order_ ABSL_GUARDED_BY(acks_mu_);
+  absl::flat_hash_map<std::string, uint64_t> ack_versions_ ABSL_GUARDED_BY(acks_mu_);
   std::atomic<uint64_t> batches_written_{0};
 };
 

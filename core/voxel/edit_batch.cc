@@ -84,9 +84,14 @@ EditBatcher::EditBatcher(World& world, const EditLimits& limits, size_t idempote
 absl::StatusOr<BatchAck> EditBatcher::Apply(const EditBatch& batch) {
   absl::Status status = ValidateEditBatch(world_, batch, limits_);
   if (!status.ok()) return status;
-  absl::MutexLock lock(&mu_);
   const bool keyed = !batch.idempotency_key.empty();
   if (keyed) {
+    absl::MutexLock lock(&mu_);
+    // A retry racing the first attempt waits for its outcome instead of applying a second time.
+    auto settled = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !in_flight_.contains(batch.idempotency_key);
+    };
+    mu_.Await(absl::Condition(&settled));
     if (std::optional<IdempotencyTable::Entry> seen = table_.Find(batch.idempotency_key)) {
       if (seen->fingerprint != batch.fingerprint) {
         return absl::InvalidArgumentError(absl::StrCat("idempotency_key '", batch.idempotency_key,
@@ -96,7 +101,10 @@ absl::StatusOr<BatchAck> EditBatcher::Apply(const EditBatch& batch) {
       ack.replayed = true;
       return ack;
     }
+    in_flight_.insert(batch.idempotency_key);
   }
+  EditTag tag;
+  if (keyed) tag = {batch.idempotency_key, batch.fingerprint};
   absl::StatusOr<EditResult> result = world_.Edit([&](ChunkEdit& edit) {
     // Checked under the edit lock, so no other edit can slip in between check and apply.
     absl::Status s = CheckExpectedVersion(edit.world(), batch.expected_version);
@@ -104,11 +112,21 @@ absl::StatusOr<BatchAck> EditBatcher::Apply(const EditBatch& batch) {
       s = WithPrefix(ApplyPrimitive(edit, batch.primitives[i], limits_), i, batch.primitives[i]);
     }
     return s;
-  });
+  }, tag);
+  BatchAck ack;
+  if (result.ok()) ack = {result->version, uint32_t(result->changes.size()), false};
+  if (keyed) {
+    absl::MutexLock lock(&mu_);
+    in_flight_.erase(batch.idempotency_key);
+    if (result.ok()) table_.Insert(batch.idempotency_key, {batch.fingerprint, ack});
+  }
   if (!result.ok()) return result.status();
-  BatchAck ack{result->version, uint32_t(result->changes.size()), false};
-  if (keyed) table_.Insert(batch.idempotency_key, {batch.fingerprint, ack});
   return ack;
+}
+
+void EditBatcher::Restore(const std::string& key, const IdempotencyTable::Entry& entry) {
+  absl::MutexLock lock(&mu_);
+  if (!table_.Find(key)) table_.Insert(key, entry);
 }
 
 }  // namespace voxcol

@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -54,15 +55,22 @@ class EditBatcher {
   // with a different batch; FAILED_PRECONDITION when expected_version is not the current version;
   // errors of World::Edit (e.g. a chunk load or durability failure). A batch whose key was
   // already applied returns that batch's ack with `replayed` set and changes nothing.
+  // The key travels with the edit (EditTag), so a store observer makes it durable together with
+  // the edit's chunks.
   absl::StatusOr<BatchAck> Apply(const EditBatch& batch);
+
+  // Re-registers a key that an earlier process applied (from the store at startup), oldest first.
+  void Restore(const std::string& key, const IdempotencyTable::Entry& entry);
 
  private:
   World& world_;
   const EditLimits limits_;
-  // Held across lookup, edit and insert so that concurrent retries of one key apply once. Edits
-  // are serialized by the world's edit lock anyway, so this costs no parallelism.
+  // Guards the table and the keys being applied. Held only around lookups and inserts: batches
+  // without a key never take it, and batches with different keys commit concurrently (so the
+  // world can group their durable writes); a retry of a key still in flight waits for its ack.
   absl::Mutex mu_;
   IdempotencyTable table_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> in_flight_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace voxcol

@@ -160,8 +160,10 @@ size_t World::resident_chunks() const {
 // for every edit queued so far, while later edits stage and queue behind it. So N concurrent
 // writers share one sync, and versions are published in the order they were assigned. Waiters
 // learn that their edit is done from commit_mu_, which the leader holds only briefly.
-absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdit&)>& edit) {
+absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdit&)>& edit,
+                                       const EditTag& tag) {
   PendingEdit pending;
+  pending.tag = tag;
   staging_.fetch_add(1, std::memory_order_relaxed);
   if (absl::Status s = Stage(edit, &pending); !s.ok()) return s;
   {
@@ -256,7 +258,7 @@ void World::CommitQueued() {
   std::vector<CommittedEdit> committed;
   committed.reserve(group.size());
   std::vector<const CommittedEdit*> views;
-  for (PendingEdit* p : group) committed.push_back({p->result, p->chunks});
+  for (PendingEdit* p : group) committed.push_back({p->result, p->chunks, &p->tag});
   for (const CommittedEdit& c : committed) views.push_back(&c);
   absl::Status status;
   for (EditObserver* observer : observers_) {
@@ -276,7 +278,7 @@ void World::PublishGroup(const std::vector<PendingEdit*>& group) {
     absl::WriterMutexLock lock(&publish_mu_);
     for (const auto& [key, chunk] : p->chunks) Publish(key, chunk);
     version_.store(p->result.version, std::memory_order_release);
-    CommittedEdit committed{p->result, p->chunks};
+    CommittedEdit committed{p->result, p->chunks, &p->tag};
     for (EditObserver* observer : observers_) observer->AfterPublish(committed);
   }
   // Staged chunks that no later edit replaced are now published; editors can read them there.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -56,10 +57,18 @@ struct EditResult {
 // A set of copy-on-write chunk modifications prepared under the edit lock and published at once.
 class ChunkEdit;
 
+// What the caller of World::Edit attaches for observers: the store makes an idempotency key
+// durable in the same write as the edit, so a retry after a restart is still recognised.
+struct EditTag {
+  std::string idempotency_key;  // empty: none
+  uint64_t fingerprint = 0;     // identifies the batch content behind the key
+};
+
 // An edit about to be (or just) published: its result and the new content of every changed chunk.
 struct CommittedEdit {
   const EditResult& result;
   const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks;  // sorted by key, same order as changes
+  const EditTag* tag = nullptr;  // never null for edits from World::Edit
 };
 
 // Hooks on the commit path. Edits are committed in groups by one thread at a time (the commit
@@ -143,7 +152,8 @@ class World {
   // edit before BeforePublish succeeded; versions become visible in order. An edit that changes
   // nothing still gets a new version so that every acknowledged batch has its own. If `edit`
   // returns an error nothing is published and the version stays.
-  absl::StatusOr<EditResult> Edit(const std::function<absl::Status(ChunkEdit&)>& edit);
+  absl::StatusOr<EditResult> Edit(const std::function<absl::Status(ChunkEdit&)>& edit,
+                                  const EditTag& tag = {});
 
   // Runs `read` (which loads chunks of this world) under a ReadSnapshot so that everything it sees
   // belongs to one published version, and returns that version. An error from `read` is returned
@@ -178,6 +188,7 @@ class World {
   // leader under commit_mu_ and read by the edit's own thread under commit_mu_ (the rest is
   // immutable once queued).
   struct PendingEdit {
+    EditTag tag;
     EditResult result;
     std::vector<std::pair<ChunkKey, ChunkPtr>> chunks;
     bool done = false;

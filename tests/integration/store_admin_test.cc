@@ -57,6 +57,29 @@ TEST_F(StoreAdminTest, EditsSurviveKillNineAndTheVersionContinues) {
             2u);
 }
 
+// The key is stored with its edit: after kill -9 and a restart, the retry is answered with the
+// original ack (replayed) and applies nothing; the key reused for another batch is refused.
+TEST_F(StoreAdminTest, IdempotencyKeysSurviveKillNine) {
+  StartServer(DataDir());
+  auto ack = CliJson<v1::EditAck>({"fill-ball", "--center=5,40,5", "--radius=3", "--material=sand",
+                                   "--idempotency_key=retry-me"});
+  ASSERT_EQ(ack.version(), 1u);
+  CliJson<v1::EditAck>({"fill-ball", "--center=-5,40,5", "--radius=2", "--material=dirt"});
+  server_.Stop(SIGKILL);
+  StartServer(DataDir());
+  auto retry = CliJson<v1::EditAck>({"fill-ball", "--center=5,40,5", "--radius=3",
+                                     "--material=sand", "--idempotency_key=retry-me"});
+  EXPECT_TRUE(retry.replayed());
+  EXPECT_EQ(retry.version(), 1u);
+  EXPECT_EQ(retry.changed_chunks(), ack.changed_chunks());
+  auto next = CliJson<v1::EditAck>({"fill-ball", "--center=-5,40,5", "--radius=2", "--material=dirt"});
+  EXPECT_EQ(next.version(), 3u);  // the retry applied nothing
+  CommandResult reused = Cli({"fill-ball", "--center=9,40,5", "--radius=3", "--material=sand",
+                              "--idempotency_key=retry-me"});
+  EXPECT_NE(reused.exit_code, 0);
+  EXPECT_NE(reused.err.find("INVALID_ARGUMENT"), std::string::npos) << reused.err;
+}
+
 TEST_F(StoreAdminTest, CheckpointIsADataDirectoryWithTheEditsUpToIt) {
   StartServer(DataDir());
   CliJson<v1::EditAck>({"fill-ball", "--center=-10,40,3", "--radius=3", "--material=50"});

@@ -14,6 +14,7 @@
 #include "core/query/raycast.h"
 #include "core/store/keys.h"
 #include "core/voxel/edit.h"
+#include "core/voxel/edit_batch.h"
 #include "tests/core/store/store_test_util.h"
 
 namespace voxcol::store {
@@ -55,6 +56,79 @@ TEST(Store, ReopenedWorldHasEveryEditAndTheVersion) {
   StoredCaveWorld second = OpenStoredCaveWorld(dir.path());
   EXPECT_EQ(second.world->version(), 3u);
   ExpectSameVoxels(*first.world, *second.world, {{-32, -16, -32}, {16, 16, 32}});
+}
+
+EditBatch KeyedBall(const std::string& key, Vec3 center, uint64_t fingerprint) {
+  EditBatch batch;
+  batch.primitives.push_back(FillBallParams{center, 2.5f, 7, EditMode::kSet});
+  batch.idempotency_key = key;
+  batch.fingerprint = fingerprint;
+  return batch;
+}
+
+// Keys are stored in the edit's own write: after a reopen a retry is answered with the original
+// ack and applies nothing, a reused key with other content is refused, and only the newest
+// `idempotency_keys` survive (older records are deleted as new ones arrive).
+TEST(Store, IdempotencyKeysSurviveAReopenAndStayBounded) {
+  ScratchDir dir;
+  std::vector<BatchAck> acks;
+  {
+    StoredCaveWorld first = OpenStoredCaveWorld(dir.path());
+    EXPECT_TRUE(first.store->acks_at_open().empty());
+    EditBatcher batcher(*first.world, EditLimits{}, 100);
+    for (int i = 0; i < 5; ++i) {
+      absl::StatusOr<BatchAck> ack =
+          batcher.Apply(KeyedBall("k" + std::to_string(i), {float(4 * i), 0, 0}, 100 + i));
+      ASSERT_TRUE(ack.ok()) << ack.status();
+      acks.push_back(*ack);
+    }
+    ASSERT_TRUE(Ball(*first.world, {0, 10, 0}, 2, 9).ok());  // an edit without a key
+    CloseStore(first);
+  }
+  {
+    StoredCaveWorld second = OpenStoredCaveWorld(dir.path());
+    ASSERT_EQ(second.store->acks_at_open().size(), 5u);
+    EditBatcher batcher(*second.world, EditLimits{}, 100);
+    for (const StoredAck& a : second.store->acks_at_open()) {
+      batcher.Restore(a.key, {a.fingerprint, {a.version, a.changed_chunks, false}});
+    }
+    const uint64_t version = second.world->version();
+    absl::StatusOr<BatchAck> retry = batcher.Apply(KeyedBall("k3", {12, 0, 0}, 103));
+    ASSERT_TRUE(retry.ok());
+    EXPECT_TRUE(retry->replayed);
+    EXPECT_EQ(retry->version, acks[3].version);
+    EXPECT_EQ(retry->changed_chunks, acks[3].changed_chunks);
+    EXPECT_EQ(second.world->version(), version);  // nothing applied
+    absl::StatusOr<BatchAck> reused = batcher.Apply(KeyedBall("k3", {40, 0, 0}, 999));
+    EXPECT_EQ(reused.status().code(), absl::StatusCode::kInvalidArgument);
+    CloseStore(second);
+  }
+  {
+    // A smaller capacity keeps the newest keys, deleting the others for good.
+    StoreOptions options;
+    options.idempotency_keys = 3;
+    auto store = *Store::Open(dir.path(), options);
+    ASSERT_EQ(store->acks_at_open().size(), 3u);
+    EXPECT_EQ(store->acks_at_open()[0].key, "k2");
+    EXPECT_EQ(store->acks_at_open()[2].key, "k4");
+    EXPECT_EQ(store->acks_at_open()[2].version, acks[4].version);
+  }
+  {
+    // At capacity, each new key deletes the oldest in the same write; a rewritten key keeps only
+    // its newest record.
+    StoredCaveWorld w = OpenStoredCaveWorld(dir.path(), true, 3);
+    EditBatcher batcher(*w.world, EditLimits{}, 3);
+    ASSERT_TRUE(batcher.Apply(KeyedBall("k5", {0, -4, 0}, 105)).ok());
+    ASSERT_TRUE(batcher.Apply(KeyedBall("k2", {0, -8, 0}, 202)).ok());  // forgotten by this batcher
+    CloseStore(w);
+    StoreOptions options;
+    options.idempotency_keys = 3;
+    auto reopened = *Store::Open(dir.path(), options);
+    std::vector<std::string> keys;
+    for (const StoredAck& a : reopened->acks_at_open()) keys.push_back(a.key);
+    EXPECT_EQ(keys, (std::vector<std::string>{"k4", "k5", "k2"}));
+    EXPECT_EQ(reopened->acks_at_open()[2].fingerprint, 202u);
+  }
 }
 
 TEST(Store, ExistingWorldKeepsItsConfigAndRefusesAnotherGenerator) {

@@ -34,10 +34,12 @@ struct StoredCaveWorld {
   std::unique_ptr<World> world;
 };
 
-inline StoredCaveWorld OpenStoredCaveWorld(const std::string& dir, bool sync = true) {
+inline StoredCaveWorld OpenStoredCaveWorld(const std::string& dir, bool sync = true,
+                                           size_t idempotency_keys = 100000) {
   StoredCaveWorld w;
   store::StoreOptions options;
   options.sync = sync;
+  options.idempotency_keys = idempotency_keys;
   w.store = *store::Store::Open(dir, options);
   WorldConfig config{{128, 96, 128}, 1.0f, 5};
   store::StoredWorld stored = *w.store->OpenWorld(config, CaveGenerator::kVersion);

@@ -1,6 +1,8 @@
 // Edit batches: atomicity, one version per batch, idempotency keys, version preconditions.
 #include "core/voxel/edit_batch.h"
 
+#include <algorithm>
+#include <chrono>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -109,6 +111,44 @@ TEST(EditBatch, ConcurrentRetriesOfOneKeyApplyOnce) {
   for (auto& t : threads) t.join();
   for (uint64_t v : versions) EXPECT_EQ(v, 1u);
   EXPECT_EQ(world->version(), 1u);
+}
+
+// A slow durable write (like a synced store): while one group commits, the other batches queue up
+// and commit together. Batches with different keys must not be serialized by the batcher, and the
+// observer sees each batch's key.
+class SlowStore : public EditObserver {
+ public:
+  absl::Status BeforePublishGroup(const std::vector<const CommittedEdit*>& edits) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    absl::MutexLock lock(&mu);
+    ++groups;
+    for (const CommittedEdit* e : edits) keys.push_back(e->tag->idempotency_key);
+    return absl::OkStatus();
+  }
+  absl::Mutex mu;
+  int groups = 0;
+  std::vector<std::string> keys;
+};
+
+TEST(EditBatch, BatchesWithDifferentKeysCommitInGroups) {
+  auto world = testing::MakeEmptyWorld();
+  SlowStore store;
+  world->AddObserver(&store);
+  EditBatcher batcher(*world, EditLimits{}, 16);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      EditBatch batch = ThreeBlocks();
+      batch.idempotency_key = i % 2 ? "key-" + std::to_string(i) : "";
+      EXPECT_TRUE(batcher.Apply(batch).ok());
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(world->version(), 8u);
+  absl::MutexLock lock(&store.mu);
+  EXPECT_LT(store.groups, 8);
+  std::sort(store.keys.begin(), store.keys.end());
+  EXPECT_EQ(store.keys, (std::vector<std::string>{"", "", "", "", "key-1", "key-3", "key-5", "key-7"}));
 }
 
 TEST(EditBatch, IdempotencyTableForgetsTheOldestKeysBeyondItsCapacity) {
