@@ -310,6 +310,10 @@ struct VertexKey {
   bool operator<(const VertexKey& o) const {
     return x != o.x ? x < o.x : (y != o.y ? y < o.y : z < o.z);
   }
+  template <typename H>
+  friend H AbslHashValue(H h, const VertexKey& v) {
+    return H::combine(std::move(h), v.x, v.y, v.z);
+  }
 };
 
 VertexKey KeyOf(const Tri& t, int k) {
@@ -355,12 +359,24 @@ class EdgeTable {
     return !any_neighbour;
   }
 
+  // A vertex is a real corner of the solid when any edge that meets there is: a triangle can
+  // touch a crease with one corner only, its own two edges both lying in the flat part.
+  bool VertexActive(uint32_t i, int k) {
+    Build();
+    auto it = vertices_.find(KeyOf(tris_[i], k));
+    for (const auto& [tri, corner] : it->second) {
+      if (Active(tri, corner) || Active(tri, (corner + 2) % 3)) return true;
+    }
+    return false;
+  }
+
  private:
   // Indexes the triangles added since the last call (sweeps gather as they go).
   void Build() {
     for (uint32_t i = indexed_; i < tris_.size(); ++i) {
       for (int k = 0; k < 3; ++k) {
         edges_[MakeEdge(KeyOf(tris_[i], k), KeyOf(tris_[i], (k + 1) % 3))].push_back(i);
+        vertices_[KeyOf(tris_[i], k)].push_back({i, k});
       }
     }
     indexed_ = uint32_t(tris_.size());
@@ -369,6 +385,8 @@ class EdgeTable {
   const std::vector<Tri>& tris_;
   uint32_t indexed_ = 0;
   absl::flat_hash_map<EdgeKey, std::vector<uint32_t>> edges_;
+  // Triangles (and their corner) at each vertex.
+  absl::flat_hash_map<VertexKey, std::vector<std::pair<uint32_t, int>>> vertices_;
 };
 
 // Internal-edge handling: a normal off the face normal comes from an edge or vertex of the
@@ -395,9 +413,9 @@ bool FixInternalEdge(const PosedShape& s, const Tri& t, uint32_t tri_index, Edge
     int opposite = mask == 1 ? 0 : (mask == 2 ? 1 : 2);
     active = edges.Active(tri_index, (opposite + 1) % 3);
   } else {
-    // At a vertex: the corner whose weight is not small; its two edges in this triangle.
+    // At a vertex: the corner whose weight is not small.
     int v = (mask & 1) == 0 ? 0 : ((mask & 2) == 0 ? 1 : 2);
-    active = edges.Active(tri_index, v) || edges.Active(tri_index, (v + 2) % 3);
+    active = edges.VertexActive(tri_index, v);
   }
   if (active) return false;
   c->normal = t.normal;
