@@ -429,8 +429,8 @@ int RunContacts(Client& client) {
   }
   int points = 0;
   for (const v1::ChunkContacts& c : r.chunks()) points += c.points_size();
-  std::printf("%d contact points in %d chunks (world version %llu)\n", points, r.chunks_size(),
-              (unsigned long long)r.version());
+  std::printf("%d contact point%s in %d chunk%s (world version %llu)\n", points, points == 1 ? "" : "s",
+              r.chunks_size(), r.chunks_size() == 1 ? "" : "s", (unsigned long long)r.version());
   for (const v1::ChunkContacts& c : r.chunks()) {
     std::printf("     chunk %s\n", Fmt(c.chunk()).c_str());
     for (const v1::ContactPoint& p : c.points()) {
