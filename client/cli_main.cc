@@ -4,6 +4,12 @@
 //   voxcol raycast --origin=X,Y,Z --direction=X,Y,Z [--max_distance=D] [--water=pass|stop]
 //                  [--mode=smooth|blocky] [--all]
 //   voxcol overlap --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] [--max_voxels=N]
+//   voxcol overlap SHAPE [--penetration]                       (exact, posed shape)
+//   voxcol sweep SHAPE [--direction=X,Y,Z] --distance=D [--collection=closest|any|all]
+//   voxcol contacts SHAPE [--margin=M] [--skip_water]
+//     SHAPE: --shape=sphere|capsule|box|hull --position=X,Y,Z [--rotation=W,X,Y,Z] with
+//            sphere --radius=R; capsule --half_height=H --radius=R; box --half_extents=X,Y,Z;
+//            hull --points="X,Y,Z;X,Y,Z;..."; box and hull take [--convex_radius=R]
 //   voxcol fill-ball --center=X,Y,Z --radius=R [--material=rock|air|water|N] [--mode=add|subtract|set]
 //   voxcol checkpoint --dir=/abs/path/on/server
 //   voxcol export-region --min=X,Y,Z --max=X,Y,Z --file=PATH
@@ -32,6 +38,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -45,13 +52,24 @@ ABSL_FLAG(std::string, server, "127.0.0.1:50051", "voxcol server address host:po
 ABSL_FLAG(bool, json, false, "Print responses as JSON (protobuf JSON mapping)");
 ABSL_FLAG(int, timeout_ms, 10000, "Deadline for each call, milliseconds");
 ABSL_FLAG(std::string, origin, "", "raycast: ray origin X,Y,Z in world units");
-ABSL_FLAG(std::string, direction, "0,-1,0", "raycast: ray direction X,Y,Z (any non-zero length)");
+ABSL_FLAG(std::string, direction, "0,-1,0", "raycast, sweep: direction X,Y,Z (any non-zero length)");
 ABSL_FLAG(float, max_distance, 1000.0f, "raycast: maximum distance, world units");
 ABSL_FLAG(std::string, water, "pass", "raycast: 'pass' through water or 'stop' at its surface");
-ABSL_FLAG(bool, stats, false, "raycast, overlap: include query cost statistics");
+ABSL_FLAG(bool, stats, false, "raycast, overlap, sweep, contacts: include query cost statistics");
 ABSL_FLAG(std::string, center, "", "fill-ball, overlap: centre X,Y,Z in world units");
 ABSL_FLAG(float, radius, 0.0f, "fill-ball, overlap (sphere): radius, world units");
-ABSL_FLAG(std::string, half_extents, "", "overlap (box): half extents X,Y,Z in world units");
+ABSL_FLAG(std::string, half_extents, "", "overlap, sweep, contacts (box): half extents X,Y,Z in world units");
+ABSL_FLAG(std::string, shape, "",
+          "overlap (exact), sweep, contacts: sphere|capsule|box|hull, placed at --position and rotated by --rotation");
+ABSL_FLAG(std::string, position, "", "overlap (exact), sweep, contacts: the shape's centre X,Y,Z in world units");
+ABSL_FLAG(float, half_height, 0.0f, "capsule shape: half length of its core segment along local Y, world units");
+ABSL_FLAG(float, convex_radius, 0.0f, "box and hull shapes: rounding radius, world units");
+ABSL_FLAG(std::string, points, "", "hull shape: local points \"X,Y,Z;X,Y,Z;...\" (1..64)");
+ABSL_FLAG(float, distance, 0.0f, "sweep: how far to move the shape along --direction, world units");
+ABSL_FLAG(std::string, collection, "closest", "sweep: closest|any|all hits");
+ABSL_FLAG(float, margin, 0.0f, "contacts: also report points separated by up to this distance (negative depth)");
+ABSL_FLAG(bool, skip_water, false, "contacts: skip the water contact (buoyancy)");
+ABSL_FLAG(bool, penetration, false, "overlap (exact): report the deepest penetration");
 ABSL_FLAG(bool, voxels, false, "overlap: also list the touched voxels");
 ABSL_FLAG(uint32_t, max_voxels, 0, "overlap: most voxels to list (0: the server's limit)");
 ABSL_FLAG(std::string, material, "rock", "fill-ball: air|water|rock|dirt|grass|sand or a number 0..255");
@@ -62,11 +80,14 @@ ABSL_FLAG(int, streams, 32, "loadtest: concurrent Query streams");
 ABSL_FLAG(double, seconds, 60, "loadtest: duration, seconds");
 ABSL_FLAG(int, batch_size, 64, "loadtest: queries per batch");
 ABSL_FLAG(double, edit_rate, 20, "loadtest: FillBall edits per second from a separate client (0: none)");
+ABSL_FLAG(bool, shape_queries, false,
+          "loadtest: mix capsule sweeps and contacts into the batches (1 in 8 queries each)");
 ABSL_FLAG(float, extent, 64, "loadtest: play area |x|,|z| <= extent world units around the origin (0: whole world)");
 ABSL_FLAG(std::string, dir, "", "checkpoint: absolute directory on the server host, must not exist");
 ABSL_FLAG(std::string, file, "", "export-region / import-region: local packed region file");
 ABSL_FLAG(std::string, size, "", "fill-block, fill-wedge: edge lengths X,Y,Z along the local axes, world units");
-ABSL_FLAG(std::string, rotation, "1,0,0,0", "fill-block/-cylinder/-wedge: unit quaternion W,X,Y,Z (local -> world)");
+ABSL_FLAG(std::string, rotation, "1,0,0,0",
+          "fill-block/-cylinder/-wedge, shapes of overlap/sweep/contacts: unit quaternion W,X,Y,Z (local -> world)");
 ABSL_FLAG(float, height, 0.0f, "fill-cylinder: length along the local Y axis, world units");
 ABSL_FLAG(std::string, min, "", "region commands: first voxel X,Y,Z (voxel indices)");
 ABSL_FLAG(std::string, max, "", "region commands: voxel X,Y,Z one past the last (exclusive)");
@@ -183,6 +204,7 @@ int RunLoadTest() {
   o.batch_size = absl::GetFlag(FLAGS_batch_size);
   o.edits_per_second = absl::GetFlag(FLAGS_edit_rate);
   o.extent = absl::GetFlag(FLAGS_extent);
+  o.shape_queries = absl::GetFlag(FLAGS_shape_queries);
   if (o.streams < 1 || o.seconds <= 0 || o.batch_size < 1 || o.edits_per_second < 0 || !(o.extent >= 0)) {
     return Usage("loadtest needs --streams >= 1, --seconds > 0, --batch_size >= 1, --edit_rate >= 0");
   }
@@ -270,6 +292,168 @@ int RunRaycast(Client& client) {
   return kExitOk;
 }
 
+bool ParseQuat(const std::string& text, v1::Quat* out);
+
+// The posed shape of overlap (exact), sweep and contacts from --shape, --position, --rotation and
+// the size flags of the kind; an error message for Usage, empty on success. Sizes are checked by
+// the server.
+std::string ParsePosedShape(const char* command, v1::PosedShape* out) {
+  const std::string kind = absl::GetFlag(FLAGS_shape);
+  v1::Shape* shape = out->mutable_shape();
+  if (kind == "sphere") {
+    shape->mutable_sphere()->set_radius(absl::GetFlag(FLAGS_radius));
+  } else if (kind == "capsule") {
+    shape->mutable_capsule()->set_half_height(absl::GetFlag(FLAGS_half_height));
+    shape->mutable_capsule()->set_radius(absl::GetFlag(FLAGS_radius));
+  } else if (kind == "box") {
+    v1::BoxShape* box = shape->mutable_box();
+    if (!ParseVec3(absl::GetFlag(FLAGS_half_extents), box->mutable_half_extents())) {
+      return "--shape=box needs --half_extents=X,Y,Z";
+    }
+    box->set_convex_radius(absl::GetFlag(FLAGS_convex_radius));
+  } else if (kind == "hull") {
+    v1::ConvexHullShape* hull = shape->mutable_hull();
+    std::vector<std::string> points = absl::StrSplit(absl::GetFlag(FLAGS_points), ';', absl::SkipWhitespace());
+    if (points.empty()) return "--shape=hull needs --points=\"X,Y,Z;X,Y,Z;...\"";
+    for (const std::string& p : points) {
+      if (!ParseVec3(std::string(absl::StripAsciiWhitespace(p)), hull->add_points())) {
+        return "--points must be X,Y,Z triples separated by ';'";
+      }
+    }
+    hull->set_convex_radius(absl::GetFlag(FLAGS_convex_radius));
+  } else {
+    return absl::StrCat(command, " needs --shape=sphere|capsule|box|hull");
+  }
+  if (absl::GetFlag(FLAGS_position).empty() || !ParseVec3(absl::GetFlag(FLAGS_position), out->mutable_position())) {
+    return absl::StrCat(command, " needs --position=X,Y,Z");
+  }
+  if (!ParseQuat(absl::GetFlag(FLAGS_rotation), out->mutable_rotation())) return "--rotation must be W,X,Y,Z";
+  return "";
+}
+
+void PrintStats(const v1::QueryStats& s) {
+  std::printf("     stats: %u voxels, %u chunks, %u tree nodes, %u triangles, %u chunk builds\n", s.voxels_visited(),
+              s.chunks_visited(), s.tree_nodes_visited(), s.triangles_tested(), s.cache_builds());
+}
+
+std::string Fmt(const v1::Penetration& p) {
+  return absl::StrFormat("depth %.3f along %s at %s", p.depth(), Fmt(p.normal()), Fmt(p.position()));
+}
+
+int RunPosedOverlap(Client& client) {
+  v1::OverlapRequest request;
+  std::string error = ParsePosedShape("overlap", request.mutable_posed());
+  if (!error.empty()) return Usage(error);
+  request.set_include_penetration(absl::GetFlag(FLAGS_penetration));
+  request.set_include_stats(absl::GetFlag(FLAGS_stats));
+  v1::OverlapResponse r;
+  grpc::Status status = client.Overlap(request, &r);
+  if (!status.ok()) return Fail("overlap", status);
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(r);
+    return kExitOk;
+  }
+  std::printf("solid %s, water %s (exact, world version %llu)\n", r.touches_solid() ? "yes" : "no",
+              r.touches_water() ? "yes" : "no", (unsigned long long)r.version());
+  if (r.has_penetration()) std::printf("     deepest penetration %s\n", Fmt(r.penetration()).c_str());
+  for (const v1::OverlapTouch& c : r.chunks()) {
+    std::printf("     chunk %s%s%s\n", Fmt(c.key()).c_str(), c.solid() ? " solid" : "", c.water() ? " water" : "");
+  }
+  if (r.has_stats()) PrintStats(r.stats());
+  return kExitOk;
+}
+
+void PrintSweepHit(const char* lead, const v1::SweepHit& h) {
+  std::printf("%s distance %.3f at %s, shape at %s\n", lead, h.distance(), Fmt(h.position()).c_str(),
+              Fmt(h.shape_position()).c_str());
+  std::printf("     normal %s, material %s", Fmt(h.normal()).c_str(), MaterialLabel(h.material()).c_str());
+  if (h.triangle() >= 0) std::printf(", chunk %s, triangle %d", Fmt(h.chunk()).c_str(), h.triangle());
+  std::printf("\n");
+}
+
+int RunSweep(Client& client) {
+  v1::SweepRequest request;
+  std::string error = ParsePosedShape("sweep", request.mutable_shape());
+  if (!error.empty()) return Usage(error);
+  if (!ParseVec3(absl::GetFlag(FLAGS_direction), request.mutable_direction())) {
+    return Usage("--direction must be X,Y,Z");
+  }
+  request.set_distance(absl::GetFlag(FLAGS_distance));
+  const std::string collection = absl::GetFlag(FLAGS_collection);
+  if (collection == "closest") {
+    request.set_collection(v1::HIT_COLLECTION_CLOSEST);
+  } else if (collection == "any") {
+    request.set_collection(v1::HIT_COLLECTION_ANY);
+  } else if (collection == "all") {
+    request.set_collection(v1::HIT_COLLECTION_ALL);
+  } else {
+    return Usage("--collection must be closest, any or all");
+  }
+  request.set_include_stats(absl::GetFlag(FLAGS_stats));
+  v1::SweepResponse r;
+  grpc::Status status = client.Sweep(request, &r);
+  if (!status.ok()) return Fail("sweep", status);
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(r);
+    return kExitOk;
+  }
+  if (!r.hit()) {
+    std::printf("miss (world version %llu)\n", (unsigned long long)r.version());
+  } else if (r.initial_overlap()) {
+    std::printf("initial overlap: the start pose penetrates the terrain, %s\n", Fmt(r.mtd()).c_str());
+    std::printf("     world version %llu\n", (unsigned long long)r.version());
+  } else {
+    PrintSweepHit("hit ", r.first());
+    std::printf("     world version %llu\n", (unsigned long long)r.version());
+  }
+  if (r.initial_overlap() || r.hits_size() > 1) {
+    for (int i = 0; i < r.hits_size(); ++i) PrintSweepHit(absl::StrCat("  #", i).c_str(), r.hits(i));
+  }
+  if (r.hits_truncated()) std::printf("     (more hits than the server returns)\n");
+  if (r.has_stats()) PrintStats(r.stats());
+  return kExitOk;
+}
+
+int RunContacts(Client& client) {
+  v1::ContactsRequest request;
+  std::string error = ParsePosedShape("contacts", request.mutable_shape());
+  if (!error.empty()) return Usage(error);
+  request.set_margin(absl::GetFlag(FLAGS_margin));
+  request.set_skip_water(absl::GetFlag(FLAGS_skip_water));
+  request.set_include_stats(absl::GetFlag(FLAGS_stats));
+  v1::ContactsResponse r;
+  grpc::Status status = client.Contacts(request, &r);
+  if (!status.ok()) return Fail("contacts", status);
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(r);
+    return kExitOk;
+  }
+  int points = 0;
+  for (const v1::ChunkContacts& c : r.chunks()) points += c.points_size();
+  std::printf("%d contact point%s in %d chunk%s (world version %llu)\n", points, points == 1 ? "" : "s",
+              r.chunks_size(), r.chunks_size() == 1 ? "" : "s", (unsigned long long)r.version());
+  for (const v1::ChunkContacts& c : r.chunks()) {
+    std::printf("     chunk %s\n", Fmt(c.chunk()).c_str());
+    for (const v1::ContactPoint& p : c.points()) {
+      std::printf("       depth %.3f at %s normal %s, material %s, triangle %d\n", p.depth(), Fmt(p.position()).c_str(),
+                  Fmt(p.normal()).c_str(), MaterialLabel(p.material()).c_str(), p.triangle());
+    }
+  }
+  if (r.buried()) std::printf("     buried in solid: way out %s\n", Fmt(r.buried_mtd()).c_str());
+  if (r.has_water()) {
+    const v1::WaterContact& w = r.water();
+    if (w.in_water()) {
+      std::printf("     water: %.1f%% submerged (%.3f units^3), surface y=%.3f, centre of buoyancy %s\n",
+                  100.0 * w.submerged_fraction(), w.submerged_volume(), w.surface_height(),
+                  Fmt(w.center_of_buoyancy()).c_str());
+    } else {
+      std::printf("     water: none\n");
+    }
+  }
+  if (r.has_stats()) PrintStats(r.stats());
+  return kExitOk;
+}
+
 // Fills the shape of an overlap request from --center and --half_extents (box) or --radius
 // (sphere).
 bool ParseOverlapShape(v1::OverlapRequest* request, std::string* error) {
@@ -298,6 +482,7 @@ std::string TouchLabel(const v1::OverlapTouch& t) {
 }
 
 int RunOverlap(Client& client) {
+  if (!absl::GetFlag(FLAGS_shape).empty()) return RunPosedOverlap(client);
   v1::OverlapRequest request;
   std::string error;
   if (!ParseOverlapShape(&request, &error)) return Usage(error);
@@ -680,8 +865,16 @@ int main(int argc, char** argv) {
       "              [--mode=smooth|blocky] [--all]\n"
       "  overlap     --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] "
       "[--max_voxels=N]\n"
+      "  overlap     SHAPE [--penetration]   exact overlap of a posed shape with the smooth terrain and water\n"
+      "  sweep       SHAPE [--direction=X,Y,Z] --distance=D [--collection=closest|any|all]\n"
+      "              first place the moving shape meets the terrain (or an initial overlap)\n"
+      "  contacts    SHAPE [--margin=M] [--skip_water]   contact points (<= 4 per chunk) and water contact\n"
+      "              SHAPE: --shape=sphere|capsule|box|hull --position=X,Y,Z [--rotation=W,X,Y,Z] and\n"
+      "              sphere --radius=R | capsule --half_height=H --radius=R | box --half_extents=X,Y,Z\n"
+      "              | hull --points=\"X,Y,Z;X,Y,Z;...\"; box and hull take [--convex_radius=R]\n"
       "  fill-ball   --center=X,Y,Z --radius=R [--material=NAME|N] [--mode=add|subtract|set]\n"
-      "  loadtest    [--streams=32] [--seconds=60] [--batch_size=64] [--edit_rate=20] [--extent=64]: bounded load from this\n"
+      "  loadtest    [--streams=32] [--seconds=60] [--batch_size=64] [--edit_rate=20] [--extent=64]\n"
+      "              [--shape_queries]: bounded load from this\n"
       "              machine; only shedding (RESOURCE_EXHAUSTED) is tolerated, other errors exit 1\n"
       "  checkpoint  --dir=/abs/path   online backup of the server's store (path on the server host)\n"
       "  export-region --min=X,Y,Z --max=X,Y,Z --file=PATH   voxels of a box to a packed file\n"
@@ -710,6 +903,8 @@ int main(int argc, char** argv) {
   if (command == "loadtest") return RunLoadTest();
   if (command == "raycast") return RunRaycast(client);
   if (command == "overlap") return RunOverlap(client);
+  if (command == "sweep") return RunSweep(client);
+  if (command == "contacts") return RunContacts(client);
   if (command == "fill-ball") return RunFillBall(client);
   if (command == "checkpoint") return RunCheckpoint(client);
   if (command == "export-region") return RunExportRegion(client);

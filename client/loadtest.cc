@@ -25,9 +25,18 @@ void SetVec(v1::Vec3* v, float x, float y, float z) {
   v->set_z(z);
 }
 
+// A character-sized capsule (1.8 tall, radius 0.4) standing at (x, y, z), upright.
+void SetCapsule(v1::PosedShape* s, float x, float y, float z) {
+  s->mutable_shape()->mutable_capsule()->set_half_height(0.5f);
+  s->mutable_shape()->mutable_capsule()->set_radius(0.4f);
+  SetVec(s->mutable_position(), x, y, z);
+}
+
 // A mixed batch in the play area: per four queries, two raycasts straight down from the sky (ground
 // probes), one raycast in a random direction (line of sight) and one character-sized box overlap.
-v1::QueryBatchRequest RandomBatch(std::mt19937& rng, const v1::Box& b, int size, uint64_t id) {
+// With `shape_queries`, per eight queries one ground probe becomes a capsule sweep (a character
+// moving 8 units) and one line-of-sight ray a capsule contacts query.
+v1::QueryBatchRequest RandomBatch(std::mt19937& rng, const v1::Box& b, int size, uint64_t id, bool shape_queries) {
   std::uniform_real_distribution<float> ux(b.min().x() + 1, b.max().x() - 1), uy(b.min().y() + 1, b.max().y() - 1),
       uz(b.min().z() + 1, b.max().z() - 1), ud(-1, 1);
   v1::QueryBatchRequest batch;
@@ -35,6 +44,17 @@ v1::QueryBatchRequest RandomBatch(std::mt19937& rng, const v1::Box& b, int size,
   for (int i = 0; i < size; ++i) {
     v1::QueryRequest* q = batch.add_queries();
     q->set_client_id(uint64_t(i));
+    if (shape_queries && i % 8 == 1) {
+      v1::SweepRequest* s = q->mutable_sweep();
+      SetCapsule(s->mutable_shape(), ux(rng), uy(rng), uz(rng));
+      SetVec(s->mutable_direction(), ud(rng), ud(rng), ud(rng) + 0.01f);
+      s->set_distance(8);
+      continue;
+    }
+    if (shape_queries && i % 8 == 6) {
+      SetCapsule(q->mutable_contacts()->mutable_shape(), ux(rng), uy(rng), uz(rng));
+      continue;
+    }
     if (i % 4 == 3) {
       v1::OverlapRequest* o = q->mutable_overlap();
       SetVec(o->mutable_box()->mutable_center(), ux(rng), uy(rng), uz(rng));
@@ -73,7 +93,7 @@ void RunStream(const LoadTestOptions& o, const v1::Box& bounds, std::shared_ptr<
   LoadTestReport local;
   std::vector<double> latencies;
   for (uint64_t id = 0; Clock::now() < end; ++id) {
-    v1::QueryBatchRequest batch = RandomBatch(rng, bounds, o.batch_size, id);
+    v1::QueryBatchRequest batch = RandomBatch(rng, bounds, o.batch_size, id, o.shape_queries);
     Clock::time_point start = Clock::now();
     v1::QueryBatchResponse response;
     if (!stream->Write(batch) || !stream->Read(&response)) break;

@@ -43,6 +43,18 @@ grpc::Status Client::Overlap(const v1::OverlapRequest& request, v1::OverlapRespo
   return query_->Overlap(&context, request, response);
 }
 
+grpc::Status Client::Sweep(const v1::SweepRequest& request, v1::SweepResponse* response) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  return query_->Sweep(&context, request, response);
+}
+
+grpc::Status Client::Contacts(const v1::ContactsRequest& request, v1::ContactsResponse* response) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  return query_->Contacts(&context, request, response);
+}
+
 grpc::Status Client::FillBall(const v1::FillBallRequest& request, v1::EditAck* response) {
   grpc::ClientContext context;
   Prepare(&context);

@@ -21,7 +21,10 @@ class Client {
 
   grpc::Status GetWorldInfo(v1::GetWorldInfoResponse* response);
   grpc::Status Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response);
+  // Box/sphere overlaps at broadphase precision, or exact ones with OverlapRequest.posed.
   grpc::Status Overlap(const v1::OverlapRequest& request, v1::OverlapResponse* response);
+  grpc::Status Sweep(const v1::SweepRequest& request, v1::SweepResponse* response);
+  grpc::Status Contacts(const v1::ContactsRequest& request, v1::ContactsResponse* response);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* response);
   grpc::Status CreateCheckpoint(const v1::CreateCheckpointRequest& request, v1::CreateCheckpointResponse* response);
   grpc::Status ExportRegion(const v1::ExportRegionRequest& request, v1::ExportRegionResponse* response);

@@ -101,7 +101,7 @@ void ToProto(const QueryStats& stats, v1::QueryStats* out) {
 }
 
 absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_voxels,
-                       OverlapShape* shape, OverlapSettings* settings) {
+                       struct OverlapShape* shape, OverlapSettings* settings) {
   switch (request.shape_case()) {
     case v1::OverlapRequest::kBox:
       shape->is_sphere = false;
@@ -114,7 +114,7 @@ absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_v
       shape->radius = request.sphere().radius();
       break;
     default:
-      return absl::InvalidArgumentError("shape: set either box or sphere");
+      return absl::InvalidArgumentError("shape: set one of box, sphere, posed");
   }
   settings->collect_chunks = true;
   settings->max_voxels = 0;

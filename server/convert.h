@@ -27,10 +27,11 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromProto(const v1::RaycastRequest& request, RayInput* ray, RaySettings* settings);
 absl::Status FromProto(const v1::FillBallRequest& request, FillBallParams* params);
 absl::Status EditModeFromProto(v1::EditMode mode, EditMode* out);
-// A request without a shape is INVALID_ARGUMENT ("shape"). Touched chunks are always collected;
+// Box and sphere requests (posed ones go through convert_shape.h). A request without a shape is
+// INVALID_ARGUMENT ("shape"). Touched chunks are always collected;
 // voxels only with include_voxels, max_voxels 0 meaning `default_max_voxels`.
 absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_voxels,
-                       OverlapShape* shape, OverlapSettings* settings);
+                       struct OverlapShape* shape, OverlapSettings* settings);
 
 void ToProto(const RayHit& hit, v1::RaycastResponse* out);
 void ToProto(const OverlapResult& result, v1::OverlapResponse* out);

@@ -56,7 +56,10 @@ ABSL_FLAG(int, max_min_version_wait_ms, 1000, "Longest wait for a batch's min_ve
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
           "HTTP address serving Prometheus metrics at /metrics; empty disables");
 ABSL_FLAG(float, max_overlap_extent, 64.0f,
-          "Largest Overlap half extent or radius accepted, world units");
+          "Largest Overlap half extent or radius accepted, world units; also bounds the shapes of Sweep, "
+          "Contacts and posed Overlap (half extent of their bounding box) and Contacts margin");
+ABSL_FLAG(float, max_sweep_distance, 4096.0f, "Longest Sweep distance accepted, world units");
+ABSL_FLAG(uint32_t, max_sweep_hits, 1024, "Most hits one Sweep with HIT_COLLECTION_ALL returns (nearest kept)");
 ABSL_FLAG(uint32_t, max_overlap_voxels, 65536, "Most touched voxels one Overlap may return");
 ABSL_FLAG(uint64_t, narrowphase_cache_mb, 256,
           "Byte budget of the lazily built chunk meshes + kD-trees of smooth queries, MiB");
@@ -147,6 +150,10 @@ int RunServer() {
   LogInfo("event=idempotency_keys_restored count=%d", data->store->acks_at_open().size());
   limits.overlap.max_extent = absl::GetFlag(FLAGS_max_overlap_extent);
   limits.overlap.max_voxels = absl::GetFlag(FLAGS_max_overlap_voxels);
+  // Sweep, Contacts and posed Overlap shapes share the Overlap extent limit.
+  limits.shape.max_extent = limits.overlap.max_extent;
+  limits.shape.max_sweep_distance = absl::GetFlag(FLAGS_max_sweep_distance);
+  limits.shape.max_hits = std::max(1u, absl::GetFlag(FLAGS_max_sweep_hits));
   StreamLimits stream_limits;
   stream_limits.batch.max_queries = absl::GetFlag(FLAGS_max_batch_queries);
   stream_limits.batch.max_min_version_wait = absl::Milliseconds(absl::GetFlag(FLAGS_max_min_version_wait_ms));

@@ -32,6 +32,14 @@ void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::Qu
       GetServerMetrics().queries_overlap->Add();
       status = RunOverlap(engine, limits, query.overlap(), result->mutable_overlap());
       break;
+    case v1::QueryRequest::kSweep:
+      GetServerMetrics().queries_sweep->Add();
+      status = RunSweep(engine, limits, query.sweep(), result->mutable_sweep());
+      break;
+    case v1::QueryRequest::kContacts:
+      GetServerMetrics().queries_contacts->Add();
+      status = RunContacts(engine, limits, query.contacts(), result->mutable_contacts());
+      break;
     case v1::QueryRequest::QUERY_NOT_SET:
       status = absl::InvalidArgumentError("query: no query kind set");
       break;

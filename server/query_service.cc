@@ -10,6 +10,28 @@
 
 namespace voxcol::server {
 
+namespace {
+
+// One unary query: counted, timed, run on one world version, which the response reports.
+template <typename Request, typename Response>
+grpc::Status RunUnary(const World& world, const QueryEngine& engine, const ServiceLimits& limits,
+                      absl::Status (*run)(const QueryEngine&, const ServiceLimits&, const Request&, Response*),
+                      Counter* queries, Histogram* latency, const Request& request, Response* response) {
+  absl::Time start = absl::Now();
+  queries->Add();
+  World::ReadSnapshot snapshot(world);
+  absl::Status status = run(engine, limits, request, response);
+  latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
+  if (!status.ok()) {
+    GetServerMetrics().query_failures->Add();
+    return ToGrpcStatus(status);
+  }
+  response->set_version(snapshot.version());
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
 grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext*, const v1::RaycastRequest* request,
                                        v1::RaycastResponse* response) {
   absl::Time start = absl::Now();
@@ -190,6 +212,20 @@ grpc::Status QueryServiceImpl::Overlap(grpc::ServerContext*, const v1::OverlapRe
   }
   response->set_version(snapshot.version());
   return grpc::Status::OK;
+}
+
+grpc::Status QueryServiceImpl::Sweep(grpc::ServerContext*, const v1::SweepRequest* request,
+                                     v1::SweepResponse* response) {
+  ServerMetrics& metrics = GetServerMetrics();
+  return RunUnary(world_, engine_, limits_, &RunSweep, metrics.queries_sweep, metrics.sweep_latency, *request,
+                  response);
+}
+
+grpc::Status QueryServiceImpl::Contacts(grpc::ServerContext*, const v1::ContactsRequest* request,
+                                        v1::ContactsResponse* response) {
+  ServerMetrics& metrics = GetServerMetrics();
+  return RunUnary(world_, engine_, limits_, &RunContacts, metrics.queries_contacts, metrics.contacts_latency,
+                  *request, response);
 }
 
 }  // namespace voxcol::server

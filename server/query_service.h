@@ -35,6 +35,10 @@ class QueryServiceImpl final : public v1::QueryService::WithCallbackMethod_Query
                        v1::RaycastResponse* response) override;
   grpc::Status Overlap(grpc::ServerContext* context, const v1::OverlapRequest* request,
                        v1::OverlapResponse* response) override;
+  grpc::Status Sweep(grpc::ServerContext* context, const v1::SweepRequest* request,
+                     v1::SweepResponse* response) override;
+  grpc::Status Contacts(grpc::ServerContext* context, const v1::ContactsRequest* request,
+                        v1::ContactsResponse* response) override;
   grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse>* Query(
       grpc::CallbackServerContext* context) override;
 

@@ -11,10 +11,14 @@ struct ServerMetrics {
   // Latency of unary RPCs and of stream batches, arrival to completion.
   Histogram* raycast_latency;
   Histogram* overlap_latency;
+  Histogram* sweep_latency;
+  Histogram* contacts_latency;
   Histogram* batch_latency;
   Histogram* edit_latency;
   Counter* queries_raycast;
   Counter* queries_overlap;
+  Counter* queries_sweep;
+  Counter* queries_contacts;
   Counter* query_failures;      // queries answered with a non-OK code
   Counter* batches;             // batches received on streams
   Counter* batches_shed;        // refused with RESOURCE_EXHAUSTED
