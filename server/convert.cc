@@ -101,7 +101,7 @@ void ToProto(const QueryStats& stats, v1::QueryStats* out) {
 }
 
 absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_voxels,
-                       struct OverlapShape* shape, OverlapSettings* settings) {
+                       OverlapShape* shape, OverlapSettings* settings) {
   switch (request.shape_case()) {
     case v1::OverlapRequest::kBox:
       shape->is_sphere = false;

@@ -31,7 +31,7 @@ absl::Status EditModeFromProto(v1::EditMode mode, EditMode* out);
 // INVALID_ARGUMENT ("shape"). Touched chunks are always collected;
 // voxels only with include_voxels, max_voxels 0 meaning `default_max_voxels`.
 absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_voxels,
-                       struct OverlapShape* shape, OverlapSettings* settings);
+                       OverlapShape* shape, OverlapSettings* settings);
 
 void ToProto(const RayHit& hit, v1::RaycastResponse* out);
 void ToProto(const OverlapResult& result, v1::OverlapResponse* out);

@@ -162,7 +162,7 @@ void ToProto(const ContactResult& result, const Vec3& shape_position, bool inclu
   }
   if (result.buried) {
     out->set_buried(true);
-    // As OverlapShape does for a buried shape: the position is the shape's centre.
+    // As OverlapPosedShape does for a buried shape: the position is the shape's centre.
     PenetrationToProto(result.buried_depth, result.buried_normal, shape_position, out->mutable_buried_mtd());
   }
   if (include_water) {

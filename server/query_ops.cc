@@ -26,7 +26,7 @@ absl::Status RunPosedOverlap(const QueryEngine& engine, const ServiceLimits& lim
   if (!status.ok()) return status;
   thread_local ShapeOverlapResult result;
   QueryStats stats;
-  OverlapShape(engine.index, engine.cache, shape.posed(), request.include_penetration(), &result, &stats);
+  OverlapPosedShape(engine.index, engine.cache, shape.posed(), request.include_penetration(), &result, &stats);
   if (!result.load_status.ok()) return LoadFailure("overlap", result.load_status);
   ToProto(result, request.include_penetration(), response);
   if (request.include_stats()) ToProto(stats, response->mutable_stats());
@@ -69,7 +69,7 @@ absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits, 
   }
   const BroadphaseIndex& index = engine.index;
   // `struct`: core/query/shape_query.h also declares a function OverlapShape.
-  struct OverlapShape shape;
+  OverlapShape shape;
   OverlapSettings settings;
   absl::Status status = FromProto(request, limits.overlap.max_voxels, &shape, &settings);
   if (status.ok()) status = ValidateOverlap(index.world(), shape, settings, limits.overlap);

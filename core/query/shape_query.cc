@@ -6,7 +6,6 @@
 #include <limits>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/geometry/triangle_contact.h"
@@ -171,12 +170,26 @@ Aabb PosedBounds(const PosedShape& s) {
 Aabb Grow(const Aabb& b, float r) { return {b.min - Vec3(r, r, r), b.max + Vec3(r, r, r)}; }
 Aabb Union(const Aabb& a, const Aabb& b) { return {Min(a.min, b.min), Max(a.max, b.max)}; }
 
+// Integer key of a mesh vertex: its global fixed-point coordinates, equal for the same lattice
+// edge in every chunk (see ChunkMesh::Vertex).
+struct VertexKey {
+  int32_t x, y, z;
+  bool operator==(const VertexKey& o) const { return x == o.x && y == o.y && z == o.z; }
+};
+
+VertexKey KeyOf(const ChunkMesh& m, uint32_t tri, int k) {
+  const QuantizedVertex& q = m.vertices[m.indices[3 * tri + k]];
+  constexpr int32_t kScale = int32_t(1.0f / kVertexQuantum);
+  return {m.origin.x * kScale + q[0], m.origin.y * kScale + q[1], m.origin.z * kScale + q[2]};
+}
+
 // One terrain triangle near the query, decoded once.
 struct Tri {
   const ChunkCollision* chunk;
   uint32_t index;
   Vec3 v[3];
   Vec3 normal;  // unit, toward empty space
+  VertexKey key[3];
 };
 
 // Triangles gathered for one query, and the chunks they came from (kept alive).
@@ -238,7 +251,8 @@ absl::Status Gather(const BroadphaseIndex& index, NarrowphaseCache& cache, const
         bool used = false;
         for (uint32_t t : g->scratch) {
           if (dedupe && !g->seen.insert({c.get(), t}).second) continue;
-          Tri tri{c.get(), t, {c->mesh.Corner(t, 0), c->mesh.Corner(t, 1), c->mesh.Corner(t, 2)}, {}};
+          Tri tri{c.get(), t, {c->mesh.Corner(t, 0), c->mesh.Corner(t, 1), c->mesh.Corner(t, 2)}, {},
+                  {KeyOf(c->mesh, t, 0), KeyOf(c->mesh, t, 1), KeyOf(c->mesh, t, 2)}};
           tri.normal = Normalize(Cross(tri.v[1] - tri.v[0], tri.v[2] - tri.v[0]));
           g->tris.push_back(tri);
           used = true;
@@ -302,57 +316,26 @@ bool ContactWithTriangle(const PosedShape& s, const Tri& t, float margin, RawCon
   return true;
 }
 
-// Integer key of a mesh vertex: its global fixed-point coordinates, equal for the same lattice
-// edge in every chunk (see ChunkMesh::Vertex).
-struct VertexKey {
-  int32_t x, y, z;
-  bool operator==(const VertexKey& o) const { return x == o.x && y == o.y && z == o.z; }
-  bool operator<(const VertexKey& o) const {
-    return x != o.x ? x < o.x : (y != o.y ? y < o.y : z < o.z);
-  }
-  template <typename H>
-  friend H AbslHashValue(H h, const VertexKey& v) {
-    return H::combine(std::move(h), v.x, v.y, v.z);
-  }
-};
-
-VertexKey KeyOf(const Tri& t, int k) {
-  const ChunkMesh& m = t.chunk->mesh;
-  const QuantizedVertex& q = m.vertices[m.indices[3 * t.index + k]];
-  constexpr int32_t kScale = int32_t(1.0f / kVertexQuantum);
-  return {m.origin.x * kScale + q[0], m.origin.y * kScale + q[1], m.origin.z * kScale + q[2]};
-}
-
-struct EdgeKey {
-  VertexKey a, b;  // a < b
-  bool operator==(const EdgeKey& o) const { return a == o.a && b == o.b; }
-  template <typename H>
-  friend H AbslHashValue(H h, const EdgeKey& e) {
-    return H::combine(std::move(h), e.a.x, e.a.y, e.a.z, e.b.x, e.b.y, e.b.z);
-  }
-};
-
-EdgeKey MakeEdge(VertexKey a, VertexKey b) { return b < a ? EdgeKey{b, a} : EdgeKey{a, b}; }
-
 // Which edges of the gathered triangles are real edges of the solid (convex, bent by more than
-// ~5 degrees) and which only split a flat or concave surface into triangles.
+// ~5 degrees) and which only split a flat or concave surface into triangles. Neighbours are found
+// by a scan over the gathered triangles' vertex keys: a query gathers tens of triangles and asks
+// about a few edges, so a scan beats building a hash table.
 class EdgeTable {
  public:
   explicit EdgeTable(const std::vector<Tri>& tris) : tris_(tris) {}
 
   // Edge k of triangle i runs from corner k to corner k + 1.
-  bool Active(uint32_t i, int k) {
-    Build();
+  bool Active(uint32_t i, int k) const {
     const Tri& t = tris_[i];
-    auto it = edges_.find(MakeEdge(KeyOf(t, k), KeyOf(t, (k + 1) % 3)));
+    const VertexKey &a = t.key[k], &b = t.key[(k + 1) % 3];
     bool any_neighbour = false;
-    for (uint32_t j : it->second) {
-      if (j == i) continue;
-      any_neighbour = true;
+    for (uint32_t j = 0; j < tris_.size(); ++j) {
       const Tri& u = tris_[j];
+      if (j == i || !Has(u, a) || !Has(u, b)) continue;
+      any_neighbour = true;
       if (Dot(t.normal, u.normal) >= kActiveEdgeCos) continue;  // flat
       // The neighbour lies behind this face for a convex edge, in front of it for a concave one.
-      Vec3 centroid = (u.v[0] + u.v[1] + u.v[2]) * (1.0f / 3.0f);
+      const Vec3 centroid = (u.v[0] + u.v[1] + u.v[2]) * (1.0f / 3.0f);
       if (Dot(centroid - t.v[k], t.normal) < 0) return true;  // convex
     }
     // No neighbour: the surface ends here (world border), which is a real edge.
@@ -361,38 +344,29 @@ class EdgeTable {
 
   // A vertex is a real corner of the solid when any edge that meets there is: a triangle can
   // touch a crease with one corner only, its own two edges both lying in the flat part.
-  bool VertexActive(uint32_t i, int k) {
-    Build();
-    auto it = vertices_.find(KeyOf(tris_[i], k));
-    for (const auto& [tri, corner] : it->second) {
-      if (Active(tri, corner) || Active(tri, (corner + 2) % 3)) return true;
+  bool VertexActive(uint32_t i, int k) const {
+    const VertexKey& v = tris_[i].key[k];
+    for (uint32_t j = 0; j < tris_.size(); ++j) {
+      const Tri& u = tris_[j];
+      for (int c = 0; c < 3; ++c) {
+        if (u.key[c] == v && (Active(j, c) || Active(j, (c + 2) % 3))) return true;
+      }
     }
     return false;
   }
 
  private:
-  // Indexes the triangles added since the last call (sweeps gather as they go).
-  void Build() {
-    for (uint32_t i = indexed_; i < tris_.size(); ++i) {
-      for (int k = 0; k < 3; ++k) {
-        edges_[MakeEdge(KeyOf(tris_[i], k), KeyOf(tris_[i], (k + 1) % 3))].push_back(i);
-        vertices_[KeyOf(tris_[i], k)].push_back({i, k});
-      }
-    }
-    indexed_ = uint32_t(tris_.size());
+  static bool Has(const Tri& t, const VertexKey& v) {
+    return t.key[0] == v || t.key[1] == v || t.key[2] == v;
   }
 
   const std::vector<Tri>& tris_;
-  uint32_t indexed_ = 0;
-  absl::flat_hash_map<EdgeKey, std::vector<uint32_t>> edges_;
-  // Triangles (and their corner) at each vertex.
-  absl::flat_hash_map<VertexKey, std::vector<std::pair<uint32_t, int>>> vertices_;
 };
 
 // Internal-edge handling: a normal off the face normal comes from an edge or vertex of the
 // triangle; when that feature is not an active edge of the solid, the face normal replaces it
 // (with the depth measured along it). Returns true when the contact changed.
-bool FixInternalEdge(const PosedShape& s, const Tri& t, uint32_t tri_index, EdgeTable& edges,
+bool FixInternalEdge(const PosedShape& s, const Tri& t, uint32_t tri_index, const EdgeTable& edges,
                      bool recompute_depth, RawContact* c) {
   if (Dot(c->normal, t.normal) >= 0.99995f) return false;  // already the face normal (~0.6 deg)
   // Barycentric coordinates of the contact point.
@@ -600,26 +574,41 @@ absl::Status IntegrateWater(const BroadphaseIndex& index, const PosedShape& s, W
   const World& world = index.world();
   const Aabb bounds = PosedBounds(s);
   if (!MayTouchWater(index, bounds)) return absl::OkStatus();
-  // Load what the columns read first, so a corrupt record is an error rather than dry land.
+  // Load what the columns read first, so a corrupt record is an error rather than dry land, and
+  // keep the chunks at hand: a voxel read is then an array lookup, not a world lookup under a lock.
   const IntBox voxels = OverlapVoxelRange(world, bounds);
-  const ChunkKey lo_key = ChunkOf(voxels.min), hi_key = ChunkOf(voxels.max - Int3{1, 1, 1});
-  for (int32_t y = lo_key.y; y <= hi_key.y + 1; ++y)
-    for (int32_t z = lo_key.z; z <= hi_key.z; ++z)
-      for (int32_t x = lo_key.x; x <= hi_key.x; ++x) {
-        if (!world.chunk_bounds().Contains({x, y, z})) continue;
-        if (absl::StatusOr<ChunkPtr> c = world.LoadChunk({x, y, z}); !c.ok()) return c.status();
+  const ChunkKey lo_key = ChunkOf(voxels.min);
+  const ChunkKey hi_key = ChunkOf(voxels.max - Int3{1, 1, 1}) + Int3{0, 1, 0};  // + the layer above
+  const Int3 span = hi_key - lo_key + Int3{1, 1, 1};
+  std::vector<ChunkPtr> window(size_t(span.x) * span.y * span.z);
+  for (int32_t y = 0; y < span.y; ++y)
+    for (int32_t z = 0; z < span.z; ++z)
+      for (int32_t x = 0; x < span.x; ++x) {
+        const ChunkKey key = lo_key + Int3{x, y, z};
+        if (!world.chunk_bounds().Contains(key)) continue;
+        absl::StatusOr<ChunkPtr> c = world.LoadChunk(key);
+        if (!c.ok()) return c.status();
+        window[(size_t(y) * span.z + z) * span.x + x] = *std::move(c);
       }
-  const float h = world.voxel_size(), inv_h = 1.0f / h;
   const IntBox vb = world.voxel_bounds();
+  auto voxel_at = [&](const Int3& v) -> Voxel {
+    if (!vb.Contains(v)) return Voxel{};
+    const Int3 c = ChunkOf(v) - lo_key;
+    if (c.x < 0 || c.y < 0 || c.z < 0 || c.x >= span.x || c.y >= span.y || c.z >= span.z) {
+      return world.GetVoxel(v);  // the walk up to a distant surface
+    }
+    return window[(size_t(c.y) * span.z + c.z) * span.x + c.x]->At(LocalOf(v));
+  };
+  const float h = world.voxel_size(), inv_h = 1.0f / h;
   const float dx = (bounds.max.x - bounds.min.x) / kWaterColumns;
   const float dz = (bounds.max.z - bounds.min.z) / kWaterColumns;
   double total = 0, wet = 0;
   double cx = 0, cy = 0, cz = 0;
   float surface = -kInf;
   auto water_top = [&](const Int3& v) -> float {  // top of the water in voxel v, or -inf
-    const Voxel x = world.GetVoxel(v);
+    const Voxel x = voxel_at(v);
     if (x.material != kMaterialWater || x.occupancy == 0) return -kInf;
-    const Voxel above = world.GetVoxel(v + Int3{0, 1, 0});
+    const Voxel above = voxel_at(v + Int3{0, 1, 0});
     const float fill = above.material == kMaterialWater ? 1.0f : x.occupancy / 255.0f;
     return (float(v.y) + fill) * h;
   };
@@ -744,8 +733,9 @@ void ShapeContacts(const BroadphaseIndex& index, NarrowphaseCache& cache, const 
   }
 }
 
-void OverlapShape(const BroadphaseIndex& index, NarrowphaseCache& cache, const PosedShape& shape,
-                  bool want_penetration, ShapeOverlapResult* result, QueryStats* stats) {
+void OverlapPosedShape(const BroadphaseIndex& index, NarrowphaseCache& cache,
+                       const PosedShape& shape, bool want_penetration, ShapeOverlapResult* result,
+                       QueryStats* stats) {
   result->Clear();
   Scratch& sc = LocalScratch();
   Gathered& g = sc.gathered;

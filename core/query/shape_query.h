@@ -168,7 +168,8 @@ struct ShapeOverlapResult {
 };
 
 // Exact overlap of a posed shape with the terrain. Precondition: ValidatePosedShape is OK.
-void OverlapShape(const BroadphaseIndex& index, NarrowphaseCache& cache, const PosedShape& shape,
-                  bool want_penetration, ShapeOverlapResult* result, QueryStats* stats = nullptr);
+void OverlapPosedShape(const BroadphaseIndex& index, NarrowphaseCache& cache,
+                       const PosedShape& shape, bool want_penetration, ShapeOverlapResult* result,
+                       QueryStats* stats = nullptr);
 
 }  // namespace voxcol

@@ -48,7 +48,7 @@ std::vector<ShapeSweepInput> MakeSweeps(const ConvexShape* shape, uint32_t seed)
   while (int(sweeps.size()) < kQueries) {
     ShapeSweepInput in;
     in.shape = {shape, {RandomRotation(rng), {ux(rng), uy(rng), uz(rng)}}};
-    OverlapShape(index, cache, in.shape, false, &overlap);
+    OverlapPosedShape(index, cache, in.shape, false, &overlap);
     if (overlap.touches_solid) continue;
     in.direction = RandomDirection(rng);
     in.distance = 16 * world.voxel_size();

@@ -372,12 +372,12 @@ TEST(ShapeQueryTest, SphereStartingInTheGroundReportsItsOverlap) {
   {
     const ConvexShape sphere = MakeSphere(1.0f);
     ShapeOverlapResult o;
-    OverlapShape(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 0.6f, 3.3f}}}, true, &o);
+    OverlapPosedShape(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 0.6f, 3.3f}}}, true, &o);
     EXPECT_TRUE(o.touches_solid);
     EXPECT_FALSE(o.touches_water);
     EXPECT_NEAR(o.depth, 0.4f, 0.05f);
     EXPECT_FALSE(o.chunks.empty());
-    OverlapShape(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 1.2f, 3.3f}}}, true, &o);
+    OverlapPosedShape(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 1.2f, 3.3f}}}, true, &o);
     EXPECT_FALSE(o.touches_solid);
     EXPECT_TRUE(o.chunks.empty());
   }
