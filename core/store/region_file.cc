@@ -49,16 +49,29 @@ absl::Status ValidateRegionBox(const World& world, const IntBox& box) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Region> ReadRegion(const World& world, const IntBox& box) {
+absl::StatusOr<Region> ReadRegion(const World& world, const IntBox& box, uint64_t* version) {
   if (absl::Status s = ValidateRegionBox(world, box); !s.ok()) return s;
+  // The chunks of one version, looked up once each.
+  const ChunkKey lo = ChunkOf(box.min), hi = ChunkOf(box.max - Int3{1, 1, 1});
+  std::vector<ChunkPtr> chunks;
+  absl::StatusOr<uint64_t> seen = world.ReadConsistent([&]() -> absl::Status {
+    for (int cy = lo.y; cy <= hi.y; ++cy)
+      for (int cz = lo.z; cz <= hi.z; ++cz)
+        for (int cx = lo.x; cx <= hi.x; ++cx) {
+          absl::StatusOr<ChunkPtr> chunk = world.LoadChunk({cx, cy, cz});
+          if (!chunk.ok()) return chunk.status();
+          chunks.push_back(*std::move(chunk));
+        }
+    return absl::OkStatus();
+  });
+  if (!seen.ok()) return seen.status();
+  if (version != nullptr) *version = *seen;
   Region region{box, std::vector<uint8_t>(VoxelCount(box)), std::vector<uint8_t>(VoxelCount(box))};
-  // Chunk by chunk, so each chunk is looked up once.
-  ChunkKey lo = ChunkOf(box.min), hi = ChunkOf(box.max - Int3{1, 1, 1});
+  size_t next = 0;
   for (int cy = lo.y; cy <= hi.y; ++cy)
     for (int cz = lo.z; cz <= hi.z; ++cz)
       for (int cx = lo.x; cx <= hi.x; ++cx) {
-        absl::StatusOr<ChunkPtr> chunk = world.LoadChunk({cx, cy, cz});
-        if (!chunk.ok()) return chunk.status();
+        const ChunkPtr* chunk = &chunks[next++];
         Int3 origin = ChunkOrigin({cx, cy, cz});
         for (int y = std::max(box.min.y, origin.y); y < std::min(box.max.y, origin.y + kChunkSize);
              ++y)

@@ -36,9 +36,12 @@ struct Region {
 // INVALID_ARGUMENT unless `box` is non-empty, inside the world and at most kMaxRegionVoxels.
 absl::Status ValidateRegionBox(const World& world, const IntBox& box);
 
-// Reads the voxels of `box` (validated first). A chunk that cannot be loaded fails the read with
-// its error (DATA_LOSS for a corrupt record). Not a snapshot: concurrent edits may land halfway.
-absl::StatusOr<Region> ReadRegion(const World& world, const IntBox& box);
+// Reads the voxels of `box` (validated first) as one snapshot: the chunk pointers are taken under
+// World::ReadConsistent (chunks are immutable once published), the copying happens after it, so
+// edits are held back only while the chunks are looked up. `version`, if set, receives the
+// version the region belongs to. A chunk that cannot be loaded fails the read with its error
+// (DATA_LOSS for a corrupt record).
+absl::StatusOr<Region> ReadRegion(const World& world, const IntBox& box, uint64_t* version = nullptr);
 
 // Writes every voxel of `region` into `edit`; the box must be valid for the edit's world.
 absl::Status WriteRegion(const Region& region, ChunkEdit& edit);
