@@ -124,15 +124,19 @@ absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_v
   return absl::OkStatus();
 }
 
-void ToProto(const OverlapResult& result, v1::OverlapResponse* out) {
-  out->set_touches_solid(result.touches_solid);
-  out->set_touches_water(result.touches_water);
-  for (const TouchedChunk& c : result.chunks) {
+void ToProto(const std::vector<TouchedChunk>& chunks, v1::OverlapResponse* out) {
+  for (const TouchedChunk& c : chunks) {
     v1::OverlapTouch* t = out->add_chunks();
     ToProto(c.key, t->mutable_key());
     t->set_solid(c.classes & kClassSolid);
     t->set_water(c.classes & kClassWater);
   }
+}
+
+void ToProto(const OverlapResult& result, v1::OverlapResponse* out) {
+  out->set_touches_solid(result.touches_solid);
+  out->set_touches_water(result.touches_water);
+  ToProto(result.chunks, out);
   for (const TouchedVoxel& v : result.voxels) {
     v1::OverlapTouch* t = out->add_voxels();
     ToProto(v.voxel, t->mutable_key());

@@ -35,6 +35,8 @@ absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_v
 
 void ToProto(const RayHit& hit, v1::RaycastResponse* out);
 void ToProto(const OverlapResult& result, v1::OverlapResponse* out);
+// Appends the touched chunks (broadphase or exact overlap) to out->chunks.
+void ToProto(const std::vector<TouchedChunk>& chunks, v1::OverlapResponse* out);
 void ToProto(const RayHit& hit, v1::RaycastHit* out);
 void ToProto(const QueryStats& stats, v1::QueryStats* out);
 

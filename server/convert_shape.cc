@@ -179,12 +179,7 @@ void ToProto(const ContactResult& result, const Vec3& shape_position, bool inclu
 void ToProto(const ShapeOverlapResult& result, bool include_penetration, v1::OverlapResponse* out) {
   out->set_touches_solid(result.touches_solid);
   out->set_touches_water(result.touches_water);
-  for (const TouchedChunk& c : result.chunks) {
-    v1::OverlapTouch* t = out->add_chunks();
-    ToProto(c.key, t->mutable_key());
-    t->set_solid(c.classes & kClassSolid);
-    t->set_water(c.classes & kClassWater);
-  }
+  ToProto(result.chunks, out);
   if (include_penetration && result.touches_solid) {
     PenetrationToProto(result.depth, result.normal, result.position, out->mutable_penetration());
   }
