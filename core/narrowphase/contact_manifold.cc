@@ -1,5 +1,7 @@
 #include "core/narrowphase/contact_manifold.h"
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace voxcol {
@@ -28,14 +30,27 @@ int ReduceContacts(const ContactPoint* points, int count, const Vec3& normal,
                    ContactPoint out[kMaxManifoldPoints]) {
   if (count <= 0) return 0;
   auto pos = [&](int i) { return points[i].position; };
-  // 1. The deepest point anchors the manifold.
-  int i0 = 0;
-  for (int i = 1; i < count; ++i) {
-    if (points[i].depth > points[i0].depth) i0 = i;
+  auto planar_sq = [&](const Vec3& d) { return LengthSq(d - normal * Dot(d, normal)); };
+  // 1. The deepest point anchors the manifold. Among points equally deep (within 1e-3 of the
+  //    points' spread: a face lying on a face), the one farthest from their centroid, so the anchor
+  //    is a corner of the contact area and the other three can be corners too.
+  float max_depth = points[0].depth;
+  Vec3 centroid;
+  for (int i = 0; i < count; ++i) {
+    max_depth = std::max(max_depth, points[i].depth);
+    centroid += pos(i);
+  }
+  centroid *= 1.0f / float(count);
+  float spread_sq = 0;
+  for (int i = 0; i < count; ++i) spread_sq = std::max(spread_sq, planar_sq(pos(i) - centroid));
+  const float tie = 1e-3f * std::sqrt(spread_sq);
+  int i0 = -1;
+  for (int i = 0; i < count; ++i) {
+    if (points[i].depth < max_depth - tie) continue;
+    if (i0 < 0 || planar_sq(pos(i) - centroid) > planar_sq(pos(i0) - centroid)) i0 = i;
   }
   out[0] = points[i0];
   // 2. Farthest from it in the contact plane.
-  auto planar_sq = [&](const Vec3& d) { return LengthSq(d - normal * Dot(d, normal)); };
   int i1 = ArgMax(count, [&](int i) { return planar_sq(pos(i) - pos(i0)); });
   if (i1 < 0) return 1;
   out[1] = points[i1];

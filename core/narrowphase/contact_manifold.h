@@ -16,7 +16,8 @@ struct ContactPoint {
 inline constexpr int kMaxManifoldPoints = 4;
 
 // Writes at most 4 of points[0..count) to out and returns how many. Greedy on the plane
-// orthogonal to `normal` (unit): the deepest point, the point farthest from it, the point
+// orthogonal to `normal` (unit): the deepest point (of equally deep ones, within 1e-3 of the
+// points' spread, the farthest from their centroid), the point farthest from it, the point
 // maximising the triangle area with those two, then the point adding the most area outside that
 // triangle. Points that add no area are dropped, so collinear input gives 2 points and coincident
 // input 1. count may be 0.

@@ -398,7 +398,90 @@ bool FixInternalEdge(const PosedShape& s, const Tri& t, uint32_t tri_index, cons
 }
 
 // Contacts of the shape with every gathered triangle within `margin`, internal edges fixed.
-void CollectContacts(const PosedShape& s, Gathered& g, float margin, std::vector<RawContact>* out) {
+// The shape's feature facing the triangle, as core points: the box face (4 corners) whose outward
+// normal is most opposed to `n`, or the capsule's segment (2 points). 0 for other shapes. With
+// out == nullptr only the count.
+int IncidentFeature(const PosedShape& s, const Vec3& n, Vec3 out[4]) {
+  const ConvexShape& shape = *s.shape;
+  if (out == nullptr) {  // just the count
+    return shape.type == ShapeType::kBox ? 4 : (shape.type == ShapeType::kCapsule && shape.half_height > 0 ? 2 : 0);
+  }
+  if (shape.type == ShapeType::kCapsule) {
+    const Vec3 axis = s.pose.rotation.Rotate({0, shape.half_height, 0});
+    out[0] = s.pose.translation - axis;
+    out[1] = s.pose.translation + axis;
+    return shape.half_height > 0 ? 2 : 0;
+  }
+  if (shape.type != ShapeType::kBox) return 0;
+  const Vec3 local = InverseRotate(s.pose.rotation, -n);  // the face normal we look for, local
+  int axis = 0;
+  for (int a = 1; a < 3; ++a) {
+    if (std::fabs(local[a]) > std::fabs(local[axis])) axis = a;
+  }
+  const float side = local[axis] < 0 ? -1.0f : 1.0f;
+  const int u = (axis + 1) % 3, v = (axis + 2) % 3;
+  const Vec3& e = shape.half_extents;
+  const float su[4] = {-1, 1, 1, -1}, sv[4] = {-1, -1, 1, 1};  // a loop around the face
+  for (int k = 0; k < 4; ++k) {
+    Vec3 p;
+    p[axis] = side * e[axis];
+    p[u] = su[k] * e[u];
+    p[v] = sv[k] * e[v];
+    out[k] = s.pose.Apply(p);
+  }
+  return 4;
+}
+
+// Face contact generation, as in Jolt's ManifoldBetweenTwoFaces: a box lying on a triangle touches
+// it along a face, not at one closest point. The shape's incident feature (box face or capsule
+// segment, lowered by the convex radius) is clipped to the prism over the triangle; every clipped
+// point within `margin` of the face becomes a contact with its own depth. Appends nothing (and
+// returns false) when the clip leaves no point, e.g. for a contact on the triangle's rim.
+bool AddFacePoints(const PosedShape& s, const Tri& t, uint32_t tri_index, float margin,
+                   std::vector<RawContact>* out) {
+  Vec3 poly[8], next[8];
+  int count = IncidentFeature(s, t.normal, poly);
+  if (count == 0) return false;
+  for (int k = 0; k < count; ++k) poly[k] -= t.normal * s.Radius();
+  // Sutherland-Hodgman against the three inward edge planes (a segment is a two-point polygon).
+  for (int e = 0; e < 3 && count > 0; ++e) {
+    const Vec3& a = t.v[e];
+    const Vec3 inward = Cross(t.normal, t.v[(e + 1) % 3] - a);
+    int n = 0;
+    const int edges = count == 2 ? 1 : count;
+    if (count == 2) {
+      const float d0 = Dot(inward, poly[0] - a), d1 = Dot(inward, poly[1] - a);
+      if (d0 >= 0) next[n++] = poly[0];
+      if ((d0 < 0) != (d1 < 0)) next[n++] = poly[0] + (poly[1] - poly[0]) * (d0 / (d0 - d1));
+      if (d1 >= 0) next[n++] = poly[1];
+    } else {
+      for (int k = 0; k < edges; ++k) {
+        const Vec3 &p = poly[k], &q = poly[(k + 1) % count];
+        const float dp = Dot(inward, p - a), dq = Dot(inward, q - a);
+        if (dp >= 0) next[n++] = p;
+        if ((dp < 0) != (dq < 0)) next[n++] = p + (q - p) * (dp / (dp - dq));
+      }
+    }
+    count = n;
+    for (int k = 0; k < count; ++k) poly[k] = next[k];
+  }
+  bool added = false;
+  const float plane = Dot(t.normal, t.v[0]);
+  for (int k = 0; k < count; ++k) {
+    const float depth = plane - Dot(t.normal, poly[k]);
+    if (depth < -margin) continue;
+    out->push_back({poly[k] + t.normal * depth, t.normal, depth, tri_index});
+    added = true;
+  }
+  return added;
+}
+
+// Contacts of the shape with every gathered triangle within `margin`, internal edges fixed. With
+// `face_points`, a contact along a triangle's face normal is replaced by the clipped incident
+// feature of boxes and capsules (AddFacePoints), so a box resting on the ground reports its
+// corners and a lying capsule both ends.
+void CollectContacts(const PosedShape& s, Gathered& g, float margin, bool face_points,
+                     std::vector<RawContact>* out) {
   out->clear();
   EdgeTable edges(g.tris);
   for (uint32_t i = 0; i < g.tris.size(); ++i) {
@@ -406,8 +489,14 @@ void CollectContacts(const PosedShape& s, Gathered& g, float margin, std::vector
     ++g.tests;
     if (!ContactWithTriangle(s, g.tris[i], margin, &c)) continue;
     c.tri = i;
-    FixInternalEdge(s, g.tris[i], i, edges, true, &c);
+    const bool fixed = FixInternalEdge(s, g.tris[i], i, edges, true, &c);
     if (c.depth < -margin) continue;
+    if (face_points && Dot(c.normal, g.tris[i].normal) >= 0.99995f) {
+      if (AddFacePoints(s, g.tris[i], i, margin, out)) continue;
+      // The shape only reaches over this triangle's inner edge: the triangles it lies on report
+      // that contact, with depths measured where the shape is (the plane depth here would not be).
+      if (fixed && IncidentFeature(s, c.normal, nullptr) > 0) continue;
+    }
     out->push_back(c);
   }
 }
@@ -683,7 +772,7 @@ void ShapeContacts(const BroadphaseIndex& index, NarrowphaseCache& cache, const 
     result->load_status = st;
     return;
   }
-  CollectContacts(shape, g, settings.margin, &sc.contacts);
+  CollectContacts(shape, g, settings.margin, true, &sc.contacts);
   if (stats) stats->triangles_tested += g.tests;
   // Tris (and so contacts) come chunk by chunk in Y, Z, X order: reduce each run.
   for (size_t begin = 0; begin < sc.contacts.size();) {
@@ -746,7 +835,7 @@ void OverlapPosedShape(const BroadphaseIndex& index, NarrowphaseCache& cache,
     result->load_status = st;
     return;
   }
-  CollectContacts(shape, g, 0.0f, &sc.contacts);
+  CollectContacts(shape, g, 0.0f, false, &sc.contacts);
   if (stats) stats->triangles_tested += g.tests;
   const RawContact* deepest = nullptr;
   for (const RawContact& c : sc.contacts) {
@@ -821,7 +910,7 @@ void SweepShape(const BroadphaseIndex& index, NarrowphaseCache& cache, const Sha
     result->load_status = st;
     return;
   }
-  CollectContacts(s, g, 1e-4f * h, &sc.contacts);
+  CollectContacts(s, g, 1e-4f * h, false, &sc.contacts);
   const RawContact* deepest = nullptr;
   for (const RawContact& c : sc.contacts) {
     if (!deepest || c.depth > deepest->depth) deepest = &c;

@@ -289,6 +289,48 @@ TEST(ShapeQueryTest, BoxDraggedAcrossChunkSeamsKeepsUpNormals) {
   EXPECT_LE(max_angle, 5.0f);
 }
 
+// A box lying flat on the ground touches it with its whole bottom face: the manifolds hold a
+// point at each bottom corner (face clipping, not one closest point per triangle), each at the
+// sunk depth; a capsule lying flat gets both ends.
+TEST(ShapeQueryTest, RestingBoxReportsItsCornersAndLyingCapsuleBothEnds) {
+  const float ground = 0.37f;
+  Scene s = SdfScene([ground](const Vec3& p) { return p.y - ground; });
+  std::mt19937 rng(37);
+  std::uniform_real_distribution<float> u(-20, 20), yaw(0, 2 * kPi), sink(0.02f, 0.2f);
+  float max_corner_miss = 0, max_depth_error = 0;
+  for (int i = 0; i < 300; ++i) {
+    const bool box = i % 2 == 0;
+    const float depth = sink(rng);
+    const Quat q = box ? Quat::FromAxisAngle({0, 1, 0}, yaw(rng))
+                       : Quat::FromAxisAngle({0, 1, 0}, yaw(rng)) * Quat::FromAxisAngle({0, 0, 1}, kPi / 2);
+    const ConvexShape shape = box ? MakeBox({0.7f, 0.5f, 0.45f}) : MakeCapsule(0.8f, 0.3f);
+    const float below = box ? 0.5f : 0.3f;
+    const Vec3 centre(u(rng), ground + below - depth, u(rng));
+    ContactResult c = Contacts(s, shape, {q, centre});
+    std::vector<Vec3> expected;  // the feature's lowest points, on the ground
+    if (box) {
+      for (float sx : {-0.7f, 0.7f})
+        for (float sz : {-0.45f, 0.45f}) expected.push_back(centre + q.Rotate({sx, -0.5f, sz}) + Vec3(0, depth, 0));
+    } else {
+      for (float sy : {-0.8f, 0.8f}) expected.push_back(centre + q.Rotate({0, sy, 0}) + Vec3(0, depth - 0.3f, 0));
+    }
+    for (const Vec3& e : expected) {
+      float nearest = 1e9f;
+      for (const ChunkManifold& m : c.manifolds)
+        for (int k = 0; k < m.count; ++k) nearest = std::min(nearest, Length(m.points[k].position - e));
+      max_corner_miss = std::max(max_corner_miss, nearest);
+    }
+    for (const ChunkManifold& m : c.manifolds)
+      for (int k = 0; k < m.count; ++k) {
+        max_depth_error = std::max(max_depth_error, std::fabs(m.points[k].depth - depth));
+      }
+  }
+  std::printf("resting boxes and lying capsules: max distance from a corner/end to its contact %.4f, "
+              "max depth error %.4f voxel\n", max_corner_miss, max_depth_error);
+  EXPECT_LE(max_corner_miss, 0.01f);
+  EXPECT_LE(max_depth_error, 0.01f);
+}
+
 // Water up to a fractional level (the top water voxel partly filled), rock far below: boxes and
 // spheres at random heights report the submerged fraction of the closed form within 0.05.
 TEST(ShapeQueryTest, SubmergedFractionMatchesTheWaterLevel) {
