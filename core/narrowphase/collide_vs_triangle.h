@@ -22,6 +22,15 @@ TriangleCollision CollideSphereVsTriangle(const Vec3& center, float radius, cons
 TriangleCollision CollideCapsuleVsTriangle(const PosedShape& capsule, const Vec3& a, const Vec3& b,
                                            const Vec3& c);
 
+// Sharp box (posed; kBox with convex_radius 0) vs the non-degenerate triangle (a, b, c) by the
+// separating axis test on the 13 axes (3 box faces, the triangle's face, 9 edge pairs): for two
+// convex polytopes the minimum overlap over these axes is the exact penetration depth, so this
+// equals EPA's answer at a fraction of the cost. Separated pairs report overlapping = false with
+// contact.depth = -(the separation along the first separating axis found), a lower bound on the
+// distance.
+TriangleCollision CollideBoxVsTriangle(const PosedShape& box, const Vec3& a, const Vec3& b,
+                                       const Vec3& c);
+
 // Any posed convex shape vs triangle (a, b, c): the minimum translation of the shape out of the
 // triangle (two-sided).
 TriangleCollision CollideConvexVsTriangle(const PosedShape& shape, const Vec3& a, const Vec3& b,

@@ -11,6 +11,7 @@
 #include "core/geometry/triangle_contact.h"
 #include "core/mesh/marching_cubes.h"
 #include "core/narrowphase/cast_vs_triangle.h"
+#include "core/narrowphase/collide_vs_triangle.h"
 #include "core/narrowphase/gjk_raycast.h"
 #include "core/narrowphase/penetration.h"
 
@@ -298,6 +299,17 @@ bool ContactWithTriangle(const PosedShape& s, const Tri& t, float margin, RawCon
       distance = c.distance, point = c.point_on_triangle, normal = c.normal;
       break;
     }
+    case ShapeType::kBox:
+      if (s.Radius() == 0) {
+        // The 13-axis SAT; its separation is a lower bound, so only pairs separated by at most
+        // the margin need GJK's exact distance.
+        TriangleCollision c = CollideBoxVsTriangle(s, t.v[0], t.v[1], t.v[2]);
+        if (c.overlapping || -c.contact.depth > margin) {
+          distance = -c.contact.depth, point = c.contact.position, normal = c.contact.normal;
+          break;
+        }
+      }
+      [[fallthrough]];
     default: {
       ConvexShape triangle = MakeTriangle(t.v[0], t.v[1], t.v[2]);
       PenetrationResult p = Penetration({&triangle, {}}, s);

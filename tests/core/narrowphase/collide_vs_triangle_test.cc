@@ -64,6 +64,49 @@ TEST(CollideVsTriangleTest, BoxMtdJustSeparates) {
   EXPECT_GT(tested, 1000);
 }
 
+// The 13-axis SAT of sharp boxes vs EPA on the same pairs: the same depth, a normal that is a
+// minimum translation too (moving the box by depth + e along it leaves a gap of e, by GJK), the
+// contact point on the triangle; separated pairs are separated for both, and the SAT separation
+// never exceeds the GJK distance (it is a lower bound).
+TEST(CollideVsTriangleTest, BoxSatMatchesEpa) {
+  CaseRng rng(903);
+  int overlapping = 0, separated = 0;
+  for (int i = 0; i < testing::kCases; ++i) {
+    float s = rng.Scale();
+    Vec3 a = rng.InBox(s), b = rng.InBox(s), c = rng.InBox(s);
+    if (Length(Cross(b - a, c - a)) < 1e-2f * s * s) continue;
+    ConvexShape box =
+        MakeBox({rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s});
+    PosedShape pb{&box, {rng.Rotation(), rng.InBox(s)}};
+    TriangleCollision sat = CollideBoxVsTriangle(pb, a, b, c);
+    TriangleCollision epa = CollideConvexVsTriangle(pb, a, b, c);
+    ConvexShape tri = MakeTriangle(a, b, c);
+    if (!epa.overlapping) {
+      ASSERT_FALSE(sat.overlapping && sat.contact.depth > 1e-4f * s) << i;
+      if (!sat.overlapping) {
+        ++separated;
+        ASSERT_LE(-sat.contact.depth, GjkDistance({&tri, {}}, pb).distance + 1e-4f * s) << i;
+      }
+      continue;
+    }
+    if (epa.contact.depth < 2e-3f * s) continue;  // touching: either answer is fine
+    ++overlapping;
+    ASSERT_TRUE(sat.overlapping) << i;
+    ASSERT_NEAR(sat.contact.depth, epa.contact.depth, 1e-4 * s) << i;
+    ASSERT_NEAR(testing::PointTriangleDist(ToD(sat.contact.position), ToD(a), ToD(b), ToD(c)), 0,
+                1e-4 * s)
+        << i;
+    const float e = 1e-3f * s;
+    PosedShape moved = pb;
+    moved.pose.translation += sat.contact.normal * (sat.contact.depth + e);
+    GjkResult gap = GjkDistance({&tri, {}}, moved);
+    ASSERT_FALSE(gap.overlapping) << i;
+    ASSERT_NEAR(gap.distance, e, 1e-4 * s) << i;
+  }
+  EXPECT_GT(overlapping, 1000);
+  EXPECT_GT(separated, 1000);
+}
+
 TEST(CollideVsTriangleTest, SphereRestingOnGround) {
   TriangleCollision r =
       CollideSphereVsTriangle({0.2f, 0.45f, 0.1f}, 0.5f, {-5, 0, -5}, {0, 0, 5}, {5, 0, -5});
