@@ -75,6 +75,46 @@ struct KdRay {
   }
 };
 
+// The watertight ray test against triangles of one mesh, decoding each corner straight from its
+// 16-bit fixed-point value into the ray's permuted frame. Bit-identical to
+// IntersectRayTriangle(r, mesh.Corner(tri, 0..2)): Vertex(i)[a] = fl(fl(origin[a] + q[a] / 4096) *
+// voxel_size), and since origin[a] * 4096 + q[a] is an integer and scaling by 4096 commutes with
+// rounding, that equals fl(float(origin[a] * 4096 + q[a]) * (voxel_size / 4096)).
+class MeshRayFrame {
+ public:
+  MeshRayFrame(const ChunkMesh& mesh, const WatertightRay& r)
+      : r_(r), scale_(mesh.voxel_size * kVertexQuantum) {
+    const int k[3] = {r.kx, r.ky, r.kz};
+    for (int i = 0; i < 3; ++i) {
+      axis_[i] = k[i];
+      base_[i] = mesh.origin[k[i]] * kVertexScale;
+      origin_[i] = Component(r.origin, k[i]);
+    }
+  }
+
+  bool Intersect(const ChunkMesh& mesh, uint32_t tri, float t_max, float* t) const {
+    const uint16_t* idx = &mesh.indices[3 * size_t(tri)];
+    const uint16_t* a = mesh.vertices[idx[0]].data();
+    const uint16_t* b = mesh.vertices[idx[1]].data();
+    const uint16_t* c = mesh.vertices[idx[2]].data();
+    return IntersectRayTriangleRelative(r_, Rel(a, 0), Rel(a, 1), Rel(a, 2), Rel(b, 0), Rel(b, 1),
+                                        Rel(b, 2), Rel(c, 0), Rel(c, 1), Rel(c, 2), t_max, t);
+  }
+
+ private:
+  static constexpr int32_t kVertexScale = 4096;  // 1 / kVertexQuantum
+  float Rel(const uint16_t* q, int i) const {
+    return float(base_[i] + int32_t(q[axis_[i]])) * scale_ - origin_[i];
+  }
+
+  const WatertightRay& r_;
+  float scale_;
+  int axis_[3];
+  int32_t base_[3];
+  float origin_[3];
+};
+static_assert(1.0f / kVertexQuantum == 4096.0f, "MeshRayFrame assumes 4096 steps per voxel");
+
 struct KdBuildScratch;
 
 class KdTree {
@@ -170,6 +210,7 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
   Aabb grown{bounds_.min - Vec3(abs_eps, abs_eps, abs_eps),
              bounds_.max + Vec3(abs_eps, abs_eps, abs_eps)};
   if (!ClipRayToAabb(ray.origin, ray.inv_direction, grown, &t0, &t1)) return;
+  const MeshRayFrame frame(mesh, ray.watertight);
   struct Entry {
     uint32_t node;
     float t0, t1;
@@ -222,9 +263,7 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
           uint32_t tri = i == 0 ? node.a : node.b;
           ++tested;
           float t;
-          if (IntersectRayTriangle(ray.watertight, mesh.Corner(tri, 0), mesh.Corner(tri, 1),
-                                   mesh.Corner(tri, 2), collector.early_out(), &t) &&
-              t >= ray.t_min) {
+          if (frame.Intersect(mesh, tri, collector.early_out(), &t) && t >= ray.t_min) {
             collector.AddHit({t, tri});
           }
         }
