@@ -55,8 +55,8 @@ inline float Component(const Vec3& v, int i) { return (&v.x)[i]; }
 // triangle (either side) at t in [0, t_max]. IntersectRayTriangle and the kD-tree leaves both call
 // this, so given bit-identical relative corners they give bit-identical answers.
 inline bool IntersectRayTriangleRelative(const WatertightRay& r, float Ax, float Ay, float az,
-                                         float Bx, float By, float bz, float Cx, float Cy,
-                                         float cz, float t_max, float* t) {
+                                         float Bx, float By, float bz, float Cx, float Cy, float cz,
+                                         float t_max, float* t) {
   const float ax = Ax - r.sx * az, ay = Ay - r.sy * az;
   const float bx = Bx - r.sx * bz, by = By - r.sy * bz;
   const float cx = Cx - r.sx * cz, cy = Cy - r.sy * cz;
@@ -82,10 +82,10 @@ inline bool IntersectRayTriangleRelative(const WatertightRay& r, float Ax, float
 inline bool IntersectRayTriangle(const WatertightRay& r, const Vec3& a, const Vec3& b,
                                  const Vec3& c, float t_max, float* t) {
   const Vec3 A = a - r.origin, B = b - r.origin, C = c - r.origin;
-  return IntersectRayTriangleRelative(
-      r, Component(A, r.kx), Component(A, r.ky), Component(A, r.kz), Component(B, r.kx),
-      Component(B, r.ky), Component(B, r.kz), Component(C, r.kx), Component(C, r.ky),
-      Component(C, r.kz), t_max, t);
+  return IntersectRayTriangleRelative(r, Component(A, r.kx), Component(A, r.ky), Component(A, r.kz),
+                                      Component(B, r.kx), Component(B, r.ky), Component(B, r.kz),
+                                      Component(C, r.kx), Component(C, r.ky), Component(C, r.kz),
+                                      t_max, t);
 }
 
 }  // namespace voxcol

@@ -32,17 +32,16 @@ struct Task {
 
 class Builder {
  public:
-  Builder(KdBuildScratch& s, std::vector<KdNode>& nodes) : s_(s), nodes_(nodes) {}
+  Builder(KdBuildScratch& s, std::vector<KdNode>& nodes, const ChunkMesh& mesh,
+          const KdLeafGrid& grid)
+      : s_(s), nodes_(nodes), mesh_(mesh), grid_(grid) {}
 
   // Splits [begin, end) of the order into two children, or writes a leaf. Returns the child tasks.
   int Process(const Task& t, Task children[2]) {
     uint32_t n = t.end - t.begin;
     uint32_t* order = s_.order.data();
     if (n <= 2) {
-      KdNode& leaf = nodes_[t.node];
-      leaf.a = order[t.begin];
-      leaf.b = n == 2 ? order[t.begin + 1] : 0;
-      leaf.meta = KdNode::kLeafAxis | (n << 2);
+      WriteLeaf(order + t.begin, n, nodes_[t.node]);
       return 0;
     }
     int axis = LongestAxis(t.box);
@@ -99,9 +98,52 @@ class Builder {
     return box;
   }
 
+  // A leaf of n (1 or 2) triangles with its box on the leaf grid.
+  void WriteLeaf(const uint32_t* tris, uint32_t n, KdNode& leaf) const {
+    uint32_t lo[3] = {0xffff, 0xffff, 0xffff}, hi[3] = {0, 0, 0};
+    for (uint32_t i = 0; i < n; ++i)
+      for (int k = 0; k < 3; ++k) {
+        const QuantizedVertex& q = mesh_.vertices[mesh_.indices[3 * tris[i] + k]];
+        for (int a = 0; a < 3; ++a) {
+          lo[a] = std::min<uint32_t>(lo[a], q[a]);
+          hi[a] = std::max<uint32_t>(hi[a], q[a]);
+        }
+      }
+    leaf.a = tris[0] | (n == 2 ? tris[1] << 16 : 0);
+    leaf.b = 0;
+    leaf.meta = KdNode::kLeafAxis | (n << 2);
+    for (int a = 0; a < 3; ++a) {
+      leaf.b |= ((lo[a] - grid_.base[a]) >> grid_.shift) << (8 * a);
+      leaf.meta |= ((hi[a] - grid_.base[a]) >> grid_.shift) << (8 + 8 * a);
+    }
+  }
+
   KdBuildScratch& s_;
   std::vector<KdNode>& nodes_;
+  const ChunkMesh& mesh_;
+  const KdLeafGrid& grid_;
 };
+
+// The leaf grid: the mesh's lowest vertex coordinates and the least shift that fits its extent
+// in 256 cells per axis.
+KdLeafGrid MakeLeafGrid(const ChunkMesh& mesh) {
+  uint32_t lo[3] = {0xffff, 0xffff, 0xffff}, hi[3] = {0, 0, 0};
+  for (uint16_t i : mesh.indices) {
+    const QuantizedVertex& q = mesh.vertices[i];
+    for (int a = 0; a < 3; ++a) {
+      lo[a] = std::min<uint32_t>(lo[a], q[a]);
+      hi[a] = std::max<uint32_t>(hi[a], q[a]);
+    }
+  }
+  KdLeafGrid grid;
+  uint32_t extent = 0;
+  for (int a = 0; a < 3; ++a) {
+    grid.base[a] = uint16_t(lo[a]);
+    extent = std::max(extent, hi[a] - lo[a]);
+  }
+  while ((extent >> grid.shift) > 255) ++grid.shift;
+  return grid;
+}
 
 void PrepareScratch(const ChunkMesh& mesh, KdBuildScratch& s) {
   uint32_t n = mesh.triangle_count();
@@ -125,6 +167,7 @@ void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
   assert(n <= kMaxTriangles);
   if (n == 0) {
     bounds_ = {};
+    grid_ = {};
     return;
   }
   KdBuildScratch local;
@@ -133,8 +176,9 @@ void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
   bounds_ = EmptyBox();
   for (const Aabb& box : s.boxes) bounds_ = Union(bounds_, box);
   nodes_.reserve(n + n / 2);  // ~n nodes for leaves of two; slack for odd leaves
+  grid_ = MakeLeafGrid(mesh);
   nodes_.emplace_back();
-  Builder builder(s, nodes_);
+  Builder builder(s, nodes_, mesh, grid_);
   Task stack[kMaxDepth + 2];  // depth-first: at most one pending sibling per level
   int sp = 0;
   stack[sp++] = {0, 0, n, bounds_, 0};
@@ -167,11 +211,19 @@ bool KdTree::Validate(const ChunkMesh& mesh) const {
     post.push_back(f.node);
     const KdNode& node = nodes_[f.node];
     if (node.is_leaf()) {
-      ok = node.count() >= 1 && node.count() <= 2;
+      ok = node.count() >= 1 && node.count() <= 2 && (node.count() == 2 || node.a >> 16 == 0);
       for (uint32_t i = 0; ok && i < node.count(); ++i) {
-        uint32_t tri = i == 0 ? node.a : node.b;
+        uint32_t tri = node.triangle(i);
         ok = tri < n && ++seen[tri] == 1;
         if (ok) boxes[f.node] = Union(boxes[f.node], TriangleBounds(mesh, tri));
+        for (int k = 0; ok && k < 3; ++k) {
+          const QuantizedVertex& q = mesh.vertices[mesh.indices[3 * tri + k]];
+          for (int a = 0; ok && a < 3; ++a) {
+            const uint32_t lo = grid_.base[a] + (node.box_lo(a) << grid_.shift);
+            const uint32_t hi = grid_.base[a] + ((node.box_hi(a) + 1) << grid_.shift) - 1;
+            ok = lo <= q[a] && q[a] <= hi;
+          }
+        }
       }
     } else {
       stack.push_back({node.child(), f.depth + 1});
