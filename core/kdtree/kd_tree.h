@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <cstdint>
@@ -294,7 +295,8 @@ class KdTree {
 struct KdBuildScratch {
   std::vector<uint32_t> order;
   std::vector<Aabb> boxes;
-  std::vector<float> centers;  // 3 per triangle
+  std::vector<float> centers;                   // 3 per triangle
+  std::vector<std::array<uint16_t, 6>> qboxes;  // fixed-point min xyz, max xyz per triangle
 };
 
 // Closed AABB of triangle `tri` of `mesh`.

@@ -101,14 +101,13 @@ class Builder {
   // A leaf of n (1 or 2) triangles with its box on the leaf grid.
   void WriteLeaf(const uint32_t* tris, uint32_t n, KdNode& leaf) const {
     uint32_t lo[3] = {0xffff, 0xffff, 0xffff}, hi[3] = {0, 0, 0};
-    for (uint32_t i = 0; i < n; ++i)
-      for (int k = 0; k < 3; ++k) {
-        const QuantizedVertex& q = mesh_.vertices[mesh_.indices[3 * tris[i] + k]];
-        for (int a = 0; a < 3; ++a) {
-          lo[a] = std::min<uint32_t>(lo[a], q[a]);
-          hi[a] = std::max<uint32_t>(hi[a], q[a]);
-        }
+    for (uint32_t i = 0; i < n; ++i) {
+      const std::array<uint16_t, 6>& q = s_.qboxes[tris[i]];
+      for (int a = 0; a < 3; ++a) {
+        lo[a] = std::min<uint32_t>(lo[a], q[a]);
+        hi[a] = std::max<uint32_t>(hi[a], q[3 + a]);
       }
+    }
     leaf.a = tris[0] | (n == 2 ? tris[1] << 16 : 0);
     leaf.b = 0;
     leaf.meta = KdNode::kLeafAxis | (n << 2);
@@ -124,38 +123,42 @@ class Builder {
   const KdLeafGrid& grid_;
 };
 
-// The leaf grid: the mesh's lowest vertex coordinates and the least shift that fits its extent
-// in 256 cells per axis.
-KdLeafGrid MakeLeafGrid(const ChunkMesh& mesh) {
-  uint32_t lo[3] = {0xffff, 0xffff, 0xffff}, hi[3] = {0, 0, 0};
-  for (uint16_t i : mesh.indices) {
-    const QuantizedVertex& q = mesh.vertices[i];
-    for (int a = 0; a < 3; ++a) {
-      lo[a] = std::min<uint32_t>(lo[a], q[a]);
-      hi[a] = std::max<uint32_t>(hi[a], q[a]);
-    }
-  }
-  KdLeafGrid grid;
-  uint32_t extent = 0;
-  for (int a = 0; a < 3; ++a) {
-    grid.base[a] = uint16_t(lo[a]);
-    extent = std::max(extent, hi[a] - lo[a]);
-  }
-  while ((extent >> grid.shift) > 255) ++grid.shift;
-  return grid;
-}
-
-void PrepareScratch(const ChunkMesh& mesh, KdBuildScratch& s) {
+// Fills the scratch: per triangle its fixed-point box, its world box (the decoded fixed-point
+// corners, equal to TriangleBounds since decoding is monotonic) and centre. Returns the leaf grid:
+// the lowest fixed-point coordinates and the least shift that fits the extent in 256 cells.
+KdLeafGrid PrepareScratch(const ChunkMesh& mesh, KdBuildScratch& s) {
   uint32_t n = mesh.triangle_count();
   s.order.resize(n);
   std::iota(s.order.begin(), s.order.end(), 0u);
   s.boxes.resize(n);
   s.centers.resize(3 * size_t(n));
+  s.qboxes.resize(n);
+  uint32_t lo[3] = {0xffff, 0xffff, 0xffff}, hi[3] = {0, 0, 0};
   for (uint32_t t = 0; t < n; ++t) {
-    s.boxes[t] = TriangleBounds(mesh, t);
-    Vec3 c = s.boxes[t].Center();
-    s.centers[3 * t] = c.x, s.centers[3 * t + 1] = c.y, s.centers[3 * t + 2] = c.z;
+    const QuantizedVertex& a = mesh.vertices[mesh.indices[3 * t]];
+    const QuantizedVertex& b = mesh.vertices[mesh.indices[3 * t + 1]];
+    const QuantizedVertex& c = mesh.vertices[mesh.indices[3 * t + 2]];
+    QuantizedVertex qmin, qmax;
+    for (int k = 0; k < 3; ++k) {
+      qmin[k] = std::min(a[k], std::min(b[k], c[k]));
+      qmax[k] = std::max(a[k], std::max(b[k], c[k]));
+      s.qboxes[t][k] = qmin[k];
+      s.qboxes[t][3 + k] = qmax[k];
+      lo[k] = std::min<uint32_t>(lo[k], qmin[k]);
+      hi[k] = std::max<uint32_t>(hi[k], qmax[k]);
+    }
+    s.boxes[t] = {mesh.Decode(qmin), mesh.Decode(qmax)};
+    Vec3 center = s.boxes[t].Center();
+    s.centers[3 * t] = center.x, s.centers[3 * t + 1] = center.y, s.centers[3 * t + 2] = center.z;
   }
+  KdLeafGrid grid;
+  uint32_t extent = 0;
+  for (int k = 0; k < 3; ++k) {
+    grid.base[k] = uint16_t(lo[k]);
+    extent = std::max(extent, hi[k] - lo[k]);
+  }
+  while ((extent >> grid.shift) > 255) ++grid.shift;
+  return grid;
 }
 
 }  // namespace
@@ -172,11 +175,10 @@ void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
   }
   KdBuildScratch local;
   KdBuildScratch& s = scratch ? *scratch : local;
-  PrepareScratch(mesh, s);
+  grid_ = PrepareScratch(mesh, s);
   bounds_ = EmptyBox();
   for (const Aabb& box : s.boxes) bounds_ = Union(bounds_, box);
   nodes_.reserve(n + n / 2);  // ~n nodes for leaves of two; slack for odd leaves
-  grid_ = MakeLeafGrid(mesh);
   nodes_.emplace_back();
   Builder builder(s, nodes_, mesh, grid_);
   Task stack[kMaxDepth + 2];  // depth-first: at most one pending sibling per level
