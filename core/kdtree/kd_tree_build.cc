@@ -3,6 +3,7 @@
 // planes from all three vertices; if a side would get fewer than 25% of the triangles, split at
 // the median midpoint instead (bounds the depth and guarantees termination).
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 
@@ -168,6 +169,9 @@ void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
   depth_ = 0;
   const uint32_t n = mesh.triangle_count();
   assert(n <= kMaxTriangles);
+  // Ray tests decode origin * 4096 + q in int32 (MeshRayFrame, KdLeafBoxClip).
+  assert(std::abs(mesh.origin.x) < (1 << 18) && std::abs(mesh.origin.y) < (1 << 18) &&
+         std::abs(mesh.origin.z) < (1 << 18));
   if (n == 0) {
     bounds_ = {};
     grid_ = {};
