@@ -50,29 +50,42 @@ struct WatertightRay {
 // Component i of v without a branch (Vec3 is three packed floats).
 inline float Component(const Vec3& v, int i) { return (&v.x)[i]; }
 
-// Returns true and sets *t when the ray hits triangle (a, b, c) (either side) at t in [0, t_max].
-inline bool IntersectRayTriangle(const WatertightRay& r, const Vec3& a, const Vec3& b,
-                                 const Vec3& c, float t_max, float* t) {
-  const Vec3 A = a - r.origin, B = b - r.origin, C = c - r.origin;
-  const float az = Component(A, r.kz), bz = Component(B, r.kz), cz = Component(C, r.kz);
-  const float ax = Component(A, r.kx) - r.sx * az, ay = Component(A, r.ky) - r.sy * az;
-  const float bx = Component(B, r.kx) - r.sx * bz, by = Component(B, r.ky) - r.sy * bz;
-  const float cx = Component(C, r.kx) - r.sx * cz, cy = Component(C, r.ky) - r.sy * cz;
+// The watertight test on corners already moved to the ray's frame: (ax, ay, az) = components
+// (kx, ky, kz) of a - r.origin, likewise b and c. Returns true and sets *t when the ray hits the
+// triangle (either side) at t in [0, t_max]. IntersectRayTriangle and the kD-tree leaves both call
+// this, so given bit-identical relative corners they give bit-identical answers.
+inline bool IntersectRayTriangleRelative(const WatertightRay& r, float Ax, float Ay, float az,
+                                         float Bx, float By, float bz, float Cx, float Cy, float cz,
+                                         float t_max, float* t) {
+  const float ax = Ax - r.sx * az, ay = Ay - r.sy * az;
+  const float bx = Bx - r.sx * bz, by = By - r.sy * bz;
+  const float cx = Cx - r.sx * cz, cy = Cy - r.sy * cz;
   float u = cx * by - cy * bx, v = ax * cy - ay * cx, w = bx * ay - by * ax;
-  if (u == 0.0f || v == 0.0f || w == 0.0f) {
+  if ((u == 0.0f) | (v == 0.0f) | (w == 0.0f)) {
     u = float(double(cx) * double(by) - double(cy) * double(bx));
     v = float(double(ax) * double(cy) - double(ay) * double(cx));
     w = float(double(bx) * double(ay) - double(by) * double(ax));
   }
-  if ((u < 0 || v < 0 || w < 0) && (u > 0 || v > 0 || w > 0)) return false;
+  // Mixed signs: outside. Evaluated without short-circuit branches (they mispredict).
+  if (((u < 0) | (v < 0) | (w < 0)) & ((u > 0) | (v > 0) | (w > 0))) return false;
   const float det = u + v + w;
   if (det == 0.0f) return false;  // ray in the triangle's plane: treated as a miss
   const float tz = u * (r.sz * az) + v * (r.sz * bz) + w * (r.sz * cz);
   // t = tz / det must lie in [0, t_max]; compare without dividing, sign-adjusted.
   const float s = det < 0 ? -1.0f : 1.0f;
-  if (tz * s < 0.0f || tz * s > t_max * det * s) return false;
+  if ((tz * s < 0.0f) | (tz * s > t_max * det * s)) return false;
   *t = tz / det;
   return true;
+}
+
+// Returns true and sets *t when the ray hits triangle (a, b, c) (either side) at t in [0, t_max].
+inline bool IntersectRayTriangle(const WatertightRay& r, const Vec3& a, const Vec3& b,
+                                 const Vec3& c, float t_max, float* t) {
+  const Vec3 A = a - r.origin, B = b - r.origin, C = c - r.origin;
+  return IntersectRayTriangleRelative(r, Component(A, r.kx), Component(A, r.ky), Component(A, r.kz),
+                                      Component(B, r.kx), Component(B, r.ky), Component(B, r.kz),
+                                      Component(C, r.kx), Component(C, r.ky), Component(C, r.kz),
+                                      t_max, t);
 }
 
 }  // namespace voxcol

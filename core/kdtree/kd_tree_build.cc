@@ -3,6 +3,7 @@
 // planes from all three vertices; if a side would get fewer than 25% of the triangles, split at
 // the median midpoint instead (bounds the depth and guarantees termination).
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 
@@ -32,17 +33,16 @@ struct Task {
 
 class Builder {
  public:
-  Builder(KdBuildScratch& s, std::vector<KdNode>& nodes) : s_(s), nodes_(nodes) {}
+  Builder(KdBuildScratch& s, std::vector<KdNode>& nodes, const ChunkMesh& mesh,
+          const KdLeafGrid& grid)
+      : s_(s), nodes_(nodes), mesh_(mesh), grid_(grid) {}
 
   // Splits [begin, end) of the order into two children, or writes a leaf. Returns the child tasks.
   int Process(const Task& t, Task children[2]) {
     uint32_t n = t.end - t.begin;
     uint32_t* order = s_.order.data();
     if (n <= 2) {
-      KdNode& leaf = nodes_[t.node];
-      leaf.a = order[t.begin];
-      leaf.b = n == 2 ? order[t.begin + 1] : 0;
-      leaf.meta = KdNode::kLeafAxis | (n << 2);
+      WriteLeaf(order + t.begin, n, nodes_[t.node]);
       return 0;
     }
     int axis = LongestAxis(t.box);
@@ -99,21 +99,67 @@ class Builder {
     return box;
   }
 
+  // A leaf of n (1 or 2) triangles with its box on the leaf grid.
+  void WriteLeaf(const uint32_t* tris, uint32_t n, KdNode& leaf) const {
+    uint32_t lo[3] = {0xffff, 0xffff, 0xffff}, hi[3] = {0, 0, 0};
+    for (uint32_t i = 0; i < n; ++i) {
+      const std::array<uint16_t, 6>& q = s_.qboxes[tris[i]];
+      for (int a = 0; a < 3; ++a) {
+        lo[a] = std::min<uint32_t>(lo[a], q[a]);
+        hi[a] = std::max<uint32_t>(hi[a], q[3 + a]);
+      }
+    }
+    leaf.a = tris[0] | (n == 2 ? tris[1] << 16 : 0);
+    leaf.b = 0;
+    leaf.meta = KdNode::kLeafAxis | (n << 2);
+    for (int a = 0; a < 3; ++a) {
+      leaf.b |= ((lo[a] - grid_.base[a]) >> grid_.shift) << (8 * a);
+      leaf.meta |= ((hi[a] - grid_.base[a]) >> grid_.shift) << (8 + 8 * a);
+    }
+  }
+
   KdBuildScratch& s_;
   std::vector<KdNode>& nodes_;
+  const ChunkMesh& mesh_;
+  const KdLeafGrid& grid_;
 };
 
-void PrepareScratch(const ChunkMesh& mesh, KdBuildScratch& s) {
+// Fills the scratch: per triangle its fixed-point box, its world box (the decoded fixed-point
+// corners, equal to TriangleBounds since decoding is monotonic) and centre. Returns the leaf grid:
+// the lowest fixed-point coordinates and the least shift that fits the extent in 256 cells.
+KdLeafGrid PrepareScratch(const ChunkMesh& mesh, KdBuildScratch& s) {
   uint32_t n = mesh.triangle_count();
   s.order.resize(n);
   std::iota(s.order.begin(), s.order.end(), 0u);
   s.boxes.resize(n);
   s.centers.resize(3 * size_t(n));
+  s.qboxes.resize(n);
+  uint32_t lo[3] = {0xffff, 0xffff, 0xffff}, hi[3] = {0, 0, 0};
   for (uint32_t t = 0; t < n; ++t) {
-    s.boxes[t] = TriangleBounds(mesh, t);
-    Vec3 c = s.boxes[t].Center();
-    s.centers[3 * t] = c.x, s.centers[3 * t + 1] = c.y, s.centers[3 * t + 2] = c.z;
+    const QuantizedVertex& a = mesh.vertices[mesh.indices[3 * t]];
+    const QuantizedVertex& b = mesh.vertices[mesh.indices[3 * t + 1]];
+    const QuantizedVertex& c = mesh.vertices[mesh.indices[3 * t + 2]];
+    QuantizedVertex qmin, qmax;
+    for (int k = 0; k < 3; ++k) {
+      qmin[k] = std::min(a[k], std::min(b[k], c[k]));
+      qmax[k] = std::max(a[k], std::max(b[k], c[k]));
+      s.qboxes[t][k] = qmin[k];
+      s.qboxes[t][3 + k] = qmax[k];
+      lo[k] = std::min<uint32_t>(lo[k], qmin[k]);
+      hi[k] = std::max<uint32_t>(hi[k], qmax[k]);
+    }
+    s.boxes[t] = {mesh.Decode(qmin), mesh.Decode(qmax)};
+    Vec3 center = s.boxes[t].Center();
+    s.centers[3 * t] = center.x, s.centers[3 * t + 1] = center.y, s.centers[3 * t + 2] = center.z;
   }
+  KdLeafGrid grid;
+  uint32_t extent = 0;
+  for (int k = 0; k < 3; ++k) {
+    grid.base[k] = uint16_t(lo[k]);
+    extent = std::max(extent, hi[k] - lo[k]);
+  }
+  while ((extent >> grid.shift) > 255) ++grid.shift;
+  return grid;
 }
 
 }  // namespace
@@ -123,18 +169,22 @@ void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
   depth_ = 0;
   const uint32_t n = mesh.triangle_count();
   assert(n <= kMaxTriangles);
+  // Ray tests decode origin * 4096 + q in int32 (MeshRayFrame, KdLeafBoxClip).
+  assert(std::abs(mesh.origin.x) < (1 << 18) && std::abs(mesh.origin.y) < (1 << 18) &&
+         std::abs(mesh.origin.z) < (1 << 18));
   if (n == 0) {
     bounds_ = {};
+    grid_ = {};
     return;
   }
   KdBuildScratch local;
   KdBuildScratch& s = scratch ? *scratch : local;
-  PrepareScratch(mesh, s);
+  grid_ = PrepareScratch(mesh, s);
   bounds_ = EmptyBox();
   for (const Aabb& box : s.boxes) bounds_ = Union(bounds_, box);
   nodes_.reserve(n + n / 2);  // ~n nodes for leaves of two; slack for odd leaves
   nodes_.emplace_back();
-  Builder builder(s, nodes_);
+  Builder builder(s, nodes_, mesh, grid_);
   Task stack[kMaxDepth + 2];  // depth-first: at most one pending sibling per level
   int sp = 0;
   stack[sp++] = {0, 0, n, bounds_, 0};
@@ -167,11 +217,19 @@ bool KdTree::Validate(const ChunkMesh& mesh) const {
     post.push_back(f.node);
     const KdNode& node = nodes_[f.node];
     if (node.is_leaf()) {
-      ok = node.count() >= 1 && node.count() <= 2;
+      ok = node.count() >= 1 && node.count() <= 2 && (node.count() == 2 || node.a >> 16 == 0);
       for (uint32_t i = 0; ok && i < node.count(); ++i) {
-        uint32_t tri = i == 0 ? node.a : node.b;
+        uint32_t tri = node.triangle(i);
         ok = tri < n && ++seen[tri] == 1;
         if (ok) boxes[f.node] = Union(boxes[f.node], TriangleBounds(mesh, tri));
+        for (int k = 0; ok && k < 3; ++k) {
+          const QuantizedVertex& q = mesh.vertices[mesh.indices[3 * tri + k]];
+          for (int a = 0; ok && a < 3; ++a) {
+            const uint32_t lo = grid_.base[a] + (node.box_lo(a) << grid_.shift);
+            const uint32_t hi = grid_.base[a] + ((node.box_hi(a) + 1) << grid_.shift) - 1;
+            ok = lo <= q[a] && q[a] <= hi;
+          }
+        }
       }
     } else {
       stack.push_back({node.child(), f.depth + 1});

@@ -16,8 +16,8 @@ using QuantizedVertex = std::array<uint16_t, 3>;
 constexpr float kVertexQuantum = 1.0f / 4096.0f;  // voxels
 
 struct ChunkMesh {
-  Int3 origin;           // voxel coordinates of the chunk's min corner
-  float voxel_size = 1;  // world units per voxel
+  Int3 origin;                            // voxel coordinates of the chunk's min corner
+  float voxel_size = 1;                   // world units per voxel
   std::vector<QuantizedVertex> vertices;  // welded: one per crossed lattice edge
   std::vector<uint16_t> indices;   // three per triangle, counter-clockwise seen from empty space
   std::vector<uint8_t> materials;  // one solid material per triangle
@@ -27,8 +27,10 @@ struct ChunkMesh {
   bool empty() const { return materials.empty(); }
   // Vertex i in world units. origin + q / 4096 is exact in float for |coordinate| < 4096 voxels,
   // so a vertex shared by two chunks (same global fixed-point value) decodes bit-identically.
-  Vec3 Vertex(uint32_t i) const {
-    const QuantizedVertex& q = vertices[i];
+  Vec3 Vertex(uint32_t i) const { return Decode(vertices[i]); }
+  // A fixed-point position of this chunk in world units, as Vertex decodes it. Monotonic in each
+  // coordinate, so the decoded min / max of fixed-point values is the min / max of decoded ones.
+  Vec3 Decode(const QuantizedVertex& q) const {
     return Vec3(float(origin.x) + float(q[0]) * kVertexQuantum,
                 float(origin.y) + float(q[1]) * kVertexQuantum,
                 float(origin.z) + float(q[2]) * kVertexQuantum) *
