@@ -309,6 +309,20 @@ template <typename Collector>
 void KdTree::CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& collector,
                          KdStats* stats) const {
   if (nodes_.empty() || !bounds_.Overlaps(box)) return;
+  // Leaf boxes decode like vertices (integer coordinate -> float, times voxel_size / 4096), so a
+  // decoded leaf box contains its triangles' decoded corners exactly: a leaf whose box misses the
+  // query box has no triangle that overlaps it.
+  const float scale = mesh.voxel_size * kVertexQuantum;
+  int32_t base[3];
+  for (int a = 0; a < 3; ++a) base[a] = mesh.origin[a] * 4096 + int32_t(grid_.base[a]);
+  auto leaf_misses = [&](const KdNode& leaf) {
+    for (int a = 0; a < 3; ++a) {
+      const float lo = float(base[a] + int32_t(leaf.box_lo(a) << grid_.shift)) * scale;
+      const float hi = float(base[a] + int32_t((leaf.box_hi(a) + 1) << grid_.shift) - 1) * scale;
+      if (lo > Component(box.max, a) || hi < Component(box.min, a)) return true;
+    }
+    return false;
+  };
   uint32_t stack[kMaxDepth + 2];
   int sp = 0;
   stack[sp++] = 0;
@@ -317,6 +331,7 @@ void KdTree::CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& coll
     const KdNode& node = nodes_[stack[--sp]];
     ++visited;
     if (node.is_leaf()) {
+      if (leaf_misses(node)) continue;
       for (uint32_t i = 0; i < node.count(); ++i) {
         uint32_t tri = node.triangle(i);
         ++tested;

@@ -713,6 +713,42 @@ absl::Status IntegrateWater(const BroadphaseIndex& index, const PosedShape& s, W
     const float fill = above.material == kMaterialWater ? 1.0f : x.occupancy / 255.0f;
     return (float(v.y) + fill) * h;
   };
+  // Many sample lines share a voxel column (a character-sized shape spans a few): read each
+  // column's water once, for the shape's height range, unless the shape is so large that the
+  // cache would outgrow the reads it saves.
+  const int32_t cx0 = int32_t(std::floor(bounds.min.x * inv_h)), cz0 = int32_t(std::floor(bounds.min.z * inv_h));
+  const int32_t nx = int32_t(std::floor(bounds.max.x * inv_h)) - cx0 + 1;
+  const int32_t nz = int32_t(std::floor(bounds.max.z * inv_h)) - cz0 + 1;
+  const int32_t yb0 = std::max(vb.min.y, int32_t(std::floor(bounds.min.y * inv_h)));
+  const int32_t yb1 = std::min(vb.max.y - 1, int32_t(std::floor(bounds.max.y * inv_h)));
+  const int32_t ny = yb1 - yb0 + 1;
+  const bool cached = ny > 0 && int64_t(nx) * nz * ny <= 4096;
+  thread_local std::vector<float> tops;
+  thread_local std::vector<uint8_t> ready;
+  if (cached) {
+    tops.resize(size_t(nx) * nz * ny);
+    ready.assign(size_t(nx) * nz, 0);
+  }
+  auto top_at = [&](int32_t vx, int32_t vy, int32_t vz) -> float {
+    const int32_t c = (vz - cz0) * nx + (vx - cx0);
+    if (!cached || vy < yb0 || vy > yb1 || vx < cx0 || vx >= cx0 + nx || vz < cz0 || vz >= cz0 + nz) {
+      return water_top({vx, vy, vz});
+    }
+    if (!ready[c]) {
+      for (int32_t y = yb0; y <= yb1; ++y) tops[size_t(c) * ny + (y - yb0)] = water_top({vx, y, vz});
+      ready[c] = 1;
+    }
+    return tops[size_t(c) * ny + (vy - yb0)];
+  };
+  if (cached) {
+    // Dry land (the common case next to lakes, where the masks said "maybe"): no water voxel in
+    // the shape's box, no integration.
+    bool any = false;
+    for (int32_t vz = cz0; vz < cz0 + nz && !any; ++vz)
+      for (int32_t vx = cx0; vx < cx0 + nx && !any; ++vx)
+        for (int32_t vy = yb0; vy <= yb1 && !any; ++vy) any = top_at(vx, vy, vz) != -kInf;
+    if (!any) return absl::OkStatus();
+  }
   for (int i = 0; i < kWaterColumns; ++i)
     for (int k = 0; k < kWaterColumns; ++k) {
       const float x = bounds.min.x + (i + 0.5f) * dx, z = bounds.min.z + (k + 0.5f) * dz;
@@ -725,7 +761,7 @@ absl::Status IntegrateWater(const BroadphaseIndex& index, const PosedShape& s, W
       const int32_t y1 = std::min(vb.max.y - 1, int32_t(std::floor(hi * inv_h)));
       for (int32_t vy = y0; vy <= y1; ++vy) {
         const Int3 v{vx, vy, vz};
-        const float top = water_top(v);
+        const float top = top_at(vx, vy, vz);
         if (top == -kInf) continue;
         const float a = std::max(lo, vy * h), b = std::min(hi, top);
         if (b <= a) continue;
@@ -735,7 +771,7 @@ absl::Status IntegrateWater(const BroadphaseIndex& index, const PosedShape& s, W
         if (vy == y1 && top >= (vy + 1) * h) {
           // Water goes on above the shape: follow it up to its surface (bounded walk).
           for (int32_t up = vy + 1; up < std::min(vb.max.y, vy + 257); ++up) {
-            const float t = water_top({vx, up, vz});
+            const float t = top_at(vx, up, vz);
             if (t == -kInf) break;
             column_top = t;
           }
