@@ -14,10 +14,13 @@
 
 #include "core/kdtree/kd_tree.h"
 #include "core/mesh/marching_cubes.h"
+#include "tests/bench/bullet_mesh.h"
 #include "tests/core/test_worlds.h"
 
 namespace voxcol {
 namespace {
+
+using bench::BulletMesh;
 
 // The meshed chunks of a 128x96x128-voxel block of the default cave world (seed 1, default
 // size), and rays aimed at random surface points of each chunk.
@@ -133,22 +136,6 @@ void BM_KdTreeBuild(benchmark::State& state) {
 }
 BENCHMARK(BM_KdTreeBuild);
 
-// Bullet's view of a chunk mesh: 16-bit indices straight from the ChunkMesh (no copy).
-std::unique_ptr<btTriangleIndexVertexArray> BulletMesh(const ChunkMesh& m,
-                                                       const std::vector<Vec3>& v) {
-  btIndexedMesh im;
-  im.m_numTriangles = int(m.triangle_count());
-  im.m_triangleIndexBase = reinterpret_cast<const unsigned char*>(m.indices.data());
-  im.m_triangleIndexStride = 3 * sizeof(uint16_t);
-  im.m_indexType = PHY_SHORT;
-  im.m_numVertices = int(v.size());
-  im.m_vertexBase = reinterpret_cast<const unsigned char*>(v.data());
-  im.m_vertexStride = sizeof(Vec3);
-  im.m_vertexType = PHY_FLOAT;
-  auto array = std::make_unique<btTriangleIndexVertexArray>();
-  array->addIndexedMesh(im, PHY_SHORT);
-  return array;
-}
 
 size_t BulletBvhBytes(btBvhTriangleMeshShape& shape) {
   btOptimizedBvh* bvh = shape.getOptimizedBvh();

@@ -36,6 +36,7 @@
 #include "core/mesh/marching_cubes.h"
 #include "core/query/shape_query.h"
 #include "tests/bench/bench_scenes.h"
+#include "tests/bench/bullet_mesh.h"
 #include "tests/bench/shape_query_sets.h"
 
 namespace voxcol::bench {
@@ -132,18 +133,7 @@ BulletTerrain& GetBulletTerrain() {
     // Views into the meshes once the vectors no longer move.
     for (size_t c = 0; c < t->meshes.size(); ++c) {
       const ChunkMesh& m = t->meshes[c];
-      const std::vector<Vec3>& v = t->vertices[c];
-      btIndexedMesh im;
-      im.m_numTriangles = int(m.triangle_count());
-      im.m_triangleIndexBase = reinterpret_cast<const unsigned char*>(m.indices.data());
-      im.m_triangleIndexStride = 3 * sizeof(uint16_t);
-      im.m_indexType = PHY_SHORT;
-      im.m_numVertices = int(v.size());
-      im.m_vertexBase = reinterpret_cast<const unsigned char*>(v.data());
-      im.m_vertexStride = sizeof(Vec3);
-      im.m_vertexType = PHY_FLOAT;
-      t->arrays.push_back(std::make_unique<btTriangleIndexVertexArray>());
-      t->arrays.back()->addIndexedMesh(im, PHY_SHORT);
+      t->arrays.push_back(BulletMesh(m, t->vertices[c]));
       t->shapes.push_back(std::make_unique<btBvhTriangleMeshShape>(
           t->arrays.back().get(), /*useQuantizedAabbCompression=*/true));
       auto object = std::make_unique<btCollisionObject>();
