@@ -28,10 +28,9 @@ TriangleCollision CollideSphereVsTriangle(const Vec3& center, float radius, cons
 TriangleCollision CollideCapsuleVsTriangle(const PosedShape& capsule, const Vec3& a, const Vec3& b,
                                            const Vec3& c) {
   assert(capsule.shape->type == ShapeType::kCapsule);
-  Vec3 axis = capsule.pose.rotation.Rotate({0, capsule.shape->half_height, 0});
-  const Vec3& centre = capsule.pose.translation;
-  return FromTriangleContact(
-      CapsuleVsTriangle(centre - axis, centre + axis, capsule.Radius(), a, b, c));
+  Vec3 p0, p1;
+  capsule.CapsuleSegment(&p0, &p1);
+  return FromTriangleContact(CapsuleVsTriangle(p0, p1, capsule.Radius(), a, b, c));
 }
 
 TriangleCollision CollideBoxVsTriangle(const PosedShape& box, const Vec3& a, const Vec3& b,

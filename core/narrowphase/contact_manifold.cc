@@ -26,8 +26,8 @@ int ArgMax(int count, Score score) {
 
 }  // namespace
 
-int ReduceContacts(const ContactPoint* points, int count, const Vec3& normal,
-                   ContactPoint out[kMaxManifoldPoints]) {
+int ReduceContactIndices(const ContactPoint* points, int count, const Vec3& normal,
+                         int out[kMaxManifoldPoints]) {
   if (count <= 0) return 0;
   auto pos = [&](int i) { return points[i].position; };
   auto planar_sq = [&](const Vec3& d) { return LengthSq(d - normal * Dot(d, normal)); };
@@ -49,18 +49,18 @@ int ReduceContacts(const ContactPoint* points, int count, const Vec3& normal,
     if (points[i].depth < max_depth - tie) continue;
     if (i0 < 0 || planar_sq(pos(i) - centroid) > planar_sq(pos(i0) - centroid)) i0 = i;
   }
-  out[0] = points[i0];
+  out[0] = i0;
   // 2. Farthest from it in the contact plane.
   int i1 = ArgMax(count, [&](int i) { return planar_sq(pos(i) - pos(i0)); });
   if (i1 < 0) return 1;
-  out[1] = points[i1];
+  out[1] = i1;
   // 3. Largest triangle with that edge, on either side.
   int i2 = ArgMax(count, [&](int i) {
     float a = SignedArea2(pos(i0), pos(i1), pos(i), normal);
     return a < 0 ? -a : a;
   });
   if (i2 < 0) return 2;
-  out[2] = points[i2];
+  out[2] = i2;
   // 4. Orient the triangle counter-clockwise; a point outside edge (p, q) adds the area of
   //    (q, p, x), which is positive exactly when x is on the outer side.
   Vec3 tri[3] = {pos(i0), pos(i1), pos(i2)};
@@ -74,8 +74,16 @@ int ReduceContacts(const ContactPoint* points, int count, const Vec3& normal,
     return gain;
   });
   if (i3 < 0) return 3;
-  out[3] = points[i3];
+  out[3] = i3;
   return 4;
+}
+
+int ReduceContacts(const ContactPoint* points, int count, const Vec3& normal,
+                   ContactPoint out[kMaxManifoldPoints]) {
+  int kept[kMaxManifoldPoints];
+  const int n = ReduceContactIndices(points, count, normal, kept);
+  for (int i = 0; i < n; ++i) out[i] = points[kept[i]];
+  return n;
 }
 
 }  // namespace voxcol

@@ -24,4 +24,8 @@ inline constexpr int kMaxManifoldPoints = 4;
 int ReduceContacts(const ContactPoint* points, int count, const Vec3& normal,
                    ContactPoint out[kMaxManifoldPoints]);
 
+// The same choice as indices into points[0..count), for callers that keep data beside each point.
+int ReduceContactIndices(const ContactPoint* points, int count, const Vec3& normal,
+                         int out[kMaxManifoldPoints]);
+
 }  // namespace voxcol

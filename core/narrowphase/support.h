@@ -20,6 +20,12 @@ struct PosedShape {
     return pose.Apply(shape->Support(InverseRotate(pose.rotation, dir)));
   }
   float Radius() const { return shape->convex_radius; }
+  // Capsule only: the world-space ends of its core segment.
+  void CapsuleSegment(Vec3* p0, Vec3* p1) const {
+    const Vec3 axis = pose.rotation.Rotate({0, shape->half_height, 0});
+    *p0 = pose.translation - axis;
+    *p1 = pose.translation + axis;
+  }
 };
 
 // A CSO point w = a - b with the shape points it came from, so closest points on A and B can be

@@ -8,12 +8,10 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "core/geometry/triangle_contact.h"
 #include "core/mesh/marching_cubes.h"
 #include "core/narrowphase/cast_vs_triangle.h"
 #include "core/narrowphase/collide_vs_triangle.h"
 #include "core/narrowphase/gjk_raycast.h"
-#include "core/narrowphase/penetration.h"
 
 namespace voxcol {
 
@@ -283,41 +281,29 @@ struct RawContact {
 // Closest-feature contact of the shape with one triangle when they are within `margin`. Contacts
 // from behind the triangle (the shape's core inside the solid) push out through the front face.
 bool ContactWithTriangle(const PosedShape& s, const Tri& t, float margin, RawContact* out) {
-  float distance;
-  Vec3 point, normal;
+  TriangleCollision c;
   switch (s.shape->type) {
-    case ShapeType::kSphere: {
-      TriangleContact c = SphereVsTriangle(s.pose.translation, s.Radius(), t.v[0], t.v[1], t.v[2]);
-      distance = c.distance, point = c.point_on_triangle, normal = c.normal;
+    case ShapeType::kSphere:
+      c = CollideSphereVsTriangle(s.pose.translation, s.Radius(), t.v[0], t.v[1], t.v[2]);
       break;
-    }
-    case ShapeType::kCapsule: {
-      const Vec3 axis = s.pose.rotation.Rotate({0, s.shape->half_height, 0});
-      const Vec3& centre = s.pose.translation;
-      TriangleContact c =
-          CapsuleVsTriangle(centre - axis, centre + axis, s.Radius(), t.v[0], t.v[1], t.v[2]);
-      distance = c.distance, point = c.point_on_triangle, normal = c.normal;
+    case ShapeType::kCapsule:
+      c = CollideCapsuleVsTriangle(s, t.v[0], t.v[1], t.v[2]);
       break;
-    }
     case ShapeType::kBox:
       if (s.Radius() == 0) {
         // The 13-axis SAT; its separation is a lower bound, so only pairs separated by at most
         // the margin need GJK's exact distance.
-        TriangleCollision c = CollideBoxVsTriangle(s, t.v[0], t.v[1], t.v[2]);
-        if (c.overlapping || -c.contact.depth > margin) {
-          distance = -c.contact.depth, point = c.contact.position, normal = c.contact.normal;
-          break;
-        }
+        c = CollideBoxVsTriangle(s, t.v[0], t.v[1], t.v[2]);
+        if (c.overlapping || -c.contact.depth > margin) break;
       }
       [[fallthrough]];
-    default: {
-      ConvexShape triangle = MakeTriangle(t.v[0], t.v[1], t.v[2]);
-      PenetrationResult p = Penetration({&triangle, {}}, s);
-      distance = p.overlapping ? -p.depth : p.separation;
-      point = p.point_a, normal = p.normal;
+    default:
+      c = CollideConvexVsTriangle(s, t.v[0], t.v[1], t.v[2]);
       break;
-    }
   }
+  float distance = -c.contact.depth;
+  const Vec3 point = c.contact.position;
+  Vec3 normal = c.contact.normal;
   if (!(distance <= margin)) return false;
   if (Dot(normal, t.normal) < 0) {
     // Behind the face: the way out is through the front.
@@ -419,9 +405,7 @@ int IncidentFeature(const PosedShape& s, const Vec3& n, Vec3 out[4]) {
     return shape.type == ShapeType::kBox ? 4 : (shape.type == ShapeType::kCapsule && shape.half_height > 0 ? 2 : 0);
   }
   if (shape.type == ShapeType::kCapsule) {
-    const Vec3 axis = s.pose.rotation.Rotate({0, shape.half_height, 0});
-    out[0] = s.pose.translation - axis;
-    out[1] = s.pose.translation + axis;
+    s.CapsuleSegment(&out[0], &out[1]);
     return shape.half_height > 0 ? 2 : 0;
   }
   if (shape.type != ShapeType::kBox) return 0;
@@ -572,8 +556,8 @@ bool VerticalSpan(const PosedShape& s, float x, float z, float* lo, float* hi) {
     }
     case ShapeType::kCapsule: {
       // Union of the two end spheres and the cylinder between them; convex, so take the hull.
-      const Vec3 axis = s.pose.rotation.Rotate({0, s.shape->half_height, 0});
-      const Vec3 p0 = c - axis, p1 = c + axis;
+      Vec3 p0, p1;
+      s.CapsuleSegment(&p0, &p1);
       float a = kInf, b = -kInf;
       for (const Vec3& p : {p0, p1}) {
         const float d2 = (x - p.x) * (x - p.x) + (z - p.z) * (z - p.z);
@@ -833,24 +817,16 @@ void ShapeContacts(const BroadphaseIndex& index, NarrowphaseCache& cache, const 
       sc.points.push_back({c.position, c.normal, c.depth});
       if (c.depth > sc.contacts[deepest].depth) deepest = end;
     }
-    ContactPoint kept[kMaxManifoldPoints];
-    const int n = ReduceContacts(sc.points.data(), int(sc.points.size()),
-                                 sc.contacts[deepest].normal, kept);
+    int kept[kMaxManifoldPoints];
+    const int n = ReduceContactIndices(sc.points.data(), int(sc.points.size()),
+                                       sc.contacts[deepest].normal, kept);
     ChunkManifold& m = result->manifolds.emplace_back();
     m.chunk = chunk->key;
     for (int i = 0; i < n; ++i) {
-      // Find the triangle the kept point came from (ReduceContacts copies points).
-      const RawContact* from = &sc.contacts[begin];
-      for (size_t j = begin; j < end; ++j) {
-        const RawContact& c = sc.contacts[j];
-        if (c.position == kept[i].position && c.depth == kept[i].depth) {
-          from = &c;
-          break;
-        }
-      }
-      const Tri& t = g.tris[from->tri];
-      m.points[m.count++] = {kept[i].position, kept[i].normal, kept[i].depth,
-                             t.chunk->mesh.materials[t.index], int32_t(t.index)};
+      const RawContact& c = sc.contacts[begin + size_t(kept[i])];
+      const Tri& t = g.tris[c.tri];
+      m.points[m.count++] = {c.position, c.normal, c.depth, t.chunk->mesh.materials[t.index],
+                             int32_t(t.index)};
     }
     begin = end;
   }
