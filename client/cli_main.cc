@@ -161,13 +161,21 @@ void PrintJson(const google::protobuf::Message& message) {
   std::printf("%s\n", out.c_str());
 }
 
+// How a call's answer starts: a failure ends the command (its exit code), and so does --json
+// (the response as JSON, exit 0); otherwise kPrintSummary and the caller prints its summary.
+constexpr int kPrintSummary = -1;
+int FailedOrJson(const char* command, const grpc::Status& status,
+                 const google::protobuf::Message& response) {
+  if (!status.ok()) return Fail(command, status);
+  if (!absl::GetFlag(FLAGS_json)) return kPrintSummary;
+  PrintJson(response);
+  return kExitOk;
+}
+
 int RunInfo(Client& client) {
   v1::GetWorldInfoResponse r;
-  grpc::Status status = client.GetWorldInfo(&r);
-  if (!status.ok()) return Fail("info", status);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(r);
-    return kExitOk;
+  if (int done = FailedOrJson("info", client.GetWorldInfo(&r), r); done != kPrintSummary) {
+    return done;
   }
   std::printf("bounds       %s .. %s (world units)\n", Fmt(r.bounds().min()).c_str(), Fmt(r.bounds().max()).c_str());
   std::printf("voxels       %s .. %s, voxel size %g\n", Fmt(r.voxel_bounds().min()).c_str(),
@@ -261,11 +269,8 @@ int RunRaycast(Client& client) {
   request.set_all_hits(absl::GetFlag(FLAGS_all));
   request.set_include_stats(absl::GetFlag(FLAGS_stats));
   v1::RaycastResponse r;
-  grpc::Status status = client.Raycast(request, &r);
-  if (!status.ok()) return Fail("raycast", status);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(r);
-    return kExitOk;
+  if (int done = FailedOrJson("raycast", client.Raycast(request, &r), r); done != kPrintSummary) {
+    return done;
   }
   if (!r.hit()) {
     std::printf("miss (world version %llu)\n", (unsigned long long)r.version());
@@ -347,11 +352,8 @@ int RunPosedOverlap(Client& client) {
   request.set_include_penetration(absl::GetFlag(FLAGS_penetration));
   request.set_include_stats(absl::GetFlag(FLAGS_stats));
   v1::OverlapResponse r;
-  grpc::Status status = client.Overlap(request, &r);
-  if (!status.ok()) return Fail("overlap", status);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(r);
-    return kExitOk;
+  if (int done = FailedOrJson("overlap", client.Overlap(request, &r), r); done != kPrintSummary) {
+    return done;
   }
   std::printf("solid %s, water %s (exact, world version %llu)\n", r.touches_solid() ? "yes" : "no",
               r.touches_water() ? "yes" : "no", (unsigned long long)r.version());
@@ -391,11 +393,8 @@ int RunSweep(Client& client) {
   }
   request.set_include_stats(absl::GetFlag(FLAGS_stats));
   v1::SweepResponse r;
-  grpc::Status status = client.Sweep(request, &r);
-  if (!status.ok()) return Fail("sweep", status);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(r);
-    return kExitOk;
+  if (int done = FailedOrJson("sweep", client.Sweep(request, &r), r); done != kPrintSummary) {
+    return done;
   }
   if (!r.hit()) {
     std::printf("miss (world version %llu)\n", (unsigned long long)r.version());
@@ -422,11 +421,8 @@ int RunContacts(Client& client) {
   request.set_skip_water(absl::GetFlag(FLAGS_skip_water));
   request.set_include_stats(absl::GetFlag(FLAGS_stats));
   v1::ContactsResponse r;
-  grpc::Status status = client.Contacts(request, &r);
-  if (!status.ok()) return Fail("contacts", status);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(r);
-    return kExitOk;
+  if (int done = FailedOrJson("contacts", client.Contacts(request, &r), r); done != kPrintSummary) {
+    return done;
   }
   int points = 0;
   for (const v1::ChunkContacts& c : r.chunks()) points += c.points_size();
@@ -490,11 +486,8 @@ int RunOverlap(Client& client) {
   request.set_max_voxels(absl::GetFlag(FLAGS_max_voxels));
   request.set_include_stats(absl::GetFlag(FLAGS_stats));
   v1::OverlapResponse r;
-  grpc::Status status = client.Overlap(request, &r);
-  if (!status.ok()) return Fail("overlap", status);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(r);
-    return kExitOk;
+  if (int done = FailedOrJson("overlap", client.Overlap(request, &r), r); done != kPrintSummary) {
+    return done;
   }
   std::printf("solid %s, water %s (broadphase precision, world version %llu)\n",
               r.touches_solid() ? "yes" : "no", r.touches_water() ? "yes" : "no",
@@ -532,8 +525,20 @@ bool ParseMode(v1::EditMode* out) {
   return true;
 }
 
-int SendBatch(Client& client, const char* command, v1::ApplyEditsRequest request);
-int PrintAck(const char* command, const grpc::Status& status, const v1::EditAck& ack);
+int PrintAck(const char* command, const grpc::Status& status, const v1::EditAck& ack) {
+  if (int done = FailedOrJson(command, status, ack); done != kPrintSummary) return done;
+  std::printf("ok   world version %llu, %u chunks changed%s\n", (unsigned long long)ack.version(),
+              ack.changed_chunks(), ack.replayed() ? " (replayed: this key was already applied)" : "");
+  return kExitOk;
+}
+
+int SendBatch(Client& client, const char* command, v1::ApplyEditsRequest request) {
+  if (!absl::GetFlag(FLAGS_idempotency_key).empty()) request.set_idempotency_key(absl::GetFlag(FLAGS_idempotency_key));
+  if (absl::GetFlag(FLAGS_expected_version) >= 0) request.set_expected_version(absl::GetFlag(FLAGS_expected_version));
+  v1::EditAck ack;
+  grpc::Status status = client.ApplyEdits(request, &ack);
+  return PrintAck(command, status, ack);
+}
 
 int RunFillBall(Client& client) {
   v1::FillBallRequest request;
@@ -563,14 +568,12 @@ int RunCheckpoint(Client& client) {
   request.set_dir(absl::GetFlag(FLAGS_dir));
   if (request.dir().empty()) return Usage("checkpoint needs --dir=/absolute/path/on/the/server");
   v1::CreateCheckpointResponse r;
-  grpc::Status status = client.CreateCheckpoint(request, &r);
-  if (!status.ok()) return Fail("checkpoint", status);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(r);
-  } else {
-    std::printf("ok   checkpoint in %s holds world version %llu or later\n", r.dir().c_str(),
-                (unsigned long long)r.version());
+  if (int done = FailedOrJson("checkpoint", client.CreateCheckpoint(request, &r), r);
+      done != kPrintSummary) {
+    return done;
   }
+  std::printf("ok   checkpoint in %s holds world version %llu or later\n", r.dir().c_str(),
+              (unsigned long long)r.version());
   return kExitOk;
 }
 // ---- Edits through ApplyEdits, region I/O and the change feed.
@@ -622,14 +625,7 @@ int RunImportRegion(Client& client) {
   while ((n = std::fread(buf, 1, sizeof buf, in)) > 0) request.mutable_region()->append(buf, n);
   std::fclose(in);
   v1::EditAck ack;
-  grpc::Status status = client.ImportRegion(request, &ack);
-  if (!status.ok()) return Fail("import-region", status);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(ack);
-  } else {
-    std::printf("ok   world version %llu, %u chunks changed\n", (unsigned long long)ack.version(), ack.changed_chunks());
-  }
-  return kExitOk;
+  return PrintAck("import-region", client.ImportRegion(request, &ack), ack);
 }
 
 // Parses "W,X,Y,Z"; like ParseVec3, leaves range checks (unit length) to the server.
@@ -715,24 +711,6 @@ std::string PrimitiveFromFlags(const std::string& command, v1::EditPrimitive* p)
   return ParseRegion("clear", p->mutable_clear()->mutable_region());
 }
 
-int PrintAck(const char* command, const grpc::Status& status, const v1::EditAck& ack) {
-  if (!status.ok()) return Fail(command, status);
-  if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(ack);
-  } else {
-    std::printf("ok   world version %llu, %u chunks changed%s\n", (unsigned long long)ack.version(),
-                ack.changed_chunks(), ack.replayed() ? " (replayed: this key was already applied)" : "");
-  }
-  return kExitOk;
-}
-
-int SendBatch(Client& client, const char* command, v1::ApplyEditsRequest request) {
-  if (!absl::GetFlag(FLAGS_idempotency_key).empty()) request.set_idempotency_key(absl::GetFlag(FLAGS_idempotency_key));
-  if (absl::GetFlag(FLAGS_expected_version) >= 0) request.set_expected_version(absl::GetFlag(FLAGS_expected_version));
-  v1::EditAck ack;
-  grpc::Status status = client.ApplyEdits(request, &ack);
-  return PrintAck(command, status, ack);
-}
 
 int RunPrimitive(Client& client, const std::string& command) {
   v1::ApplyEditsRequest request;

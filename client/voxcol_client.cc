@@ -21,81 +21,53 @@ Client::Client(const std::string& target, std::chrono::milliseconds timeout)
       edit_(v1::EditService::NewStub(channel_)),
       admin_(v1::AdminService::NewStub(channel_)) {}
 
-void Client::Prepare(grpc::ClientContext* context) const {
-  context->set_deadline(std::chrono::system_clock::now() + timeout_);
-}
-
 grpc::Status Client::GetWorldInfo(v1::GetWorldInfoResponse* response) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  return world_->GetWorldInfo(&context, v1::GetWorldInfoRequest(), response);
+  return Unary(*world_, &v1::WorldService::Stub::GetWorldInfo, v1::GetWorldInfoRequest(), response);
 }
 
 grpc::Status Client::Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  return query_->Raycast(&context, request, response);
+  return Unary(*query_, &v1::QueryService::Stub::Raycast, request, response);
 }
 
 grpc::Status Client::Overlap(const v1::OverlapRequest& request, v1::OverlapResponse* response) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  return query_->Overlap(&context, request, response);
+  return Unary(*query_, &v1::QueryService::Stub::Overlap, request, response);
 }
 
 grpc::Status Client::Sweep(const v1::SweepRequest& request, v1::SweepResponse* response) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  return query_->Sweep(&context, request, response);
+  return Unary(*query_, &v1::QueryService::Stub::Sweep, request, response);
 }
 
 grpc::Status Client::Contacts(const v1::ContactsRequest& request, v1::ContactsResponse* response) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  return query_->Contacts(&context, request, response);
+  return Unary(*query_, &v1::QueryService::Stub::Contacts, request, response);
 }
 
 grpc::Status Client::FillBall(const v1::FillBallRequest& request, v1::EditAck* response) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  return edit_->FillBall(&context, request, response);
+  return Unary(*edit_, &v1::EditService::Stub::FillBall, request, response);
 }
 
 grpc::Status Client::CreateCheckpoint(const v1::CreateCheckpointRequest& request,
                                       v1::CreateCheckpointResponse* response) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  return admin_->CreateCheckpoint(&context, request, response);
+  return Unary(*admin_, &v1::AdminService::Stub::CreateCheckpoint, request, response);
 }
 
 grpc::Status Client::ExportRegion(const v1::ExportRegionRequest& request, v1::ExportRegionResponse* response) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  return admin_->ExportRegion(&context, request, response);
+  return Unary(*admin_, &v1::AdminService::Stub::ExportRegion, request, response);
 }
 
 grpc::Status Client::ImportRegion(const v1::ImportRegionRequest& request, v1::EditAck* response) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  return admin_->ImportRegion(&context, request, response);
+  return Unary(*admin_, &v1::AdminService::Stub::ImportRegion, request, response);
 }
 
 grpc::Status Client::ApplyEdits(const v1::ApplyEditsRequest& request, v1::EditAck* response) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  return edit_->ApplyEdits(&context, request, response);
+  return Unary(*edit_, &v1::EditService::Stub::ApplyEdits, request, response);
 }
 
 grpc::Status Client::ReadVoxels(const v1::ReadVoxelsRequest& request, v1::ReadVoxelsResponse* response) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  return edit_->ReadVoxels(&context, request, response);
+  return Unary(*edit_, &v1::EditService::Stub::ReadVoxels, request, response);
 }
 
 grpc::Status Client::WriteVoxels(const v1::WriteVoxelsRequest& request, v1::EditAck* response) {
-  grpc::ClientContext context;
-  Prepare(&context);
-  return edit_->WriteVoxels(&context, request, response);
+  return Unary(*edit_, &v1::EditService::Stub::WriteVoxels, request, response);
 }
 
 std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>> Client::Subscribe(grpc::ClientContext* context,

@@ -42,7 +42,15 @@ class Client {
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
  private:
-  void Prepare(grpc::ClientContext* context) const;
+  // One unary call of `stub` with this client's deadline.
+  template <typename Stub, typename Request, typename Response>
+  grpc::Status Unary(Stub& stub,
+                     grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+                     const Request& request, Response* response) const {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + timeout_);
+    return (stub.*method)(&context, request, response);
+  }
 
   std::shared_ptr<grpc::Channel> channel_;
   std::chrono::milliseconds timeout_;
