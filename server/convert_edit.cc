@@ -131,9 +131,10 @@ uint64_t Fnv1a(uint64_t h, std::string_view bytes) {
 
 absl::Status FromProto(const v1::ApplyEditsRequest& request, EditBatch* out) {
   out->primitives.resize(request.primitives_size());
-  uint64_t fingerprint = 0xcbf29ce484222325ull;
   const uint64_t expected = request.has_expected_version() ? request.expected_version() + 1 : 0;
-  for (int b = 0; b < 8; ++b) fingerprint = Fnv1a(fingerprint, std::string(1, char(expected >> (8 * b))));
+  char expected_bytes[8];
+  for (int b = 0; b < 8; ++b) expected_bytes[b] = char(expected >> (8 * b));
+  uint64_t fingerprint = Fnv1a(0xcbf29ce484222325ull, std::string_view(expected_bytes, 8));
   std::string bytes;
   for (int i = 0; i < request.primitives_size(); ++i) {
     const v1::EditPrimitive& p = request.primitives(i);
