@@ -5,7 +5,6 @@
 #pragma once
 
 #include <algorithm>
-#include <algorithm>
 #include <cmath>
 
 #include "core/geometry/vec3.h"
@@ -39,10 +38,9 @@ inline bool ClipRayToAabb(const Vec3& o, const Vec3& inv_d, const Aabb& box, flo
       if (o[a] < box.min[a] || o[a] > box.max[a]) return false;
       continue;
     }
-    float ta = (box.min[a] - o[a]) * inv_d[a], tb = (box.max[a] - o[a]) * inv_d[a];
-    if (ta > tb) std::swap(ta, tb);
-    *t0 = std::max(*t0, ta);
-    *t1 = std::min(*t1, tb);
+    const float ta = (box.min[a] - o[a]) * inv_d[a], tb = (box.max[a] - o[a]) * inv_d[a];
+    *t0 = std::max(*t0, std::min(ta, tb));  // min / max, not a swap: the order is random per ray
+    *t1 = std::min(*t1, std::max(ta, tb));
   }
   return *t0 <= *t1;
 }

@@ -28,6 +28,9 @@ RayTriangleHit RayTriangle(const Vec3& origin, const Vec3& dir, const Vec3& a, c
 // which Moller-Trumbore cannot promise. Zero edge functions are recomputed in double.
 // A ray prepared for watertight triangle tests. Direction need not be unit length; t is measured in
 // multiples of it.
+// Component i of v without a branch (Vec3 is three packed floats).
+inline float Component(const Vec3& v, int i) { return (&v.x)[i]; }
+
 struct WatertightRay {
   Vec3 origin;
   int kx = 0, ky = 1, kz = 2;  // permuted axes: kz is the dominant direction axis
@@ -36,19 +39,20 @@ struct WatertightRay {
   WatertightRay() = default;
   // Precondition: direction is finite and non-zero.
   WatertightRay(const Vec3& o, const Vec3& d) : origin(o) {
-    float ax = std::fabs(d.x), ay = std::fabs(d.y), az = std::fabs(d.z);
-    kz = ax > ay ? (ax > az ? 0 : 2) : (ay > az ? 1 : 2);
-    kx = (kz + 1) % 3;
-    ky = (kx + 1) % 3;
-    if (d[kz] < 0) std::swap(kx, ky);  // keeps the winding of the 2D edge functions
+    // Branch-free (the axes are random per ray): kz = x if |x| is largest, else y if |y| is
+    // larger than |z| and not below |x|, else z. A negative d[kz] swaps kx and ky, which keeps
+    // the winding of the 2D edge functions.
+    const float ax = std::fabs(d.x), ay = std::fabs(d.y), az = std::fabs(d.z);
+    const int x_max = (ax > ay) & (ax > az), y_max = (ax <= ay) & (ay > az);
+    kz = 2 - 2 * x_max - y_max;
+    const int negative = Component(d, kz) < 0;
+    kx = (kz + 1 + negative) % 3;
+    ky = (kz + 2 - negative) % 3;
     sx = d[kx] / d[kz];
     sy = d[ky] / d[kz];
     sz = 1.0f / d[kz];
   }
 };
-
-// Component i of v without a branch (Vec3 is three packed floats).
-inline float Component(const Vec3& v, int i) { return (&v.x)[i]; }
 
 // The watertight test on corners already moved to the ray's frame: (ax, ay, az) = components
 // (kx, ky, kz) of a - r.origin, likewise b and c. Returns true and sets *t when the ray hits the

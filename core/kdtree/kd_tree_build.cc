@@ -1,10 +1,11 @@
 // Loose kD-tree build after Kapoulkine, "Voxel terrain: physics" (Roblox): split the longest axis
-// of the node's box at the mean of the triangle midpoints, partition by midpoint, recompute both
-// planes from all three vertices; if a side would get fewer than 25% of the triangles, split at
-// the median midpoint instead (bounds the depth and guarantees termination).
+// of a part's box at the mean of the triangle midpoints, partition by midpoint; if a side would
+// get fewer than 25% of the triangles, split at the median midpoint instead (bounds the depth and
+// guarantees termination). A node is filled by splitting its largest part until it has four
+// children or every part is a leaf (<= 2 triangles). Everything runs on the 16-bit fixed-point
+// vertex coordinates, so boxes and midpoint comparisons are exact integers.
 #include <algorithm>
 #include <cstdlib>
-#include <limits>
 #include <numeric>
 
 #include "core/kdtree/kd_tree.h"
@@ -13,78 +14,116 @@ namespace voxcol {
 
 namespace {
 
-Aabb EmptyBox() {
-  constexpr float kInf = std::numeric_limits<float>::infinity();
-  return {{kInf, kInf, kInf}, {-kInf, -kInf, -kInf}};
-}
-
-Aabb Union(const Aabb& a, const Aabb& b) { return {Min(a.min, b.min), Max(a.max, b.max)}; }
-
-int LongestAxis(const Aabb& box) {
-  Vec3 e = box.Extent();
-  return e.x >= e.y ? (e.x >= e.z ? 0 : 2) : (e.y >= e.z ? 1 : 2);
-}
+// A range of the triangle order and the fixed-point box of its triangles.
+struct Part {
+  uint32_t begin = 0, end = 0;
+  uint32_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  uint32_t size() const { return end - begin; }
+};
 
 struct Task {
-  uint32_t node, begin, end;
-  Aabb box;
+  uint32_t node;
+  Part part;
   int depth;
 };
 
 class Builder {
  public:
-  Builder(KdBuildScratch& s, std::vector<KdNode>& nodes, const ChunkMesh& mesh,
-          const KdLeafGrid& grid)
-      : s_(s), nodes_(nodes), mesh_(mesh), grid_(grid) {}
+  Builder(KdBuildScratch& s, std::vector<KdNode>& nodes, const KdGrid& grid)
+      : s_(s), nodes_(nodes), grid_(grid) {}
 
-  // Splits [begin, end) of the order into two children, or writes a leaf. Returns the child tasks.
-  int Process(const Task& t, Task children[2]) {
-    uint32_t n = t.end - t.begin;
-    uint32_t* order = s_.order.data();
-    if (n <= 2) {
-      WriteLeaf(order + t.begin, n, nodes_[t.node]);
-      return 0;
+  // Fills node t.node with the children of t.part. Writes the tasks of its inner children to
+  // `inner` and returns how many (<= 4).
+  int Process(const Task& t, Task* inner) {
+    // A node of up to eight triangles splits into leaves. A larger one splits its largest part
+    // while that is larger than one full node (four leaves of two), then parts of three or four,
+    // which become two leaves and save a node. A part of five to eight stays whole: splitting it
+    // here would take two nodes below instead of one.
+    const bool fits = t.part.size() <= 8;
+    Part parts[4] = {t.part};
+    int n = 1;
+    while (n < 4) {
+      int best = -1;
+      for (int i = 0; i < n; ++i) {
+        if (parts[i].size() > 2 && (best < 0 || parts[i].size() > parts[best].size())) best = i;
+      }
+      if (!fits && best >= 0 && parts[best].size() <= 8 && parts[best].size() > 4) {
+        best = -1;
+        for (int i = 0; i < n && best < 0; ++i) {
+          if (parts[i].size() > 2 && parts[i].size() <= 4) best = i;
+        }
+      }
+      if (best < 0) break;
+      Split(parts[best], &parts[best], &parts[n++]);
     }
-    int axis = LongestAxis(t.box);
-    uint32_t mid = Partition(order + t.begin, order + t.end, axis);
-    Aabb left = Bounds(t.begin, t.begin + mid), right = Bounds(t.begin + mid, t.end);
-    uint32_t child = uint32_t(nodes_.size());
-    nodes_.resize(nodes_.size() + 2);
-    KdNode& branch = nodes_[t.node];
-    std::memcpy(&branch.a, &left.max[axis], sizeof(float));
-    std::memcpy(&branch.b, &right.min[axis], sizeof(float));
-    branch.meta = uint32_t(axis) | (child << 2);
-    children[0] = {child, t.begin, t.begin + mid, left, t.depth + 1};
-    children[1] = {child + 1, t.begin + mid, t.end, right, t.depth + 1};
-    return 2;
+    KdNode node;
+    int pushed = 0;
+    for (int i = 0; i < n; ++i) {
+      const Part& p = parts[i];
+      for (int a = 0; a < 3; ++a) {
+        node.lo[a][i] = uint8_t((p.lo[a] - grid_.base[a]) >> grid_.shift);
+        node.hi[a][i] = uint8_t((p.hi[a] - grid_.base[a]) >> grid_.shift);
+      }
+      if (p.size() <= 2) {
+        node.child[i] = KdNode::MakeLeaf(s_.order.data() + p.begin, p.size());
+      } else {
+        node.child[i] = uint32_t(nodes_.size());
+        nodes_.emplace_back();
+        inner[pushed++] = {node.child[i], p, t.depth + 1};
+      }
+    }
+    nodes_[t.node] = node;
+    return pushed;
+  }
+
+  // The box of the whole order range [begin, end).
+  Part MakePart(uint32_t begin, uint32_t end) const {
+    Part p;
+    p.begin = begin, p.end = end;
+    for (int a = 0; a < 3; ++a) p.lo[a] = 0xffff, p.hi[a] = 0;
+    for (uint32_t i = begin; i < end; ++i) {
+      const std::array<uint16_t, 6>& q = s_.qboxes[s_.order[i]];
+      for (int a = 0; a < 3; ++a) {
+        p.lo[a] = std::min<uint32_t>(p.lo[a], q[a]);
+        p.hi[a] = std::max<uint32_t>(p.hi[a], q[3 + a]);
+      }
+    }
+    return p;
   }
 
  private:
-  float Center(uint32_t tri, int axis) const { return s_.centers[3 * tri + axis]; }
-
-  // Mean split with the 25% skew fallback to the median. Returns the size of the left part.
-  uint32_t Partition(uint32_t* first, uint32_t* last, int axis) {
-    uint32_t n = uint32_t(last - first);
-    double sum = 0;
-    for (uint32_t* p = first; p != last; ++p) sum += Center(*p, axis);
-    float mean = float(sum / n);
-    uint32_t* mid =
-        std::partition(first, last, [&](uint32_t tri) { return Center(tri, axis) < mean; });
-    uint32_t left = uint32_t(mid - first);
-    if (4 * left < n || 4 * (n - left) < n) {
-      std::nth_element(first, first + n / 2, last,
-                       [&](uint32_t x, uint32_t y) { return Center(x, axis) < Center(y, axis); });
-      left = n / 2;
-    }
-    return MakeLeftEven(first, last, left, axis);
+  // Twice the midpoint of triangle `tri`'s box on `axis`.
+  uint32_t Center2(uint32_t tri, int axis) const {
+    return uint32_t(s_.qboxes[tri][axis]) + s_.qboxes[tri][3 + axis];
   }
 
-  // Leaves hold two triangles: an even left part lets every leaf below it be full, which keeps the
-  // node count near one per triangle. Moves the triangle nearest the split across (O(n)).
-  uint32_t MakeLeftEven(uint32_t* first, uint32_t* last, uint32_t left, int axis) {
-    uint32_t n = uint32_t(last - first);
+  void Split(Part p, Part* left, Part* right) const {
+    int axis = 0;
+    for (int a = 1; a < 3; ++a) {
+      if (p.hi[a] - p.lo[a] > p.hi[axis] - p.lo[axis]) axis = a;
+    }
+    const uint32_t mid = p.begin + Partition(s_.order.data() + p.begin, s_.order.data() + p.end, axis);
+    *left = MakePart(p.begin, mid);
+    *right = MakePart(mid, p.end);
+  }
+
+  // Mean split with the 25% skew fallback to the median. Returns the size of the left part.
+  uint32_t Partition(uint32_t* first, uint32_t* last, int axis) const {
+    const uint32_t n = uint32_t(last - first);
+    uint64_t sum = 0;
+    for (uint32_t* p = first; p != last; ++p) sum += Center2(*p, axis);
+    // Midpoint below the mean: center2 < sum / n, exactly.
+    uint32_t* mid = std::partition(
+        first, last, [&](uint32_t tri) { return uint64_t(Center2(tri, axis)) * n < sum; });
+    uint32_t left = uint32_t(mid - first);
+    auto by_center = [&](uint32_t x, uint32_t y) { return Center2(x, axis) < Center2(y, axis); };
+    if (4 * left < n || 4 * (n - left) < n) {
+      std::nth_element(first, first + n / 2, last, by_center);
+      left = n / 2;
+    }
+    // Leaves hold two triangles: an even left part lets every leaf below it be full, which keeps
+    // the leaf count near half the triangle count. Moves the triangle nearest the split across.
     if (left % 2 == 0 || n <= 2) return left;
-    auto by_center = [&](uint32_t x, uint32_t y) { return Center(x, axis) < Center(y, axis); };
     if (4 * (n - left - 1) >= n) {  // take the right part's lowest triangle
       std::iter_swap(first + left, std::min_element(first + left, last, by_center));
       return left + 1;
@@ -93,66 +132,31 @@ class Builder {
     return left - 1;
   }
 
-  Aabb Bounds(uint32_t begin, uint32_t end) const {
-    Aabb box = EmptyBox();
-    for (uint32_t i = begin; i < end; ++i) box = Union(box, s_.boxes[s_.order[i]]);
-    return box;
-  }
-
-  // A leaf of n (1 or 2) triangles with its box on the leaf grid.
-  void WriteLeaf(const uint32_t* tris, uint32_t n, KdNode& leaf) const {
-    uint32_t lo[3] = {0xffff, 0xffff, 0xffff}, hi[3] = {0, 0, 0};
-    for (uint32_t i = 0; i < n; ++i) {
-      const std::array<uint16_t, 6>& q = s_.qboxes[tris[i]];
-      for (int a = 0; a < 3; ++a) {
-        lo[a] = std::min<uint32_t>(lo[a], q[a]);
-        hi[a] = std::max<uint32_t>(hi[a], q[3 + a]);
-      }
-    }
-    leaf.a = tris[0] | (n == 2 ? tris[1] << 16 : 0);
-    leaf.b = 0;
-    leaf.meta = KdNode::kLeafAxis | (n << 2);
-    for (int a = 0; a < 3; ++a) {
-      leaf.b |= ((lo[a] - grid_.base[a]) >> grid_.shift) << (8 * a);
-      leaf.meta |= ((hi[a] - grid_.base[a]) >> grid_.shift) << (8 + 8 * a);
-    }
-  }
-
   KdBuildScratch& s_;
   std::vector<KdNode>& nodes_;
-  const ChunkMesh& mesh_;
-  const KdLeafGrid& grid_;
+  const KdGrid& grid_;
 };
 
-// Fills the scratch: per triangle its fixed-point box, its world box (the decoded fixed-point
-// corners, equal to TriangleBounds since decoding is monotonic) and centre. Returns the leaf grid:
-// the lowest fixed-point coordinates and the least shift that fits the extent in 256 cells.
-KdLeafGrid PrepareScratch(const ChunkMesh& mesh, KdBuildScratch& s) {
+// Fills the scratch (the identity order and every triangle's fixed-point box) and returns the
+// grid: the lowest fixed-point coordinates and the least shift that fits the extent in 256 cells.
+KdGrid PrepareScratch(const ChunkMesh& mesh, KdBuildScratch& s) {
   uint32_t n = mesh.triangle_count();
   s.order.resize(n);
   std::iota(s.order.begin(), s.order.end(), 0u);
-  s.boxes.resize(n);
-  s.centers.resize(3 * size_t(n));
   s.qboxes.resize(n);
   uint32_t lo[3] = {0xffff, 0xffff, 0xffff}, hi[3] = {0, 0, 0};
   for (uint32_t t = 0; t < n; ++t) {
     const QuantizedVertex& a = mesh.vertices[mesh.indices[3 * t]];
     const QuantizedVertex& b = mesh.vertices[mesh.indices[3 * t + 1]];
     const QuantizedVertex& c = mesh.vertices[mesh.indices[3 * t + 2]];
-    QuantizedVertex qmin, qmax;
     for (int k = 0; k < 3; ++k) {
-      qmin[k] = std::min(a[k], std::min(b[k], c[k]));
-      qmax[k] = std::max(a[k], std::max(b[k], c[k]));
-      s.qboxes[t][k] = qmin[k];
-      s.qboxes[t][3 + k] = qmax[k];
-      lo[k] = std::min<uint32_t>(lo[k], qmin[k]);
-      hi[k] = std::max<uint32_t>(hi[k], qmax[k]);
+      s.qboxes[t][k] = std::min(a[k], std::min(b[k], c[k]));
+      s.qboxes[t][3 + k] = std::max(a[k], std::max(b[k], c[k]));
+      lo[k] = std::min<uint32_t>(lo[k], s.qboxes[t][k]);
+      hi[k] = std::max<uint32_t>(hi[k], s.qboxes[t][3 + k]);
     }
-    s.boxes[t] = {mesh.Decode(qmin), mesh.Decode(qmax)};
-    Vec3 center = s.boxes[t].Center();
-    s.centers[3 * t] = center.x, s.centers[3 * t + 1] = center.y, s.centers[3 * t + 2] = center.z;
   }
-  KdLeafGrid grid;
+  KdGrid grid;
   uint32_t extent = 0;
   for (int k = 0; k < 3; ++k) {
     grid.base[k] = uint16_t(lo[k]);
@@ -162,6 +166,10 @@ KdLeafGrid PrepareScratch(const ChunkMesh& mesh, KdBuildScratch& s) {
   return grid;
 }
 
+QuantizedVertex ToVertex(const uint32_t q[3]) {
+  return {uint16_t(q[0]), uint16_t(q[1]), uint16_t(q[2])};
+}
+
 }  // namespace
 
 void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
@@ -169,7 +177,7 @@ void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
   depth_ = 0;
   const uint32_t n = mesh.triangle_count();
   assert(n <= kMaxTriangles);
-  // Ray tests decode origin * 4096 + q in int32 (MeshRayFrame, KdLeafBoxClip).
+  // Ray tests decode origin * 4096 + q in int32 (MeshRayFrame, KdBoxDecoder).
   assert(std::abs(mesh.origin.x) < (1 << 18) && std::abs(mesh.origin.y) < (1 << 18) &&
          std::abs(mesh.origin.z) < (1 << 18));
   if (n == 0) {
@@ -180,14 +188,14 @@ void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
   KdBuildScratch local;
   KdBuildScratch& s = scratch ? *scratch : local;
   grid_ = PrepareScratch(mesh, s);
-  bounds_ = EmptyBox();
-  for (const Aabb& box : s.boxes) bounds_ = Union(bounds_, box);
-  nodes_.reserve(n + n / 2);  // ~n nodes for leaves of two; slack for odd leaves
+  nodes_.reserve(n / 4 + 1);  // ~n / 6 nodes for full leaves of two; slack for partial nodes
   nodes_.emplace_back();
-  Builder builder(s, nodes_, mesh, grid_);
-  Task stack[kMaxDepth + 2];  // depth-first: at most one pending sibling per level
+  Builder builder(s, nodes_, grid_);
+  const Part root = builder.MakePart(0, n);
+  bounds_ = {mesh.Decode(ToVertex(root.lo)), mesh.Decode(ToVertex(root.hi))};
+  Task stack[kStackSize];  // depth-first: at most three pending siblings per level
   int sp = 0;
-  stack[sp++] = {0, 0, n, bounds_, 0};
+  stack[sp++] = {0, root, 0};
   while (sp > 0) {
     Task t = stack[--sp];
     depth_ = std::max(depth_, t.depth);
@@ -197,55 +205,76 @@ void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
   nodes_.shrink_to_fit();
 }
 
+namespace {
+
+// Validation of one subtree: fills the exact fixed-point box of its triangles' corners.
+struct Validator {
+  const ChunkMesh& mesh;
+  const std::vector<KdNode>& nodes;
+  const KdGrid& grid;
+  std::vector<int> seen_triangles, seen_nodes;
+
+  bool Node(uint32_t index, int depth, int max_depth, uint32_t lo[3], uint32_t hi[3]) {
+    if (index >= nodes.size() || ++seen_nodes[index] != 1 || depth > max_depth) return false;
+    const KdNode& node = nodes[index];
+    for (int a = 0; a < 3; ++a) lo[a] = 0xffff, hi[a] = 0;
+    int children = 0;
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t ref = node.child[i];
+      uint32_t clo[3] = {0xffff, 0xffff, 0xffff}, chi[3] = {0, 0, 0};
+      if (ref == KdNode::kEmpty) {
+        for (int a = 0; a < 3; ++a) {
+          if (node.lo[a][i] != 0 || node.hi[a][i] != 0) return false;
+        }
+        continue;
+      }
+      ++children;
+      if (KdNode::IsLeaf(ref)) {
+        if (ref & ~(KdNode::kLeaf | KdNode::kPair | 0x3fffffffu)) return false;
+        if (!(ref & KdNode::kPair) && KdNode::LeafTriangle(ref, 1) != 0) return false;
+        for (uint32_t k = 0; k < KdNode::LeafCount(ref); ++k) {
+          const uint32_t tri = KdNode::LeafTriangle(ref, k);
+          if (tri >= seen_triangles.size() || ++seen_triangles[tri] != 1) return false;
+          for (int c = 0; c < 3; ++c) {
+            const QuantizedVertex& q = mesh.vertices[mesh.indices[3 * tri + c]];
+            for (int a = 0; a < 3; ++a) {
+              clo[a] = std::min<uint32_t>(clo[a], q[a]);
+              chi[a] = std::max<uint32_t>(chi[a], q[a]);
+            }
+          }
+        }
+      } else if (!Node(ref, depth + 1, max_depth, clo, chi)) {
+        return false;
+      }
+      for (int a = 0; a < 3; ++a) {
+        const uint32_t box_lo = grid.base[a] + (uint32_t(node.lo[a][i]) << grid.shift);
+        const uint32_t box_hi = grid.base[a] + ((uint32_t(node.hi[a][i]) + 1) << grid.shift) - 1;
+        if (clo[a] < box_lo || chi[a] > box_hi) return false;
+        lo[a] = std::min(lo[a], clo[a]);
+        hi[a] = std::max(hi[a], chi[a]);
+      }
+    }
+    return children > 0;
+  }
+};
+
+}  // namespace
+
 bool KdTree::Validate(const ChunkMesh& mesh) const {
   const uint32_t n = mesh.triangle_count();
   if (n == 0) return nodes_.empty();
-  std::vector<int> seen(n, 0);
-  bool ok = depth_ <= kMaxDepth;
-  struct Frame {
-    uint32_t node;
-    int depth;
-  };
-  std::vector<Frame> stack{{0, 0}};
-  std::vector<Aabb> boxes(nodes_.size(), EmptyBox());
-  std::vector<uint32_t> post;  // nodes in pre-order; walk backwards to fill subtree boxes
-  while (!stack.empty() && ok) {
-    Frame f = stack.back();
-    stack.pop_back();
-    ok = f.node < nodes_.size() && f.depth <= depth_;
-    if (!ok) break;
-    post.push_back(f.node);
-    const KdNode& node = nodes_[f.node];
-    if (node.is_leaf()) {
-      ok = node.count() >= 1 && node.count() <= 2 && (node.count() == 2 || node.a >> 16 == 0);
-      for (uint32_t i = 0; ok && i < node.count(); ++i) {
-        uint32_t tri = node.triangle(i);
-        ok = tri < n && ++seen[tri] == 1;
-        if (ok) boxes[f.node] = Union(boxes[f.node], TriangleBounds(mesh, tri));
-        for (int k = 0; ok && k < 3; ++k) {
-          const QuantizedVertex& q = mesh.vertices[mesh.indices[3 * tri + k]];
-          for (int a = 0; ok && a < 3; ++a) {
-            const uint32_t lo = grid_.base[a] + (node.box_lo(a) << grid_.shift);
-            const uint32_t hi = grid_.base[a] + ((node.box_hi(a) + 1) << grid_.shift) - 1;
-            ok = lo <= q[a] && q[a] <= hi;
-          }
-        }
-      }
-    } else {
-      stack.push_back({node.child(), f.depth + 1});
-      stack.push_back({node.child() + 1, f.depth + 1});
-    }
+  if (nodes_.empty() || depth_ > kMaxDepth) return false;
+  Validator v{mesh, nodes_, grid_, std::vector<int>(n, 0), std::vector<int>(nodes_.size(), 0)};
+  uint32_t lo[3], hi[3];
+  if (!v.Node(0, 0, depth_, lo, hi)) return false;
+  for (uint32_t t = 0; t < n; ++t) {
+    if (v.seen_triangles[t] != 1) return false;
   }
-  for (auto it = post.rbegin(); ok && it != post.rend(); ++it) {
-    const KdNode& node = nodes_[*it];
-    if (node.is_leaf()) continue;
-    const Aabb &l = boxes[node.child()], &r = boxes[node.child() + 1];
-    int axis = int(node.axis());
-    ok = l.max[axis] == node.split(0) && r.min[axis] == node.split(1);
-    boxes[*it] = Union(l, r);
+  for (int seen : v.seen_nodes) {
+    if (seen != 1) return false;
   }
-  for (uint32_t t = 0; ok && t < n; ++t) ok = seen[t] == 1;
-  return ok && boxes[0].min == bounds_.min && boxes[0].max == bounds_.max;
+  const Aabb exact{mesh.Decode(ToVertex(lo)), mesh.Decode(ToVertex(hi))};
+  return exact.min == bounds_.min && exact.max == bounds_.max;
 }
 
 }  // namespace voxcol
