@@ -28,8 +28,10 @@ RayTriangleHit RayTriangle(const Vec3& origin, const Vec3& dir, const Vec3& a, c
 // which Moller-Trumbore cannot promise. Zero edge functions are recomputed in double.
 // A ray prepared for watertight triangle tests. Direction need not be unit length; t is measured in
 // multiples of it.
-// Component i of v without a branch (Vec3 is three packed floats).
+// Component i of v without a branch (Vec3 and Int3 are three packed values); operator[] is
+// constexpr and branches, which mispredicts when i varies per ray.
 inline float Component(const Vec3& v, int i) { return (&v.x)[i]; }
+inline int32_t Component(const Int3& v, int i) { return (&v.x)[i]; }
 
 struct WatertightRay {
   Vec3 origin;
@@ -48,9 +50,10 @@ struct WatertightRay {
     const int negative = Component(d, kz) < 0;
     kx = (kz + 1 + negative) % 3;
     ky = (kz + 2 - negative) % 3;
-    sx = d[kx] / d[kz];
-    sy = d[ky] / d[kz];
-    sz = 1.0f / d[kz];
+    const float dz = Component(d, kz);
+    sx = Component(d, kx) / dz;
+    sy = Component(d, ky) / dz;
+    sz = 1.0f / dz;
   }
 };
 

@@ -113,7 +113,7 @@ class MeshRayFrame {
     const int k[3] = {r.kx, r.ky, r.kz};
     for (int i = 0; i < 3; ++i) {
       axis_[i] = k[i];
-      base_[i] = mesh.origin[k[i]] * kVertexScale;
+      base_[i] = Component(mesh.origin, k[i]) * kVertexScale;
       origin_[i] = Component(r.origin, k[i]);
     }
 #if defined(__SSE2__)
