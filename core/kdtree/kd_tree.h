@@ -43,17 +43,20 @@ struct KdGrid {
   uint8_t shift = 0;
 };
 
-// 40 bytes: up to four children, each a box on the tree's KdGrid (structure of arrays: lo[axis]
-// holds the four children's low bytes, so one load feeds four SIMD lanes) and a reference:
+// 40 bytes: up to four children, each a box on the tree's KdGrid (structure of arrays: box[axis]
+// holds the four children's low bytes, then their high bytes, so one 8-byte load feeds the SIMD
+// lanes of an axis) and a reference:
 //   an inner node: its index;
 //   a leaf: kLeaf | (two triangles ? kPair : 0) | triangle 0 | triangle 1 << 15;
 //   no child: kEmpty (its box bytes are zero).
 // A child's box contains the 16-bit corners of every triangle below it.
 struct KdNode {
   static constexpr uint32_t kLeaf = 1u << 31, kPair = 1u << 30, kEmpty = 0x7fffffffu;
-  uint8_t lo[3][4] = {};
-  uint8_t hi[3][4] = {};
+  uint8_t box[3][8] = {};
   uint32_t child[4] = {kEmpty, kEmpty, kEmpty, kEmpty};
+
+  uint32_t lo(int axis, int slot) const { return box[axis][slot]; }
+  uint32_t hi(int axis, int slot) const { return box[axis][4 + slot]; }
 
   static bool IsLeaf(uint32_t ref) { return (ref & kLeaf) != 0; }
   // Bit i set when child[i] is a leaf.
@@ -266,26 +269,27 @@ class KdBoxDecoder {
   }
 
   float Lo(const KdNode& n, int axis, int slot) const {
-    return float(base_lo_[axis] + (int32_t(n.lo[axis][slot]) << shift_)) * scale_;
+    return float(base_lo_[axis] + int32_t(n.lo(axis, slot) << shift_)) * scale_;
   }
   float Hi(const KdNode& n, int axis, int slot) const {
-    return float(base_hi_[axis] + (int32_t(n.hi[axis][slot]) << shift_)) * scale_;
+    return float(base_hi_[axis] + int32_t(n.hi(axis, slot) << shift_)) * scale_;
   }
 #if defined(__SSE2__)
-  __m128 Lo4(const KdNode& n, int axis) const { return Decode(n.lo[axis], v_base_lo_[axis]); }
-  __m128 Hi4(const KdNode& n, int axis) const { return Decode(n.hi[axis], v_base_hi_[axis]); }
+  // The four children's low and high coordinates on `axis`.
+  void Decode4(const KdNode& n, int axis, __m128* lo, __m128* hi) const {
+    // Shifted bytes fit 16-bit lanes (255 << 8 < 65536); widen to 32 bits for the add.
+    const __m128i zero = _mm_setzero_si128();
+    __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.box[axis]));
+    q = _mm_sll_epi16(_mm_unpacklo_epi8(q, zero), v_shift_);
+    const __m128i q_lo = _mm_add_epi32(_mm_unpacklo_epi16(q, zero), v_base_lo_[axis]);
+    const __m128i q_hi = _mm_add_epi32(_mm_unpackhi_epi16(q, zero), v_base_hi_[axis]);
+    *lo = _mm_mul_ps(_mm_cvtepi32_ps(q_lo), v_scale_);
+    *hi = _mm_mul_ps(_mm_cvtepi32_ps(q_hi), v_scale_);
+  }
 #endif
 
  private:
 #if defined(__SSE2__)
-  __m128 Decode(const uint8_t bytes[4], __m128i base) const {
-    int32_t packed;
-    std::memcpy(&packed, bytes, sizeof(packed));
-    const __m128i zero = _mm_setzero_si128();
-    __m128i q = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(packed), zero), zero);
-    q = _mm_add_epi32(_mm_sll_epi32(q, v_shift_), base);
-    return _mm_mul_ps(_mm_cvtepi32_ps(q), v_scale_);
-  }
   __m128i v_shift_, v_base_lo_[3], v_base_hi_[3];
   __m128 v_scale_;
 #endif
@@ -305,6 +309,7 @@ class KdBoxClip {
       o_[a] = Component(ray.origin, a);
       inv_[a] = Component(ray.inv_direction, a);
       parallel_[a] = !std::isfinite(inv_[a]);
+      negative_[a] = inv_[a] < 0;
     }
 #if defined(__SSE2__)
     for (int a = 0; a < 3; ++a) v_o_[a] = _mm_set1_ps(o_[a]), v_inv_[a] = _mm_set1_ps(inv_[a]);
@@ -319,7 +324,8 @@ class KdBoxClip {
     __m128 near = _mm_set1_ps(-kInf), far = _mm_set1_ps(kInf);
     __m128 inside = _mm_castsi128_ps(_mm_set1_epi32(-1));
     for (int a = 0; a < 3; ++a) {
-      const __m128 lo = decode_.Lo4(n, a), hi = decode_.Hi4(n, a);
+      __m128 lo, hi;
+      decode_.Decode4(n, a, &lo, &hi);
       if (parallel_[a]) {
         inside = _mm_and_ps(inside, _mm_and_ps(_mm_cmple_ps(lo, v_o_[a]), _mm_cmple_ps(v_o_[a], hi)));
         continue;
@@ -372,7 +378,7 @@ class KdBoxClip {
   KdBoxDecoder decode_;
   float abs_eps_;
   float o_[3], inv_[3];
-  bool parallel_[3];
+  bool parallel_[3], negative_[3];
 #if defined(__SSE2__)
   __m128 v_o_[3], v_inv_[3];
 #endif
@@ -457,10 +463,10 @@ void KdTree::CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& coll
 #if defined(__SSE2__)
     __m128 overlap = _mm_castsi128_ps(_mm_set1_epi32(-1));
     for (int a = 0; a < 3; ++a) {
-      overlap = _mm_and_ps(overlap, _mm_cmple_ps(decode.Lo4(node, a),
-                                                 _mm_set1_ps(Component(box.max, a))));
-      overlap = _mm_and_ps(overlap, _mm_cmpge_ps(decode.Hi4(node, a),
-                                                 _mm_set1_ps(Component(box.min, a))));
+      __m128 lo, hi;
+      decode.Decode4(node, a, &lo, &hi);
+      overlap = _mm_and_ps(overlap, _mm_cmple_ps(lo, _mm_set1_ps(Component(box.max, a))));
+      overlap = _mm_and_ps(overlap, _mm_cmpge_ps(hi, _mm_set1_ps(Component(box.min, a))));
     }
     mask = uint32_t(_mm_movemask_ps(overlap));
 #else

@@ -61,8 +61,8 @@ class Builder {
     for (int i = 0; i < n; ++i) {
       const Part& p = parts[i];
       for (int a = 0; a < 3; ++a) {
-        node.lo[a][i] = uint8_t((p.lo[a] - grid_.base[a]) >> grid_.shift);
-        node.hi[a][i] = uint8_t((p.hi[a] - grid_.base[a]) >> grid_.shift);
+        node.box[a][i] = uint8_t((p.lo[a] - grid_.base[a]) >> grid_.shift);
+        node.box[a][4 + i] = uint8_t((p.hi[a] - grid_.base[a]) >> grid_.shift);
       }
       if (p.size() <= 2) {
         node.child[i] = KdNode::MakeLeaf(s_.order.data() + p.begin, p.size());
@@ -224,7 +224,7 @@ struct Validator {
       uint32_t clo[3] = {0xffff, 0xffff, 0xffff}, chi[3] = {0, 0, 0};
       if (ref == KdNode::kEmpty) {
         for (int a = 0; a < 3; ++a) {
-          if (node.lo[a][i] != 0 || node.hi[a][i] != 0) return false;
+          if (node.lo(a, i) != 0 || node.hi(a, i) != 0) return false;
         }
         continue;
       }
@@ -247,8 +247,8 @@ struct Validator {
         return false;
       }
       for (int a = 0; a < 3; ++a) {
-        const uint32_t box_lo = grid.base[a] + (uint32_t(node.lo[a][i]) << grid.shift);
-        const uint32_t box_hi = grid.base[a] + ((uint32_t(node.hi[a][i]) + 1) << grid.shift) - 1;
+        const uint32_t box_lo = grid.base[a] + (node.lo(a, i) << grid.shift);
+        const uint32_t box_hi = grid.base[a] + ((node.hi(a, i) + 1) << grid.shift) - 1;
         if (clo[a] < box_lo || chi[a] > box_hi) return false;
         lo[a] = std::min(lo[a], clo[a]);
         hi[a] = std::max(hi[a], chi[a]);
