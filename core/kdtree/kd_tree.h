@@ -309,7 +309,6 @@ class KdBoxClip {
       o_[a] = Component(ray.origin, a);
       inv_[a] = Component(ray.inv_direction, a);
       parallel_[a] = !std::isfinite(inv_[a]);
-      negative_[a] = inv_[a] < 0;
     }
 #if defined(__SSE2__)
     for (int a = 0; a < 3; ++a) v_o_[a] = _mm_set1_ps(o_[a]), v_inv_[a] = _mm_set1_ps(inv_[a]);
@@ -378,7 +377,7 @@ class KdBoxClip {
   KdBoxDecoder decode_;
   float abs_eps_;
   float o_[3], inv_[3];
-  bool parallel_[3], negative_[3];
+  bool parallel_[3];
 #if defined(__SSE2__)
   __m128 v_o_[3], v_inv_[3];
 #endif
