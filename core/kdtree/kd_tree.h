@@ -316,8 +316,14 @@ class KdBoxClip {
   }
 
   // Returns the mask of the children (bit i: child[i]) whose box the ray meets within
-  // [t_lo, t_hi], and their widened entry distances (at least t_lo) in entry[].
-  uint32_t Test(const KdNode& n, float t_lo, float t_hi, float entry[4]) const {
+  // [t_lo, t_hi], and their widened entry distances (at least t_lo) in entry[]. Every crossing is
+  // widened by one margin, Margin(t_lo, t_hi): a crossing that decides the answer lies in
+  // [t_lo, t_hi] (or the box's interval covers it), so its float error is within the margin of
+  // the larger end; crossings far outside the interval cannot flip a comparison.
+  float Margin(float t_lo, float t_hi) const {
+    return abs_eps_ + kRelEps * std::max(std::fabs(t_lo), std::fabs(t_hi));
+  }
+  uint32_t Test(const KdNode& n, float t_lo, float t_hi, float margin, float entry[4]) const {
 #if defined(__SSE2__)
     constexpr float kInf = std::numeric_limits<float>::infinity();
     __m128 near = _mm_set1_ps(-kInf), far = _mm_set1_ps(kInf);
@@ -334,10 +340,9 @@ class KdBoxClip {
       near = _mm_max_ps(near, _mm_min_ps(tl, th));
       far = _mm_min_ps(far, _mm_max_ps(tl, th));
     }
-    const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-    const __m128 eps = _mm_set1_ps(abs_eps_), rel = _mm_set1_ps(kRelEps);
-    near = _mm_sub_ps(near, _mm_add_ps(eps, _mm_mul_ps(rel, _mm_and_ps(near, abs_mask))));
-    far = _mm_add_ps(far, _mm_add_ps(eps, _mm_mul_ps(rel, _mm_and_ps(far, abs_mask))));
+    const __m128 widen = _mm_set1_ps(margin);
+    near = _mm_sub_ps(near, widen);
+    far = _mm_add_ps(far, widen);
     near = _mm_max_ps(near, _mm_set1_ps(t_lo));
     far = _mm_min_ps(far, _mm_set1_ps(t_hi));
     const __m128i empty =
@@ -362,8 +367,8 @@ class KdBoxClip {
         near = std::max(near, std::min(tl, th));
         far = std::min(far, std::max(tl, th));
       }
-      near = std::max(near - (abs_eps_ + kRelEps * std::fabs(near)), t_lo);
-      far = std::min(far + (abs_eps_ + kRelEps * std::fabs(far)), t_hi);
+      near = std::max(near - margin, t_lo);
+      far = std::min(far + margin, t_hi);
       entry[i] = near;
       if (inside && near <= far) mask |= 1u << i;
     }
@@ -537,7 +542,7 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
     ++visited;
     const float t_hi = std::min(t1, collector.early_out());
     float entry[4];
-    uint32_t mask = clip.Test(node, t_lo, t_hi + widen(t_hi), entry);
+    uint32_t mask = clip.Test(node, t_lo, t_hi, clip.Margin(t_lo, t_hi), entry);
     // Leaves the ray meets: their triangles wait in `pending` and are tested four at a time; the
     // rest before the next pop, whose cut-off is the early-out distance.
     if (const uint32_t leaves = mask & node.LeafMask()) {
