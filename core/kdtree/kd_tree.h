@@ -316,14 +316,16 @@ class KdBoxClip {
   }
 
   // Returns the mask of the children (bit i: child[i]) whose box the ray meets within
-  // [t_lo, t_hi], and their widened entry distances (at least t_lo) in entry[]. Every crossing is
+  // [t_lo, t_hi], their widened entry distances (at least t_lo) in entry[] and the node's leaf
+  // mask (KdNode::LeafMask) in *leaves. Every crossing is
   // widened by one margin, Margin(t_lo, t_hi): a crossing that decides the answer lies in
   // [t_lo, t_hi] (or the box's interval covers it), so its float error is within the margin of
   // the larger end; crossings far outside the interval cannot flip a comparison.
   float Margin(float t_lo, float t_hi) const {
     return abs_eps_ + kRelEps * std::max(std::fabs(t_lo), std::fabs(t_hi));
   }
-  uint32_t Test(const KdNode& n, float t_lo, float t_hi, float margin, float entry[4]) const {
+  uint32_t Test(const KdNode& n, float t_lo, float t_hi, float margin, float entry[4],
+                uint32_t* leaves) const {
 #if defined(__SSE2__)
     constexpr float kInf = std::numeric_limits<float>::infinity();
     __m128 near = _mm_set1_ps(-kInf), far = _mm_set1_ps(kInf);
@@ -345,11 +347,12 @@ class KdBoxClip {
     far = _mm_add_ps(far, widen);
     near = _mm_max_ps(near, _mm_set1_ps(t_lo));
     far = _mm_min_ps(far, _mm_set1_ps(t_hi));
-    const __m128i empty =
-        _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(n.child)),
-                        _mm_set1_epi32(int(KdNode::kEmpty)));
-    const __m128 hit = _mm_andnot_ps(_mm_castsi128_ps(empty), _mm_and_ps(inside, _mm_cmple_ps(near, far)));
+    const __m128i refs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(n.child));
+    const __m128i empty = _mm_cmpeq_epi32(refs, _mm_set1_epi32(int(KdNode::kEmpty)));
+    const __m128 hit =
+        _mm_andnot_ps(_mm_castsi128_ps(empty), _mm_and_ps(inside, _mm_cmple_ps(near, far)));
     _mm_storeu_ps(entry, near);
+    *leaves = uint32_t(_mm_movemask_ps(_mm_castsi128_ps(refs)));  // the leaf bit is the sign bit
     return uint32_t(_mm_movemask_ps(hit));
 #else
     uint32_t mask = 0;
@@ -372,6 +375,7 @@ class KdBoxClip {
       entry[i] = near;
       if (inside && near <= far) mask |= 1u << i;
     }
+    *leaves = n.LeafMask();
     return mask;
 #endif
   }
@@ -542,10 +546,11 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
     ++visited;
     const float t_hi = std::min(t1, collector.early_out());
     float entry[4];
-    uint32_t mask = clip.Test(node, t_lo, t_hi, clip.Margin(t_lo, t_hi), entry);
+    uint32_t leaf_mask;
+    uint32_t mask = clip.Test(node, t_lo, t_hi, clip.Margin(t_lo, t_hi), entry, &leaf_mask);
     // Leaves the ray meets: their triangles wait in `pending` and are tested four at a time; the
     // rest before the next pop, whose cut-off is the early-out distance.
-    if (const uint32_t leaves = mask & node.LeafMask()) {
+    if (const uint32_t leaves = mask & leaf_mask) {
       for (uint32_t m = leaves; m != 0; m &= m - 1) {
         const uint32_t ref = node.child[absl::countr_zero(m)];
         pending[count] = KdNode::LeafTriangle(ref, 0);
@@ -563,7 +568,15 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
         index = node.child[i];
         continue;
       }
-      // Several: push them sorted so that the nearest is on top, then take it.
+      if ((mask & (mask - 1)) == 0) {  // two: push the farther, descend into the nearer
+        const uint32_t j = absl::countr_zero(mask);
+        const bool swap = entry[j] < entry[i];
+        const uint32_t near = swap ? j : i, far = swap ? i : j;
+        stack[sp++] = {node.child[far], entry[far]};
+        index = node.child[near];
+        continue;
+      }
+      // Three or four: push them sorted so that the nearest is on top, then take it.
       const int base = sp;
       for (;;) {
         const Entry e{node.child[i], entry[i]};
