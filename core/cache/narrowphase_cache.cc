@@ -47,7 +47,7 @@ ChunkCollisionPtr NarrowphaseCache::Build(const ChunkKey& key) const {
   CopyExact(scratch_mesh.materials, &out->mesh.materials);
   out->tree.Build(out->mesh, &scratch_tree);
 #ifdef VOXCOL_VALIDATE
-  // Expensive: every triangle in exactly one leaf, planes bound their subtrees, depth bound.
+  // Expensive: every triangle in exactly one leaf, child boxes bound their subtrees, depth bound.
   if (!out->tree.Validate(out->mesh)) {
     std::fprintf(stderr, "voxcol: kD-tree of chunk (%d, %d, %d) failed validation\n", key.x, key.y,
                  key.z);

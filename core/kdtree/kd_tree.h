@@ -5,7 +5,7 @@
 // rejection.
 //
 // Storage goes beyond the seed. The seed's binary node keeps the two children's bounds on the
-// split axis only (two planes). Here two levels of those splits are collapsed into one 4-wide node
+// split axis only (two planes). Here up to three of those splits (two levels) make one 4-wide node
 // that keeps every child's bounds on all three axes, 8 bits per coordinate on a per-tree grid, and
 // references leaves inline. A ray tests the four child boxes of a node at once (SSE2) and culls on
 // all axes, so it visits ~9 nodes and leaves instead of ~22 binary nodes, and the tree takes
@@ -87,7 +87,7 @@ struct KdRay {
 
   KdRay() = default;
   // Precondition: direction finite and non-zero. Components below 1e-20 of the largest become 0 so
-  // that plane crossings never compute 0 * infinity.
+  // that slab crossings never compute 0 * infinity.
   KdRay(const Vec3& o, const Vec3& d, float tmin = 0)
       : origin(o), direction(Flush(d)), t_min(tmin) {
     inv_direction = Vec3(1.0f / direction.x, 1.0f / direction.y, 1.0f / direction.z);

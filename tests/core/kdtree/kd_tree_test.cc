@@ -79,7 +79,7 @@ Vec3 RandomUnit(std::mt19937& rng) {
   Vec3 v;
   do v = Vec3(n(rng), n(rng), n(rng));
   while (LengthSq(v) < 1e-6f);
-  // One ray in eight is axis-aligned: exercises the parallel-to-plane path.
+  // One ray in eight is axis-aligned: exercises the parallel-to-slab path.
   if (rng() % 8 == 0) {
     int a = rng() % 3;
     Vec3 axis;
@@ -209,6 +209,36 @@ TEST(KdTreeTest, BallWorldQueriesEqualBruteForceBeforeAndAfterEdits) {
   CheckWorld(*world, 4);
   RandomEdits(*world, 5, 12);
   CheckWorld(*world, 6);
+}
+
+// Trees of 1..12 triangles: a root whose only child is a leaf, nodes that split straight into
+// leaves, partly filled nodes. Each equals brute force.
+TEST(KdTreeTest, SmallMeshesEqualBruteForce) {
+  auto world = testing::MakeCaveWorld(23, {48, 64, 48});
+  std::vector<ChunkCase> chunks = BuildAll(*world);
+  ASSERT_FALSE(chunks.empty());
+  const ChunkCase* big = &chunks[0];
+  for (const ChunkCase& c : chunks) {
+    if (c.mesh.triangle_count() > big->mesh.triangle_count()) big = &c;
+  }
+  ASSERT_GE(big->mesh.triangle_count(), 12u);
+  std::mt19937 rng(7);
+  QueryTally tally;
+  for (uint32_t n = 1; n <= 12; ++n) {
+    ChunkCase c{big->key, {}, {}};
+    c.mesh.origin = big->mesh.origin;
+    c.mesh.voxel_size = big->mesh.voxel_size;
+    c.mesh.vertices = big->mesh.vertices;
+    c.mesh.indices.assign(big->mesh.indices.begin(), big->mesh.indices.begin() + 3 * n);
+    c.mesh.materials.assign(big->mesh.materials.begin(), big->mesh.materials.begin() + n);
+    c.tree.Build(c.mesh);
+    ASSERT_TRUE(c.tree.Validate(c.mesh)) << n << " triangles";
+    for (int i = 0; i < 300; ++i) CheckRandomQuery(rng, c, &tally);
+  }
+  std::printf("%d hits, %d misses, %d non-empty boxes\n", tally.hits, tally.misses,
+              tally.boxes_nonempty);
+  EXPECT_GT(tally.hits, 12 * 300 / 4);
+  EXPECT_GT(tally.boxes_nonempty, 12 * 300 / 10);
 }
 
 TEST(KdTreeTest, EmptyMeshGivesEmptyTreeAndNoHits) {
