@@ -1,7 +1,7 @@
 // Ray-box slab test after Williams, Barrus, Morley and Shirley, "An Efficient and Robust Ray-Box
 // Intersection Algorithm" (JGT 2005): precomputed reciprocal direction; an axis-parallel ray (infinite
-// reciprocal) only tests whether its origin lies in that slab. One implementation, ClipRayToAabb,
-// serves RayAabb and the kD-tree traversal.
+// reciprocal) only tests whether its origin lies in that slab. ClipRayToAabb serves RayAabb and the
+// kD-tree's clip to its tree AABB; the kD-tree's node test (KdBoxClip) is a 4-wide copy of it.
 #pragma once
 
 #include <algorithm>
@@ -31,7 +31,7 @@ RayAabbHit RayAabb(const SlabRay& ray, const Aabb& box, float t_min, float t_max
 // Clips [*t0, *t1] to the part of the ray o + t d inside `box` (closed), given inv_d = 1 / d per
 // axis. Returns false when the clipped interval is empty. An axis with d = 0 has an infinite inv_d
 // and only tests whether the origin lies within that slab (on a face counts as inside). Inline: it
-// is the kD-tree's per-node test and RayAabb's body.
+// is called once per ray and tree.
 inline bool ClipRayToAabb(const Vec3& o, const Vec3& inv_d, const Aabb& box, float* t0, float* t1) {
   for (int a = 0; a < 3; ++a) {
     if (std::isinf(inv_d[a])) {

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cmath>
-#include <utility>
 
 #include "core/geometry/vec3.h"
 
@@ -28,11 +27,6 @@ RayTriangleHit RayTriangle(const Vec3& origin, const Vec3& dir, const Vec3& a, c
 // which Moller-Trumbore cannot promise. Zero edge functions are recomputed in double.
 // A ray prepared for watertight triangle tests. Direction need not be unit length; t is measured in
 // multiples of it.
-// Component i of v without a branch (Vec3 and Int3 are three packed values); operator[] is
-// constexpr and branches, which mispredicts when i varies per ray.
-inline float Component(const Vec3& v, int i) { return (&v.x)[i]; }
-inline int32_t Component(const Int3& v, int i) { return (&v.x)[i]; }
-
 struct WatertightRay {
   Vec3 origin;
   int kx = 0, ky = 1, kz = 2;  // permuted axes: kz is the dominant direction axis
@@ -59,8 +53,9 @@ struct WatertightRay {
 
 // The watertight test on corners already moved to the ray's frame: (ax, ay, az) = components
 // (kx, ky, kz) of a - r.origin, likewise b and c. Returns true and sets *t when the ray hits the
-// triangle (either side) at t in [0, t_max]. IntersectRayTriangle and the kD-tree leaves both call
-// this, so given bit-identical relative corners they give bit-identical answers.
+// triangle (either side) at t in [0, t_max]. IntersectRayTriangle calls this and the kD-tree's
+// MeshRayFrame::Intersect4 repeats it lane by lane in SSE2 (same operations in the same order):
+// change both together, so that tree and brute force keep giving bit-identical answers.
 inline bool IntersectRayTriangleRelative(const WatertightRay& r, float Ax, float Ay, float az,
                                          float Bx, float By, float bz, float Cx, float Cy, float cz,
                                          float t_max, float* t) {

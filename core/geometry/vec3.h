@@ -67,6 +67,11 @@ struct Int3 {
   }
 };
 
+// Component i of v without a branch (Vec3 and Int3 are three packed values); operator[] is
+// constexpr and branches, which mispredicts when i varies per ray.
+inline float Component(const Vec3& v, int i) { return (&v.x)[i]; }
+inline int32_t Component(const Int3& v, int i) { return (&v.x)[i]; }
+
 // Floor division and modulo that stay correct for negative numerators (d > 0).
 constexpr int32_t FloorDiv(int32_t n, int32_t d) { return n >= 0 ? n / d : -((-n + d - 1) / d); }
 constexpr int32_t FloorMod(int32_t n, int32_t d) { return n - FloorDiv(n, d) * d; }

@@ -66,6 +66,7 @@ struct KdNode {
   static uint32_t LeafCount(uint32_t ref) { return 1 + ((ref >> 30) & 1); }
   static uint32_t LeafTriangle(uint32_t ref, uint32_t i) { return (ref >> (15 * i)) & 0x7fff; }
   static uint32_t MakeLeaf(const uint32_t* tris, uint32_t n) {
+    assert(tris[0] < (1u << 15) && (n < 2 || tris[1] < (1u << 15)));
     return kLeaf | (n == 2 ? kPair | tris[1] << 15 : 0) | tris[0];
   }
 };
@@ -86,8 +87,9 @@ struct KdRay {
   float t_min = 0;  // hits before t_min are ignored
 
   KdRay() = default;
-  // Precondition: direction finite and non-zero. Components below 1e-20 of the largest become 0 so
-  // that slab crossings never compute 0 * infinity.
+  // Precondition: direction finite and non-zero. Components below 1e-20 of the largest become 0:
+  // the traversal treats them as parallel to their axis (infinite 1 / direction), as it does any
+  // component whose reciprocal overflows.
   KdRay(const Vec3& o, const Vec3& d, float tmin = 0)
       : origin(o), direction(Flush(d)), t_min(tmin) {
     inv_direction = Vec3(1.0f / direction.x, 1.0f / direction.y, 1.0f / direction.z);
@@ -169,7 +171,7 @@ class MeshRayFrame {
     const __m128 w = _mm_sub_ps(_mm_mul_ps(bx, ay), _mm_mul_ps(by, ax));
     const __m128 zero = _mm_setzero_ps();
     const uint32_t lanes = (1u << count) - 1;
-    const uint32_t exact = uint32_t(_mm_movemask_ps(_mm_or_ps(
+    const uint32_t zero_edge = uint32_t(_mm_movemask_ps(_mm_or_ps(
         _mm_or_ps(_mm_cmpeq_ps(u, zero), _mm_cmpeq_ps(v, zero)), _mm_cmpeq_ps(w, zero)))) & lanes;
     const __m128 negative =
         _mm_or_ps(_mm_or_ps(_mm_cmplt_ps(u, zero), _mm_cmplt_ps(v, zero)), _mm_cmplt_ps(w, zero));
@@ -187,8 +189,8 @@ class MeshRayFrame {
                                   _mm_or_ps(_mm_cmplt_ps(tzs, zero), _mm_cmpgt_ps(tzs, limit)));
     uint32_t hits = uint32_t(_mm_movemask_ps(miss)) ^ 0xf;
     _mm_storeu_ps(t, _mm_div_ps(tz, det));
-    hits &= lanes & ~exact;
-    for (uint32_t m = exact; m != 0; m &= m - 1) {
+    hits &= lanes & ~zero_edge;
+    for (uint32_t m = zero_edge; m != 0; m &= m - 1) {
       const uint32_t i = absl::countr_zero(m);
       if (Intersect(mesh, tris[i], t_max, &t[i])) hits |= 1u << i;
     }
@@ -298,9 +300,10 @@ class KdBoxDecoder {
   int32_t base_lo_[3], base_hi_[3];
 };
 
-// The ray against the four child boxes of a node. The slab distances are widened like every other
-// crossing (widen(t) >= the float error of t); an axis the ray is parallel to only tests whether
-// the origin lies in the slab (on a face counts as inside), so no 0 * infinity arises.
+// The ray against the four child boxes of a node: a 4-wide copy of ClipRayToAabb's slab test,
+// widened by Margin for float error. An axis the ray is parallel to (infinite 1 / direction) only
+// tests whether the origin lies in the slab (on a face counts as inside), so no 0 * infinity
+// arises.
 class KdBoxClip {
  public:
   KdBoxClip(const ChunkMesh& mesh, const KdGrid& grid, const KdRay& ray, float abs_eps)
@@ -328,7 +331,7 @@ class KdBoxClip {
                 uint32_t* leaves) const {
 #if defined(__SSE2__)
     constexpr float kInf = std::numeric_limits<float>::infinity();
-    __m128 near = _mm_set1_ps(-kInf), far = _mm_set1_ps(kInf);
+    __m128 t_near = _mm_set1_ps(-kInf), t_far = _mm_set1_ps(kInf);
     __m128 inside = _mm_castsi128_ps(_mm_set1_epi32(-1));
     for (int a = 0; a < 3; ++a) {
       __m128 lo, hi;
@@ -339,26 +342,26 @@ class KdBoxClip {
       }
       const __m128 tl = _mm_mul_ps(_mm_sub_ps(lo, v_o_[a]), v_inv_[a]);
       const __m128 th = _mm_mul_ps(_mm_sub_ps(hi, v_o_[a]), v_inv_[a]);
-      near = _mm_max_ps(near, _mm_min_ps(tl, th));
-      far = _mm_min_ps(far, _mm_max_ps(tl, th));
+      t_near = _mm_max_ps(t_near, _mm_min_ps(tl, th));
+      t_far = _mm_min_ps(t_far, _mm_max_ps(tl, th));
     }
     const __m128 widen = _mm_set1_ps(margin);
-    near = _mm_sub_ps(near, widen);
-    far = _mm_add_ps(far, widen);
-    near = _mm_max_ps(near, _mm_set1_ps(t_lo));
-    far = _mm_min_ps(far, _mm_set1_ps(t_hi));
+    t_near = _mm_sub_ps(t_near, widen);
+    t_far = _mm_add_ps(t_far, widen);
+    t_near = _mm_max_ps(t_near, _mm_set1_ps(t_lo));
+    t_far = _mm_min_ps(t_far, _mm_set1_ps(t_hi));
     const __m128i refs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(n.child));
     const __m128i empty = _mm_cmpeq_epi32(refs, _mm_set1_epi32(int(KdNode::kEmpty)));
     const __m128 hit =
-        _mm_andnot_ps(_mm_castsi128_ps(empty), _mm_and_ps(inside, _mm_cmple_ps(near, far)));
-    _mm_storeu_ps(entry, near);
+        _mm_andnot_ps(_mm_castsi128_ps(empty), _mm_and_ps(inside, _mm_cmple_ps(t_near, t_far)));
+    _mm_storeu_ps(entry, t_near);
     *leaves = uint32_t(_mm_movemask_ps(_mm_castsi128_ps(refs)));  // the leaf bit is the sign bit
     return uint32_t(_mm_movemask_ps(hit));
 #else
     uint32_t mask = 0;
     for (int i = 0; i < 4; ++i) {
       if (n.child[i] == KdNode::kEmpty) continue;
-      float near = -std::numeric_limits<float>::infinity(), far = -near;
+      float t_near = -std::numeric_limits<float>::infinity(), t_far = -t_near;
       bool inside = true;
       for (int a = 0; a < 3; ++a) {
         const float lo = decode_.Lo(n, a, i), hi = decode_.Hi(n, a, i);
@@ -367,13 +370,13 @@ class KdBoxClip {
           continue;
         }
         const float tl = (lo - o_[a]) * inv_[a], th = (hi - o_[a]) * inv_[a];
-        near = std::max(near, std::min(tl, th));
-        far = std::min(far, std::max(tl, th));
+        t_near = std::max(t_near, std::min(tl, th));
+        t_far = std::min(t_far, std::max(tl, th));
       }
-      near = std::max(near - margin, t_lo);
-      far = std::min(far + margin, t_hi);
-      entry[i] = near;
-      if (inside && near <= far) mask |= 1u << i;
+      t_near = std::max(t_near - margin, t_lo);
+      t_far = std::min(t_far + margin, t_hi);
+      entry[i] = t_near;
+      if (inside && t_near <= t_far) mask |= 1u << i;
     }
     *leaves = n.LeafMask();
     return mask;
@@ -409,7 +412,7 @@ class KdTree {
 
   bool empty() const { return nodes_.empty(); }
   const Aabb& bounds() const { return bounds_; }
-  int depth() const { return depth_; }  // nodes on the longest root-to-leaf path
+  int depth() const { return depth_; }  // inner-node levels below the root (a root-only tree: 0)
   const std::vector<KdNode>& nodes() const { return nodes_; }
   const KdGrid& grid() const { return grid_; }
   size_t DataBytes() const {
@@ -422,8 +425,9 @@ class KdTree {
   void CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& collector,
                    KdStats* stats) const;
 
-  // Reports ray hits with t in [ray.t_min, collector.early_out()], visiting nodes front to back and
-  // skipping everything beyond the early-out distance. Collector: early_out(), AddHit().
+  // Reports ray hits with t in [ray.t_min, collector.early_out()], visiting nodes about front to
+  // back (nearest child first; leaf triangles wait to be tested four at a time) and skipping
+  // everything beyond the early-out distance. Collector: early_out(), AddHit().
   template <typename Collector>
   void CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collector, KdStats* stats) const;
 
@@ -433,7 +437,8 @@ class KdTree {
   bool Validate(const ChunkMesh& mesh) const;
 
  private:
-  // Waiting children: each node pushes at most three (the fourth is descended directly).
+  // Waiting children: a ray pushes at most three per node (it descends into the fourth), a box
+  // query and the build at most four; the slack of four covers the latter.
   static constexpr int kStackSize = 3 * kMaxDepth + 4;
 
   std::vector<KdNode> nodes_;  // nodes_[0] is the root
@@ -512,25 +517,32 @@ template <typename Collector>
 void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collector,
                      KdStats* stats) const {
   if (nodes_.empty()) return;
-  // Float error of a crossing: relative to t, plus the rounding of coordinates of this size.
-  const float abs_eps = 1e-6f * (std::fabs(ray.origin.x) + std::fabs(ray.origin.y) +
-                                 std::fabs(ray.origin.z) + bounds_.max.x - bounds_.min.x + 1.0f);
-  auto widen = [abs_eps](float t) { return abs_eps + KdBoxClip::kRelEps * std::fabs(t); };
+  // Float error of a crossing: relative to t (KdBoxClip::kRelEps), plus the rounding of
+  // coordinates of this size: the origin's and the tree's. 1e-6 of their magnitude is several
+  // ulps, so the grown box below is strictly larger than the bounds however far they are from 0.
+  float size = 1.0f;
+  for (int a = 0; a < 3; ++a) {
+    size += std::fabs(Component(ray.origin, a)) +
+            std::max(std::fabs(Component(bounds_.min, a)), std::fabs(Component(bounds_.max, a)));
+  }
+  const float abs_eps = 1e-6f * size;
   float t0 = ray.t_min, t1 = collector.early_out();
   Aabb grown{bounds_.min - Vec3(abs_eps, abs_eps, abs_eps),
              bounds_.max + Vec3(abs_eps, abs_eps, abs_eps)};
   if (!ClipRayToAabb(ray.origin, ray.inv_direction, grown, &t0, &t1)) return;
   const MeshRayFrame frame(mesh, ray.watertight);
   const KdBoxClip clip(mesh, grid_, ray, abs_eps);
-  const float t_lo = t0 - widen(t0);
+  const float t_lo = t0 - clip.Margin(t0, t0);
   uint32_t visited = 0, tested = 0;
-  auto test_triangles = [&](const uint32_t* tris, uint32_t count) {
+  // Up to four triangles against one early-out distance; a hit beyond the distance another lane
+  // of the batch just set is dropped, so collectors only see t <= early_out().
+  auto test_triangles = [&](const uint32_t* tris, uint32_t n) {
     float t[4];
-    tested += count;
-    for (uint32_t hits = frame.Intersect4(mesh, tris, count, collector.early_out(), t); hits != 0;
+    tested += n;
+    for (uint32_t hits = frame.Intersect4(mesh, tris, n, collector.early_out(), t); hits != 0;
          hits &= hits - 1) {
       const uint32_t i = absl::countr_zero(hits);
-      if (t[i] >= ray.t_min) collector.AddHit({t[i], tris[i]});
+      if (t[i] >= ray.t_min && t[i] <= collector.early_out()) collector.AddHit({t[i], tris[i]});
     }
   };
   struct Entry {
@@ -571,9 +583,9 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
       if ((mask & (mask - 1)) == 0) {  // two: push the farther, descend into the nearer
         const uint32_t j = absl::countr_zero(mask);
         const bool swap = entry[j] < entry[i];
-        const uint32_t near = swap ? j : i, far = swap ? i : j;
-        stack[sp++] = {node.child[far], entry[far]};
-        index = node.child[near];
+        const uint32_t nearer = swap ? j : i, farther = swap ? i : j;
+        stack[sp++] = {node.child[farther], entry[farther]};
+        index = node.child[nearer];
         continue;
       }
       // Three or four: push them sorted so that the nearest is on top, then take it.

@@ -1,9 +1,10 @@
 // Loose kD-tree build after Kapoulkine, "Voxel terrain: physics" (Roblox): split the longest axis
 // of a part's box at the mean of the triangle midpoints, partition by midpoint; if a side would
 // get fewer than 25% of the triangles, split at the median midpoint instead (bounds the depth and
-// guarantees termination). A node is filled by splitting its largest part until it has four
-// children or every part is a leaf (<= 2 triangles). Everything runs on the 16-bit fixed-point
-// vertex coordinates, so boxes and midpoint comparisons are exact integers.
+// guarantees termination). A node of up to eight triangles splits into leaves (<= 2 triangles);
+// a larger one splits its largest part while that has more than eight, then parts of three or
+// four, up to four children (Builder::Process). Everything runs on the 16-bit fixed-point vertex
+// coordinates, so boxes and midpoint comparisons are exact integers.
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
@@ -230,7 +231,6 @@ struct Validator {
       }
       ++children;
       if (KdNode::IsLeaf(ref)) {
-        if (ref & ~(KdNode::kLeaf | KdNode::kPair | 0x3fffffffu)) return false;
         if (!(ref & KdNode::kPair) && KdNode::LeafTriangle(ref, 1) != 0) return false;
         for (uint32_t k = 0; k < KdNode::LeafCount(ref); ++k) {
           const uint32_t tri = KdNode::LeafTriangle(ref, k);
@@ -263,7 +263,8 @@ struct Validator {
 bool KdTree::Validate(const ChunkMesh& mesh) const {
   const uint32_t n = mesh.triangle_count();
   if (n == 0) return nodes_.empty();
-  if (nodes_.empty() || depth_ > kMaxDepth) return false;
+  // Traversal shifts box bytes in 16-bit lanes (KdBoxDecoder::Decode4): 255 << shift must fit.
+  if (nodes_.empty() || depth_ > kMaxDepth || grid_.shift > 8) return false;
   Validator v{mesh, nodes_, grid_, std::vector<int>(n, 0), std::vector<int>(nodes_.size(), 0)};
   uint32_t lo[3], hi[3];
   if (!v.Node(0, 0, depth_, lo, hi)) return false;
@@ -272,6 +273,9 @@ bool KdTree::Validate(const ChunkMesh& mesh) const {
   }
   for (int seen : v.seen_nodes) {
     if (seen != 1) return false;
+  }
+  for (int a = 0; a < 3; ++a) {
+    if (grid_.base[a] != lo[a]) return false;  // the grid starts at the lowest coordinate
   }
   const Aabb exact{mesh.Decode(ToVertex(lo)), mesh.Decode(ToVertex(hi))};
   return exact.min == bounds_.min && exact.max == bounds_.max;

@@ -126,7 +126,24 @@ void CheckRandomQuery(std::mt19937& rng, const ChunkCase& c, QueryTally* tally) 
     max_t = Length(dir) * 1.5f;
     dir = Normalize(dir);
   }
-  KdRay ray(origin, dir);
+  // Directions need not be unit length (t counts multiples of it), and t_min may be positive;
+  // one ray in eight has a component tiny enough to stress the slab arithmetic.
+  switch (rng() % 8) {
+    case 0:
+      dir[rng() % 3] = 1e-7f;
+      break;
+    case 1:
+      dir = dir * 1e-3f, max_t *= 1e3f;
+      break;
+    case 2:
+      dir = dir * 1e3f, max_t *= 1e-3f;
+      break;
+    default:
+      break;
+  }
+  std::uniform_real_distribution<float> start(0, 0.5f);
+  const float t_min = rng() % 4 == 0 ? max_t * start(rng) : 0;
+  KdRay ray(origin, dir, t_min);
   ClosestHitCollector brute = BruteClosest(c.mesh, ray, max_t);
   ClosestHitCollector closest(max_t);
   c.tree.CastRay(c.mesh, ray, closest, nullptr);
@@ -264,8 +281,10 @@ TEST(KdTreeTest, TreeIsCompactAndHasBoundedDepth) {
     triangles += c.mesh.triangle_count();
     depth = std::max(depth, c.tree.depth());
   }
-  std::printf("%zu triangles, %zu nodes (%.3f per triangle), %.2f tree bytes per triangle, max depth %d\n",
-              triangles, nodes, double(nodes) / double(triangles), double(bytes) / double(triangles), depth);
+  std::printf("%zu triangles, %zu nodes (%.3f per triangle), %.2f tree bytes per triangle, "
+              "max depth %d\n",
+              triangles, nodes, double(nodes) / double(triangles),
+              double(bytes) / double(triangles), depth);
   EXPECT_LT(double(bytes) / double(triangles), 9.0);
   EXPECT_LE(depth, KdTree::kMaxDepth);
 }
