@@ -122,10 +122,7 @@ class MeshRayFrame {
       origin_[i] = Component(r.origin, k[i]);
     }
 #if defined(__SSE2__)
-    v_base_ = _mm_setr_epi32(mesh.origin.x * kVertexScale, mesh.origin.y * kVertexScale,
-                             mesh.origin.z * kVertexScale, 0);
     v_scale_ = _mm_set1_ps(scale_);
-    v_origin_ = _mm_setr_ps(r.origin.x, r.origin.y, r.origin.z, 0.0f);
     for (int i = 0; i < 3; ++i) {
       v_axis_base_[i] = _mm_set1_epi32(base_[i]);
       v_axis_origin_[i] = _mm_set1_ps(origin_[i]);
@@ -140,7 +137,7 @@ class MeshRayFrame {
                       float t[4]) const {
 #if defined(__SSE2__)
     // Gather the 16-bit coordinates into one 32-bit lane per triangle, then decode each ray-frame
-    // axis for all four triangles at once (Rel4's integer add, conversion, multiply, subtract).
+    // axis for all four triangles at once (Rel's integer add, conversion, multiply, subtract).
     const uint16_t* idx[4];
     for (uint32_t i = 0; i < 4; ++i) idx[i] = &mesh.indices[3 * size_t(tris[i < count ? i : 0])];
     __m128 corner[3][3];  // [corner][ray frame axis], one triangle per lane
@@ -209,17 +206,8 @@ class MeshRayFrame {
     const uint16_t* a = mesh.vertices[idx[0]].data();
     const uint16_t* b = mesh.vertices[idx[1]].data();
     const uint16_t* c = mesh.vertices[idx[2]].data();
-#if defined(__SSE2__)
-    // The same integer add, conversion, multiply and subtract, three lanes at a time.
-    float A[4], B[4], C[4];
-    Rel4(a, A), Rel4(b, B), Rel4(c, C);
-    const int x = axis_[0], y = axis_[1], z = axis_[2];
-    return IntersectRayTriangleRelative(r_, A[x], A[y], A[z], B[x], B[y], B[z], C[x], C[y], C[z],
-                                        t_max, t);
-#else
     return IntersectRayTriangleRelative(r_, Rel(a, 0), Rel(a, 1), Rel(a, 2), Rel(b, 0), Rel(b, 1),
                                         Rel(b, 2), Rel(c, 0), Rel(c, 1), Rel(c, 2), t_max, t);
-#endif
   }
 
  private:
@@ -228,16 +216,8 @@ class MeshRayFrame {
     return float(base_[i] + int32_t(q[axis_[i]])) * scale_ - origin_[i];
   }
 #if defined(__SSE2__)
-  __m128 Rel4(const uint16_t* q) const {
-    int32_t xy;
-    std::memcpy(&xy, q, sizeof(xy));
-    __m128i v = _mm_insert_epi16(_mm_cvtsi32_si128(xy), q[2], 2);
-    v = _mm_add_epi32(_mm_unpacklo_epi16(v, _mm_setzero_si128()), v_base_);
-    return _mm_sub_ps(_mm_mul_ps(_mm_cvtepi32_ps(v), v_scale_), v_origin_);
-  }
-  void Rel4(const uint16_t* q, float out[4]) const { _mm_storeu_ps(out, Rel4(q)); }
-  __m128i v_base_, v_axis_base_[3];  // by world axis; by ray frame axis
-  __m128 v_scale_, v_origin_, v_axis_origin_[3];
+  __m128i v_axis_base_[3];  // base_ and origin_ broadcast, by ray frame axis
+  __m128 v_scale_, v_axis_origin_[3];
 #endif
 
   const WatertightRay& r_;
@@ -464,6 +444,13 @@ void KdTree::CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& coll
                          KdStats* stats) const {
   if (nodes_.empty() || !bounds_.Overlaps(box)) return;
   const KdBoxDecoder decode(mesh, grid_);
+#if defined(__SSE2__)
+  __m128 box_min[3], box_max[3];
+  for (int a = 0; a < 3; ++a) {
+    box_min[a] = _mm_set1_ps(Component(box.min, a));
+    box_max[a] = _mm_set1_ps(Component(box.max, a));
+  }
+#endif
   uint32_t stack[kStackSize];
   int sp = 0;
   stack[sp++] = 0;
@@ -478,8 +465,7 @@ void KdTree::CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& coll
     for (int a = 0; a < 3; ++a) {
       __m128 lo, hi;
       decode.Decode4(node, a, &lo, &hi);
-      overlap = _mm_and_ps(overlap, _mm_cmple_ps(lo, _mm_set1_ps(Component(box.max, a))));
-      overlap = _mm_and_ps(overlap, _mm_cmpge_ps(hi, _mm_set1_ps(Component(box.min, a))));
+      overlap = _mm_and_ps(overlap, _mm_and_ps(_mm_cmple_ps(lo, box_max[a]), _mm_cmpge_ps(hi, box_min[a])));
     }
     mask = uint32_t(_mm_movemask_ps(overlap));
 #else
