@@ -168,22 +168,25 @@ class MeshRayFrame {
     const __m128 w = _mm_sub_ps(_mm_mul_ps(bx, ay), _mm_mul_ps(by, ax));
     const __m128 zero = _mm_setzero_ps();
     const uint32_t lanes = (1u << count) - 1;
-    const uint32_t zero_edge = uint32_t(_mm_movemask_ps(_mm_or_ps(
-        _mm_or_ps(_mm_cmpeq_ps(u, zero), _mm_cmpeq_ps(v, zero)), _mm_cmpeq_ps(w, zero)))) & lanes;
+    const uint32_t zero_edge =
+        uint32_t(_mm_movemask_ps(_mm_or_ps(_mm_or_ps(_mm_cmpeq_ps(u, zero), _mm_cmpeq_ps(v, zero)),
+                                           _mm_cmpeq_ps(w, zero)))) &
+        lanes;
     const __m128 negative =
         _mm_or_ps(_mm_or_ps(_mm_cmplt_ps(u, zero), _mm_cmplt_ps(v, zero)), _mm_cmplt_ps(w, zero));
     const __m128 positive =
         _mm_or_ps(_mm_or_ps(_mm_cmpgt_ps(u, zero), _mm_cmpgt_ps(v, zero)), _mm_cmpgt_ps(w, zero));
     const __m128 det = _mm_add_ps(_mm_add_ps(u, v), w);
-    const __m128 tz = _mm_add_ps(
-        _mm_add_ps(_mm_mul_ps(u, _mm_mul_ps(sz, corner[0][2])), _mm_mul_ps(v, _mm_mul_ps(sz, corner[1][2]))),
-        _mm_mul_ps(w, _mm_mul_ps(sz, corner[2][2])));
+    const __m128 tz = _mm_add_ps(_mm_add_ps(_mm_mul_ps(u, _mm_mul_ps(sz, corner[0][2])),
+                                            _mm_mul_ps(v, _mm_mul_ps(sz, corner[1][2]))),
+                                 _mm_mul_ps(w, _mm_mul_ps(sz, corner[2][2])));
     // Multiplying by s = +-1 (the sign of det) is exact: flip the sign bit instead.
     const __m128 sign = _mm_and_ps(det, _mm_castsi128_ps(_mm_set1_epi32(int(0x80000000u))));
     const __m128 tzs = _mm_xor_ps(tz, sign);
     const __m128 limit = _mm_xor_ps(_mm_mul_ps(_mm_set1_ps(t_max), det), sign);
-    const __m128 miss = _mm_or_ps(_mm_or_ps(_mm_and_ps(negative, positive), _mm_cmpeq_ps(det, zero)),
-                                  _mm_or_ps(_mm_cmplt_ps(tzs, zero), _mm_cmpgt_ps(tzs, limit)));
+    const __m128 miss =
+        _mm_or_ps(_mm_or_ps(_mm_and_ps(negative, positive), _mm_cmpeq_ps(det, zero)),
+                  _mm_or_ps(_mm_cmplt_ps(tzs, zero), _mm_cmpgt_ps(tzs, limit)));
     uint32_t hits = uint32_t(_mm_movemask_ps(miss)) ^ 0xf;
     _mm_storeu_ps(t, _mm_div_ps(tz, det));
     hits &= lanes & ~zero_edge;
@@ -317,7 +320,8 @@ class KdBoxClip {
       __m128 lo, hi;
       decode_.Decode4(n, a, &lo, &hi);
       if (parallel_[a]) {
-        inside = _mm_and_ps(inside, _mm_and_ps(_mm_cmple_ps(lo, v_o_[a]), _mm_cmple_ps(v_o_[a], hi)));
+        inside =
+            _mm_and_ps(inside, _mm_and_ps(_mm_cmple_ps(lo, v_o_[a]), _mm_cmple_ps(v_o_[a], hi)));
         continue;
       }
       const __m128 tl = _mm_mul_ps(_mm_sub_ps(lo, v_o_[a]), v_inv_[a]);
@@ -465,7 +469,8 @@ void KdTree::CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& coll
     for (int a = 0; a < 3; ++a) {
       __m128 lo, hi;
       decode.Decode4(node, a, &lo, &hi);
-      overlap = _mm_and_ps(overlap, _mm_and_ps(_mm_cmple_ps(lo, box_max[a]), _mm_cmpge_ps(hi, box_min[a])));
+      overlap = _mm_and_ps(overlap,
+                           _mm_and_ps(_mm_cmple_ps(lo, box_max[a]), _mm_cmpge_ps(hi, box_min[a])));
     }
     mask = uint32_t(_mm_movemask_ps(overlap));
 #else
@@ -537,7 +542,7 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
   };
   Entry stack[kStackSize];  // waiting children, nearest on top
   int sp = 0;
-  uint32_t index = 0;  // the root
+  uint32_t index = 0;               // the root
   uint32_t pending[12], count = 0;  // < 4 left over + up to 8 from one node
   for (;;) {
     const KdNode& node = nodes_[index];
