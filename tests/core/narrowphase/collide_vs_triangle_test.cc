@@ -12,6 +12,37 @@ namespace {
 using testing::CaseRng;
 using testing::ToD;
 
+// A random triangle at scale s; false when it is too thin to be a useful case.
+bool RandomTriangle(CaseRng& rng, float s, Vec3* a, Vec3* b, Vec3* c) {
+  *a = rng.InBox(s), *b = rng.InBox(s), *c = rng.InBox(s);
+  return Length(Cross(*b - *a, *c - *a)) >= 1e-2f * s * s;
+}
+
+ConvexShape RandomBox(CaseRng& rng, float s) {
+  return MakeBox({rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s});
+}
+
+// The contact lies on the triangle, and moving the shape by (depth + e) along the normal leaves a
+// gap of e to it, judged by GJK distance (validated against closed forms in gjk_test.cc).
+::testing::AssertionResult IsMinimumTranslation(const TriangleCollision& r, const PosedShape& p,
+                                                const Vec3& a, const Vec3& b, const Vec3& c,
+                                                float s) {
+  const double off = testing::PointTriangleDist(ToD(r.contact.position), ToD(a), ToD(b), ToD(c));
+  if (!(off <= 1e-4 * s)) {  // written so that NaN fails too
+    return ::testing::AssertionFailure() << "contact " << off << " off the triangle";
+  }
+  const float e = 1e-3f * s;
+  const ConvexShape tri = MakeTriangle(a, b, c);
+  PosedShape moved = p;
+  moved.pose.translation += r.contact.normal * (r.contact.depth + e);
+  const GjkResult gap = GjkDistance({&tri, {}}, moved);
+  if (gap.overlapping) return ::testing::AssertionFailure() << "still overlapping after the MTD";
+  if (!(std::fabs(gap.distance - e) <= 1e-4 * s)) {
+    return ::testing::AssertionFailure() << "gap " << gap.distance << " instead of " << e;
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // Where only the rounded parts overlap, GJK/EPA through CollideConvexVsTriangle and the closed
 // forms must agree: the same depth (radius - core distance) and the same normal.
 TEST(CollideVsTriangleTest, ConvexPathMatchesCapsuleClosedForm) {
@@ -19,8 +50,8 @@ TEST(CollideVsTriangleTest, ConvexPathMatchesCapsuleClosedForm) {
   int tested = 0;
   for (int i = 0; i < testing::kCases; ++i) {
     float s = rng.Scale();
-    Vec3 a = rng.InBox(s), b = rng.InBox(s), c = rng.InBox(s);
-    if (Length(Cross(b - a, c - a)) < 1e-2f * s * s) continue;
+    Vec3 a, b, c;
+    if (!RandomTriangle(rng, s, &a, &b, &c)) continue;
     ConvexShape capsule = MakeCapsule(rng.Uniform(0, 0.5f) * s, rng.Uniform(0.1f, 0.6f) * s);
     PosedShape pc{&capsule, {rng.Rotation(), rng.InBox(1.5f * s)}};
     TriangleCollision closed = CollideCapsuleVsTriangle(pc, a, b, c);
@@ -42,24 +73,14 @@ TEST(CollideVsTriangleTest, BoxMtdJustSeparates) {
   int tested = 0;
   for (int i = 0; i < testing::kCases; ++i) {
     float s = rng.Scale();
-    Vec3 a = rng.InBox(s), b = rng.InBox(s), c = rng.InBox(s);
-    if (Length(Cross(b - a, c - a)) < 1e-2f * s * s) continue;
-    ConvexShape box =
-        MakeBox({rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s});
+    Vec3 a, b, c;
+    if (!RandomTriangle(rng, s, &a, &b, &c)) continue;
+    ConvexShape box = RandomBox(rng, s);
     PosedShape pb{&box, {rng.Rotation(), rng.InBox(s)}};
     TriangleCollision r = CollideConvexVsTriangle(pb, a, b, c);
     if (!r.overlapping || r.contact.depth < 2e-3f * s) continue;
     ++tested;
-    ASSERT_NEAR(testing::PointTriangleDist(ToD(r.contact.position), ToD(a), ToD(b), ToD(c)), 0,
-                1e-4 * s)
-        << i;
-    const float e = 1e-3f * s;
-    ConvexShape tri = MakeTriangle(a, b, c);
-    PosedShape moved = pb;
-    moved.pose.translation += r.contact.normal * (r.contact.depth + e);
-    GjkResult gap = GjkDistance({&tri, {}}, moved);
-    ASSERT_FALSE(gap.overlapping) << i;
-    ASSERT_NEAR(gap.distance, e, 1e-4 * s) << i;
+    ASSERT_TRUE(IsMinimumTranslation(r, pb, a, b, c, s)) << i;
   }
   EXPECT_GT(tested, 1000);
 }
@@ -73,10 +94,9 @@ TEST(CollideVsTriangleTest, BoxSatMatchesEpa) {
   int overlapping = 0, separated = 0;
   for (int i = 0; i < testing::kCases; ++i) {
     float s = rng.Scale();
-    Vec3 a = rng.InBox(s), b = rng.InBox(s), c = rng.InBox(s);
-    if (Length(Cross(b - a, c - a)) < 1e-2f * s * s) continue;
-    ConvexShape box =
-        MakeBox({rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s});
+    Vec3 a, b, c;
+    if (!RandomTriangle(rng, s, &a, &b, &c)) continue;
+    ConvexShape box = RandomBox(rng, s);
     PosedShape pb{&box, {rng.Rotation(), rng.InBox(s)}};
     TriangleCollision sat = CollideBoxVsTriangle(pb, a, b, c);
     TriangleCollision epa = CollideConvexVsTriangle(pb, a, b, c);
@@ -93,15 +113,7 @@ TEST(CollideVsTriangleTest, BoxSatMatchesEpa) {
     ++overlapping;
     ASSERT_TRUE(sat.overlapping) << i;
     ASSERT_NEAR(sat.contact.depth, epa.contact.depth, 1e-4 * s) << i;
-    ASSERT_NEAR(testing::PointTriangleDist(ToD(sat.contact.position), ToD(a), ToD(b), ToD(c)), 0,
-                1e-4 * s)
-        << i;
-    const float e = 1e-3f * s;
-    PosedShape moved = pb;
-    moved.pose.translation += sat.contact.normal * (sat.contact.depth + e);
-    GjkResult gap = GjkDistance({&tri, {}}, moved);
-    ASSERT_FALSE(gap.overlapping) << i;
-    ASSERT_NEAR(gap.distance, e, 1e-4 * s) << i;
+    ASSERT_TRUE(IsMinimumTranslation(sat, pb, a, b, c, s)) << i;
   }
   EXPECT_GT(overlapping, 1000);
   EXPECT_GT(separated, 1000);
