@@ -60,6 +60,13 @@ float AngleDeg(const Vec3& a, const Vec3& b) {
   return std::acos(std::clamp(Dot(Normalize(a), Normalize(b)), -1.0f, 1.0f)) * 180.0f / kPi;
 }
 
+// Every contact point of every chunk manifold.
+std::vector<TerrainContact> AllPoints(const ContactResult& c) {
+  std::vector<TerrainContact> out;
+  for (const ChunkManifold& m : c.manifolds) out.insert(out.end(), m.points, m.points + m.count);
+  return out;
+}
+
 ShapeSweepResult Sweep(Scene& s, const ConvexShape& shape, const RigidTransform& pose,
                        const Vec3& dir, float distance, ShapeSweepSettings settings = {}) {
   PosedShape posed{&shape, pose};
@@ -174,10 +181,9 @@ TEST(ShapeQueryTest, RealEdgesKeepTheirNormals) {
     ASSERT_GT(c.total_points(), 0);
     TerrainContact deepest;
     deepest.depth = -1;
-    for (const ChunkManifold& m : c.manifolds)
-      for (int k = 0; k < m.count; ++k) {
-        if (m.points[k].depth > deepest.depth) deepest = m.points[k];
-      }
+    for (const TerrainContact& p : AllPoints(c)) {
+      if (p.depth > deepest.depth) deepest = p;
+    }
     EXPECT_NEAR(deepest.depth, 0.8f - 0.25f - 0.5f / std::sqrt(2.0f), 0.01f);
     EXPECT_LE(AngleDeg(deepest.normal, diagonal), 2.0f);
   }
@@ -242,12 +248,10 @@ TEST(ShapeQueryTest, CapsuleRestingOnAPlaneGetsUpNormalsAndItsDepth) {
       continue;
     }
     float deepest = -1;
-    for (const ChunkManifold& m : c.manifolds) {
-      EXPECT_LE(m.count, kMaxManifoldPoints);
-      for (int k = 0; k < m.count; ++k) {
-        max_angle = std::max(max_angle, AngleDeg(m.points[k].normal, {0, 1, 0}));
-        deepest = std::max(deepest, m.points[k].depth);
-      }
+    for (const ChunkManifold& m : c.manifolds) EXPECT_LE(m.count, kMaxManifoldPoints);
+    for (const TerrainContact& p : AllPoints(c)) {
+      max_angle = std::max(max_angle, AngleDeg(p.normal, {0, 1, 0}));
+      deepest = std::max(deepest, p.depth);
     }
     max_depth_error = std::max(max_depth_error, std::fabs(deepest - depth));
   }
@@ -277,10 +281,9 @@ TEST(ShapeQueryTest, BoxDraggedAcrossChunkSeamsKeepsUpNormals) {
     for (float t = 0; t < 40.0f; t += 0.13f, ++steps) {
       ContactResult c = Contacts(s, box, {q, start + dir * t});
       if (c.total_points() == 0) ++empty;
-      for (const ChunkManifold& m : c.manifolds)
-        for (int k = 0; k < m.count; ++k) {
-          max_angle = std::max(max_angle, AngleDeg(m.points[k].normal, {0, 1, 0}));
-        }
+      for (const TerrainContact& p : AllPoints(c)) {
+        max_angle = std::max(max_angle, AngleDeg(p.normal, {0, 1, 0}));
+      }
     }
   }
   std::printf("box dragged over seams: %d poses, %d without contacts, max normal error %.2f deg\n",
@@ -314,16 +317,15 @@ TEST(ShapeQueryTest, RestingBoxReportsItsCornersAndLyingCapsuleBothEnds) {
     } else {
       for (float sy : {-0.8f, 0.8f}) expected.push_back(centre + q.Rotate({0, sy, 0}) + Vec3(0, depth - 0.3f, 0));
     }
+    const std::vector<TerrainContact> points = AllPoints(c);
     for (const Vec3& e : expected) {
       float nearest = 1e9f;
-      for (const ChunkManifold& m : c.manifolds)
-        for (int k = 0; k < m.count; ++k) nearest = std::min(nearest, Length(m.points[k].position - e));
+      for (const TerrainContact& p : points) nearest = std::min(nearest, Length(p.position - e));
       max_corner_miss = std::max(max_corner_miss, nearest);
     }
-    for (const ChunkManifold& m : c.manifolds)
-      for (int k = 0; k < m.count; ++k) {
-        max_depth_error = std::max(max_depth_error, std::fabs(m.points[k].depth - depth));
-      }
+    for (const TerrainContact& p : points) {
+      max_depth_error = std::max(max_depth_error, std::fabs(p.depth - depth));
+    }
   }
   std::printf("resting boxes and lying capsules: max distance from a corner/end to its contact %.4f, "
               "max depth error %.4f voxel\n", max_corner_miss, max_depth_error);
