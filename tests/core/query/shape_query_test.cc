@@ -1,5 +1,8 @@
-// Terrain sweeps, contacts and overlaps against analytic worlds (planes, a ball, water levels) whose
-// answers are known in closed form, and against brute force over every triangle of a cave world.
+// Terrain sweeps, contacts and overlaps against analytic worlds (planes, a ball, water levels)
+// whose answers are known in closed form, and against brute force over every triangle of a cave
+// world.
+#include "core/query/shape_query.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +14,6 @@
 
 #include "core/mesh/marching_cubes.h"
 #include "core/narrowphase/cast_vs_triangle.h"
-#include "core/query/shape_query.h"
 #include "tests/core/test_worlds.h"
 
 namespace voxcol {
@@ -131,10 +133,11 @@ TEST(ShapeQueryTest, ConvexSweepsStopAtTheAnalyticPlane) {
   const Vec3 n = Normalize(Vec3(-0.2f, 1.0f, 0.35f));
   const float offset = -0.6f;
   Scene s = SdfScene([n, offset](const Vec3& p) { return Dot(p, n) - offset; }, {96, 96, 96});
-  const Vec3 hull_points[] = {{0.5f, 0, 0}, {-0.4f, 0.3f, 0.1f}, {0, -0.6f, 0.2f}, {0.1f, 0.2f, -0.7f},
-                              {0.3f, 0.4f, 0.5f}};
+  const Vec3 hull_points[] = {
+      {0.5f, 0, 0}, {-0.4f, 0.3f, 0.1f}, {0, -0.6f, 0.2f}, {0.1f, 0.2f, -0.7f}, {0.3f, 0.4f, 0.5f}};
   const ConvexShape shapes[] = {MakeCapsule(0.9f, 0.4f), MakeBox({0.7f, 0.4f, 0.5f}),
-                                MakeBox({0.7f, 0.4f, 0.5f}, 0.15f), MakeConvexHull(hull_points, 5, 0.05f)};
+                                MakeBox({0.7f, 0.4f, 0.5f}, 0.15f),
+                                MakeConvexHull(hull_points, 5, 0.05f)};
   std::mt19937 rng(31);
   std::uniform_real_distribution<float> u(-20, 20), clearance(0.5f, 10.0f), cosine(0.5f, 1.0f);
   float max_error = 0;
@@ -195,7 +198,8 @@ TEST(ShapeQueryTest, SphereSweepsStopAtTheAnalyticBall) {
   const Vec3 centre(0.37f, -1.21f, 2.53f);
   const float R = 10.0f;
   for (float h : {1.0f, 0.5f}) {
-    Scene s = SdfScene([centre, R](const Vec3& p) { return Length(p - centre) - R; }, {64, 64, 64}, h);
+    Scene s =
+        SdfScene([centre, R](const Vec3& p) { return Length(p - centre) - R; }, {64, 64, 64}, h);
     std::mt19937 rng(9);
     std::uniform_real_distribution<float> radius(0.3f, 2.5f), away(14.0f, 22.0f), inner(0, 6.0f);
     float max_error = 0;
@@ -236,8 +240,9 @@ TEST(ShapeQueryTest, CapsuleRestingOnAPlaneGetsUpNormalsAndItsDepth) {
   int empty = 0;
   for (int i = 0; i < 1000; ++i) {
     const ConvexShape capsule = MakeCapsule(half(rng), radius(rng));
-    const Quat q = i % 3 == 0 ? Quat{} : (i % 3 == 1 ? Quat::FromAxisAngle({0, 0, 1}, kPi / 2)
-                                                       : RandomRotation(rng));
+    const Quat q =
+        i % 3 == 0 ? Quat{}
+                   : (i % 3 == 1 ? Quat::FromAxisAngle({0, 0, 1}, kPi / 2) : RandomRotation(rng));
     const float depth = sink(rng);
     const Vec3 axis = q.Rotate({0, capsule.half_height, 0});
     const float lowest = -std::fabs(axis.y) - capsule.convex_radius;  // relative to the centre
@@ -255,8 +260,10 @@ TEST(ShapeQueryTest, CapsuleRestingOnAPlaneGetsUpNormalsAndItsDepth) {
     }
     max_depth_error = std::max(max_depth_error, std::fabs(deepest - depth));
   }
-  std::printf("capsules on a plane: 1000 poses, %d without contacts, max normal error %.2f deg, "
-              "max depth error %.4f voxel\n", empty, max_angle, max_depth_error);
+  std::printf(
+      "capsules on a plane: 1000 poses, %d without contacts, max normal error %.2f deg, "
+      "max depth error %.4f voxel\n",
+      empty, max_angle, max_depth_error);
   EXPECT_LE(empty, 0);
   EXPECT_LE(max_angle, 5.0f);
   EXPECT_LE(max_depth_error, 0.05f);
@@ -304,8 +311,9 @@ TEST(ShapeQueryTest, RestingBoxReportsItsCornersAndLyingCapsuleBothEnds) {
   for (int i = 0; i < 300; ++i) {
     const bool box = i % 2 == 0;
     const float depth = sink(rng);
-    const Quat q = box ? Quat::FromAxisAngle({0, 1, 0}, yaw(rng))
-                       : Quat::FromAxisAngle({0, 1, 0}, yaw(rng)) * Quat::FromAxisAngle({0, 0, 1}, kPi / 2);
+    const Quat q =
+        box ? Quat::FromAxisAngle({0, 1, 0}, yaw(rng))
+            : Quat::FromAxisAngle({0, 1, 0}, yaw(rng)) * Quat::FromAxisAngle({0, 0, 1}, kPi / 2);
     const ConvexShape shape = box ? MakeBox({0.7f, 0.5f, 0.45f}) : MakeCapsule(0.8f, 0.3f);
     const float below = box ? 0.5f : 0.3f;
     const Vec3 centre(u(rng), ground + below - depth, u(rng));
@@ -313,9 +321,11 @@ TEST(ShapeQueryTest, RestingBoxReportsItsCornersAndLyingCapsuleBothEnds) {
     std::vector<Vec3> expected;  // the feature's lowest points, on the ground
     if (box) {
       for (float sx : {-0.7f, 0.7f})
-        for (float sz : {-0.45f, 0.45f}) expected.push_back(centre + q.Rotate({sx, -0.5f, sz}) + Vec3(0, depth, 0));
+        for (float sz : {-0.45f, 0.45f})
+          expected.push_back(centre + q.Rotate({sx, -0.5f, sz}) + Vec3(0, depth, 0));
     } else {
-      for (float sy : {-0.8f, 0.8f}) expected.push_back(centre + q.Rotate({0, sy, 0}) + Vec3(0, depth - 0.3f, 0));
+      for (float sy : {-0.8f, 0.8f})
+        expected.push_back(centre + q.Rotate({0, sy, 0}) + Vec3(0, depth - 0.3f, 0));
     }
     const std::vector<TerrainContact> points = AllPoints(c);
     for (const Vec3& e : expected) {
@@ -327,8 +337,10 @@ TEST(ShapeQueryTest, RestingBoxReportsItsCornersAndLyingCapsuleBothEnds) {
       max_depth_error = std::max(max_depth_error, std::fabs(p.depth - depth));
     }
   }
-  std::printf("resting boxes and lying capsules: max distance from a corner/end to its contact %.4f, "
-              "max depth error %.4f voxel\n", max_corner_miss, max_depth_error);
+  std::printf(
+      "resting boxes and lying capsules: max distance from a corner/end to its contact %.4f, "
+      "max depth error %.4f voxel\n",
+      max_corner_miss, max_depth_error);
   EXPECT_LE(max_corner_miss, 0.01f);
   EXPECT_LE(max_depth_error, 0.01f);
 }
@@ -377,7 +389,8 @@ TEST(ShapeQueryTest, SubmergedFractionMatchesTheWaterLevel) {
         EXPECT_NEAR(half.water.submerged_fraction, 0.5f, 0.05f);
       }
     }
-    std::printf("water level %g: 400 shapes, max submerged-fraction error %.4f\n", level, max_error);
+    std::printf("water level %g: 400 shapes, max submerged-fraction error %.4f\n", level,
+                max_error);
     EXPECT_LE(max_error, 0.05f);
   }
 }
@@ -408,7 +421,8 @@ TEST(ShapeQueryTest, SphereStartingInTheGroundReportsItsOverlap) {
   EXPECT_NEAR(r.depth, 0.4f, 0.05f);
   EXPECT_LE(AngleDeg(r.first.normal, {0, 1, 0}), 5.0f);
   // Buried 6 voxels deep, touching no surface: out through the top, 6 + radius.
-  ShapeSweepResult buried = Sweep(s, MakeSphere(1.0f), {{}, {2.1f, ground - 6.0f, 3.3f}}, {0, 1, 0}, 3);
+  ShapeSweepResult buried =
+      Sweep(s, MakeSphere(1.0f), {{}, {2.1f, ground - 6.0f, 3.3f}}, {0, 1, 0}, 3);
   ASSERT_TRUE(buried.hit);
   EXPECT_TRUE(buried.initial_overlap);
   EXPECT_NEAR(buried.depth, 7.0f, 0.1f);
@@ -497,8 +511,9 @@ TEST(ShapeQueryTest, CaveSweepsEqualBruteForceOverAllTriangles) {
     all_settings.collection = HitCollection::kAll;
     ShapeSweepResult all = Sweep(s, sphere, {{}, start}, dir, dist, all_settings);
     EXPECT_EQ(int(all.hits.size()), oracle_hits);
-    EXPECT_TRUE(std::is_sorted(all.hits.begin(), all.hits.end(),
-                               [](const ShapeHit& a, const ShapeHit& b) { return a.distance < b.distance; }));
+    EXPECT_TRUE(std::is_sorted(
+        all.hits.begin(), all.hits.end(),
+        [](const ShapeHit& a, const ShapeHit& b) { return a.distance < b.distance; }));
     EXPECT_FLOAT_EQ(all.first.distance, closest.first.distance);
     ShapeSweepSettings any_settings;
     any_settings.collection = HitCollection::kAny;
@@ -519,15 +534,16 @@ TEST(ShapeQueryTest, ContactsOnTheCaveWorldAreBoundedAndUnit) {
   const Aabb b = world->world_bounds();
   std::uniform_real_distribution<float> ux(b.min.x + 2, b.max.x - 2), uy(b.min.y + 2, b.max.y - 2),
       uz(b.min.z + 2, b.max.z - 2);
-  const ConvexShape shapes[] = {MakeSphere(1.0f), MakeCapsule(0.8f, 0.4f), MakeBox({0.6f, 0.4f, 0.5f}),
-                                MakeBox({0.6f, 0.4f, 0.5f}, 0.1f)};
+  const ConvexShape shapes[] = {MakeSphere(1.0f), MakeCapsule(0.8f, 0.4f),
+                                MakeBox({0.6f, 0.4f, 0.5f}), MakeBox({0.6f, 0.4f, 0.5f}, 0.1f)};
   int with_contacts = 0;
   for (int i = 0; i < 400; ++i) {
     const ConvexShape& shape = shapes[i % 4];
     ContactResult c;
     ContactSettings settings;
     settings.margin = 0.1f;
-    ShapeContacts(index, cache, {&shape, {RandomRotation(rng), {ux(rng), uy(rng), uz(rng)}}}, settings, &c);
+    ShapeContacts(index, cache, {&shape, {RandomRotation(rng), {ux(rng), uy(rng), uz(rng)}}},
+                  settings, &c);
     ASSERT_TRUE(c.load_status.ok());
     with_contacts += c.total_points() > 0;
     for (size_t m = 0; m < c.manifolds.size(); ++m) {
@@ -574,7 +590,9 @@ TEST(ShapeQueryTest, ValidationNamesTheField) {
   check(MakeSphere(1), {{}, {std::nanf(""), 0, 0}}, "shape.position");
   check(MakeSphere(1), {{2, 0, 0, 0}, {}}, "shape.rotation");
   // Without a prefix the field is named from the shape.
-  EXPECT_NE(ValidatePosedShape(*world, {&capsule, {}}, limits).message().find("shape.capsule.half_height"),
+  EXPECT_NE(ValidatePosedShape(*world, {&capsule, {}}, limits)
+                .message()
+                .find("shape.capsule.half_height"),
             std::string::npos);
   const ConvexShape ok = MakeCapsule(0.5f, 0.3f);
   EXPECT_TRUE(ValidatePosedShape(*world, {&ok, {}}, limits).ok());
