@@ -118,7 +118,7 @@ class MeshRayFrame {
     const int k[3] = {r.kx, r.ky, r.kz};
     for (int i = 0; i < 3; ++i) {
       axis_[i] = k[i];
-      base_[i] = Component(mesh.origin, k[i]) * kVertexScale;
+      base_[i] = mesh.FixedOrigin(k[i]);
       origin_[i] = Component(r.origin, k[i]);
     }
 #if defined(__SSE2__)
@@ -214,7 +214,6 @@ class MeshRayFrame {
   }
 
  private:
-  static constexpr int32_t kVertexScale = 4096;  // 1 / kVertexQuantum
   float Rel(const uint16_t* q, int i) const {
     return float(base_[i] + int32_t(q[axis_[i]])) * scale_ - origin_[i];
   }
@@ -229,7 +228,6 @@ class MeshRayFrame {
   int32_t base_[3];
   float origin_[3];
 };
-static_assert(1.0f / kVertexQuantum == 4096.0f, "MeshRayFrame assumes 4096 steps per voxel");
 
 // Decodes the boxes of a node's four children on one axis to world coordinates. A box corner
 // decodes like a vertex (integer 16-bit coordinate -> float, times voxel_size / 4096) and rounding
@@ -240,7 +238,7 @@ class KdBoxDecoder {
     shift_ = grid.shift;
     scale_ = mesh.voxel_size * kVertexQuantum;
     for (int a = 0; a < 3; ++a) {
-      base_lo_[a] = mesh.origin[a] * 4096 + int32_t(grid.base[a]);
+      base_lo_[a] = mesh.FixedOrigin(a) + int32_t(grid.base[a]);
       base_hi_[a] = base_lo_[a] + (int32_t(1) << grid.shift) - 1;
     }
 #if defined(__SSE2__)

@@ -178,7 +178,7 @@ void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
   depth_ = 0;
   const uint32_t n = mesh.triangle_count();
   assert(n <= kMaxTriangles);
-  // Ray tests decode origin * 4096 + q in int32 (MeshRayFrame, KdBoxDecoder).
+  // Ray tests decode FixedOrigin + q in int32 (MeshRayFrame, KdBoxDecoder).
   assert(std::abs(mesh.origin.x) < (1 << 18) && std::abs(mesh.origin.y) < (1 << 18) &&
          std::abs(mesh.origin.z) < (1 << 18));
   if (n == 0) {

@@ -13,7 +13,8 @@ namespace voxcol {
 // A vertex in 16-bit fixed point: voxel units relative to the chunk's min corner, in steps of
 // kVertexQuantum (a chunk's cells span [0.5, 8.5] voxels, and 8.5 * 4096 < 65536).
 using QuantizedVertex = std::array<uint16_t, 3>;
-constexpr float kVertexQuantum = 1.0f / 4096.0f;  // voxels
+constexpr int32_t kVertexSteps = 4096;                 // fixed-point steps per voxel
+constexpr float kVertexQuantum = 1.0f / kVertexSteps;  // voxels
 
 struct ChunkMesh {
   Int3 origin;                            // voxel coordinates of the chunk's min corner
@@ -25,6 +26,9 @@ struct ChunkMesh {
   uint32_t triangle_count() const { return uint32_t(materials.size()); }
   uint32_t vertex_count() const { return uint32_t(vertices.size()); }
   bool empty() const { return materials.empty(); }
+  // The chunk's min corner on `axis` in fixed-point steps: adding a vertex coordinate gives the
+  // vertex's global fixed-point value, the same for a lattice edge in every chunk.
+  int32_t FixedOrigin(int axis) const { return Component(origin, axis) * kVertexSteps; }
   // Vertex i in world units. origin + q / 4096 is exact in float for |coordinate| < 4096 voxels,
   // so a vertex shared by two chunks (same global fixed-point value) decodes bit-identically.
   Vec3 Vertex(uint32_t i) const { return Decode(vertices[i]); }

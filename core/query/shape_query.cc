@@ -178,8 +178,7 @@ struct VertexKey {
 
 VertexKey KeyOf(const ChunkMesh& m, uint32_t tri, int k) {
   const QuantizedVertex& q = m.vertices[m.indices[3 * tri + k]];
-  constexpr int32_t kScale = int32_t(1.0f / kVertexQuantum);
-  return {m.origin.x * kScale + q[0], m.origin.y * kScale + q[1], m.origin.z * kScale + q[2]};
+  return {m.FixedOrigin(0) + q[0], m.FixedOrigin(1) + q[1], m.FixedOrigin(2) + q[2]};
 }
 
 // One terrain triangle near the query, decoded once.
