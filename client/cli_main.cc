@@ -10,22 +10,23 @@
 //     SHAPE: --shape=sphere|capsule|box|hull --position=X,Y,Z [--rotation=W,X,Y,Z] with
 //            sphere --radius=R; capsule --half_height=H --radius=R; box --half_extents=X,Y,Z;
 //            hull --points="X,Y,Z;X,Y,Z;..."; box and hull take [--convex_radius=R]
-//   voxcol fill-ball --center=X,Y,Z --radius=R [--material=rock|air|water|N] [--mode=add|subtract|set]
-//   voxcol checkpoint --dir=/abs/path/on/server
-//   voxcol export-region --min=X,Y,Z --max=X,Y,Z --file=PATH
-//   voxcol import-region --file=PATH
-//   voxcol fill-block|fill-wedge --center=X,Y,Z --size=X,Y,Z [--rotation=W,X,Y,Z] [--material] [--mode]
-//   voxcol fill-cylinder --center=X,Y,Z --height=H --radius=R [--rotation=W,X,Y,Z] [--material] [--mode]
-//   voxcol fill-region|clear --min=X,Y,Z --max=X,Y,Z [--material] [--mode]
-//   voxcol replace-material --min=X,Y,Z --max=X,Y,Z --source=M --target=M
-//   voxcol edit --batch=FILE            (an ApplyEditsRequest in protobuf JSON)
-//   voxcol read-voxels --min=X,Y,Z --max=X,Y,Z --out=FILE
+//   voxcol fill-ball --center=X,Y,Z --radius=R [--material=rock|air|water|N]
+//   [--mode=add|subtract|set] voxcol checkpoint --dir=/abs/path/on/server voxcol export-region
+//   --min=X,Y,Z --max=X,Y,Z --file=PATH voxcol import-region --file=PATH voxcol
+//   fill-block|fill-wedge --center=X,Y,Z --size=X,Y,Z [--rotation=W,X,Y,Z] [--material] [--mode]
+//   voxcol fill-cylinder --center=X,Y,Z --height=H --radius=R [--rotation=W,X,Y,Z] [--material]
+//   [--mode] voxcol fill-region|clear --min=X,Y,Z --max=X,Y,Z [--material] [--mode] voxcol
+//   replace-material --min=X,Y,Z --max=X,Y,Z --source=M --target=M voxcol edit --batch=FILE (an
+//   ApplyEditsRequest in protobuf JSON) voxcol read-voxels --min=X,Y,Z --max=X,Y,Z --out=FILE
 //   voxcol write-voxels --in=FILE [--at=X,Y,Z]
-//   voxcol subscribe [--min=X,Y,Z --max=X,Y,Z] [--from_version=V] [--include_voxels] [--max_events=N]
+//   voxcol subscribe [--min=X,Y,Z --max=X,Y,Z] [--from_version=V] [--include_voxels]
+//   [--max_events=N]
 // Edits go through ApplyEdits and accept --idempotency_key and --expected_version (fill-ball uses
 // the FillBall RPC unless one of them is given).
 //
 // Exit codes: 0 success, 1 the server answered an error, 2 bad command line, 3 server unreachable.
+#include <google/protobuf/util/json_util.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -33,14 +34,12 @@
 #include <string>
 #include <vector>
 
-#include <google/protobuf/util/json_util.h>
-
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
-#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -52,56 +51,73 @@ ABSL_FLAG(std::string, server, "127.0.0.1:50051", "voxcol server address host:po
 ABSL_FLAG(bool, json, false, "Print responses as JSON (protobuf JSON mapping)");
 ABSL_FLAG(int, timeout_ms, 10000, "Deadline for each call, milliseconds");
 ABSL_FLAG(std::string, origin, "", "raycast: ray origin X,Y,Z in world units");
-ABSL_FLAG(std::string, direction, "0,-1,0", "raycast, sweep: direction X,Y,Z (any non-zero length)");
+ABSL_FLAG(std::string, direction, "0,-1,0",
+          "raycast, sweep: direction X,Y,Z (any non-zero length)");
 ABSL_FLAG(float, max_distance, 1000.0f, "raycast: maximum distance, world units");
 ABSL_FLAG(std::string, water, "pass", "raycast: 'pass' through water or 'stop' at its surface");
 ABSL_FLAG(bool, stats, false, "raycast, overlap, sweep, contacts: include query cost statistics");
 ABSL_FLAG(std::string, center, "", "fill-ball, overlap: centre X,Y,Z in world units");
 ABSL_FLAG(float, radius, 0.0f, "fill-ball, overlap (sphere): radius, world units");
-ABSL_FLAG(std::string, half_extents, "", "overlap, sweep, contacts (box): half extents X,Y,Z in world units");
+ABSL_FLAG(std::string, half_extents, "",
+          "overlap, sweep, contacts (box): half extents X,Y,Z in world units");
 ABSL_FLAG(std::string, shape, "",
-          "overlap (exact), sweep, contacts: sphere|capsule|box|hull, placed at --position and rotated by --rotation");
-ABSL_FLAG(std::string, position, "", "overlap (exact), sweep, contacts: the shape's centre X,Y,Z in world units");
-ABSL_FLAG(float, half_height, 0.0f, "capsule shape: half length of its core segment along local Y, world units");
+          "overlap (exact), sweep, contacts: sphere|capsule|box|hull, placed at --position and "
+          "rotated by --rotation");
+ABSL_FLAG(std::string, position, "",
+          "overlap (exact), sweep, contacts: the shape's centre X,Y,Z in world units");
+ABSL_FLAG(float, half_height, 0.0f,
+          "capsule shape: half length of its core segment along local Y, world units");
 ABSL_FLAG(float, convex_radius, 0.0f, "box and hull shapes: rounding radius, world units");
 ABSL_FLAG(std::string, points, "", "hull shape: local points \"X,Y,Z;X,Y,Z;...\" (1..64)");
 ABSL_FLAG(float, distance, 0.0f, "sweep: how far to move the shape along --direction, world units");
 ABSL_FLAG(std::string, collection, "closest", "sweep: closest|any|all hits");
-ABSL_FLAG(float, margin, 0.0f, "contacts: also report points separated by up to this distance (negative depth)");
+ABSL_FLAG(float, margin, 0.0f,
+          "contacts: also report points separated by up to this distance (negative depth)");
 ABSL_FLAG(bool, skip_water, false, "contacts: skip the water contact (buoyancy)");
 ABSL_FLAG(bool, penetration, false, "overlap (exact): report the deepest penetration");
 ABSL_FLAG(bool, voxels, false, "overlap: also list the touched voxels");
 ABSL_FLAG(uint32_t, max_voxels, 0, "overlap: most voxels to list (0: the server's limit)");
-ABSL_FLAG(std::string, material, "rock", "fill-ball: air|water|rock|dirt|grass|sand or a number 0..255");
+ABSL_FLAG(std::string, material, "rock",
+          "fill-ball: air|water|rock|dirt|grass|sand or a number 0..255");
 ABSL_FLAG(std::string, mode, "",
           "raycast: smooth|blocky (default smooth); fill-ball: add|subtract|set (default add)");
 ABSL_FLAG(bool, all, false, "raycast: report every surface crossing along the ray (smooth mode)");
 ABSL_FLAG(int, streams, 32, "loadtest: concurrent Query streams");
 ABSL_FLAG(double, seconds, 60, "loadtest: duration, seconds");
 ABSL_FLAG(int, batch_size, 64, "loadtest: queries per batch");
-ABSL_FLAG(double, edit_rate, 20, "loadtest: FillBall edits per second from a separate client (0: none)");
+ABSL_FLAG(double, edit_rate, 20,
+          "loadtest: FillBall edits per second from a separate client (0: none)");
 ABSL_FLAG(bool, shape_queries, false,
           "loadtest: mix capsule sweeps and contacts into the batches (1 in 8 queries each)");
-ABSL_FLAG(float, extent, 64, "loadtest: play area |x|,|z| <= extent world units around the origin (0: whole world)");
-ABSL_FLAG(std::string, dir, "", "checkpoint: absolute directory on the server host, must not exist");
+ABSL_FLAG(float, extent, 64,
+          "loadtest: play area |x|,|z| <= extent world units around the origin (0: whole world)");
+ABSL_FLAG(std::string, dir, "",
+          "checkpoint: absolute directory on the server host, must not exist");
 ABSL_FLAG(std::string, file, "", "export-region / import-region: local packed region file");
-ABSL_FLAG(std::string, size, "", "fill-block, fill-wedge: edge lengths X,Y,Z along the local axes, world units");
+ABSL_FLAG(std::string, size, "",
+          "fill-block, fill-wedge: edge lengths X,Y,Z along the local axes, world units");
 ABSL_FLAG(std::string, rotation, "1,0,0,0",
-          "fill-block/-cylinder/-wedge, shapes of overlap/sweep/contacts: unit quaternion W,X,Y,Z (local -> world)");
+          "fill-block/-cylinder/-wedge, shapes of overlap/sweep/contacts: unit quaternion W,X,Y,Z "
+          "(local -> world)");
 ABSL_FLAG(float, height, 0.0f, "fill-cylinder: length along the local Y axis, world units");
 ABSL_FLAG(std::string, min, "", "region commands: first voxel X,Y,Z (voxel indices)");
 ABSL_FLAG(std::string, max, "", "region commands: voxel X,Y,Z one past the last (exclusive)");
 ABSL_FLAG(std::string, source, "", "replace-material: material to replace (name or 0..255)");
 ABSL_FLAG(std::string, target, "", "replace-material: material to put instead (name or 0..255)");
 ABSL_FLAG(std::string, idempotency_key, "", "edits: a retry with the same key applies once");
-ABSL_FLAG(int64_t, expected_version, -1, "edits: apply only if the world is at this version (-1: any)");
+ABSL_FLAG(int64_t, expected_version, -1,
+          "edits: apply only if the world is at this version (-1: any)");
 ABSL_FLAG(std::string, batch, "", "edit: file holding an ApplyEditsRequest in protobuf JSON");
 ABSL_FLAG(std::string, out, "", "read-voxels: output file (a binary voxcol.v1.VoxelData message)");
-ABSL_FLAG(std::string, in, "", "write-voxels: input file (a binary voxcol.v1.VoxelData message, as read-voxels writes)");
-ABSL_FLAG(std::string, at, "", "write-voxels: write the file's voxels with their first voxel at X,Y,Z instead");
-ABSL_FLAG(int64_t, from_version, -1, "subscribe: deliver batches after this version (-1: from now)");
+ABSL_FLAG(std::string, in, "",
+          "write-voxels: input file (a binary voxcol.v1.VoxelData message, as read-voxels writes)");
+ABSL_FLAG(std::string, at, "",
+          "write-voxels: write the file's voxels with their first voxel at X,Y,Z instead");
+ABSL_FLAG(int64_t, from_version, -1,
+          "subscribe: deliver batches after this version (-1: from now)");
 ABSL_FLAG(bool, include_voxels, false, "subscribe: include the new voxels of each changed box");
-ABSL_FLAG(int64_t, max_events, 0, "subscribe: stop after this many batches (0: run until interrupted)");
+ABSL_FLAG(int64_t, max_events, 0,
+          "subscribe: stop after this many batches (0: run until interrupted)");
 
 namespace voxcol::client {
 namespace {
@@ -134,11 +150,15 @@ std::string MaterialLabel(uint32_t m) {
   return m < 6 ? absl::StrCat(kMaterialNames[m], " (", m, ")") : absl::StrCat("solid (", m, ")");
 }
 
-std::string Fmt(const v1::Vec3& v) { return absl::StrFormat("(%.3f, %.3f, %.3f)", v.x(), v.y(), v.z()); }
+std::string Fmt(const v1::Vec3& v) {
+  return absl::StrFormat("(%.3f, %.3f, %.3f)", v.x(), v.y(), v.z());
+}
 std::string Fmt(const v1::Int3& v) { return absl::StrFormat("(%d, %d, %d)", v.x(), v.y(), v.z()); }
 
 // gRPC and absl share the canonical code numbering.
-std::string CodeName(grpc::StatusCode code) { return absl::StatusCodeToString(absl::StatusCode(code)); }
+std::string CodeName(grpc::StatusCode code) {
+  return absl::StatusCodeToString(absl::StatusCode(code));
+}
 
 int Fail(const char* command, const grpc::Status& status) {
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
@@ -148,8 +168,8 @@ int Fail(const char* command, const grpc::Status& status) {
                  status.error_message().c_str());
     return kExitUnreachable;
   }
-  std::fprintf(stderr, "voxcol: %s failed: %s: %s\n", command, CodeName(status.error_code()).c_str(),
-               status.error_message().c_str());
+  std::fprintf(stderr, "voxcol: %s failed: %s: %s\n", command,
+               CodeName(status.error_code()).c_str(), status.error_message().c_str());
   return kExitServerError;
 }
 
@@ -177,7 +197,8 @@ int RunInfo(Client& client) {
   if (int done = FailedOrJson("info", client.GetWorldInfo(&r), r); done != kPrintSummary) {
     return done;
   }
-  std::printf("bounds       %s .. %s (world units)\n", Fmt(r.bounds().min()).c_str(), Fmt(r.bounds().max()).c_str());
+  std::printf("bounds       %s .. %s (world units)\n", Fmt(r.bounds().min()).c_str(),
+              Fmt(r.bounds().max()).c_str());
   std::printf("voxels       %s .. %s, voxel size %g\n", Fmt(r.voxel_bounds().min()).c_str(),
               Fmt(r.voxel_bounds().max()).c_str(), r.voxel_size());
   std::printf("generator    caves v%u, seed %llu, sea level y=%d\n", r.generator_version(),
@@ -199,9 +220,12 @@ int RunHealth(Client& client) {
   if (absl::GetFlag(FLAGS_json)) {
     PrintJson(response);
   } else {
-    std::printf("%s\n", grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status()).c_str());
+    std::printf(
+        "%s\n",
+        grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status()).c_str());
   }
-  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING ? kExitOk : kExitServerError;
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING ? kExitOk
+                                                                             : kExitServerError;
 }
 
 int RunLoadTest() {
@@ -213,30 +237,40 @@ int RunLoadTest() {
   o.edits_per_second = absl::GetFlag(FLAGS_edit_rate);
   o.extent = absl::GetFlag(FLAGS_extent);
   o.shape_queries = absl::GetFlag(FLAGS_shape_queries);
-  if (o.streams < 1 || o.seconds <= 0 || o.batch_size < 1 || o.edits_per_second < 0 || !(o.extent >= 0)) {
-    return Usage("loadtest needs --streams >= 1, --seconds > 0, --batch_size >= 1, --edit_rate >= 0");
+  if (o.streams < 1 || o.seconds <= 0 || o.batch_size < 1 || o.edits_per_second < 0 ||
+      !(o.extent >= 0)) {
+    return Usage(
+        "loadtest needs --streams >= 1, --seconds > 0, --batch_size >= 1, --edit_rate >= 0");
   }
   LoadTestReport r = RunLoadTest(o);
   double qps = r.seconds > 0 ? double(r.queries) / r.seconds : 0;
   if (absl::GetFlag(FLAGS_json)) {
-    std::printf("{\"streams\":%d,\"batch\":%d,\"seconds\":%.2f,\"batches_ok\":%llu,\"batches_shed\":%llu,"
-                "\"batches_failed\":%llu,\"queries\":%llu,\"query_errors\":%llu,\"queries_per_second\":%.0f,"
-                "\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"edits_ok\":%llu,\"edits_failed\":%llu}\n",
-                o.streams, o.batch_size, r.seconds, (unsigned long long)r.batches_ok, (unsigned long long)r.batches_shed,
-                (unsigned long long)r.batches_failed, (unsigned long long)r.queries,
-                (unsigned long long)r.query_errors, qps, r.p50_ms, r.p99_ms, r.max_ms,
-                (unsigned long long)r.edits_ok, (unsigned long long)r.edits_failed);
+    std::printf(
+        "{\"streams\":%d,\"batch\":%d,\"seconds\":%.2f,\"batches_ok\":%llu,\"batches_shed\":%llu,"
+        "\"batches_failed\":%llu,\"queries\":%llu,\"query_errors\":%llu,\"queries_per_second\":%."
+        "0f,"
+        "\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"edits_ok\":%llu,\"edits_failed\":%llu}"
+        "\n",
+        o.streams, o.batch_size, r.seconds, (unsigned long long)r.batches_ok,
+        (unsigned long long)r.batches_shed, (unsigned long long)r.batches_failed,
+        (unsigned long long)r.queries, (unsigned long long)r.query_errors, qps, r.p50_ms, r.p99_ms,
+        r.max_ms, (unsigned long long)r.edits_ok, (unsigned long long)r.edits_failed);
   } else {
     std::printf("%d streams x %d queries/batch for %.1f s\n", o.streams, o.batch_size, r.seconds);
-    std::printf("batches   %llu ok, %llu shed (RESOURCE_EXHAUSTED), %llu failed\n", (unsigned long long)r.batches_ok,
-                (unsigned long long)r.batches_shed, (unsigned long long)r.batches_failed);
+    std::printf("batches   %llu ok, %llu shed (RESOURCE_EXHAUSTED), %llu failed\n",
+                (unsigned long long)r.batches_ok, (unsigned long long)r.batches_shed,
+                (unsigned long long)r.batches_failed);
     std::printf("queries   %llu (%.0f/s), %llu with errors\n", (unsigned long long)r.queries, qps,
                 (unsigned long long)r.query_errors);
-    std::printf("latency   batch round trip p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", r.p50_ms, r.p99_ms, r.max_ms);
-    std::printf("edits     %llu ok, %llu failed\n", (unsigned long long)r.edits_ok, (unsigned long long)r.edits_failed);
+    std::printf("latency   batch round trip p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", r.p50_ms,
+                r.p99_ms, r.max_ms);
+    std::printf("edits     %llu ok, %llu failed\n", (unsigned long long)r.edits_ok,
+                (unsigned long long)r.edits_failed);
   }
-  if (!r.first_error.empty()) std::fprintf(stderr, "voxcol: first error: %s\n", r.first_error.c_str());
-  bool clean = r.batches_failed == 0 && r.query_errors == 0 && r.edits_failed == 0 && r.batches_ok > 0;
+  if (!r.first_error.empty())
+    std::fprintf(stderr, "voxcol: first error: %s\n", r.first_error.c_str());
+  bool clean =
+      r.batches_failed == 0 && r.query_errors == 0 && r.edits_failed == 0 && r.batches_ok > 0;
   return clean ? kExitOk : kExitServerError;
 }
 
@@ -286,13 +320,15 @@ int RunRaycast(Client& client) {
   }
   for (int i = 0; i < r.hits_size(); ++i) {
     const v1::RaycastHit& h = r.hits(i);
-    std::printf("  #%d %s distance %.3f at %s normal %s, material %s\n", i, h.front_face() ? "enter" : "exit ",
-                h.distance(), Fmt(h.position()).c_str(), Fmt(h.normal()).c_str(), MaterialLabel(h.material()).c_str());
+    std::printf("  #%d %s distance %.3f at %s normal %s, material %s\n", i,
+                h.front_face() ? "enter" : "exit ", h.distance(), Fmt(h.position()).c_str(),
+                Fmt(h.normal()).c_str(), MaterialLabel(h.material()).c_str());
   }
   if (r.has_stats()) {
     std::printf("     stats: %u voxels, %u chunks, %u tree nodes, %u triangles, %u chunk builds\n",
-                r.stats().voxels_visited(), r.stats().chunks_visited(), r.stats().tree_nodes_visited(),
-                r.stats().triangles_tested(), r.stats().cache_builds());
+                r.stats().voxels_visited(), r.stats().chunks_visited(),
+                r.stats().tree_nodes_visited(), r.stats().triangles_tested(),
+                r.stats().cache_builds());
   }
   return kExitOk;
 }
@@ -318,7 +354,8 @@ std::string ParsePosedShape(const char* command, v1::PosedShape* out) {
     box->set_convex_radius(absl::GetFlag(FLAGS_convex_radius));
   } else if (kind == "hull") {
     v1::ConvexHullShape* hull = shape->mutable_hull();
-    std::vector<std::string> points = absl::StrSplit(absl::GetFlag(FLAGS_points), ';', absl::SkipWhitespace());
+    std::vector<std::string> points =
+        absl::StrSplit(absl::GetFlag(FLAGS_points), ';', absl::SkipWhitespace());
     if (points.empty()) return "--shape=hull needs --points=\"X,Y,Z;X,Y,Z;...\"";
     for (const std::string& p : points) {
       if (!ParseVec3(std::string(absl::StripAsciiWhitespace(p)), hull->add_points())) {
@@ -329,20 +366,24 @@ std::string ParsePosedShape(const char* command, v1::PosedShape* out) {
   } else {
     return absl::StrCat(command, " needs --shape=sphere|capsule|box|hull");
   }
-  if (absl::GetFlag(FLAGS_position).empty() || !ParseVec3(absl::GetFlag(FLAGS_position), out->mutable_position())) {
+  if (absl::GetFlag(FLAGS_position).empty() ||
+      !ParseVec3(absl::GetFlag(FLAGS_position), out->mutable_position())) {
     return absl::StrCat(command, " needs --position=X,Y,Z");
   }
-  if (!ParseQuat(absl::GetFlag(FLAGS_rotation), out->mutable_rotation())) return "--rotation must be W,X,Y,Z";
+  if (!ParseQuat(absl::GetFlag(FLAGS_rotation), out->mutable_rotation()))
+    return "--rotation must be W,X,Y,Z";
   return "";
 }
 
 void PrintStats(const v1::QueryStats& s) {
-  std::printf("     stats: %u voxels, %u chunks, %u tree nodes, %u triangles, %u chunk builds\n", s.voxels_visited(),
-              s.chunks_visited(), s.tree_nodes_visited(), s.triangles_tested(), s.cache_builds());
+  std::printf("     stats: %u voxels, %u chunks, %u tree nodes, %u triangles, %u chunk builds\n",
+              s.voxels_visited(), s.chunks_visited(), s.tree_nodes_visited(), s.triangles_tested(),
+              s.cache_builds());
 }
 
 std::string Fmt(const v1::Penetration& p) {
-  return absl::StrFormat("depth %.3f along %s at %s", p.depth(), Fmt(p.normal()), Fmt(p.position()));
+  return absl::StrFormat("depth %.3f along %s at %s", p.depth(), Fmt(p.normal()),
+                         Fmt(p.position()));
 }
 
 int RunPosedOverlap(Client& client) {
@@ -357,19 +398,23 @@ int RunPosedOverlap(Client& client) {
   }
   std::printf("solid %s, water %s (exact, world version %llu)\n", r.touches_solid() ? "yes" : "no",
               r.touches_water() ? "yes" : "no", (unsigned long long)r.version());
-  if (r.has_penetration()) std::printf("     deepest penetration %s\n", Fmt(r.penetration()).c_str());
+  if (r.has_penetration())
+    std::printf("     deepest penetration %s\n", Fmt(r.penetration()).c_str());
   for (const v1::OverlapTouch& c : r.chunks()) {
-    std::printf("     chunk %s%s%s\n", Fmt(c.key()).c_str(), c.solid() ? " solid" : "", c.water() ? " water" : "");
+    std::printf("     chunk %s%s%s\n", Fmt(c.key()).c_str(), c.solid() ? " solid" : "",
+                c.water() ? " water" : "");
   }
   if (r.has_stats()) PrintStats(r.stats());
   return kExitOk;
 }
 
 void PrintSweepHit(const char* lead, const v1::SweepHit& h) {
-  std::printf("%s distance %.3f at %s, shape at %s\n", lead, h.distance(), Fmt(h.position()).c_str(),
-              Fmt(h.shape_position()).c_str());
-  std::printf("     normal %s, material %s", Fmt(h.normal()).c_str(), MaterialLabel(h.material()).c_str());
-  if (h.triangle() >= 0) std::printf(", chunk %s, triangle %d", Fmt(h.chunk()).c_str(), h.triangle());
+  std::printf("%s distance %.3f at %s, shape at %s\n", lead, h.distance(),
+              Fmt(h.position()).c_str(), Fmt(h.shape_position()).c_str());
+  std::printf("     normal %s, material %s", Fmt(h.normal()).c_str(),
+              MaterialLabel(h.material()).c_str());
+  if (h.triangle() >= 0)
+    std::printf(", chunk %s, triangle %d", Fmt(h.chunk()).c_str(), h.triangle());
   std::printf("\n");
 }
 
@@ -399,14 +444,16 @@ int RunSweep(Client& client) {
   if (!r.hit()) {
     std::printf("miss (world version %llu)\n", (unsigned long long)r.version());
   } else if (r.initial_overlap()) {
-    std::printf("initial overlap: the start pose penetrates the terrain, %s\n", Fmt(r.mtd()).c_str());
+    std::printf("initial overlap: the start pose penetrates the terrain, %s\n",
+                Fmt(r.mtd()).c_str());
     std::printf("     world version %llu\n", (unsigned long long)r.version());
   } else {
     PrintSweepHit("hit ", r.first());
     std::printf("     world version %llu\n", (unsigned long long)r.version());
   }
   if (r.initial_overlap() || r.hits_size() > 1) {
-    for (int i = 0; i < r.hits_size(); ++i) PrintSweepHit(absl::StrCat("  #", i).c_str(), r.hits(i));
+    for (int i = 0; i < r.hits_size(); ++i)
+      PrintSweepHit(absl::StrCat("  #", i).c_str(), r.hits(i));
   }
   if (r.hits_truncated()) std::printf("     (more hits than the server returns)\n");
   if (r.has_stats()) PrintStats(r.stats());
@@ -426,22 +473,25 @@ int RunContacts(Client& client) {
   }
   int points = 0;
   for (const v1::ChunkContacts& c : r.chunks()) points += c.points_size();
-  std::printf("%d contact point%s in %d chunk%s (world version %llu)\n", points, points == 1 ? "" : "s",
-              r.chunks_size(), r.chunks_size() == 1 ? "" : "s", (unsigned long long)r.version());
+  std::printf("%d contact point%s in %d chunk%s (world version %llu)\n", points,
+              points == 1 ? "" : "s", r.chunks_size(), r.chunks_size() == 1 ? "" : "s",
+              (unsigned long long)r.version());
   for (const v1::ChunkContacts& c : r.chunks()) {
     std::printf("     chunk %s\n", Fmt(c.chunk()).c_str());
     for (const v1::ContactPoint& p : c.points()) {
-      std::printf("       depth %.3f at %s normal %s, material %s, triangle %d\n", p.depth(), Fmt(p.position()).c_str(),
-                  Fmt(p.normal()).c_str(), MaterialLabel(p.material()).c_str(), p.triangle());
+      std::printf("       depth %.3f at %s normal %s, material %s, triangle %d\n", p.depth(),
+                  Fmt(p.position()).c_str(), Fmt(p.normal()).c_str(),
+                  MaterialLabel(p.material()).c_str(), p.triangle());
     }
   }
   if (r.buried()) std::printf("     buried in solid: way out %s\n", Fmt(r.buried_mtd()).c_str());
   if (r.has_water()) {
     const v1::WaterContact& w = r.water();
     if (w.in_water()) {
-      std::printf("     water: %.1f%% submerged (%.3f units^3), surface y=%.3f, centre of buoyancy %s\n",
-                  100.0 * w.submerged_fraction(), w.submerged_volume(), w.surface_height(),
-                  Fmt(w.center_of_buoyancy()).c_str());
+      std::printf(
+          "     water: %.1f%% submerged (%.3f units^3), surface y=%.3f, centre of buoyancy %s\n",
+          100.0 * w.submerged_fraction(), w.submerged_volume(), w.surface_height(),
+          Fmt(w.center_of_buoyancy()).c_str());
     } else {
       std::printf("     water: none\n");
     }
@@ -528,13 +578,16 @@ bool ParseMode(v1::EditMode* out) {
 int PrintAck(const char* command, const grpc::Status& status, const v1::EditAck& ack) {
   if (int done = FailedOrJson(command, status, ack); done != kPrintSummary) return done;
   std::printf("ok   world version %llu, %u chunks changed%s\n", (unsigned long long)ack.version(),
-              ack.changed_chunks(), ack.replayed() ? " (replayed: this key was already applied)" : "");
+              ack.changed_chunks(),
+              ack.replayed() ? " (replayed: this key was already applied)" : "");
   return kExitOk;
 }
 
 int SendBatch(Client& client, const char* command, v1::ApplyEditsRequest request) {
-  if (!absl::GetFlag(FLAGS_idempotency_key).empty()) request.set_idempotency_key(absl::GetFlag(FLAGS_idempotency_key));
-  if (absl::GetFlag(FLAGS_expected_version) >= 0) request.set_expected_version(absl::GetFlag(FLAGS_expected_version));
+  if (!absl::GetFlag(FLAGS_idempotency_key).empty())
+    request.set_idempotency_key(absl::GetFlag(FLAGS_idempotency_key));
+  if (absl::GetFlag(FLAGS_expected_version) >= 0)
+    request.set_expected_version(absl::GetFlag(FLAGS_expected_version));
   v1::EditAck ack;
   grpc::Status status = client.ApplyEdits(request, &ack);
   return PrintAck(command, status, ack);
@@ -543,7 +596,8 @@ int SendBatch(Client& client, const char* command, v1::ApplyEditsRequest request
 int RunFillBall(Client& client) {
   v1::FillBallRequest request;
   if (absl::GetFlag(FLAGS_center).empty()) return Usage("fill-ball needs --center=X,Y,Z");
-  if (!ParseVec3(absl::GetFlag(FLAGS_center), request.mutable_center())) return Usage("--center must be X,Y,Z");
+  if (!ParseVec3(absl::GetFlag(FLAGS_center), request.mutable_center()))
+    return Usage("--center must be X,Y,Z");
   request.set_radius(absl::GetFlag(FLAGS_radius));
   uint32_t material = 0;
   if (!ParseMaterial(absl::GetFlag(FLAGS_material), &material)) {
@@ -603,7 +657,8 @@ int RunExportRegion(Client& client) {
   grpc::Status status = client.ExportRegion(request, &r);
   if (!status.ok()) return Fail("export-region", status);
   FILE* out = std::fopen(file.c_str(), "wb");
-  bool written = out && std::fwrite(r.region().data(), 1, r.region().size(), out) == r.region().size();
+  bool written =
+      out && std::fwrite(r.region().data(), 1, r.region().size(), out) == r.region().size();
   if (out && std::fclose(out) != 0) written = false;
   if (!written) {
     std::fprintf(stderr, "voxcol: cannot write %s\n", file.c_str());
@@ -648,10 +703,13 @@ bool ParseQuat(const std::string& text, v1::Quat* out) {
 // --min and --max into a region; returns an error message for Usage, empty on success.
 std::string ParseRegion(const char* command, v1::VoxelBox* out) {
   if (absl::GetFlag(FLAGS_min).empty() || absl::GetFlag(FLAGS_max).empty()) {
-    return absl::StrCat(command, " needs --min=X,Y,Z and --max=X,Y,Z (voxel indices, max exclusive)");
+    return absl::StrCat(command,
+                        " needs --min=X,Y,Z and --max=X,Y,Z (voxel indices, max exclusive)");
   }
-  if (!ParseInt3(absl::GetFlag(FLAGS_min), out->mutable_min())) return "--min must be X,Y,Z integers";
-  if (!ParseInt3(absl::GetFlag(FLAGS_max), out->mutable_max())) return "--max must be X,Y,Z integers";
+  if (!ParseInt3(absl::GetFlag(FLAGS_min), out->mutable_min()))
+    return "--min must be X,Y,Z integers";
+  if (!ParseInt3(absl::GetFlag(FLAGS_max), out->mutable_max()))
+    return "--max must be X,Y,Z integers";
   return "";
 }
 
@@ -659,8 +717,10 @@ std::string ParseRegion(const char* command, v1::VoxelBox* out) {
 template <typename Shape>
 std::string ParseOriented(const char* command, Shape* shape) {
   if (absl::GetFlag(FLAGS_center).empty()) return absl::StrCat(command, " needs --center=X,Y,Z");
-  if (!ParseVec3(absl::GetFlag(FLAGS_center), shape->mutable_center())) return "--center must be X,Y,Z";
-  if (!ParseQuat(absl::GetFlag(FLAGS_rotation), shape->mutable_rotation())) return "--rotation must be W,X,Y,Z";
+  if (!ParseVec3(absl::GetFlag(FLAGS_center), shape->mutable_center()))
+    return "--center must be X,Y,Z";
+  if (!ParseQuat(absl::GetFlag(FLAGS_rotation), shape->mutable_rotation()))
+    return "--rotation must be W,X,Y,Z";
   uint32_t material = 0;
   if (!ParseMaterial(absl::GetFlag(FLAGS_material), &material)) {
     return "--material must be air|water|rock|dirt|grass|sand or a number";
@@ -676,7 +736,8 @@ std::string ParseOriented(const char* command, Shape* shape) {
 std::string PrimitiveFromFlags(const std::string& command, v1::EditPrimitive* p) {
   if (command == "fill-block" || command == "fill-wedge") {
     bool block = command == "fill-block";
-    v1::Vec3* size = block ? p->mutable_fill_block()->mutable_size() : p->mutable_fill_wedge()->mutable_size();
+    v1::Vec3* size =
+        block ? p->mutable_fill_block()->mutable_size() : p->mutable_fill_wedge()->mutable_size();
     if (absl::GetFlag(FLAGS_size).empty() || !ParseVec3(absl::GetFlag(FLAGS_size), size)) {
       return absl::StrCat(command, " needs --size=X,Y,Z");
     }
@@ -691,7 +752,8 @@ std::string PrimitiveFromFlags(const std::string& command, v1::EditPrimitive* p)
   if (command == "fill-region") {
     v1::FillRegion* r = p->mutable_fill_region();
     uint32_t material = 0;
-    if (!ParseMaterial(absl::GetFlag(FLAGS_material), &material)) return "--material must be a name or a number";
+    if (!ParseMaterial(absl::GetFlag(FLAGS_material), &material))
+      return "--material must be a name or a number";
     r->set_material(material);
     v1::EditMode mode;
     if (!ParseMode(&mode)) return "--mode must be add, subtract or set";
@@ -701,7 +763,8 @@ std::string PrimitiveFromFlags(const std::string& command, v1::EditPrimitive* p)
   if (command == "replace-material") {
     v1::ReplaceMaterial* r = p->mutable_replace_material();
     uint32_t source = 0, target = 0;
-    if (!ParseMaterial(absl::GetFlag(FLAGS_source), &source) || !ParseMaterial(absl::GetFlag(FLAGS_target), &target)) {
+    if (!ParseMaterial(absl::GetFlag(FLAGS_source), &source) ||
+        !ParseMaterial(absl::GetFlag(FLAGS_target), &target)) {
       return "replace-material needs --source=M and --target=M (names or numbers)";
     }
     r->set_source(source);
@@ -710,7 +773,6 @@ std::string PrimitiveFromFlags(const std::string& command, v1::EditPrimitive* p)
   }
   return ParseRegion("clear", p->mutable_clear()->mutable_region());
 }
-
 
 int RunPrimitive(Client& client, const std::string& command) {
   v1::ApplyEditsRequest request;
@@ -735,7 +797,8 @@ int RunEditBatch(Client& client) {
   }
   v1::ApplyEditsRequest request;
   auto parsed = google::protobuf::util::JsonStringToMessage(json, &request);
-  if (!parsed.ok()) return Usage(absl::StrCat("--batch: not an ApplyEditsRequest: ", parsed.ToString()));
+  if (!parsed.ok())
+    return Usage(absl::StrCat("--batch: not an ApplyEditsRequest: ", parsed.ToString()));
   return SendBatch(client, "edit", request);
 }
 
@@ -759,8 +822,8 @@ int RunReadVoxels(Client& client) {
     r.mutable_voxels()->clear_occupancies();
     PrintJson(r);
   } else {
-    std::printf("ok   %zu voxels at world version %llu written to %s\n", count, (unsigned long long)r.version(),
-                path.c_str());
+    std::printf("ok   %zu voxels at world version %llu written to %s\n", count,
+                (unsigned long long)r.version(), path.c_str());
   }
   return kExitOk;
 }
@@ -769,8 +832,10 @@ int RunWriteVoxels(Client& client) {
   std::string bytes;
   v1::WriteVoxelsRequest request;
   const std::string path = absl::GetFlag(FLAGS_in);
-  if (path.empty() || !ReadFile(path, &bytes) || !request.mutable_voxels()->ParseFromString(bytes)) {
-    return Usage("write-voxels needs --in=FILE holding a VoxelData message (as read-voxels writes)");
+  if (path.empty() || !ReadFile(path, &bytes) ||
+      !request.mutable_voxels()->ParseFromString(bytes)) {
+    return Usage(
+        "write-voxels needs --in=FILE holding a VoxelData message (as read-voxels writes)");
   }
   if (!absl::GetFlag(FLAGS_at).empty()) {
     // Move the box, keeping its size: a paste at another place.
@@ -797,11 +862,13 @@ void PrintEvent(const v1::SubscribeResponse& event) {
     std::string boxes;
     for (const v1::ChunkChange& c : event.changes()) {
       const v1::VoxelBox& b = c.changed_voxels();
-      voxels += uint64_t(b.max().x() - b.min().x()) * (b.max().y() - b.min().y()) * (b.max().z() - b.min().z());
+      voxels += uint64_t(b.max().x() - b.min().x()) * (b.max().y() - b.min().y()) *
+                (b.max().z() - b.min().z());
       if (boxes.size() < 200) absl::StrAppend(&boxes, " ", Fmt(b.min()), "..", Fmt(b.max()));
     }
-    std::printf("version %llu  %d chunks  %llu voxels in boxes:%s\n", (unsigned long long)event.version(),
-                event.changes_size(), (unsigned long long)voxels, boxes.c_str());
+    std::printf("version %llu  %d chunks  %llu voxels in boxes:%s\n",
+                (unsigned long long)event.version(), event.changes_size(),
+                (unsigned long long)voxels, boxes.c_str());
   }
   std::fflush(stdout);  // a live tail: every line as it happens
 }
@@ -812,7 +879,8 @@ int RunSubscribe(Client& client) {
     std::string error = ParseRegion("subscribe", request.mutable_region());
     if (!error.empty()) return Usage(error);
   }
-  if (absl::GetFlag(FLAGS_from_version) >= 0) request.set_from_version(absl::GetFlag(FLAGS_from_version));
+  if (absl::GetFlag(FLAGS_from_version) >= 0)
+    request.set_from_version(absl::GetFlag(FLAGS_from_version));
   request.set_include_voxels(absl::GetFlag(FLAGS_include_voxels));
   const int64_t max_events = absl::GetFlag(FLAGS_max_events);
   grpc::ClientContext context;  // no deadline: a live tail runs until stopped
@@ -843,39 +911,51 @@ int main(int argc, char** argv) {
       "              [--mode=smooth|blocky] [--all]\n"
       "  overlap     --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] "
       "[--max_voxels=N]\n"
-      "  overlap     SHAPE [--penetration]   exact overlap of a posed shape with the smooth terrain and water\n"
+      "  overlap     SHAPE [--penetration]   exact overlap of a posed shape with the smooth "
+      "terrain and water\n"
       "  sweep       SHAPE [--direction=X,Y,Z] --distance=D [--collection=closest|any|all]\n"
       "              first place the moving shape meets the terrain (or an initial overlap)\n"
-      "  contacts    SHAPE [--margin=M] [--skip_water]   contact points (<= 4 per chunk) and water contact\n"
-      "              SHAPE: --shape=sphere|capsule|box|hull --position=X,Y,Z [--rotation=W,X,Y,Z] and\n"
-      "              sphere --radius=R | capsule --half_height=H --radius=R | box --half_extents=X,Y,Z\n"
+      "  contacts    SHAPE [--margin=M] [--skip_water]   contact points (<= 4 per chunk) and water "
+      "contact\n"
+      "              SHAPE: --shape=sphere|capsule|box|hull --position=X,Y,Z [--rotation=W,X,Y,Z] "
+      "and\n"
+      "              sphere --radius=R | capsule --half_height=H --radius=R | box "
+      "--half_extents=X,Y,Z\n"
       "              | hull --points=\"X,Y,Z;X,Y,Z;...\"; box and hull take [--convex_radius=R]\n"
       "  fill-ball   --center=X,Y,Z --radius=R [--material=NAME|N] [--mode=add|subtract|set]\n"
-      "  loadtest    [--streams=32] [--seconds=60] [--batch_size=64] [--edit_rate=20] [--extent=64]\n"
+      "  loadtest    [--streams=32] [--seconds=60] [--batch_size=64] [--edit_rate=20] "
+      "[--extent=64]\n"
       "              [--shape_queries]: bounded load from this\n"
-      "              machine; only shedding (RESOURCE_EXHAUSTED) is tolerated, other errors exit 1\n"
-      "  checkpoint  --dir=/abs/path   online backup of the server's store (path on the server host)\n"
+      "              machine; only shedding (RESOURCE_EXHAUSTED) is tolerated, other errors exit "
+      "1\n"
+      "  checkpoint  --dir=/abs/path   online backup of the server's store (path on the server "
+      "host)\n"
       "  export-region --min=X,Y,Z --max=X,Y,Z --file=PATH   voxels of a box to a packed file\n"
       "  import-region --file=PATH     write a packed region back as one edit\n"
       "  fill-block  --center=X,Y,Z --size=X,Y,Z [--rotation=W,X,Y,Z] [--material] [--mode]\n"
       "  fill-wedge  --center=X,Y,Z --size=X,Y,Z [--rotation=W,X,Y,Z] [--material] [--mode]\n"
-      "              (Roblox wedge: slope from the bottom-front (-Z) edge up to the top-back (+Z) edge)\n"
-      "  fill-cylinder --center=X,Y,Z --height=H --radius=R [--rotation=W,X,Y,Z] [--material] [--mode]\n"
-      "  fill-region --min=X,Y,Z --max=X,Y,Z [--material] [--mode]   (voxel indices, max exclusive)\n"
+      "              (Roblox wedge: slope from the bottom-front (-Z) edge up to the top-back (+Z) "
+      "edge)\n"
+      "  fill-cylinder --center=X,Y,Z --height=H --radius=R [--rotation=W,X,Y,Z] [--material] "
+      "[--mode]\n"
+      "  fill-region --min=X,Y,Z --max=X,Y,Z [--material] [--mode]   (voxel indices, max "
+      "exclusive)\n"
       "  replace-material --min=X,Y,Z --max=X,Y,Z --source=M --target=M\n"
       "  clear       --min=X,Y,Z --max=X,Y,Z\n"
       "  edit        --batch=FILE   (ApplyEditsRequest as protobuf JSON: one atomic batch)\n"
       "              edits above accept --idempotency_key=K and --expected_version=V\n"
       "  read-voxels --min=X,Y,Z --max=X,Y,Z --out=FILE   (file: binary voxcol.v1.VoxelData)\n"
       "  write-voxels --in=FILE [--at=X,Y,Z]\n"
-      "  subscribe   [--min=X,Y,Z --max=X,Y,Z] [--from_version=V] [--include_voxels] [--max_events=N]\n"
+      "  subscribe   [--min=X,Y,Z --max=X,Y,Z] [--from_version=V] [--include_voxels] "
+      "[--max_events=N]\n"
       "              one line per committed batch (one JSON object per line with --json)\n"
       "exit codes: 0 ok, 1 server error, 2 usage, 3 server unreachable");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   using namespace voxcol::client;
   if (args.size() != 2) return Usage("expected exactly one command (see --help)");
   const std::string command = args[1];
-  Client client(absl::GetFlag(FLAGS_server), std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
+  Client client(absl::GetFlag(FLAGS_server),
+                std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
   if (command == "info") return RunInfo(client);
   if (command == "health") return RunHealth(client);
   if (command == "loadtest") return RunLoadTest();
@@ -887,8 +967,8 @@ int main(int argc, char** argv) {
   if (command == "checkpoint") return RunCheckpoint(client);
   if (command == "export-region") return RunExportRegion(client);
   if (command == "import-region") return RunImportRegion(client);
-  if (command == "fill-block" || command == "fill-cylinder" || command == "fill-wedge" || command == "fill-region" ||
-      command == "replace-material" || command == "clear") {
+  if (command == "fill-block" || command == "fill-cylinder" || command == "fill-wedge" ||
+      command == "fill-region" || command == "replace-material" || command == "clear") {
     return RunPrimitive(client, command);
   }
   if (command == "edit") return RunEditBatch(client);

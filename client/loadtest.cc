@@ -36,9 +36,10 @@ void SetCapsule(v1::PosedShape* s, float x, float y, float z) {
 // probes), one raycast in a random direction (line of sight) and one character-sized box overlap.
 // With `shape_queries`, per eight queries one ground probe becomes a capsule sweep (a character
 // moving 8 units) and one line-of-sight ray a capsule contacts query.
-v1::QueryBatchRequest RandomBatch(std::mt19937& rng, const v1::Box& b, int size, uint64_t id, bool shape_queries) {
-  std::uniform_real_distribution<float> ux(b.min().x() + 1, b.max().x() - 1), uy(b.min().y() + 1, b.max().y() - 1),
-      uz(b.min().z() + 1, b.max().z() - 1), ud(-1, 1);
+v1::QueryBatchRequest RandomBatch(std::mt19937& rng, const v1::Box& b, int size, uint64_t id,
+                                  bool shape_queries) {
+  std::uniform_real_distribution<float> ux(b.min().x() + 1, b.max().x() - 1),
+      uy(b.min().y() + 1, b.max().y() - 1), uz(b.min().z() + 1, b.max().z() - 1), ud(-1, 1);
   v1::QueryBatchRequest batch;
   batch.set_batch_id(id);
   for (int i = 0; i < size; ++i) {
@@ -84,8 +85,9 @@ struct Shared {
   }
 };
 
-void RunStream(const LoadTestOptions& o, const v1::Box& bounds, std::shared_ptr<grpc::Channel> channel, int index,
-               Clock::time_point end, Shared& shared) {
+void RunStream(const LoadTestOptions& o, const v1::Box& bounds,
+               std::shared_ptr<grpc::Channel> channel, int index, Clock::time_point end,
+               Shared& shared) {
   auto stub = v1::QueryService::NewStub(channel);
   std::mt19937 rng(uint32_t(o.seed * 7919 + index));
   grpc::ClientContext context;
@@ -130,8 +132,8 @@ void RunEditor(const LoadTestOptions& o, const v1::Box& b, std::shared_ptr<grpc:
                Clock::time_point end, Shared& shared) {
   auto stub = v1::EditService::NewStub(channel);
   std::mt19937 rng(uint32_t(o.seed));
-  std::uniform_real_distribution<float> ux(b.min().x() + 8, b.max().x() - 8), uz(b.min().z() + 8, b.max().z() - 8),
-      uy(b.min().y() * 0.3f, b.max().y() * 0.3f);
+  std::uniform_real_distribution<float> ux(b.min().x() + 8, b.max().x() - 8),
+      uz(b.min().z() + 8, b.max().z() - 8), uy(b.min().y() * 0.3f, b.max().y() * 0.3f);
   auto period = std::chrono::duration<double>(1.0 / o.edits_per_second);
   Clock::time_point next = Clock::now();
   uint64_t ok = 0, failed = 0;
@@ -195,24 +197,31 @@ LoadTestReport RunLoadTest(const LoadTestOptions& o) {
   }
   const v1::Box area = PlayArea(info.bounds(), o.extent);
   Clock::time_point start = Clock::now();
-  Clock::time_point end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
+  Clock::time_point end =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.seconds));
   // Four connections carry the streams, like several game servers sharing one service.
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (int c = 0; c < 4; ++c) {
     grpc::ChannelArguments args;
     args.SetInt("voxcol.connection", c);  // distinct arguments keep gRPC from sharing one socket
-    channels.push_back(grpc::CreateCustomChannel(o.server, grpc::InsecureChannelCredentials(), args));
+    channels.push_back(
+        grpc::CreateCustomChannel(o.server, grpc::InsecureChannelCredentials(), args));
   }
   std::vector<std::thread> threads;
   for (int s = 0; s < o.streams; ++s) {
-    threads.emplace_back(RunStream, std::cref(o), std::cref(area), channels[s % 4], s, end, std::ref(shared));
+    threads.emplace_back(RunStream, std::cref(o), std::cref(area), channels[s % 4], s, end,
+                         std::ref(shared));
   }
-  if (o.edits_per_second > 0) threads.emplace_back(RunEditor, std::cref(o), std::cref(area), channel, end, std::ref(shared));
+  if (o.edits_per_second > 0)
+    threads.emplace_back(RunEditor, std::cref(o), std::cref(area), channel, end, std::ref(shared));
   for (std::thread& t : threads) t.join();
   shared.report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   shared.report.p50_ms = Percentile(shared.latencies_ms, 0.50);
   shared.report.p99_ms = Percentile(shared.latencies_ms, 0.99);
-  shared.report.max_ms = shared.latencies_ms.empty() ? 0 : *std::max_element(shared.latencies_ms.begin(), shared.latencies_ms.end());
+  shared.report.max_ms =
+      shared.latencies_ms.empty()
+          ? 0
+          : *std::max_element(shared.latencies_ms.begin(), shared.latencies_ms.end());
   return shared.report;
 }
 

@@ -13,7 +13,8 @@ struct LoadTestOptions {
   double seconds = 60;
   int batch_size = 64;
   double edits_per_second = 20;  // FillBall edits from a separate client; 0 disables
-  float extent = 64;             // queries and edits stay within |x|, |z| <= extent (world units); 0 = whole world
+  float extent =
+      64;  // queries and edits stay within |x|, |z| <= extent (world units); 0 = whole world
   // Mix terrain shape queries in: per eight queries, one capsule sweep replaces a downward ray and
   // one capsule contacts query replaces a line-of-sight ray. Off by default, so the measured
   // raycast/overlap mix stays comparable.

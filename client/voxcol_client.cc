@@ -50,7 +50,8 @@ grpc::Status Client::CreateCheckpoint(const v1::CreateCheckpointRequest& request
   return Unary(*admin_, &v1::AdminService::Stub::CreateCheckpoint, request, response);
 }
 
-grpc::Status Client::ExportRegion(const v1::ExportRegionRequest& request, v1::ExportRegionResponse* response) {
+grpc::Status Client::ExportRegion(const v1::ExportRegionRequest& request,
+                                  v1::ExportRegionResponse* response) {
   return Unary(*admin_, &v1::AdminService::Stub::ExportRegion, request, response);
 }
 
@@ -62,7 +63,8 @@ grpc::Status Client::ApplyEdits(const v1::ApplyEditsRequest& request, v1::EditAc
   return Unary(*edit_, &v1::EditService::Stub::ApplyEdits, request, response);
 }
 
-grpc::Status Client::ReadVoxels(const v1::ReadVoxelsRequest& request, v1::ReadVoxelsResponse* response) {
+grpc::Status Client::ReadVoxels(const v1::ReadVoxelsRequest& request,
+                                v1::ReadVoxelsResponse* response) {
   return Unary(*edit_, &v1::EditService::Stub::ReadVoxels, request, response);
 }
 
@@ -70,8 +72,8 @@ grpc::Status Client::WriteVoxels(const v1::WriteVoxelsRequest& request, v1::Edit
   return Unary(*edit_, &v1::EditService::Stub::WriteVoxels, request, response);
 }
 
-std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>> Client::Subscribe(grpc::ClientContext* context,
-                                                                            const v1::SubscribeRequest& request) {
+std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>> Client::Subscribe(
+    grpc::ClientContext* context, const v1::SubscribeRequest& request) {
   return edit_->Subscribe(context, request);
 }
 

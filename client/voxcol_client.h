@@ -17,7 +17,8 @@ namespace voxcol::client {
 class Client {
  public:
   // `target` is a gRPC target such as "127.0.0.1:50051". Every call gets `timeout` as deadline.
-  explicit Client(const std::string& target, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  explicit Client(const std::string& target,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   grpc::Status GetWorldInfo(v1::GetWorldInfoResponse* response);
   grpc::Status Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response);
@@ -26,8 +27,10 @@ class Client {
   grpc::Status Sweep(const v1::SweepRequest& request, v1::SweepResponse* response);
   grpc::Status Contacts(const v1::ContactsRequest& request, v1::ContactsResponse* response);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* response);
-  grpc::Status CreateCheckpoint(const v1::CreateCheckpointRequest& request, v1::CreateCheckpointResponse* response);
-  grpc::Status ExportRegion(const v1::ExportRegionRequest& request, v1::ExportRegionResponse* response);
+  grpc::Status CreateCheckpoint(const v1::CreateCheckpointRequest& request,
+                                v1::CreateCheckpointResponse* response);
+  grpc::Status ExportRegion(const v1::ExportRegionRequest& request,
+                            v1::ExportRegionResponse* response);
   grpc::Status ImportRegion(const v1::ImportRegionRequest& request, v1::EditAck* response);
   grpc::Status ApplyEdits(const v1::ApplyEditsRequest& request, v1::EditAck* response);
   grpc::Status ReadVoxels(const v1::ReadVoxelsRequest& request, v1::ReadVoxelsResponse* response);
@@ -36,8 +39,8 @@ class Client {
   // Opens the change feed. Streams have no deadline: `context` (owned by the caller, alive until
   // the reader is finished) can cancel it with TryCancel(). Read() responses until it returns
   // false, then call Finish() for the status.
-  std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>> Subscribe(grpc::ClientContext* context,
-                                                                      const v1::SubscribeRequest& request);
+  std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>> Subscribe(
+      grpc::ClientContext* context, const v1::SubscribeRequest& request);
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 

@@ -53,7 +53,8 @@ grpc::Status AdminServiceImpl::ExportRegion(grpc::ServerContext*,
                                             const v1::ExportRegionRequest* request,
                                             v1::ExportRegionResponse* response) {
   uint64_t version = 0;
-  absl::StatusOr<store::Region> region = store::ReadRegion(world_, FromProto(request->box()), &version);
+  absl::StatusOr<store::Region> region =
+      store::ReadRegion(world_, FromProto(request->box()), &version);
   if (!region.ok()) {
     if (absl::IsDataLoss(region.status())) {
       LogError("event=chunk_load_failed rpc=ExportRegion message=\"%s\"",

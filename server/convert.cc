@@ -27,10 +27,17 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
 absl::Status EditModeFromProto(v1::EditMode mode, EditMode* out) {
   switch (mode) {
     case v1::EDIT_MODE_UNSPECIFIED:
-    case v1::EDIT_MODE_ADD: *out = EditMode::kAdd; return absl::OkStatus();
-    case v1::EDIT_MODE_SUBTRACT: *out = EditMode::kSubtract; return absl::OkStatus();
-    case v1::EDIT_MODE_SET: *out = EditMode::kSet; return absl::OkStatus();
-    default: return absl::InvalidArgumentError(absl::StrCat("mode: unknown EditMode value ", int(mode)));
+    case v1::EDIT_MODE_ADD:
+      *out = EditMode::kAdd;
+      return absl::OkStatus();
+    case v1::EDIT_MODE_SUBTRACT:
+      *out = EditMode::kSubtract;
+      return absl::OkStatus();
+    case v1::EDIT_MODE_SET:
+      *out = EditMode::kSet;
+      return absl::OkStatus();
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("mode: unknown EditMode value ", int(mode)));
   }
 }
 
@@ -40,18 +47,27 @@ absl::Status FromProto(const v1::RaycastRequest& request, RayInput* ray, RaySett
   ray->max_distance = request.max_distance();
   switch (request.water_mode()) {
     case v1::WATER_MODE_UNSPECIFIED:
-    case v1::WATER_MODE_PASS_THROUGH: settings->water = WaterMode::kPassThrough; break;
-    case v1::WATER_MODE_STOP_AT_SURFACE: settings->water = WaterMode::kStopAtSurface; break;
+    case v1::WATER_MODE_PASS_THROUGH:
+      settings->water = WaterMode::kPassThrough;
+      break;
+    case v1::WATER_MODE_STOP_AT_SURFACE:
+      settings->water = WaterMode::kStopAtSurface;
+      break;
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("water_mode: unknown WaterMode value ", int(request.water_mode())));
   }
   switch (request.mode()) {
     case v1::RAYCAST_MODE_UNSPECIFIED:
-    case v1::RAYCAST_MODE_SMOOTH: settings->mode = RaycastMode::kSmooth; break;
-    case v1::RAYCAST_MODE_BLOCKY: settings->mode = RaycastMode::kBlocky; break;
+    case v1::RAYCAST_MODE_SMOOTH:
+      settings->mode = RaycastMode::kSmooth;
+      break;
+    case v1::RAYCAST_MODE_BLOCKY:
+      settings->mode = RaycastMode::kBlocky;
+      break;
     default:
-      return absl::InvalidArgumentError(absl::StrCat("mode: unknown RaycastMode value ", int(request.mode())));
+      return absl::InvalidArgumentError(
+          absl::StrCat("mode: unknown RaycastMode value ", int(request.mode())));
   }
   return absl::OkStatus();
 }
@@ -60,7 +76,8 @@ absl::Status FromProto(const v1::FillBallRequest& request, FillBallParams* param
   params->center = ToCore(request.center());
   params->radius = request.radius();
   if (request.material() > 255) {
-    return absl::InvalidArgumentError(absl::StrCat("material must be in [0, 255], got ", request.material()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("material must be in [0, 255], got ", request.material()));
   }
   params->material = uint8_t(request.material());
   return EditModeFromProto(request.mode(), &params->mode);

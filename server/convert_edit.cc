@@ -44,19 +44,22 @@ absl::Status ShapeFromProto(const v1::EditPrimitive& p, EditPrimitive* out) {
     }
     case v1::EditPrimitive::kFillBlock: {
       const v1::FillBlock& b = p.fill_block();
-      FillBlockParams params{ToCore(b.center()), RotationFromProto(b.has_rotation(), b.rotation()), ToCore(b.size())};
+      FillBlockParams params{ToCore(b.center()), RotationFromProto(b.has_rotation(), b.rotation()),
+                             ToCore(b.size())};
       *out = params;
       return MaterialAndMode(b.material(), b.mode(), &std::get<FillBlockParams>(*out));
     }
     case v1::EditPrimitive::kFillCylinder: {
       const v1::FillCylinder& c = p.fill_cylinder();
-      *out = FillCylinderParams{ToCore(c.center()), RotationFromProto(c.has_rotation(), c.rotation()), c.height(),
-                                c.radius()};
+      *out =
+          FillCylinderParams{ToCore(c.center()), RotationFromProto(c.has_rotation(), c.rotation()),
+                             c.height(), c.radius()};
       return MaterialAndMode(c.material(), c.mode(), &std::get<FillCylinderParams>(*out));
     }
     case v1::EditPrimitive::kFillWedge: {
       const v1::FillWedge& w = p.fill_wedge();
-      *out = FillWedgeParams{ToCore(w.center()), RotationFromProto(w.has_rotation(), w.rotation()), ToCore(w.size())};
+      *out = FillWedgeParams{ToCore(w.center()), RotationFromProto(w.has_rotation(), w.rotation()),
+                             ToCore(w.size())};
       return MaterialAndMode(w.material(), w.mode(), &std::get<FillWedgeParams>(*out));
     }
     default:
@@ -68,11 +71,14 @@ absl::Status RegionPrimitiveFromProto(const v1::EditPrimitive& p, EditPrimitive*
   switch (p.primitive_case()) {
     case v1::EditPrimitive::kFillRegion:
       *out = FillRegionParams{FromProto(p.fill_region().region())};
-      return MaterialAndMode(p.fill_region().material(), p.fill_region().mode(), &std::get<FillRegionParams>(*out));
+      return MaterialAndMode(p.fill_region().material(), p.fill_region().mode(),
+                             &std::get<FillRegionParams>(*out));
     case v1::EditPrimitive::kReplaceMaterial: {
       ReplaceMaterialParams params{FromProto(p.replace_material().region())};
-      absl::Status status = MaterialFromProto(p.replace_material().source(), "source", &params.source);
-      if (status.ok()) status = MaterialFromProto(p.replace_material().target(), "target", &params.target);
+      absl::Status status =
+          MaterialFromProto(p.replace_material().source(), "source", &params.source);
+      if (status.ok())
+        status = MaterialFromProto(p.replace_material().target(), "target", &params.target);
       *out = params;
       return status;
     }
@@ -96,7 +102,8 @@ const char* OneofName(const v1::EditPrimitive& p) {
 }  // namespace
 
 IntBox FromProto(const v1::VoxelBox& box) {
-  return {{box.min().x(), box.min().y(), box.min().z()}, {box.max().x(), box.max().y(), box.max().z()}};
+  return {{box.min().x(), box.min().y(), box.min().z()},
+          {box.max().x(), box.max().y(), box.max().z()}};
 }
 
 void ToProto(const IntBox& box, v1::VoxelBox* out) {
@@ -140,7 +147,8 @@ absl::Status FromProto(const v1::ApplyEditsRequest& request, EditBatch* out) {
     const v1::EditPrimitive& p = request.primitives(i);
     absl::Status status = FromProto(p, &out->primitives[i]);
     if (!status.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("primitives[", i, "].", OneofName(p), ".", status.message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("primitives[", i, "].", OneofName(p), ".", status.message()));
     }
     // Deterministic serialization: equal primitives give equal bytes in any process.
     bytes.clear();
@@ -161,13 +169,16 @@ absl::Status FromProto(const v1::ApplyEditsRequest& request, EditBatch* out) {
 VoxelArrays FromProto(const v1::VoxelData& data) {
   const std::string& m = data.materials();
   const std::string& o = data.occupancies();
-  return {FromProto(data.region()), std::vector<uint8_t>(m.begin(), m.end()), std::vector<uint8_t>(o.begin(), o.end())};
+  return {FromProto(data.region()), std::vector<uint8_t>(m.begin(), m.end()),
+          std::vector<uint8_t>(o.begin(), o.end())};
 }
 
 void ToProto(const VoxelArrays& voxels, v1::VoxelData* out) {
   ToProto(voxels.region, out->mutable_region());
-  out->set_materials(reinterpret_cast<const char*>(voxels.materials.data()), voxels.materials.size());
-  out->set_occupancies(reinterpret_cast<const char*>(voxels.occupancies.data()), voxels.occupancies.size());
+  out->set_materials(reinterpret_cast<const char*>(voxels.materials.data()),
+                     voxels.materials.size());
+  out->set_occupancies(reinterpret_cast<const char*>(voxels.occupancies.data()),
+                       voxels.occupancies.size());
 }
 
 void ToProto(const BatchAck& ack, v1::EditAck* out) {
@@ -176,7 +187,8 @@ void ToProto(const BatchAck& ack, v1::EditAck* out) {
   out->set_replayed(ack.replayed);
 }
 
-bool ToProto(const ChangeEntry& entry, const IntBox& region, bool include_voxels, v1::SubscribeResponse* out) {
+bool ToProto(const ChangeEntry& entry, const IntBox& region, bool include_voxels,
+             v1::SubscribeResponse* out) {
   out->Clear();
   out->set_version(entry.version);
   for (size_t i = 0; i < entry.changes.size(); ++i) {

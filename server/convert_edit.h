@@ -1,5 +1,6 @@
 // Conversions between the EditService wire types (batches, region I/O, change feed) and core types.
-// Errors are INVALID_ARGUMENT naming the proto field with its path; geometric validation stays in core.
+// Errors are INVALID_ARGUMENT naming the proto field with its path; geometric validation stays in
+// core.
 #pragma once
 
 #include "absl/status/status.h"
@@ -26,6 +27,7 @@ void ToProto(const BatchAck& ack, v1::EditAck* out);
 
 // The part of `entry` inside `region`: chunk changes clipped to it, with their voxels if
 // `include_voxels`. Returns false (and leaves `out` unusable) when nothing changed in the region.
-bool ToProto(const ChangeEntry& entry, const IntBox& region, bool include_voxels, v1::SubscribeResponse* out);
+bool ToProto(const ChangeEntry& entry, const IntBox& region, bool include_voxels,
+             v1::SubscribeResponse* out);
 
 }  // namespace voxcol::server

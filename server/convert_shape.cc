@@ -18,7 +18,8 @@ absl::Status RotationFromProto(bool has, const v1::Quat& q, const std::string& f
   const float length = std::sqrt(q.w() * q.w() + q.x() * q.x() + q.y() * q.y() + q.z() * q.z());
   if (!std::isfinite(length) || std::fabs(length - 1.0f) > 1e-3f) {
     return absl::InvalidArgumentError(absl::StrCat(
-        field, " must be a unit quaternion (length within 1e-3 of 1; unset means identity), got length ",
+        field,
+        " must be a unit quaternion (length within 1e-3 of 1; unset means identity), got length ",
         length));
   }
   *out = Quat{q.w() / length, q.x() / length, q.y() / length, q.z() / length};
@@ -35,7 +36,8 @@ void HitToProto(const ShapeHit& hit, const Vec3& start, const Vec3& dir, v1::Swe
   ToProto(start + dir * hit.distance, out->mutable_shape_position());
 }
 
-void PenetrationToProto(float depth, const Vec3& normal, const Vec3& position, v1::Penetration* out) {
+void PenetrationToProto(float depth, const Vec3& normal, const Vec3& position,
+                        v1::Penetration* out) {
   out->set_depth(depth);
   ToProto(normal, out->mutable_normal());
   ToProto(position, out->mutable_position());
@@ -83,7 +85,8 @@ absl::Status FromProto(const v1::PosedShape& in, const std::string& prefix, Deco
           absl::StrCat(prefix, "shape: one of sphere, capsule, box, hull is required"));
   }
   out->pose_.translation = ToCore(in.position());
-  return RotationFromProto(in.has_rotation(), in.rotation(), prefix + "rotation", &out->pose_.rotation);
+  return RotationFromProto(in.has_rotation(), in.rotation(), prefix + "rotation",
+                           &out->pose_.rotation);
 }
 
 absl::Status FromProto(const v1::SweepRequest& request, const ShapeQueryLimits& limits,
@@ -93,21 +96,29 @@ absl::Status FromProto(const v1::SweepRequest& request, const ShapeQueryLimits& 
     return absl::InvalidArgumentError("direction must be finite (no NaN or infinity)");
   }
   // Squared length below ~1e-24 cannot be normalized reliably in float (as for rays).
-  if (!(LengthSq(input->direction) > 1e-24f)) return absl::InvalidArgumentError("direction must be non-zero");
+  if (!(LengthSq(input->direction) > 1e-24f))
+    return absl::InvalidArgumentError("direction must be non-zero");
   input->distance = request.distance();
   if (!std::isfinite(input->distance) || input->distance <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("distance must be finite and > 0, got ", input->distance));
+    return absl::InvalidArgumentError(
+        absl::StrCat("distance must be finite and > 0, got ", input->distance));
   }
   if (input->distance > limits.max_sweep_distance) {
-    return absl::InvalidArgumentError(absl::StrCat("distance ", input->distance,
-                                                   " exceeds the configured maximum ", limits.max_sweep_distance,
-                                                   " (--max_sweep_distance)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("distance ", input->distance, " exceeds the configured maximum ",
+                     limits.max_sweep_distance, " (--max_sweep_distance)"));
   }
   switch (request.collection()) {
     case v1::HIT_COLLECTION_UNSPECIFIED:
-    case v1::HIT_COLLECTION_CLOSEST: settings->collection = HitCollection::kClosest; break;
-    case v1::HIT_COLLECTION_ANY: settings->collection = HitCollection::kAny; break;
-    case v1::HIT_COLLECTION_ALL: settings->collection = HitCollection::kAll; break;
+    case v1::HIT_COLLECTION_CLOSEST:
+      settings->collection = HitCollection::kClosest;
+      break;
+    case v1::HIT_COLLECTION_ANY:
+      settings->collection = HitCollection::kAny;
+      break;
+    case v1::HIT_COLLECTION_ALL:
+      settings->collection = HitCollection::kAll;
+      break;
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("collection: unknown HitCollection value ", int(request.collection())));
@@ -123,7 +134,8 @@ absl::Status FromProto(const v1::ContactsRequest& request, const ShapeQueryLimit
     return absl::InvalidArgumentError(absl::StrCat("margin must be finite and >= 0, got ", margin));
   }
   if (margin > limits.max_extent) {
-    return absl::InvalidArgumentError(absl::StrCat("margin ", margin, " exceeds the configured maximum ",
+    return absl::InvalidArgumentError(absl::StrCat("margin ", margin,
+                                                   " exceeds the configured maximum ",
                                                    limits.max_extent, " (--max_overlap_extent)"));
   }
   settings->margin = margin;
@@ -141,7 +153,8 @@ void ToProto(const ShapeSweepResult& result, const ShapeSweepInput& input, v1::S
   out->set_hits_truncated(result.hits_truncated);
   if (result.initial_overlap) {
     out->set_initial_overlap(true);
-    PenetrationToProto(result.depth, result.first.normal, result.first.position, out->mutable_mtd());
+    PenetrationToProto(result.depth, result.first.normal, result.first.position,
+                       out->mutable_mtd());
   }
 }
 
@@ -163,7 +176,8 @@ void ToProto(const ContactResult& result, const Vec3& shape_position, bool inclu
   if (result.buried) {
     out->set_buried(true);
     // As OverlapPosedShape does for a buried shape: the position is the shape's centre.
-    PenetrationToProto(result.buried_depth, result.buried_normal, shape_position, out->mutable_buried_mtd());
+    PenetrationToProto(result.buried_depth, result.buried_normal, shape_position,
+                       out->mutable_buried_mtd());
   }
   if (include_water) {
     const WaterContact& w = result.water;

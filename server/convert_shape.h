@@ -23,7 +23,8 @@ class DecodedShape {
   PosedShape posed() const { return {&shape_, pose_}; }
 
  private:
-  friend absl::Status FromProto(const v1::PosedShape& in, const std::string& prefix, DecodedShape* out);
+  friend absl::Status FromProto(const v1::PosedShape& in, const std::string& prefix,
+                                DecodedShape* out);
   ConvexShape shape_;
   std::vector<Vec3> points_;
   RigidTransform pose_;

@@ -27,7 +27,8 @@ absl::Status ParseWorldFile(const std::filesystem::path& path, WorldConfig* c, u
     } else if (kv.first == "size") {
       std::vector<std::string> parts = absl::StrSplit(kv.second, ',');
       ok = parts.size() == 3 && absl::SimpleAtoi(parts[0], &c->size_voxels.x) &&
-           absl::SimpleAtoi(parts[1], &c->size_voxels.y) && absl::SimpleAtoi(parts[2], &c->size_voxels.z);
+           absl::SimpleAtoi(parts[1], &c->size_voxels.y) &&
+           absl::SimpleAtoi(parts[2], &c->size_voxels.z);
     } else if (kv.first == "voxel_size") {
       ok = absl::SimpleAtof(kv.second, &c->voxel_size);
     } else if (kv.first == "generator_version") {
@@ -35,10 +36,12 @@ absl::Status ParseWorldFile(const std::filesystem::path& path, WorldConfig* c, u
     } else {
       continue;
     }
-    if (!ok) return absl::DataLossError(absl::StrCat(path.string(), ": cannot parse line '", line, "'"));
+    if (!ok)
+      return absl::DataLossError(absl::StrCat(path.string(), ": cannot parse line '", line, "'"));
     ++fields;
   }
-  if (fields != 4) return absl::DataLossError(absl::StrCat(path.string(), ": incomplete world record"));
+  if (fields != 4)
+    return absl::DataLossError(absl::StrCat(path.string(), ": incomplete world record"));
   return ValidateWorldConfig(*c);
 }
 
@@ -49,10 +52,13 @@ std::string DataDirStorePath(const std::string& dir) {
 }
 
 absl::StatusOr<DataDir> OpenDataDir(const std::string& dir, const WorldConfig& requested,
-                                    uint32_t generator_version, const store::StoreOptions& options) {
+                                    uint32_t generator_version,
+                                    const store::StoreOptions& options) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot create data directory ", dir, ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(
+        absl::StrCat("cannot create data directory ", dir, ": ", ec.message()));
   // A directory from before the store keeps its identity: world.conf stands in for the flags.
   WorldConfig wanted = requested;
   uint32_t wanted_generator = generator_version;

@@ -68,25 +68,29 @@ grpc::Status EditServiceImpl::ApplyEdits(grpc::ServerContext*, const v1::ApplyEd
 grpc::Status EditServiceImpl::ReadVoxels(grpc::ServerContext*, const v1::ReadVoxelsRequest* request,
                                          v1::ReadVoxelsResponse* response) {
   uint64_t version = 0;
-  absl::StatusOr<VoxelArrays> voxels = voxcol::ReadVoxels(world_, FromProto(request->region()), limits_.edit, &version);
+  absl::StatusOr<VoxelArrays> voxels =
+      voxcol::ReadVoxels(world_, FromProto(request->region()), limits_.edit, &version);
   if (!voxels.ok()) return ToGrpcStatus(voxels.status());
   response->set_version(version);
   ToProto(*voxels, response->mutable_voxels());
   return grpc::Status::OK;
 }
 
-grpc::Status EditServiceImpl::WriteVoxels(grpc::ServerContext*, const v1::WriteVoxelsRequest* request,
+grpc::Status EditServiceImpl::WriteVoxels(grpc::ServerContext*,
+                                          const v1::WriteVoxelsRequest* request,
                                           v1::EditAck* response) {
   absl::Time start = absl::Now();
   EditBatch batch;
   batch.primitives.push_back(FromProto(request->voxels()));
   // Validate here so that the message names the request's own field path ("voxels.region").
-  absl::Status status = WithPrefix(ValidatePrimitive(world_, batch.primitives[0], limits_.edit), "voxels.");
+  absl::Status status =
+      WithPrefix(ValidatePrimitive(world_, batch.primitives[0], limits_.edit), "voxels.");
   if (status.ok()) status = ApplyBatch(batcher_, batch, response);
   return FinishEdit(start, status);
 }
 
-grpc::Status EditServiceImpl::Subscribe(grpc::ServerContext* context, const v1::SubscribeRequest* request,
+grpc::Status EditServiceImpl::Subscribe(grpc::ServerContext* context,
+                                        const v1::SubscribeRequest* request,
                                         grpc::ServerWriter<v1::SubscribeResponse>* writer) {
   IntBox region = world_.voxel_bounds();
   if (request->has_region()) {
@@ -96,23 +100,28 @@ grpc::Status EditServiceImpl::Subscribe(grpc::ServerContext* context, const v1::
     absl::Status status = ValidateRegion(world_, region, unlimited, "region");
     if (!status.ok()) return ToGrpcStatus(status);
   }
-  uint64_t cursor = request->has_from_version() ? request->from_version() : change_log_.newest_version();
+  uint64_t cursor =
+      request->has_from_version() ? request->from_version() : change_log_.newest_version();
   // A cursor outside the window fails here with OUT_OF_RANGE, before anything is streamed.
-  absl::StatusOr<std::vector<ChangeEntryPtr>> entries = change_log_.Read(cursor, 0, absl::ZeroDuration());
+  absl::StatusOr<std::vector<ChangeEntryPtr>> entries =
+      change_log_.Read(cursor, 0, absl::ZeroDuration());
   v1::SubscribeResponse response;
   while (entries.ok()) {
     for (const ChangeEntryPtr& entry : *entries) {
       cursor = entry->version;
       if (!ToProto(*entry, region, request->include_voxels(), &response)) continue;
-      if (!writer->Write(response)) return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+      if (!writer->Write(response))
+        return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
     }
-    if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client");
+    if (context->IsCancelled())
+      return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client");
     entries = change_log_.Read(cursor, kSubscribeEntriesPerRead, kSubscribePoll);
     if (entries.status().code() == absl::StatusCode::kOutOfRange) {
       // The window moved past versions this subscriber has not received: it read too slowly.
-      return ToGrpcStatus(absl::ResourceExhaustedError(absl::StrCat(
-          "subscriber fell behind: versions after ", cursor, " left the change log's retention window; ",
-          "resync with ReadVoxels and subscribe again from the version it returns")));
+      return ToGrpcStatus(absl::ResourceExhaustedError(
+          absl::StrCat("subscriber fell behind: versions after ", cursor,
+                       " left the change log's retention window; ",
+                       "resync with ReadVoxels and subscribe again from the version it returns")));
     }
   }
   return ToGrpcStatus(entries.status());

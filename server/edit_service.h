@@ -13,8 +13,10 @@ namespace voxcol::server {
 
 class EditServiceImpl final : public v1::EditService::Service {
  public:
-  // `batcher` applies batches to `world`; `change_log` must be registered as an observer of `world`.
-  EditServiceImpl(World& world, const ServiceLimits& limits, EditBatcher& batcher, const ChangeLog& change_log)
+  // `batcher` applies batches to `world`; `change_log` must be registered as an observer of
+  // `world`.
+  EditServiceImpl(World& world, const ServiceLimits& limits, EditBatcher& batcher,
+                  const ChangeLog& change_log)
       : world_(world), limits_(limits), batcher_(batcher), change_log_(change_log) {}
 
   grpc::Status FillBall(grpc::ServerContext* context, const v1::FillBallRequest* request,

@@ -12,7 +12,8 @@ void LogLine(std::string_view level, std::string_view line) {
   static std::mutex mu;
   std::string ts = absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone());
   std::lock_guard<std::mutex> lock(mu);
-  std::fprintf(stderr, "%s %s %.*s\n", ts.c_str(), std::string(level).c_str(), int(line.size()), line.data());
+  std::fprintf(stderr, "%s %s %.*s\n", ts.c_str(), std::string(level).c_str(), int(line.size()),
+               line.data());
   std::fflush(stderr);
 }
 

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -23,47 +23,59 @@
 #include "core/worldgen/cave_generator.h"
 #include "server/admin_service.h"
 #include "server/data_dir.h"
+#include "server/edit_service.h"
 #include "server/log.h"
+#include "server/query_service.h"
 #include "server/request_log.h"
 #include "server/server_metrics.h"
-#include "server/edit_service.h"
-#include "server/query_service.h"
 #include "server/world_service.h"
 
-ABSL_FLAG(std::string, listen, "0.0.0.0:50051", "gRPC listen address host:port (port 0 picks a free port)");
+ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
+          "gRPC listen address host:port (port 0 picks a free port)");
 ABSL_FLAG(std::string, data_dir, "./data", "Directory holding the world (created if missing)");
 ABSL_FLAG(uint64_t, seed, 1, "Cave generator seed for a new world");
 ABSL_FLAG(std::string, world_size, "512,192,512",
           "World size in voxels X,Y,Z for a new world (multiples of 8), centred on the origin");
 ABSL_FLAG(float, voxel_size, 1.0f, "World units per voxel edge for a new world");
 ABSL_FLAG(float, max_edit_radius, 64.0f, "Largest edit radius accepted, world units");
-ABSL_FLAG(float, max_edit_extent, 128.0f, "Longest block/wedge edge or cylinder height accepted, world units");
+ABSL_FLAG(float, max_edit_extent, 128.0f,
+          "Longest block/wedge edge or cylinder height accepted, world units");
 ABSL_FLAG(int64_t, max_region_voxels, 4194304,
           "Most voxels per region of ReadVoxels, WriteVoxels, FillRegion, ReplaceMaterial, Clear");
 ABSL_FLAG(int32_t, max_batch_primitives, 256, "Most primitives in one ApplyEdits batch");
-ABSL_FLAG(uint64_t, idempotency_keys, 100000, "ApplyEdits idempotency keys remembered (the newest; stored with their edits, so retries after a restart are recognised)");
-ABSL_FLAG(uint64_t, change_log_versions, 4096, "Change feed retention window: newest versions kept for Subscribe");
+ABSL_FLAG(uint64_t, idempotency_keys, 100000,
+          "ApplyEdits idempotency keys remembered (the newest; stored with their edits, so retries "
+          "after a restart are recognised)");
+ABSL_FLAG(uint64_t, change_log_versions, 4096,
+          "Change feed retention window: newest versions kept for Subscribe");
 ABSL_FLAG(uint64_t, change_log_chunks, 65536,
           "Change feed retention budget: changed chunks kept (~1 KiB each); shrinks the window");
 ABSL_FLAG(float, max_ray_distance, 4096.0f, "Longest ray accepted, world units");
 ABSL_FLAG(int, query_threads, 0, "Threads running query batches; 0 = one per core");
-ABSL_FLAG(int, max_queued_batches, 256,
-          "Query batches waiting for a thread beyond which new batches are shed with RESOURCE_EXHAUSTED");
+ABSL_FLAG(
+    int, max_queued_batches, 256,
+    "Query batches waiting for a thread beyond which new batches are shed with RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_batch_queries, 4096, "Most queries in one batch");
-ABSL_FLAG(int, max_in_flight_batches_per_stream, 4, "Batches one stream may have running; more wait (backpressure)");
-ABSL_FLAG(int, max_streams_per_client, 256, "Open Query streams one client host may hold; more get RESOURCE_EXHAUSTED");
-ABSL_FLAG(int, max_min_version_wait_ms, 1000, "Longest wait for a batch's min_version to be reached");
+ABSL_FLAG(int, max_in_flight_batches_per_stream, 4,
+          "Batches one stream may have running; more wait (backpressure)");
+ABSL_FLAG(int, max_streams_per_client, 256,
+          "Open Query streams one client host may hold; more get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_min_version_wait_ms, 1000,
+          "Longest wait for a batch's min_version to be reached");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
           "HTTP address serving Prometheus metrics at /metrics; empty disables");
-ABSL_FLAG(float, max_overlap_extent, 64.0f,
-          "Largest Overlap half extent or radius accepted, world units; also bounds the shapes of Sweep, "
-          "Contacts and posed Overlap (half extent of their bounding box) and Contacts margin");
+ABSL_FLAG(
+    float, max_overlap_extent, 64.0f,
+    "Largest Overlap half extent or radius accepted, world units; also bounds the shapes of Sweep, "
+    "Contacts and posed Overlap (half extent of their bounding box) and Contacts margin");
 ABSL_FLAG(float, max_sweep_distance, 4096.0f, "Longest Sweep distance accepted, world units");
-ABSL_FLAG(uint32_t, max_sweep_hits, 1024, "Most hits one Sweep with HIT_COLLECTION_ALL returns (nearest kept)");
+ABSL_FLAG(uint32_t, max_sweep_hits, 1024,
+          "Most hits one Sweep with HIT_COLLECTION_ALL returns (nearest kept)");
 ABSL_FLAG(uint32_t, max_overlap_voxels, 65536, "Most touched voxels one Overlap may return");
 ABSL_FLAG(uint64_t, narrowphase_cache_mb, 256,
           "Byte budget of the lazily built chunk meshes + kD-trees of smooth queries, MiB");
-ABSL_FLAG(std::string, port_file, "", "If set, write the bound port number to this file once serving");
+ABSL_FLAG(std::string, port_file, "",
+          "If set, write the bound port number to this file once serving");
 ABSL_FLAG(uint64_t, store_cache_mb, 256,
           "Budget for decoded chunks kept in memory, MiB (evicted chunks reload from the store or "
           "regenerate on the next touch); 0 = unlimited");
@@ -71,7 +83,8 @@ ABSL_FLAG(uint64_t, store_block_cache_mb, 32, "RocksDB block cache for stored ch
 ABSL_FLAG(bool, store_sync, true,
           "Sync the write-ahead log before acknowledging an edit; false risks losing acknowledged "
           "edits on power loss (never on a process crash)");
-ABSL_FLAG(double, shutdown_grace_seconds, 5.0, "On SIGINT/SIGTERM, time allowed for in-flight calls");
+ABSL_FLAG(double, shutdown_grace_seconds, 5.0,
+          "On SIGINT/SIGTERM, time allowed for in-flight calls");
 
 namespace voxcol::server {
 namespace {
@@ -79,8 +92,8 @@ namespace {
 absl::StatusOr<Int3> ParseSize(const std::string& text) {
   std::vector<std::string> parts = absl::StrSplit(text, ',');
   Int3 size;
-  if (parts.size() != 3 || !absl::SimpleAtoi(parts[0], &size.x) || !absl::SimpleAtoi(parts[1], &size.y) ||
-      !absl::SimpleAtoi(parts[2], &size.z)) {
+  if (parts.size() != 3 || !absl::SimpleAtoi(parts[0], &size.x) ||
+      !absl::SimpleAtoi(parts[1], &size.y) || !absl::SimpleAtoi(parts[2], &size.z)) {
     return absl::InvalidArgumentError("--world_size must be X,Y,Z in voxels, e.g. 512,192,512");
   }
   return size;
@@ -109,7 +122,8 @@ int RunServer() {
   store_options.sync = absl::GetFlag(FLAGS_store_sync);
   store_options.block_cache_bytes = absl::GetFlag(FLAGS_store_block_cache_mb) << 20;
   store_options.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
-  absl::StatusOr<DataDir> data = OpenDataDir(data_dir, requested, CaveGenerator::kVersion, store_options);
+  absl::StatusOr<DataDir> data =
+      OpenDataDir(data_dir, requested, CaveGenerator::kVersion, store_options);
   if (!data.ok()) {
     LogError("event=open_failed data_dir=%s message=\"%s\"", data_dir, data.status().message());
     return 1;
@@ -122,16 +136,18 @@ int RunServer() {
   world.AddObserver(data->store.get());
   world.RestoreVersion(data->world.version);
   world.SetResidentBudget(absl::GetFlag(FLAGS_store_cache_mb) << 20);
-  LogInfo("event=world_open data_dir=%s created=%d seed=%d size=%d,%d,%d voxel_size=%g version=%d", data_dir,
-          data->world.created, config.seed, config.size_voxels.x, config.size_voxels.y, config.size_voxels.z,
-          config.voxel_size, data->world.version);
+  LogInfo("event=world_open data_dir=%s created=%d seed=%d size=%d,%d,%d voxel_size=%g version=%d",
+          data_dir, data->world.created, config.seed, config.size_voxels.x, config.size_voxels.y,
+          config.size_voxels.z, config.voxel_size, data->world.version);
 
   // The broadphase follows every edit: it must observe the world before the first request.
   BroadphaseIndex broadphase(world);
   world.AddObserver(&broadphase);
 
-  if (absl::GetFlag(FLAGS_max_region_voxels) <= 0 || absl::GetFlag(FLAGS_max_batch_primitives) <= 0) {
-    LogError("event=bad_flag message=\"--max_region_voxels and --max_batch_primitives must be > 0\"");
+  if (absl::GetFlag(FLAGS_max_region_voxels) <= 0 ||
+      absl::GetFlag(FLAGS_max_batch_primitives) <= 0) {
+    LogError(
+        "event=bad_flag message=\"--max_region_voxels and --max_batch_primitives must be > 0\"");
     return 2;
   }
   ServiceLimits limits;
@@ -156,8 +172,10 @@ int RunServer() {
   limits.shape.max_hits = std::max(1u, absl::GetFlag(FLAGS_max_sweep_hits));
   StreamLimits stream_limits;
   stream_limits.batch.max_queries = absl::GetFlag(FLAGS_max_batch_queries);
-  stream_limits.batch.max_min_version_wait = absl::Milliseconds(absl::GetFlag(FLAGS_max_min_version_wait_ms));
-  stream_limits.max_in_flight_batches = std::max(1, absl::GetFlag(FLAGS_max_in_flight_batches_per_stream));
+  stream_limits.batch.max_min_version_wait =
+      absl::Milliseconds(absl::GetFlag(FLAGS_max_min_version_wait_ms));
+  stream_limits.max_in_flight_batches =
+      std::max(1, absl::GetFlag(FLAGS_max_in_flight_batches_per_stream));
   stream_limits.max_streams_per_client = std::max(1, absl::GetFlag(FLAGS_max_streams_per_client));
   int threads = absl::GetFlag(FLAGS_query_threads);
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -165,7 +183,8 @@ int RunServer() {
   WorkerPool query_pool(threads, size_t(std::max(0, absl::GetFlag(FLAGS_max_queued_batches))));
 
   ServerMetrics& metrics = GetServerMetrics();
-  metrics.registry.AddGauge("voxcol_world_version", "Committed edit batches", [&world] { return double(world.version()); });
+  metrics.registry.AddGauge("voxcol_world_version", "Committed edit batches",
+                            [&world] { return double(world.version()); });
   metrics.registry.AddGauge("voxcol_chunks_resident", "Chunks held in memory",
                             [&world] { return double(world.resident_chunks()); });
   metrics.registry.AddGauge("voxcol_query_queue_length", "Batches waiting for a query thread",
@@ -180,21 +199,26 @@ int RunServer() {
   }
 
   WorldServiceImpl world_service(world, cave.sea_level);
-  NarrowphaseCache narrowphase_cache(world, size_t(absl::GetFlag(FLAGS_narrowphase_cache_mb)) << 20);
+  NarrowphaseCache narrowphase_cache(world, size_t(absl::GetFlag(FLAGS_narrowphase_cache_mb))
+                                                << 20);
   // Cache counters are read when scraped (the cache keeps them as atomics).
   auto cache_stat = [&narrowphase_cache](uint64_t NarrowphaseCacheStats::*field) {
     return [&narrowphase_cache, field] { return double(narrowphase_cache.stats().*field); };
   };
-  metrics.registry.AddCounterCallback("voxcol_narrowphase_cache_hits_total", "Chunk mesh+tree lookups served from the cache",
-                            cache_stat(&NarrowphaseCacheStats::hits));
-  metrics.registry.AddCounterCallback("voxcol_narrowphase_cache_misses_total", "Chunk meshes+trees built (cache misses)",
-                            cache_stat(&NarrowphaseCacheStats::builds));
-  metrics.registry.AddCounterCallback("voxcol_narrowphase_cache_evictions_total", "Entries evicted over the byte budget",
-                            cache_stat(&NarrowphaseCacheStats::evictions));
-  metrics.registry.AddGauge("voxcol_narrowphase_cache_bytes", "Bytes of cached meshes and trees",
-                            [&narrowphase_cache] { return double(narrowphase_cache.stats().bytes); });
-  QueryServiceImpl query_service(world, QueryEngine{broadphase, narrowphase_cache}, limits, stream_limits,
-                                 &query_pool);
+  metrics.registry.AddCounterCallback("voxcol_narrowphase_cache_hits_total",
+                                      "Chunk mesh+tree lookups served from the cache",
+                                      cache_stat(&NarrowphaseCacheStats::hits));
+  metrics.registry.AddCounterCallback("voxcol_narrowphase_cache_misses_total",
+                                      "Chunk meshes+trees built (cache misses)",
+                                      cache_stat(&NarrowphaseCacheStats::builds));
+  metrics.registry.AddCounterCallback("voxcol_narrowphase_cache_evictions_total",
+                                      "Entries evicted over the byte budget",
+                                      cache_stat(&NarrowphaseCacheStats::evictions));
+  metrics.registry.AddGauge(
+      "voxcol_narrowphase_cache_bytes", "Bytes of cached meshes and trees",
+      [&narrowphase_cache] { return double(narrowphase_cache.stats().bytes); });
+  QueryServiceImpl query_service(world, QueryEngine{broadphase, narrowphase_cache}, limits,
+                                 stream_limits, &query_pool);
   EditServiceImpl edit_service(world, limits, batcher, change_log);
   AdminServiceImpl admin_service(world, *data->store);
 
@@ -207,8 +231,10 @@ int RunServer() {
   // A full WriteVoxels/ApplyEdits region is two bytes per voxel plus framing.
   int64_t max_message = 2 * limits.edit.max_region_voxels + (1 << 20);
   // Larger messages get RESOURCE_EXHAUSTED from gRPC before any handler runs.
-  builder.SetMaxReceiveMessageSize(int(std::min<int64_t>(max_message, std::numeric_limits<int>::max())));
-  builder.SetMaxSendMessageSize(int(std::min<int64_t>(max_message, std::numeric_limits<int>::max())));
+  builder.SetMaxReceiveMessageSize(
+      int(std::min<int64_t>(max_message, std::numeric_limits<int>::max())));
+  builder.SetMaxSendMessageSize(
+      int(std::min<int64_t>(max_message, std::numeric_limits<int>::max())));
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<RequestLogInterceptorFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));

@@ -33,24 +33,30 @@ double Histogram::Quantile(double q) const {
   return INFINITY;
 }
 
-Counter* Metrics::AddCounter(const std::string& name, const std::string& help, const std::string& labels) {
+Counter* Metrics::AddCounter(const std::string& name, const std::string& help,
+                             const std::string& labels) {
   absl::MutexLock lock(&mu_);
-  entries_.push_back({name, help, labels, "counter", std::make_unique<Counter>(), nullptr, nullptr});
+  entries_.push_back(
+      {name, help, labels, "counter", std::make_unique<Counter>(), nullptr, nullptr});
   return entries_.back().counter.get();
 }
 
-Histogram* Metrics::AddHistogram(const std::string& name, const std::string& help, const std::string& labels) {
+Histogram* Metrics::AddHistogram(const std::string& name, const std::string& help,
+                                 const std::string& labels) {
   absl::MutexLock lock(&mu_);
-  entries_.push_back({name, help, labels, "histogram", nullptr, std::make_unique<Histogram>(), nullptr});
+  entries_.push_back(
+      {name, help, labels, "histogram", nullptr, std::make_unique<Histogram>(), nullptr});
   return entries_.back().histogram.get();
 }
 
-void Metrics::AddGauge(const std::string& name, const std::string& help, std::function<double()> read) {
+void Metrics::AddGauge(const std::string& name, const std::string& help,
+                       std::function<double()> read) {
   absl::MutexLock lock(&mu_);
   entries_.push_back({name, help, "", "gauge", nullptr, nullptr, std::move(read)});
 }
 
-void Metrics::AddCounterCallback(const std::string& name, const std::string& help, std::function<double()> read) {
+void Metrics::AddCounterCallback(const std::string& name, const std::string& help,
+                                 std::function<double()> read) {
   absl::MutexLock lock(&mu_);
   entries_.push_back({name, help, "", "counter", nullptr, nullptr, std::move(read)});
 }
@@ -71,16 +77,20 @@ std::string Metrics::Render() const {
     if (e.counter) {
       absl::StrAppend(&out, e.name, braces(e.labels), " ", e.counter->value(), "\n");
     } else if (e.gauge) {
-      absl::StrAppend(&out, e.name, braces(e.labels), " ", absl::StrFormat("%.17g", e.gauge()), "\n");
+      absl::StrAppend(&out, e.name, braces(e.labels), " ", absl::StrFormat("%.17g", e.gauge()),
+                      "\n");
     } else {
       uint64_t cumulative = 0;
       for (int i = 0; i <= Histogram::kBuckets; ++i) {
         cumulative += e.histogram->bucket(i);
-        std::string le = i < Histogram::kBuckets ? absl::StrFormat("%g", Histogram::UpperBound(i)) : "+Inf";
-        absl::StrAppend(&out, e.name, "_bucket", braces(e.labels, "le=\"" + le + "\""), " ", cumulative, "\n");
+        std::string le =
+            i < Histogram::kBuckets ? absl::StrFormat("%g", Histogram::UpperBound(i)) : "+Inf";
+        absl::StrAppend(&out, e.name, "_bucket", braces(e.labels, "le=\"" + le + "\""), " ",
+                        cumulative, "\n");
       }
-      absl::StrAppend(&out, e.name, "_sum", braces(e.labels), " ", absl::StrFormat("%.9f", e.histogram->sum_seconds()),
-                      "\n", e.name, "_count", braces(e.labels), " ", e.histogram->count(), "\n");
+      absl::StrAppend(&out, e.name, "_sum", braces(e.labels), " ",
+                      absl::StrFormat("%.9f", e.histogram->sum_seconds()), "\n", e.name, "_count",
+                      braces(e.labels), " ", e.histogram->count(), "\n");
     }
   }
   return out;

@@ -45,11 +45,14 @@ class Metrics {
  public:
   // Registers a metric; `labels` is the Prometheus label set without braces, e.g. `kind="raycast"`.
   // The returned pointer lives as long as this Metrics object. Call during setup.
-  Counter* AddCounter(const std::string& name, const std::string& help, const std::string& labels = "");
-  Histogram* AddHistogram(const std::string& name, const std::string& help, const std::string& labels = "");
+  Counter* AddCounter(const std::string& name, const std::string& help,
+                      const std::string& labels = "");
+  Histogram* AddHistogram(const std::string& name, const std::string& help,
+                          const std::string& labels = "");
   void AddGauge(const std::string& name, const std::string& help, std::function<double()> read);
   // A counter kept elsewhere (monotonic), read at scrape time.
-  void AddCounterCallback(const std::string& name, const std::string& help, std::function<double()> read);
+  void AddCounterCallback(const std::string& name, const std::string& help,
+                          std::function<double()> read);
 
   // The whole registry in Prometheus text format 0.0.4.
   std::string Render() const;

@@ -20,7 +20,8 @@ bool WaitForVersion(const World& world, uint64_t version, absl::Time until) {
   return true;
 }
 
-void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::QueryRequest& query, v1::QueryResult* result) {
+void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::QueryRequest& query,
+            v1::QueryResult* result) {
   result->set_client_id(query.client_id());
   absl::Status status;
   switch (query.query_case()) {
@@ -54,7 +55,8 @@ void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::Qu
 
 }  // namespace
 
-void FailBatch(const v1::QueryBatchRequest& request, const absl::Status& status, v1::QueryBatchResponse* response) {
+void FailBatch(const v1::QueryBatchRequest& request, const absl::Status& status,
+               v1::QueryBatchResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
   if (status.code() == absl::StatusCode::kResourceExhausted) metrics.batches_shed->Add();
   if (status.code() == absl::StatusCode::kDeadlineExceeded) metrics.batches_deadline->Add();
@@ -65,18 +67,26 @@ void FailBatch(const v1::QueryBatchRequest& request, const absl::Status& status,
   response->clear_results();
 }
 
-void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits, const BatchLimits& batch_limits,
-                  const v1::QueryBatchRequest& request, absl::Time deadline, const std::atomic<bool>* cancelled,
+void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
+                  const BatchLimits& batch_limits, const v1::QueryBatchRequest& request,
+                  absl::Time deadline, const std::atomic<bool>* cancelled,
                   v1::QueryBatchResponse* response) {
   const World& world = engine.world();
   response->set_batch_id(request.batch_id());
   if (request.queries_size() > batch_limits.max_queries) {
-    return FailBatch(request, absl::InvalidArgumentError(absl::StrCat(
-        "queries: ", request.queries_size(), " queries exceed the limit of ", batch_limits.max_queries)), response);
+    return FailBatch(request,
+                     absl::InvalidArgumentError(absl::StrCat("queries: ", request.queries_size(),
+                                                             " queries exceed the limit of ",
+                                                             batch_limits.max_queries)),
+                     response);
   }
-  if (!WaitForVersion(world, request.min_version(), std::min(deadline, absl::Now() + batch_limits.max_min_version_wait))) {
-    return FailBatch(request, absl::FailedPreconditionError(absl::StrCat(
-        "min_version: world is at version ", world.version(), ", batch requires ", request.min_version())), response);
+  if (!WaitForVersion(world, request.min_version(),
+                      std::min(deadline, absl::Now() + batch_limits.max_min_version_wait))) {
+    return FailBatch(request,
+                     absl::FailedPreconditionError(
+                         absl::StrCat("min_version: world is at version ", world.version(),
+                                      ", batch requires ", request.min_version())),
+                     response);
   }
   World::ReadSnapshot snapshot(world);
   response->set_version(snapshot.version());

@@ -12,17 +12,19 @@
 namespace voxcol::server {
 
 struct BatchLimits {
-  int max_queries = 4096;              // per batch; more -> INVALID_ARGUMENT for the batch
+  int max_queries = 4096;  // per batch; more -> INVALID_ARGUMENT for the batch
   absl::Duration max_min_version_wait = absl::Seconds(1);
 };
 
 // Fills `response` (batch_id, version, code, results). `deadline` is absolute; `cancelled`, if not
 // null, is polled between queries so a cancelled stream stops consuming CPU.
-void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits, const BatchLimits& batch_limits,
-                  const v1::QueryBatchRequest& request, absl::Time deadline, const std::atomic<bool>* cancelled,
+void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
+                  const BatchLimits& batch_limits, const v1::QueryBatchRequest& request,
+                  absl::Time deadline, const std::atomic<bool>* cancelled,
                   v1::QueryBatchResponse* response);
 
 // Sets a batch-level failure (no results).
-void FailBatch(const v1::QueryBatchRequest& request, const absl::Status& status, v1::QueryBatchResponse* response);
+void FailBatch(const v1::QueryBatchRequest& request, const absl::Status& status,
+               v1::QueryBatchResponse* response);
 
 }  // namespace voxcol::server

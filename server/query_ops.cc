@@ -1,10 +1,10 @@
 #include "server/query_ops.h"
 
+#include <vector>
+
 #include "server/convert.h"
 #include "server/convert_shape.h"
 #include "server/log.h"
-
-#include <vector>
 
 namespace voxcol::server {
 
@@ -22,11 +22,13 @@ absl::Status RunPosedOverlap(const QueryEngine& engine, const ServiceLimits& lim
                              const v1::OverlapRequest& request, v1::OverlapResponse* response) {
   DecodedShape shape;
   absl::Status status = FromProto(request.posed(), "posed.", &shape);
-  if (status.ok()) status = ValidatePosedShape(engine.world(), shape.posed(), limits.shape, "posed.");
+  if (status.ok())
+    status = ValidatePosedShape(engine.world(), shape.posed(), limits.shape, "posed.");
   if (!status.ok()) return status;
   thread_local ShapeOverlapResult result;
   QueryStats stats;
-  OverlapPosedShape(engine.index, engine.cache, shape.posed(), request.include_penetration(), &result, &stats);
+  OverlapPosedShape(engine.index, engine.cache, shape.posed(), request.include_penetration(),
+                    &result, &stats);
   if (!result.load_status.ok()) return LoadFailure("overlap", result.load_status);
   ToProto(result, request.include_penetration(), response);
   if (request.include_stats()) ToProto(stats, response->mutable_stats());
@@ -35,8 +37,8 @@ absl::Status RunPosedOverlap(const QueryEngine& engine, const ServiceLimits& lim
 
 }  // namespace
 
-absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits, const v1::RaycastRequest& request,
-                        v1::RaycastResponse* response) {
+absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits,
+                        const v1::RaycastRequest& request, v1::RaycastResponse* response) {
   RayInput ray;
   RaySettings settings;
   absl::Status status = FromProto(request, &ray, &settings);
@@ -59,11 +61,12 @@ absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits, 
   return absl::OkStatus();
 }
 
-absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits, const v1::OverlapRequest& request,
-                        v1::OverlapResponse* response) {
+absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits,
+                        const v1::OverlapRequest& request, v1::OverlapResponse* response) {
   if (request.shape_case() == v1::OverlapRequest::kPosed) {
     if (request.include_voxels()) {
-      return absl::InvalidArgumentError("include_voxels: touched voxels are reported for box and sphere only, not posed");
+      return absl::InvalidArgumentError(
+          "include_voxels: touched voxels are reported for box and sphere only, not posed");
     }
     return RunPosedOverlap(engine, limits, request, response);
   }
@@ -74,7 +77,8 @@ absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits, 
   absl::Status status = FromProto(request, limits.overlap.max_voxels, &shape, &settings);
   if (status.ok()) status = ValidateOverlap(index.world(), shape, settings, limits.overlap);
   if (!status.ok()) return status;
-  // One result per thread: its vectors keep their capacity, so steady-state queries do not allocate.
+  // One result per thread: its vectors keep their capacity, so steady-state queries do not
+  // allocate.
   thread_local OverlapResult result;
   Overlap(index, shape, settings, &result);
   ToProto(result, response);
@@ -82,13 +86,14 @@ absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits, 
   return absl::OkStatus();
 }
 
-absl::Status RunSweep(const QueryEngine& engine, const ServiceLimits& limits, const v1::SweepRequest& request,
-                      v1::SweepResponse* response) {
+absl::Status RunSweep(const QueryEngine& engine, const ServiceLimits& limits,
+                      const v1::SweepRequest& request, v1::SweepResponse* response) {
   DecodedShape shape;
   ShapeSweepInput input;
   ShapeSweepSettings settings;
   absl::Status status = FromProto(request.shape(), "shape.", &shape);
-  if (status.ok()) status = ValidatePosedShape(engine.world(), shape.posed(), limits.shape, "shape.");
+  if (status.ok())
+    status = ValidatePosedShape(engine.world(), shape.posed(), limits.shape, "shape.");
   if (status.ok()) status = FromProto(request, limits.shape, &input, &settings);
   if (!status.ok()) return status;
   input.shape = shape.posed();
@@ -101,12 +106,13 @@ absl::Status RunSweep(const QueryEngine& engine, const ServiceLimits& limits, co
   return absl::OkStatus();
 }
 
-absl::Status RunContacts(const QueryEngine& engine, const ServiceLimits& limits, const v1::ContactsRequest& request,
-                         v1::ContactsResponse* response) {
+absl::Status RunContacts(const QueryEngine& engine, const ServiceLimits& limits,
+                         const v1::ContactsRequest& request, v1::ContactsResponse* response) {
   DecodedShape shape;
   ContactSettings settings;
   absl::Status status = FromProto(request.shape(), "shape.", &shape);
-  if (status.ok()) status = ValidatePosedShape(engine.world(), shape.posed(), limits.shape, "shape.");
+  if (status.ok())
+    status = ValidatePosedShape(engine.world(), shape.posed(), limits.shape, "shape.");
   if (status.ok()) status = FromProto(request, limits.shape, &settings);
   if (!status.ok()) return status;
   thread_local ContactResult result;

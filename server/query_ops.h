@@ -19,15 +19,15 @@ struct QueryEngine {
   const World& world() const { return index.world(); }
 };
 
-absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits, const v1::RaycastRequest& request,
-                        v1::RaycastResponse* response);
+absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits,
+                        const v1::RaycastRequest& request, v1::RaycastResponse* response);
 // Box and sphere: broadphase precision. Posed: exact (OverlapShape), with the deepest penetration
 // when include_penetration.
-absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits, const v1::OverlapRequest& request,
-                        v1::OverlapResponse* response);
-absl::Status RunSweep(const QueryEngine& engine, const ServiceLimits& limits, const v1::SweepRequest& request,
-                      v1::SweepResponse* response);
-absl::Status RunContacts(const QueryEngine& engine, const ServiceLimits& limits, const v1::ContactsRequest& request,
-                         v1::ContactsResponse* response);
+absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits,
+                        const v1::OverlapRequest& request, v1::OverlapResponse* response);
+absl::Status RunSweep(const QueryEngine& engine, const ServiceLimits& limits,
+                      const v1::SweepRequest& request, v1::SweepResponse* response);
+absl::Status RunContacts(const QueryEngine& engine, const ServiceLimits& limits,
+                         const v1::ContactsRequest& request, v1::ContactsResponse* response);
 
 }  // namespace voxcol::server

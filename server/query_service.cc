@@ -15,8 +15,10 @@ namespace {
 // One unary query: counted, timed, run on one world version, which the response reports.
 template <typename Request, typename Response>
 grpc::Status RunUnary(const World& world, const QueryEngine& engine, const ServiceLimits& limits,
-                      absl::Status (*run)(const QueryEngine&, const ServiceLimits&, const Request&, Response*),
-                      Counter* queries, Histogram* latency, const Request& request, Response* response) {
+                      absl::Status (*run)(const QueryEngine&, const ServiceLimits&, const Request&,
+                                          Response*),
+                      Counter* queries, Histogram* latency, const Request& request,
+                      Response* response) {
   absl::Time start = absl::Now();
   queries->Add();
   World::ReadSnapshot snapshot(world);
@@ -52,15 +54,19 @@ grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext*, const v1::RaycastRe
 // completes. At most max_in_flight_batches run per stream; beyond that the stream stops reading, so
 // a fast client is slowed by HTTP/2 flow control instead of growing server queues. gRPC allows one
 // outstanding write per stream, so finished responses queue here until the previous write is done.
-class QueryStream final : public grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse> {
+class QueryStream final
+    : public grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse> {
  public:
   QueryStream(QueryServiceImpl* service, grpc::CallbackServerContext* context)
-      : service_(service), call_deadline_(absl::FromChrono(context->deadline())), host_(PeerHost(context->peer())) {
+      : service_(service),
+        call_deadline_(absl::FromChrono(context->deadline())),
+        host_(PeerHost(context->peer())) {
     GetServerMetrics().streams_opened->Add();
     if (!service_->AcquireStream(host_)) {
       counted_ = false;
-      Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                          "too many open Query streams from this client (--max_streams_per_client)"));
+      Finish(
+          grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                       "too many open Query streams from this client (--max_streams_per_client)"));
       return;
     }
     StartRead(&request_);
@@ -115,7 +121,8 @@ class QueryStream final : public grpc::ServerBidiReactor<v1::QueryBatchRequest, 
     GetServerMetrics().batches->Add();
     absl::Time arrival = absl::Now();
     absl::Time deadline = call_deadline_;
-    if (request.timeout_ms() > 0) deadline = std::min(deadline, arrival + absl::Milliseconds(request.timeout_ms()));
+    if (request.timeout_ms() > 0)
+      deadline = std::min(deadline, arrival + absl::Milliseconds(request.timeout_ms()));
     {
       absl::MutexLock lock(&mu_);
       ++in_flight_;
@@ -123,13 +130,14 @@ class QueryStream final : public grpc::ServerBidiReactor<v1::QueryBatchRequest, 
     auto shared = std::make_shared<v1::QueryBatchRequest>(std::move(request));
     bool accepted = service_->pool_->TrySubmit([this, shared, arrival, deadline] {
       v1::QueryBatchResponse response;
-      ExecuteBatch(service_->engine_, service_->limits_, service_->stream_limits_.batch, *shared, deadline,
-                   &cancelled_, &response);
+      ExecuteBatch(service_->engine_, service_->limits_, service_->stream_limits_.batch, *shared,
+                   deadline, &cancelled_, &response);
       Complete(std::move(response), arrival);
     });
     if (!accepted) {
       v1::QueryBatchResponse response;
-      FailBatch(*shared, absl::ResourceExhaustedError("server overloaded: query queue is full, retry later"),
+      FailBatch(*shared,
+                absl::ResourceExhaustedError("server overloaded: query queue is full, retry later"),
                 &response);
       Complete(std::move(response), arrival);
     }
@@ -168,7 +176,7 @@ class QueryStream final : public grpc::ServerBidiReactor<v1::QueryBatchRequest, 
   QueryServiceImpl* service_;
   const absl::Time call_deadline_;
   const std::string host_;
-  bool counted_ = true;  // holds one of the host's stream slots
+  bool counted_ = true;            // holds one of the host's stream slots
   v1::QueryBatchRequest request_;  // read buffer; only touched by the reading side
   std::atomic<bool> cancelled_{false};
   absl::Mutex mu_;
@@ -217,15 +225,15 @@ grpc::Status QueryServiceImpl::Overlap(grpc::ServerContext*, const v1::OverlapRe
 grpc::Status QueryServiceImpl::Sweep(grpc::ServerContext*, const v1::SweepRequest* request,
                                      v1::SweepResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
-  return RunUnary(world_, engine_, limits_, &RunSweep, metrics.queries_sweep, metrics.sweep_latency, *request,
-                  response);
+  return RunUnary(world_, engine_, limits_, &RunSweep, metrics.queries_sweep, metrics.sweep_latency,
+                  *request, response);
 }
 
 grpc::Status QueryServiceImpl::Contacts(grpc::ServerContext*, const v1::ContactsRequest* request,
                                         v1::ContactsResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
-  return RunUnary(world_, engine_, limits_, &RunContacts, metrics.queries_contacts, metrics.contacts_latency,
-                  *request, response);
+  return RunUnary(world_, engine_, limits_, &RunContacts, metrics.queries_contacts,
+                  metrics.contacts_latency, *request, response);
 }
 
 }  // namespace voxcol::server

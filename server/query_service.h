@@ -7,7 +7,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
-
 #include "core/voxel/world.h"
 #include "server/query_batch.h"
 #include "server/query_ops.h"
@@ -20,16 +19,22 @@ namespace voxcol::server {
 struct StreamLimits {
   BatchLimits batch;
   int max_in_flight_batches = 4;  // per stream; further reads wait (backpressure)
-  int max_streams_per_client = 256;  // open Query streams per client host; more get RESOURCE_EXHAUSTED
+  int max_streams_per_client =
+      256;  // open Query streams per client host; more get RESOURCE_EXHAUSTED
 };
 
-class QueryServiceImpl final : public v1::QueryService::WithCallbackMethod_Query<v1::QueryService::Service> {
+class QueryServiceImpl final
+    : public v1::QueryService::WithCallbackMethod_Query<v1::QueryService::Service> {
  public:
   // `engine` holds the broadphase and narrowphase cache of `world` (both observing its edits);
   // `pool` runs the batches of every stream. All of them must outlive the server.
   QueryServiceImpl(const World& world, QueryEngine engine, const ServiceLimits& limits,
                    const StreamLimits& stream_limits, WorkerPool* pool)
-      : world_(world), engine_(engine), limits_(limits), stream_limits_(stream_limits), pool_(pool) {}
+      : world_(world),
+        engine_(engine),
+        limits_(limits),
+        stream_limits_(stream_limits),
+        pool_(pool) {}
 
   grpc::Status Raycast(grpc::ServerContext* context, const v1::RaycastRequest* request,
                        v1::RaycastResponse* response) override;

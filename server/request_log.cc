@@ -1,5 +1,7 @@
 #include "server/request_log.h"
 
+#include <grpcpp/server_context.h>
+
 #include <atomic>
 #include <string>
 
@@ -7,8 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include <grpcpp/server_context.h>
-
 #include "server/log.h"
 
 namespace voxcol::server {
@@ -26,7 +26,9 @@ std::string GenerateRequestId() {
 }
 
 // gRPC and absl share the canonical code numbering.
-std::string CodeName(grpc::StatusCode code) { return absl::StatusCodeToString(absl::StatusCode(code)); }
+std::string CodeName(grpc::StatusCode code) {
+  return absl::StatusCodeToString(absl::StatusCode(code));
+}
 
 class RequestLogInterceptor : public grpc::experimental::Interceptor {
  public:
@@ -44,7 +46,8 @@ class RequestLogInterceptor : public grpc::experimental::Interceptor {
       if (request_id_.empty()) request_id_ = GenerateRequestId();
       methods->GetSendInitialMetadata()->emplace(kRequestIdKey, request_id_);
     }
-    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) Log(methods->GetSendStatus());
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS))
+      Log(methods->GetSendStatus());
     methods->Proceed();
   }
 
@@ -53,9 +56,10 @@ class RequestLogInterceptor : public grpc::experimental::Interceptor {
     bool streaming = info_->type() != grpc::experimental::ServerRpcInfo::Type::UNARY;
     if (status.ok() && !streaming) return;
     std::string line = absl::StrFormat(
-        "event=rpc method=%s request_id=%s peer=%s code=%s millis=%d message=\"%s\"", info_->method(),
-        request_id_, info_->server_context()->peer(), CodeName(status.error_code()),
-        absl::ToInt64Milliseconds(absl::Now() - start_), status.error_message());
+        "event=rpc method=%s request_id=%s peer=%s code=%s millis=%d message=\"%s\"",
+        info_->method(), request_id_, info_->server_context()->peer(),
+        CodeName(status.error_code()), absl::ToInt64Milliseconds(absl::Now() - start_),
+        status.error_message());
     bool server_fault = status.error_code() == grpc::StatusCode::INTERNAL ||
                         status.error_code() == grpc::StatusCode::DATA_LOSS ||
                         status.error_code() == grpc::StatusCode::UNKNOWN;

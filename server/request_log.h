@@ -13,7 +13,8 @@ namespace voxcol::server {
 
 class RequestLogInterceptorFactory : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override;
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override;
 };
 
 }  // namespace voxcol::server

@@ -19,12 +19,12 @@ struct ServerMetrics {
   Counter* queries_overlap;
   Counter* queries_sweep;
   Counter* queries_contacts;
-  Counter* query_failures;      // queries answered with a non-OK code
-  Counter* batches;             // batches received on streams
-  Counter* batches_shed;        // refused with RESOURCE_EXHAUSTED
-  Counter* batches_deadline;    // DEADLINE_EXCEEDED
-  Counter* batches_cancelled;   // stopped because their stream was cancelled
-  Counter* edits;               // committed edit batches
+  Counter* query_failures;     // queries answered with a non-OK code
+  Counter* batches;            // batches received on streams
+  Counter* batches_shed;       // refused with RESOURCE_EXHAUSTED
+  Counter* batches_deadline;   // DEADLINE_EXCEEDED
+  Counter* batches_cancelled;  // stopped because their stream was cancelled
+  Counter* edits;              // committed edit batches
   Counter* edit_failures;
   Counter* streams_opened;
 };

@@ -144,7 +144,8 @@ const MaskRecord* BroadphaseIndex::Build(const ChunkKey& key) const {
     for (int dz = -1; dz <= 1; ++dz)
       for (int dx = -1; dx <= 1; ++dx) {
         int i = NeighbourIndex(dx, dy, dz);
-        owners[i] = i == NeighbourIndex(0, 0, 0) ? *centre : world_.GetChunk(key + Int3{dx, dy, dz});
+        owners[i] =
+            i == NeighbourIndex(0, 0, 0) ? *centre : world_.GetChunk(key + Int3{dx, dy, dz});
         hood[i] = owners[i].get();
       }
   ChunkMasks masks = BuildChunkMasks(hood);

@@ -1,7 +1,8 @@
 // Ray-box slab test after Williams, Barrus, Morley and Shirley, "An Efficient and Robust Ray-Box
-// Intersection Algorithm" (JGT 2005): precomputed reciprocal direction; an axis-parallel ray (infinite
-// reciprocal) only tests whether its origin lies in that slab. ClipRayToAabb serves RayAabb and the
-// kD-tree's clip to its tree AABB; the kD-tree's node test (KdBoxClip) is a 4-wide copy of it.
+// Intersection Algorithm" (JGT 2005): precomputed reciprocal direction; an axis-parallel ray
+// (infinite reciprocal) only tests whether its origin lies in that slab. ClipRayToAabb serves
+// RayAabb and the kD-tree's clip to its tree AABB; the kD-tree's node test (KdBoxClip) is a 4-wide
+// copy of it.
 #pragma once
 
 #include <algorithm>

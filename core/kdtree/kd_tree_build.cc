@@ -103,7 +103,8 @@ class Builder {
     for (int a = 1; a < 3; ++a) {
       if (p.hi[a] - p.lo[a] > p.hi[axis] - p.lo[axis]) axis = a;
     }
-    const uint32_t mid = p.begin + Partition(s_.order.data() + p.begin, s_.order.data() + p.end, axis);
+    const uint32_t mid =
+        p.begin + Partition(s_.order.data() + p.begin, s_.order.data() + p.end, axis);
     *left = MakePart(p.begin, mid);
     *right = MakePart(mid, p.end);
   }

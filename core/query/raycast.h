@@ -46,20 +46,20 @@ struct RayHit {
   // normal (vertex normals interpolated over the triangle; facets alone tilt on curved surfaces).
   Vec3 normal;
   bool front_face = true;  // smooth: the ray enters the solid here (false: it leaves it)
-  Int3 voxel;          // voxel that was hit (smooth: the dominant solid corner of the hit cell)
-  Voxel value;         // its material and occupancy (smooth: material of the triangle hit)
+  Int3 voxel;              // voxel that was hit (smooth: the dominant solid corner of the hit cell)
+  Voxel value;             // its material and occupancy (smooth: material of the triangle hit)
   bool started_inside = false;  // the origin voxel itself is filled; distance is 0
   // OK, or the error of a chunk along the ray that could not be loaded (e.g. DATA_LOSS for a
   // corrupt stored record); then the ray stopped there and the other fields mean nothing.
   absl::Status load_status;
-  ChunkKey chunk;      // smooth: chunk whose mesh holds the triangle; blocky: chunk of the voxel
+  ChunkKey chunk;         // smooth: chunk whose mesh holds the triangle; blocky: chunk of the voxel
   int32_t triangle = -1;  // smooth: triangle index in that chunk's mesh; -1 for blocky and water
 };
 
 // What a query cost; optional output.
 struct QueryStats {
-  uint32_t voxels_visited = 0;  // voxels stepped through inside chunks that were not skipped
-  uint32_t chunks_visited = 0;  // chunks whose voxels (blocky) or trees (smooth) were visited
+  uint32_t voxels_visited = 0;      // voxels stepped through inside chunks that were not skipped
+  uint32_t chunks_visited = 0;      // chunks whose voxels (blocky) or trees (smooth) were visited
   uint32_t tree_nodes_visited = 0;  // smooth: kD-tree nodes
   uint32_t triangles_tested = 0;    // smooth: ray/triangle tests
   uint32_t cache_builds = 0;        // smooth: chunk meshes + trees built by this query
@@ -81,7 +81,8 @@ RayHit RaycastBlocky(const BroadphaseIndex& index, const RayInput& ray, const Ra
 
 // Same walk, but only water voxels (IsWater) stop the ray: the blocky water surface.
 // The first water voxel along the ray (the blocky water surface), through the broadphase walk.
-RayHit RaycastWaterSurface(const BroadphaseIndex& index, const RayInput& ray, QueryStats* stats = nullptr);
+RayHit RaycastWaterSurface(const BroadphaseIndex& index, const RayInput& ray,
+                           QueryStats* stats = nullptr);
 
 // Raycast against the smooth marching-cubes surface (see core/mesh/marching_cubes.h): walks the
 // mesh chunks along the ray front to back, queries each chunk's kD-tree (built lazily by `cache`)

@@ -9,22 +9,27 @@
 namespace voxcol {
 
 absl::Status ValidateRay(const World& world, const RayInput& ray, const QueryLimits& limits) {
-  if (!IsFinite(ray.origin)) return absl::InvalidArgumentError("origin must be finite (no NaN or infinity)");
+  if (!IsFinite(ray.origin))
+    return absl::InvalidArgumentError("origin must be finite (no NaN or infinity)");
   if (!world.ContainsPoint(ray.origin)) {
-    return absl::InvalidArgumentError(absl::StrCat("origin (", ray.origin.x, ", ", ray.origin.y, ", ",
-                                                   ray.origin.z, ") is outside the world bounds"));
+    return absl::InvalidArgumentError(absl::StrCat("origin (", ray.origin.x, ", ", ray.origin.y,
+                                                   ", ", ray.origin.z,
+                                                   ") is outside the world bounds"));
   }
   if (!IsFinite(ray.direction)) {
     return absl::InvalidArgumentError("direction must be finite (no NaN or infinity)");
   }
   // Squared length below ~1e-24 cannot be normalized reliably in float.
-  if (!(LengthSq(ray.direction) > 1e-24f)) return absl::InvalidArgumentError("direction must be non-zero");
+  if (!(LengthSq(ray.direction) > 1e-24f))
+    return absl::InvalidArgumentError("direction must be non-zero");
   if (!std::isfinite(ray.max_distance) || ray.max_distance <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("max_distance must be finite and > 0, got ", ray.max_distance));
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_distance must be finite and > 0, got ", ray.max_distance));
   }
   if (ray.max_distance > limits.max_ray_distance) {
     return absl::InvalidArgumentError(absl::StrCat("max_distance ", ray.max_distance,
-                                                   " exceeds the configured maximum ", limits.max_ray_distance));
+                                                   " exceeds the configured maximum ",
+                                                   limits.max_ray_distance));
   }
   return absl::OkStatus();
 }
@@ -118,8 +123,8 @@ namespace {
 
 // The broadphase chunk walk with a voxel DDA inside each visited chunk; `filled` decides which
 // voxels stop the ray and `classes` which masks may hold them.
-RayHit WalkFilled(const BroadphaseIndex& index, const RayInput& ray, uint8_t classes, bool (*filled)(Voxel),
-                  QueryStats* stats) {
+RayHit WalkFilled(const BroadphaseIndex& index, const RayInput& ray, uint8_t classes,
+                  bool (*filled)(Voxel), QueryStats* stats) {
   const World& world = index.world();
   const float h = world.voxel_size();
   VoxelRay r;

@@ -56,15 +56,16 @@ class ChunkWalk {
 // layer meshed just outside the world (it closes the surface at the world box) has no record and
 // is always visited.
 template <typename OnChunk>
-absl::Status WalkChunks(const BroadphaseIndex& index, NarrowphaseCache& cache, const KdRay& ray, float t_end,
-                        QueryStats* stats, OnChunk&& on_chunk) {
+absl::Status WalkChunks(const BroadphaseIndex& index, NarrowphaseCache& cache, const KdRay& ray,
+                        float t_end, QueryStats* stats, OnChunk&& on_chunk) {
   const World& world = index.world();
   BroadphaseIndex::ReadScope scope(index);
   ChunkWalk walk(world, ray.origin, ray.direction);
   uint32_t chunks = 0, builds = 0;
   absl::Status status;
   for (; walk.InRange(); walk.Next()) {
-    if (world.chunk_bounds().Contains(walk.key()) && !index.Get(walk.key(), scope).MayTouch(kClassSolid)) {
+    if (world.chunk_bounds().Contains(walk.key()) &&
+        !index.Get(walk.key(), scope).MayTouch(kClassSolid)) {
       if (walk.t_exit() > t_end) break;
       continue;
     }
@@ -197,14 +198,15 @@ RayHit RaycastSmooth(const BroadphaseIndex& index, NarrowphaseCache& cache, cons
   ClosestHitCollector closest(t_end);
   ChunkCollisionPtr best;
   KdStats kd;
-  absl::Status walked = WalkChunks(index, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float t_exit) {
-    const bool had = closest.has_hit();
-    const float before = closest.early_out();
-    c->tree.CastRay(c->mesh, kray, closest, &kd);
-    if (closest.has_hit() && (!had || closest.early_out() != before)) best = c;
-    // Later chunks start at t_exit: a hit clearly before it cannot be beaten.
-    return closest.has_hit() && closest.hit().t < t_exit - ExitSlack(world, t_exit);
-  });
+  absl::Status walked =
+      WalkChunks(index, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float t_exit) {
+        const bool had = closest.has_hit();
+        const float before = closest.early_out();
+        c->tree.CastRay(c->mesh, kray, closest, &kd);
+        if (closest.has_hit() && (!had || closest.early_out() != before)) best = c;
+        // Later chunks start at t_exit: a hit clearly before it cannot be beaten.
+        return closest.has_hit() && closest.hit().t < t_exit - ExitSlack(world, t_exit);
+      });
   AddTreeStats(kd, stats);
   if (!walked.ok()) {
     RayHit failed;
@@ -231,13 +233,15 @@ void RaycastSmoothAll(const BroadphaseIndex& index, NarrowphaseCache& cache, con
   const KdRay kray(ray.origin, Normalize(ray.direction));
   thread_local std::vector<TriangleRayHit> chunk_hits;
   KdStats kd;
-  absl::Status walked = WalkChunks(index, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float) {
-    chunk_hits.clear();
-    AllHitsCollector collector(t_end, &chunk_hits);
-    c->tree.CastRay(c->mesh, kray, collector, &kd);
-    for (const TriangleRayHit& t : chunk_hits) hits->push_back(MakeSmoothHit(world, kray, *c, t));
-    return false;
-  });
+  absl::Status walked =
+      WalkChunks(index, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float) {
+        chunk_hits.clear();
+        AllHitsCollector collector(t_end, &chunk_hits);
+        c->tree.CastRay(c->mesh, kray, collector, &kd);
+        for (const TriangleRayHit& t : chunk_hits)
+          hits->push_back(MakeSmoothHit(world, kray, *c, t));
+        return false;
+      });
   AddTreeStats(kd, stats);
   std::sort(hits->begin(), hits->end(),
             [](const RayHit& a, const RayHit& b) { return a.distance < b.distance; });

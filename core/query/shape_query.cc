@@ -49,11 +49,14 @@ absl::Status ValidatePosedShape(const World& world, const PosedShape& posed,
   const float max = limits.max_extent;
   switch (s.type) {
     case ShapeType::kSphere:
-      if (auto st = CheckSize(kind + "sphere.radius", s.convex_radius, max, false); !st.ok()) return st;
+      if (auto st = CheckSize(kind + "sphere.radius", s.convex_radius, max, false); !st.ok())
+        return st;
       break;
     case ShapeType::kCapsule:
-      if (auto st = CheckSize(kind + "capsule.radius", s.convex_radius, max, false); !st.ok()) return st;
-      if (auto st = CheckSize(kind + "capsule.half_height", s.half_height, max, true); !st.ok()) return st;
+      if (auto st = CheckSize(kind + "capsule.radius", s.convex_radius, max, false); !st.ok())
+        return st;
+      if (auto st = CheckSize(kind + "capsule.half_height", s.half_height, max, true); !st.ok())
+        return st;
       if (s.half_height + s.convex_radius > max) {
         return absl::InvalidArgumentError(absl::StrCat(
             kind, "capsule.half_height + radius exceeds the configured maximum extent ", Num(max)));
@@ -62,7 +65,8 @@ absl::Status ValidatePosedShape(const World& world, const PosedShape& posed,
     case ShapeType::kBox: {
       const Vec3 outer = s.half_extents + Vec3(s.convex_radius, s.convex_radius, s.convex_radius);
       for (int a = 0; a < 3; ++a) {
-        if (auto st = CheckSize(kind + "box.half_extents", outer[a], max, false); !st.ok()) return st;
+        if (auto st = CheckSize(kind + "box.half_extents", outer[a], max, false); !st.ok())
+          return st;
       }
       if (!std::isfinite(s.convex_radius) || s.convex_radius < 0 ||
           std::min(s.half_extents.x, std::min(s.half_extents.y, s.half_extents.z)) < 0) {
@@ -73,14 +77,14 @@ absl::Status ValidatePosedShape(const World& world, const PosedShape& posed,
     }
     case ShapeType::kConvexHull: {
       if (s.num_points < 1 || s.num_points > kMaxHullPoints || s.points == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat(kind, "hull.points must hold 1..",
-                                                       kMaxHullPoints, " points, got ",
-                                                       s.num_points));
+        return absl::InvalidArgumentError(absl::StrCat(
+            kind, "hull.points must hold 1..", kMaxHullPoints, " points, got ", s.num_points));
       }
       for (int i = 0; i < s.num_points; ++i) {
         const Vec3& p = s.points[i];
         if (!IsFinite(p)) {
-          return absl::InvalidArgumentError(absl::StrCat(kind, "hull.points[", i, "] must be finite"));
+          return absl::InvalidArgumentError(
+              absl::StrCat(kind, "hull.points[", i, "] must be finite"));
         }
         for (int a = 0; a < 3; ++a) {
           if (std::fabs(p[a]) + std::max(s.convex_radius, 0.0f) > max) {
@@ -249,7 +253,10 @@ absl::Status Gather(const BroadphaseIndex& index, NarrowphaseCache& cache, const
         bool used = false;
         for (uint32_t t : g->scratch) {
           if (dedupe && !g->seen.insert({c.get(), t}).second) continue;
-          Tri tri{c.get(), t, {c->mesh.Corner(t, 0), c->mesh.Corner(t, 1), c->mesh.Corner(t, 2)}, {},
+          Tri tri{c.get(),
+                  t,
+                  {c->mesh.Corner(t, 0), c->mesh.Corner(t, 1), c->mesh.Corner(t, 2)},
+                  {},
                   {KeyOf(c->mesh, t, 0), KeyOf(c->mesh, t, 1), KeyOf(c->mesh, t, 2)}};
           tri.normal = Normalize(Cross(tri.v[1] - tri.v[0], tri.v[2] - tri.v[0]));
           g->tris.push_back(tri);
@@ -274,7 +281,7 @@ struct RawContact {
   Vec3 position;  // on the triangle
   Vec3 normal;    // from the terrain toward the shape
   float depth;
-  uint32_t tri;   // index in Gathered::tris
+  uint32_t tri;  // index in Gathered::tris
 };
 
 // Closest-feature contact of the shape with one triangle when they are within `margin`. Contacts
@@ -401,7 +408,9 @@ bool FixInternalEdge(const PosedShape& s, const Tri& t, uint32_t tri_index, cons
 int IncidentFeature(const PosedShape& s, const Vec3& n, Vec3 out[4]) {
   const ConvexShape& shape = *s.shape;
   if (out == nullptr) {  // just the count
-    return shape.type == ShapeType::kBox ? 4 : (shape.type == ShapeType::kCapsule && shape.half_height > 0 ? 2 : 0);
+    return shape.type == ShapeType::kBox
+               ? 4
+               : (shape.type == ShapeType::kCapsule && shape.half_height > 0 ? 2 : 0);
   }
   if (shape.type == ShapeType::kCapsule) {
     s.CapsuleSegment(&out[0], &out[1]);
@@ -623,8 +632,7 @@ bool VerticalSpan(const PosedShape& s, float x, float z, float* lo, float* hi) {
       const float span = b.max.y - b.min.y + 2.0f;
       const Vec3 origin{0, 0, 0};
       const ConvexShape point = MakeConvexHull(&origin, 1);
-      const CastResult down =
-          GjkRaycast({&point, {{}, {x, b.max.y + 1.0f, z}}}, {0, -span, 0}, s);
+      const CastResult down = GjkRaycast({&point, {{}, {x, b.max.y + 1.0f, z}}}, {0, -span, 0}, s);
       if (!down.hit) return false;
       const CastResult up = GjkRaycast({&point, {{}, {x, b.min.y - 1.0f, z}}}, {0, span, 0}, s);
       if (!up.hit) return false;
@@ -699,7 +707,8 @@ absl::Status IntegrateWater(const BroadphaseIndex& index, const PosedShape& s, W
   // Many sample lines share a voxel column (a character-sized shape spans a few): read each
   // column's water once, for the shape's height range, unless the shape is so large that the
   // cache would outgrow the reads it saves.
-  const int32_t cx0 = int32_t(std::floor(bounds.min.x * inv_h)), cz0 = int32_t(std::floor(bounds.min.z * inv_h));
+  const int32_t cx0 = int32_t(std::floor(bounds.min.x * inv_h)),
+                cz0 = int32_t(std::floor(bounds.min.z * inv_h));
   const int32_t nx = int32_t(std::floor(bounds.max.x * inv_h)) - cx0 + 1;
   const int32_t nz = int32_t(std::floor(bounds.max.z * inv_h)) - cz0 + 1;
   const int32_t yb0 = std::max(vb.min.y, int32_t(std::floor(bounds.min.y * inv_h)));
@@ -714,11 +723,13 @@ absl::Status IntegrateWater(const BroadphaseIndex& index, const PosedShape& s, W
   }
   auto top_at = [&](int32_t vx, int32_t vy, int32_t vz) -> float {
     const int32_t c = (vz - cz0) * nx + (vx - cx0);
-    if (!cached || vy < yb0 || vy > yb1 || vx < cx0 || vx >= cx0 + nx || vz < cz0 || vz >= cz0 + nz) {
+    if (!cached || vy < yb0 || vy > yb1 || vx < cx0 || vx >= cx0 + nx || vz < cz0 ||
+        vz >= cz0 + nz) {
       return water_top({vx, vy, vz});
     }
     if (!ready[c]) {
-      for (int32_t y = yb0; y <= yb1; ++y) tops[size_t(c) * ny + (y - yb0)] = water_top({vx, y, vz});
+      for (int32_t y = yb0; y <= yb1; ++y)
+        tops[size_t(c) * ny + (y - yb0)] = water_top({vx, y, vz});
       ready[c] = 1;
     }
     return tops[size_t(c) * ny + (vy - yb0)];
@@ -881,7 +892,8 @@ void OverlapPosedShape(const BroadphaseIndex& index, NarrowphaseCache& cache,
     absl::Status st;
     if (BuriedEscape(index, cache, shape, &depth, &normal, &st, stats)) {
       result->touches_solid = true;
-      result->chunks.push_back({ChunkOf(index.world().VoxelAt(shape.pose.translation)), kClassSolid});
+      result->chunks.push_back(
+          {ChunkOf(index.world().VoxelAt(shape.pose.translation)), kClassSolid});
       if (want_penetration) {
         result->depth = depth;
         result->normal = normal;
@@ -1028,8 +1040,8 @@ void SweepShape(const BroadphaseIndex& index, NarrowphaseCache& cache, const Sha
       if (Dot(dir, t.normal) >= 0 || touching.contains(uint32_t(next))) continue;
       ++g.tests;
       CastResult r = s.shape->type == ShapeType::kSphere
-                         ? CastSphereVsTriangle(s.pose.translation, s.Radius(), translation,
-                                                t.v[0], t.v[1], t.v[2])
+                         ? CastSphereVsTriangle(s.pose.translation, s.Radius(), translation, t.v[0],
+                                                t.v[1], t.v[2])
                          : CastConvexVsTriangle(s, translation, t.v[0], t.v[1], t.v[2]);
       if (!r.hit) continue;
       if (r.initially_overlapping) {

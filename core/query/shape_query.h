@@ -3,8 +3,8 @@
 //
 // All three gather the marching-cubes triangles near the shape through the same path as the smooth
 // raycast: mesh chunks whose broadphase record may hold solid, each chunk's kD-tree queried with a
-// box (core/kdtree), triangles tested with the closed forms for spheres and capsules and GJK / EPA /
-// GJK-raycast for other shapes (core/narrowphase).
+// box (core/kdtree), triangles tested with the closed forms for spheres and capsules and GJK / EPA
+// / GJK-raycast for other shapes (core/narrowphase).
 //
 // The terrain is one-sided: triangles face empty space (counter-clockwise seen from outside), and
 // a shape behind a triangle is inside the solid. Contacts therefore always push toward the
@@ -34,7 +34,7 @@ namespace voxcol {
 
 // Server-side limits on shape queries, configured by flags (see ValidateShapeQuery).
 struct ShapeQueryLimits {
-  float max_extent = 64.0f;           // largest half extent of a shape's bounding box, world units
+  float max_extent = 64.0f;            // largest half extent of a shape's bounding box, world units
   float max_sweep_distance = 4096.0f;  // world units
   uint32_t max_hits = 1024;            // most hits one kAll sweep may return
 };
@@ -53,8 +53,8 @@ enum class HitCollection : uint8_t {
 };
 
 struct ShapeSweepInput {
-  PosedShape shape;  // start pose
-  Vec3 direction;    // non-zero; normalized internally
+  PosedShape shape;    // start pose
+  Vec3 direction;      // non-zero; normalized internally
   float distance = 0;  // world units along the normalized direction, > 0
 };
 
@@ -73,7 +73,7 @@ struct ShapeHit {
   Vec3 position;       // contact point on the terrain surface
   Vec3 normal;         // unit, from the terrain toward the shape
   uint8_t material = 0;
-  ChunkKey chunk;       // chunk whose mesh holds the triangle
+  ChunkKey chunk;         // chunk whose mesh holds the triangle
   int32_t triangle = -1;  // triangle index in that chunk's mesh
 };
 
@@ -98,13 +98,14 @@ struct ShapeSweepResult {
 // Casts `input.shape` along the sweep. Precondition: ValidatePosedShape is OK, direction finite
 // and non-zero, distance finite and > 0.
 void SweepShape(const BroadphaseIndex& index, NarrowphaseCache& cache, const ShapeSweepInput& input,
-                const ShapeSweepSettings& settings, ShapeSweepResult* result, QueryStats* stats = nullptr);
+                const ShapeSweepSettings& settings, ShapeSweepResult* result,
+                QueryStats* stats = nullptr);
 
 // One contact point of a shape with the terrain.
 struct TerrainContact {
-  Vec3 position;        // on the terrain surface
-  Vec3 normal;          // unit, from the terrain toward the shape
-  float depth = 0;      // penetration (negative: separated by that much, within the margin)
+  Vec3 position;    // on the terrain surface
+  Vec3 normal;      // unit, from the terrain toward the shape
+  float depth = 0;  // penetration (negative: separated by that much, within the margin)
   uint8_t material = 0;
   int32_t triangle = -1;
 };
@@ -154,8 +155,8 @@ void ShapeContacts(const BroadphaseIndex& index, NarrowphaseCache& cache, const 
                    QueryStats* stats = nullptr);
 
 struct ShapeOverlapResult {
-  bool touches_solid = false;  // the shape penetrates (or is buried in) the solid
-  bool touches_water = false;  // part of its volume is under water
+  bool touches_solid = false;        // the shape penetrates (or is buried in) the solid
+  bool touches_water = false;        // part of its volume is under water
   std::vector<TouchedChunk> chunks;  // chunks with a touch (classes kClassSolid / kClassWater)
   // With want_penetration, when touches_solid: the deepest penetration (depth * normal moves the
   // shape out; position on the terrain).

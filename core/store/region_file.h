@@ -41,7 +41,8 @@ absl::Status ValidateRegionBox(const World& world, const IntBox& box);
 // edits are held back only while the chunks are looked up. `version`, if set, receives the
 // version the region belongs to. A chunk that cannot be loaded fails the read with its error
 // (DATA_LOSS for a corrupt record).
-absl::StatusOr<Region> ReadRegion(const World& world, const IntBox& box, uint64_t* version = nullptr);
+absl::StatusOr<Region> ReadRegion(const World& world, const IntBox& box,
+                                  uint64_t* version = nullptr);
 
 // Writes every voxel of `region` into `edit`; the box must be valid for the edit's world.
 absl::Status WriteRegion(const Region& region, ChunkEdit& edit);

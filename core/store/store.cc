@@ -149,11 +149,13 @@ absl::Status Store::LoadAcks() {
   std::sort(acks.begin(), acks.end(),
             [](const StoredAck& a, const StoredAck& b) { return a.version < b.version; });
   // A smaller --idempotency_keys than before: forget the oldest now.
-  const size_t excess = acks.size() > options_.idempotency_keys ? acks.size() - options_.idempotency_keys : 0;
+  const size_t excess =
+      acks.size() > options_.idempotency_keys ? acks.size() - options_.idempotency_keys : 0;
   if (excess > 0) {
     rocksdb::WriteBatch batch;
     for (size_t i = 0; i < excess; ++i) batch.Delete(std::string(1, kAckPrefix) + acks[i].key);
-    if (absl::Status s = FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "trim idempotency keys");
+    if (absl::Status s =
+            FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "trim idempotency keys");
         !s.ok()) {
       return s;
     }
@@ -250,8 +252,8 @@ absl::Status Store::Write(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chun
          dropped < ack_order_.size()) {
     const auto& [old_version, old_key] = ack_order_[dropped++];
     auto live = ack_versions_.find(old_key);
-    const bool rewritten = std::any_of(added.begin(), added.end(),
-                                       [&](const auto& a) { return a.second == old_key; });
+    const bool rewritten =
+        std::any_of(added.begin(), added.end(), [&](const auto& a) { return a.second == old_key; });
     if (live != ack_versions_.end() && live->second == old_version && !rewritten) {
       batch.Delete(std::string(1, kAckPrefix) + old_key);
     }

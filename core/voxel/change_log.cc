@@ -28,7 +28,8 @@ void ChangeLog::AfterPublish(const CommittedEdit& edit) {
 
 void ChangeLog::TrimLocked() {
   // Keep at least the newest entry so a reader at newest-1 can always make progress.
-  while (entries_.size() > 1 && (entries_.size() > config_.max_versions || chunks_ > config_.max_chunks)) {
+  while (entries_.size() > 1 &&
+         (entries_.size() > config_.max_versions || chunks_ > config_.max_chunks)) {
     chunks_ -= entries_.front()->chunks.size();
     base_version_ = entries_.front()->version;
     entries_.pop_front();
@@ -38,28 +39,33 @@ void ChangeLog::TrimLocked() {
 absl::Status ChangeLog::CheckCursorLocked(uint64_t after_version) const {
   if (closed_) return absl::UnavailableError("the change feed is closed (server shutting down)");
   if (after_version < base_version_) {
-    return absl::OutOfRangeError(absl::StrCat("version ", after_version,
-                                              " is older than the change log's retention window (oldest "
-                                              "resumable version ",
-                                              base_version_, "); resync with ReadVoxels"));
+    return absl::OutOfRangeError(
+        absl::StrCat("version ", after_version,
+                     " is older than the change log's retention window (oldest "
+                     "resumable version ",
+                     base_version_, "); resync with ReadVoxels"));
   }
   if (after_version > newest_version_) {
-    return absl::OutOfRangeError(
-        absl::StrCat("version ", after_version, " is ahead of the newest version ", newest_version_));
+    return absl::OutOfRangeError(absl::StrCat("version ", after_version,
+                                              " is ahead of the newest version ", newest_version_));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<ChangeEntryPtr>> ChangeLog::Read(uint64_t after_version, size_t max_entries,
+absl::StatusOr<std::vector<ChangeEntryPtr>> ChangeLog::Read(uint64_t after_version,
+                                                            size_t max_entries,
                                                             absl::Duration wait) const {
   absl::MutexLock lock(&mu_);
-  auto ready = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return closed_ || newest_version_ > after_version; };
+  auto ready = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return closed_ || newest_version_ > after_version;
+  };
   mu_.AwaitWithTimeout(absl::Condition(&ready), wait);
   absl::Status status = CheckCursorLocked(after_version);
   if (!status.ok()) return status;
   std::vector<ChangeEntryPtr> out;
   // Versions are contiguous, so the first entry to return sits at a known index.
-  for (size_t i = after_version - base_version_; i < entries_.size() && out.size() < max_entries; ++i) {
+  for (size_t i = after_version - base_version_; i < entries_.size() && out.size() < max_entries;
+       ++i) {
     out.push_back(entries_[i]);
   }
   return out;

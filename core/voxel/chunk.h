@@ -20,15 +20,19 @@ using ChunkKey = Int3;
 // Index of local voxel (x, y, z) in a chunk: X fastest, then Z, then Y. One Y slice is 64
 // consecutive voxels, which matches the broadphase mask layout (one uint64_t per Y slice, one
 // byte per X row).
-constexpr int LocalIndex(int x, int y, int z) { return x | (z << kChunkBits) | (y << (2 * kChunkBits)); }
+constexpr int LocalIndex(int x, int y, int z) {
+  return x | (z << kChunkBits) | (y << (2 * kChunkBits));
+}
 
 // Chunk holding a voxel; correct for negative coordinates (floor, not truncation).
 constexpr ChunkKey ChunkOf(const Int3& voxel) {
-  return {FloorDiv(voxel.x, kChunkSize), FloorDiv(voxel.y, kChunkSize), FloorDiv(voxel.z, kChunkSize)};
+  return {FloorDiv(voxel.x, kChunkSize), FloorDiv(voxel.y, kChunkSize),
+          FloorDiv(voxel.z, kChunkSize)};
 }
 // Position of a voxel inside its chunk, each component in [0, 8).
 constexpr Int3 LocalOf(const Int3& voxel) {
-  return {FloorMod(voxel.x, kChunkSize), FloorMod(voxel.y, kChunkSize), FloorMod(voxel.z, kChunkSize)};
+  return {FloorMod(voxel.x, kChunkSize), FloorMod(voxel.y, kChunkSize),
+          FloorMod(voxel.z, kChunkSize)};
 }
 // First voxel (minimum corner) of a chunk.
 constexpr Int3 ChunkOrigin(const ChunkKey& key) {

@@ -17,7 +17,8 @@ Voxel CombineCoverage(Voxel current, float coverage, uint8_t material, EditMode 
   if (mode == EditMode::kAdd && material == kMaterialAir) mode = EditMode::kSubtract;
   switch (mode) {
     case EditMode::kAdd:
-      if (c >= current.occupancy || current.material == kMaterialAir) return Canonical({material, c});
+      if (c >= current.occupancy || current.material == kMaterialAir)
+        return Canonical({material, c});
       return current;
     case EditMode::kSubtract: {
       uint8_t left = std::min<uint8_t>(current.occupancy, 255 - c);
@@ -30,7 +31,8 @@ Voxel CombineCoverage(Voxel current, float coverage, uint8_t material, EditMode 
   return current;
 }
 
-absl::Status ValidateFillBall(const World& world, const FillBallParams& p, const EditLimits& limits) {
+absl::Status ValidateFillBall(const World& world, const FillBallParams& p,
+                              const EditLimits& limits) {
   absl::Status status = ValidatePointInWorld(world, p.center, "center");
   if (status.ok()) status = ValidateLength(p.radius, limits.max_radius, "radius");
   return status;

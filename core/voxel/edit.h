@@ -38,16 +38,18 @@ struct EditLimits {
 };
 
 struct FillBallParams {
-  Vec3 center;     // world units
+  Vec3 center;       // world units
   float radius = 0;  // world units, > 0
   uint8_t material = kMaterialRock;
   EditMode mode = EditMode::kAdd;
 };
 
 // Checks a FillBall against the world and limits; the message names the field.
-absl::Status ValidateFillBall(const World& world, const FillBallParams& params, const EditLimits& limits);
+absl::Status ValidateFillBall(const World& world, const FillBallParams& params,
+                              const EditLimits& limits);
 
-// Writes a ball. Validates first and changes nothing on error. Voxels outside the world are skipped.
+// Writes a ball. Validates first and changes nothing on error. Voxels outside the world are
+// skipped.
 absl::Status FillBall(ChunkEdit& edit, const FillBallParams& params, const EditLimits& limits);
 
 // Samples per axis used to estimate the coverage of a boundary voxel (N^3 points in all).
@@ -57,9 +59,11 @@ constexpr int kCoverageSamples = 5;
 Voxel CombineCoverage(Voxel current, float coverage, uint8_t material, EditMode mode);
 
 // Writes a shape given by `sdf` (world units, negative inside; it must never overestimate the
-// distance to the surface) over the voxels overlapping `bounds` (world units), clipped to the world.
+// distance to the surface) over the voxels overlapping `bounds` (world units), clipped to the
+// world.
 template <typename Sdf>
-void ApplyShape(ChunkEdit& edit, const Aabb& bounds, const Sdf& sdf, uint8_t material, EditMode mode) {
+void ApplyShape(ChunkEdit& edit, const Aabb& bounds, const Sdf& sdf, uint8_t material,
+                EditMode mode) {
   const World& world = edit.world();
   const float h = world.voxel_size();
   const float half_diagonal = 0.8660254f * h;
@@ -78,8 +82,10 @@ void ApplyShape(ChunkEdit& edit, const Aabb& bounds, const Sdf& sdf, uint8_t mat
           for (int k = 0; k < kCoverageSamples; ++k)
             for (int j = 0; j < kCoverageSamples; ++j)
               for (int i = 0; i < kCoverageSamples; ++i) {
-                Vec3 p = c + Vec3((i + 0.5f) / kCoverageSamples - 0.5f, (j + 0.5f) / kCoverageSamples - 0.5f,
-                                  (k + 0.5f) / kCoverageSamples - 0.5f) * h;
+                Vec3 p = c + Vec3((i + 0.5f) / kCoverageSamples - 0.5f,
+                                  (j + 0.5f) / kCoverageSamples - 0.5f,
+                                  (k + 0.5f) / kCoverageSamples - 0.5f) *
+                                 h;
                 inside += sdf(p) < 0.0f;
               }
           if (inside == 0) continue;

@@ -9,16 +9,28 @@ namespace {
 struct Validator {
   const World& world;
   const EditLimits& limits;
-  absl::Status operator()(const FillBallParams& p) const { return ValidateFillBall(world, p, limits); }
-  absl::Status operator()(const FillBlockParams& p) const { return ValidateFillBlock(world, p, limits); }
-  absl::Status operator()(const FillCylinderParams& p) const { return ValidateFillCylinder(world, p, limits); }
-  absl::Status operator()(const FillWedgeParams& p) const { return ValidateFillWedge(world, p, limits); }
-  absl::Status operator()(const FillRegionParams& p) const { return ValidateFillRegion(world, p, limits); }
+  absl::Status operator()(const FillBallParams& p) const {
+    return ValidateFillBall(world, p, limits);
+  }
+  absl::Status operator()(const FillBlockParams& p) const {
+    return ValidateFillBlock(world, p, limits);
+  }
+  absl::Status operator()(const FillCylinderParams& p) const {
+    return ValidateFillCylinder(world, p, limits);
+  }
+  absl::Status operator()(const FillWedgeParams& p) const {
+    return ValidateFillWedge(world, p, limits);
+  }
+  absl::Status operator()(const FillRegionParams& p) const {
+    return ValidateFillRegion(world, p, limits);
+  }
   absl::Status operator()(const ReplaceMaterialParams& p) const {
     return ValidateReplaceMaterial(world, p, limits);
   }
   absl::Status operator()(const ClearParams& p) const { return ValidateClear(world, p, limits); }
-  absl::Status operator()(const VoxelArrays& p) const { return ValidateWriteVoxels(world, p, limits); }
+  absl::Status operator()(const VoxelArrays& p) const {
+    return ValidateWriteVoxels(world, p, limits);
+  }
 };
 
 struct Applier {
@@ -26,18 +38,22 @@ struct Applier {
   const EditLimits& limits;
   absl::Status operator()(const FillBallParams& p) const { return FillBall(edit, p, limits); }
   absl::Status operator()(const FillBlockParams& p) const { return FillBlock(edit, p, limits); }
-  absl::Status operator()(const FillCylinderParams& p) const { return FillCylinder(edit, p, limits); }
+  absl::Status operator()(const FillCylinderParams& p) const {
+    return FillCylinder(edit, p, limits);
+  }
   absl::Status operator()(const FillWedgeParams& p) const { return FillWedge(edit, p, limits); }
   absl::Status operator()(const FillRegionParams& p) const { return FillRegion(edit, p, limits); }
-  absl::Status operator()(const ReplaceMaterialParams& p) const { return ReplaceMaterial(edit, p, limits); }
+  absl::Status operator()(const ReplaceMaterialParams& p) const {
+    return ReplaceMaterial(edit, p, limits);
+  }
   absl::Status operator()(const ClearParams& p) const { return Clear(edit, p, limits); }
   absl::Status operator()(const VoxelArrays& p) const { return WriteVoxels(edit, p, limits); }
 };
 
 absl::Status WithPrefix(const absl::Status& status, size_t index, const EditPrimitive& primitive) {
   if (status.ok()) return status;
-  return absl::Status(status.code(),
-                      absl::StrCat("primitives[", index, "].", PrimitiveName(primitive), ".", status.message()));
+  return absl::Status(status.code(), absl::StrCat("primitives[", index, "].",
+                                                  PrimitiveName(primitive), ".", status.message()));
 }
 
 absl::Status CheckExpectedVersion(const World& world, const std::optional<uint64_t>& expected) {
@@ -56,15 +72,18 @@ const char* PrimitiveName(const EditPrimitive& primitive) {
   return names[primitive.index()];
 }
 
-absl::Status ValidatePrimitive(const World& world, const EditPrimitive& primitive, const EditLimits& limits) {
+absl::Status ValidatePrimitive(const World& world, const EditPrimitive& primitive,
+                               const EditLimits& limits) {
   return std::visit(Validator{world, limits}, primitive);
 }
 
-absl::Status ApplyPrimitive(ChunkEdit& edit, const EditPrimitive& primitive, const EditLimits& limits) {
+absl::Status ApplyPrimitive(ChunkEdit& edit, const EditPrimitive& primitive,
+                            const EditLimits& limits) {
   return std::visit(Applier{edit, limits}, primitive);
 }
 
-absl::Status ValidateEditBatch(const World& world, const EditBatch& batch, const EditLimits& limits) {
+absl::Status ValidateEditBatch(const World& world, const EditBatch& batch,
+                               const EditLimits& limits) {
   if (batch.primitives.empty()) return absl::InvalidArgumentError("primitives must not be empty");
   if (batch.primitives.size() > size_t(limits.max_batch_primitives)) {
     return absl::InvalidArgumentError(absl::StrCat("primitives has ", batch.primitives.size(),
@@ -105,14 +124,17 @@ absl::StatusOr<BatchAck> EditBatcher::Apply(const EditBatch& batch) {
   }
   EditTag tag;
   if (keyed) tag = {batch.idempotency_key, batch.fingerprint};
-  absl::StatusOr<EditResult> result = world_.Edit([&](ChunkEdit& edit) {
-    // Checked under the edit lock, so no other edit can slip in between check and apply.
-    absl::Status s = CheckExpectedVersion(edit.world(), batch.expected_version);
-    for (size_t i = 0; s.ok() && i < batch.primitives.size(); ++i) {
-      s = WithPrefix(ApplyPrimitive(edit, batch.primitives[i], limits_), i, batch.primitives[i]);
-    }
-    return s;
-  }, tag);
+  absl::StatusOr<EditResult> result = world_.Edit(
+      [&](ChunkEdit& edit) {
+        // Checked under the edit lock, so no other edit can slip in between check and apply.
+        absl::Status s = CheckExpectedVersion(edit.world(), batch.expected_version);
+        for (size_t i = 0; s.ok() && i < batch.primitives.size(); ++i) {
+          s = WithPrefix(ApplyPrimitive(edit, batch.primitives[i], limits_), i,
+                         batch.primitives[i]);
+        }
+        return s;
+      },
+      tag);
   BatchAck ack;
   if (result.ok()) ack = {result->version, uint32_t(result->changes.size()), false};
   if (keyed) {

@@ -22,15 +22,18 @@
 namespace voxcol {
 
 // One primitive of a batch; VoxelArrays is a WriteVoxels.
-using EditPrimitive = std::variant<FillBallParams, FillBlockParams, FillCylinderParams, FillWedgeParams,
-                                   FillRegionParams, ReplaceMaterialParams, ClearParams, VoxelArrays>;
+using EditPrimitive =
+    std::variant<FillBallParams, FillBlockParams, FillCylinderParams, FillWedgeParams,
+                 FillRegionParams, ReplaceMaterialParams, ClearParams, VoxelArrays>;
 
 // Wire name of a primitive's kind: "fill_ball", "fill_block", ..., "clear", "write_voxels".
 const char* PrimitiveName(const EditPrimitive& primitive);
 // Validates one primitive; the message starts with the primitive's field name (e.g. "radius").
-absl::Status ValidatePrimitive(const World& world, const EditPrimitive& primitive, const EditLimits& limits);
+absl::Status ValidatePrimitive(const World& world, const EditPrimitive& primitive,
+                               const EditLimits& limits);
 // Validates and applies one primitive inside an edit.
-absl::Status ApplyPrimitive(ChunkEdit& edit, const EditPrimitive& primitive, const EditLimits& limits);
+absl::Status ApplyPrimitive(ChunkEdit& edit, const EditPrimitive& primitive,
+                            const EditLimits& limits);
 
 struct EditBatch {
   std::vector<EditPrimitive> primitives;  // applied in order; 1..limits.max_batch_primitives
@@ -38,11 +41,14 @@ struct EditBatch {
   // Identifies the batch content (e.g. a hash of the request). A key reused with another
   // fingerprint is rejected rather than silently answered with another batch's ack.
   uint64_t fingerprint = 0;
-  std::optional<uint64_t> expected_version;  // the batch applies only if the world is at this version
+  std::optional<uint64_t>
+      expected_version;  // the batch applies only if the world is at this version
 };
 
-// Checks every primitive; messages are prefixed with the path, e.g. "primitives[2].fill_block.size.x".
-absl::Status ValidateEditBatch(const World& world, const EditBatch& batch, const EditLimits& limits);
+// Checks every primitive; messages are prefixed with the path, e.g.
+// "primitives[2].fill_block.size.x".
+absl::Status ValidateEditBatch(const World& world, const EditBatch& batch,
+                               const EditLimits& limits);
 
 // Applies batches to one world. Thread-safe.
 class EditBatcher {

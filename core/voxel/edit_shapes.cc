@@ -14,7 +14,8 @@ namespace {
 Aabb OrientedBounds(const Vec3& center, const Quat& r, const Vec3& half) {
   Vec3 axes[3] = {r.Rotate({half.x, 0, 0}), r.Rotate({0, half.y, 0}), r.Rotate({0, 0, half.z})};
   Vec3 extent;
-  for (int i = 0; i < 3; ++i) extent[i] = std::fabs(axes[0][i]) + std::fabs(axes[1][i]) + std::fabs(axes[2][i]);
+  for (int i = 0; i < 3; ++i)
+    extent[i] = std::fabs(axes[0][i]) + std::fabs(axes[1][i]) + std::fabs(axes[2][i]);
   return {center - extent, center + extent};
 }
 
@@ -52,7 +53,8 @@ absl::Status ValidateOriented(const World& world, const Vec3& center, const Quat
 }  // namespace
 
 float BlockSdf(const Vec3& p, const Vec3& size) {
-  Vec3 q(std::fabs(p.x) - 0.5f * size.x, std::fabs(p.y) - 0.5f * size.y, std::fabs(p.z) - 0.5f * size.z);
+  Vec3 q(std::fabs(p.x) - 0.5f * size.x, std::fabs(p.y) - 0.5f * size.y,
+         std::fabs(p.z) - 0.5f * size.z);
   float outside = Length(Max(q, Vec3()));
   float inside = std::min(std::max(q.x, std::max(q.y, q.z)), 0.0f);
   return outside + inside;
@@ -74,26 +76,30 @@ float WedgeSdf(const Vec3& p, const Vec3& size) {
   return std::max(std::max(slope, sides), std::max(bottom, back));
 }
 
-absl::Status ValidateFillBlock(const World& world, const FillBlockParams& p, const EditLimits& limits) {
+absl::Status ValidateFillBlock(const World& world, const FillBlockParams& p,
+                               const EditLimits& limits) {
   absl::Status status = ValidateOriented(world, p.center, p.rotation);
   if (status.ok()) status = ValidateSize(p.size, limits.max_extent, "size");
   return status;
 }
 
-absl::Status ValidateFillCylinder(const World& world, const FillCylinderParams& p, const EditLimits& limits) {
+absl::Status ValidateFillCylinder(const World& world, const FillCylinderParams& p,
+                                  const EditLimits& limits) {
   absl::Status status = ValidateOriented(world, p.center, p.rotation);
   if (status.ok()) status = ValidateLength(p.height, limits.max_extent, "height");
   if (status.ok()) status = ValidateLength(p.radius, limits.max_radius, "radius");
   return status;
 }
 
-absl::Status ValidateFillWedge(const World& world, const FillWedgeParams& p, const EditLimits& limits) {
+absl::Status ValidateFillWedge(const World& world, const FillWedgeParams& p,
+                               const EditLimits& limits) {
   absl::Status status = ValidateOriented(world, p.center, p.rotation);
   if (status.ok()) status = ValidateSize(p.size, limits.max_extent, "size");
   return status;
 }
 
-absl::Status ValidateFillRegion(const World& world, const FillRegionParams& p, const EditLimits& limits) {
+absl::Status ValidateFillRegion(const World& world, const FillRegionParams& p,
+                                const EditLimits& limits) {
   return ValidateRegion(world, p.region, limits, "region");
 }
 
@@ -138,7 +144,8 @@ absl::Status FillRegion(ChunkEdit& edit, const FillRegionParams& p, const EditLi
   return absl::OkStatus();
 }
 
-absl::Status ReplaceMaterial(ChunkEdit& edit, const ReplaceMaterialParams& p, const EditLimits& limits) {
+absl::Status ReplaceMaterial(ChunkEdit& edit, const ReplaceMaterialParams& p,
+                             const EditLimits& limits) {
   absl::Status status = ValidateReplaceMaterial(edit.world(), p, limits);
   if (!status.ok()) return status;
   MapRegion(edit, p.region, [&](Voxel v) {

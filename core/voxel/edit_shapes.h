@@ -70,19 +70,25 @@ struct ClearParams {
   IntBox region;  // voxel indices, max exclusive; inside the world, <= max_region_voxels
 };
 
-absl::Status ValidateFillBlock(const World& world, const FillBlockParams& params, const EditLimits& limits);
-absl::Status ValidateFillCylinder(const World& world, const FillCylinderParams& params, const EditLimits& limits);
-absl::Status ValidateFillWedge(const World& world, const FillWedgeParams& params, const EditLimits& limits);
-absl::Status ValidateFillRegion(const World& world, const FillRegionParams& params, const EditLimits& limits);
+absl::Status ValidateFillBlock(const World& world, const FillBlockParams& params,
+                               const EditLimits& limits);
+absl::Status ValidateFillCylinder(const World& world, const FillCylinderParams& params,
+                                  const EditLimits& limits);
+absl::Status ValidateFillWedge(const World& world, const FillWedgeParams& params,
+                               const EditLimits& limits);
+absl::Status ValidateFillRegion(const World& world, const FillRegionParams& params,
+                                const EditLimits& limits);
 absl::Status ValidateReplaceMaterial(const World& world, const ReplaceMaterialParams& params,
                                      const EditLimits& limits);
 absl::Status ValidateClear(const World& world, const ClearParams& params, const EditLimits& limits);
 
 absl::Status FillBlock(ChunkEdit& edit, const FillBlockParams& params, const EditLimits& limits);
-absl::Status FillCylinder(ChunkEdit& edit, const FillCylinderParams& params, const EditLimits& limits);
+absl::Status FillCylinder(ChunkEdit& edit, const FillCylinderParams& params,
+                          const EditLimits& limits);
 absl::Status FillWedge(ChunkEdit& edit, const FillWedgeParams& params, const EditLimits& limits);
 absl::Status FillRegion(ChunkEdit& edit, const FillRegionParams& params, const EditLimits& limits);
-absl::Status ReplaceMaterial(ChunkEdit& edit, const ReplaceMaterialParams& params, const EditLimits& limits);
+absl::Status ReplaceMaterial(ChunkEdit& edit, const ReplaceMaterialParams& params,
+                             const EditLimits& limits);
 absl::Status Clear(ChunkEdit& edit, const ClearParams& params, const EditLimits& limits);
 
 // Signed distances (world units, negative inside) in the shape's local frame, centred on the

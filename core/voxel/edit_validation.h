@@ -1,10 +1,10 @@
 // Input checks shared by the edit primitives. Every error is INVALID_ARGUMENT and its message
-// starts with the field name it was given, so callers can prefix a path ("primitives[2].fill_block.").
+// starts with the field name it was given, so callers can prefix a path
+// ("primitives[2].fill_block.").
 #pragma once
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "core/geometry/vec3.h"
 #include "core/voxel/edit.h"
 #include "core/voxel/world.h"

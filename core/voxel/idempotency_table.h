@@ -1,6 +1,6 @@
 // A bounded map from idempotency key to the acknowledgement of the batch that first used it, so a
-// retried batch gets the original answer instead of applying again. Oldest keys are forgotten first.
-// Not thread-safe: EditBatcher guards it.
+// retried batch gets the original answer instead of applying again. Oldest keys are forgotten
+// first. Not thread-safe: EditBatcher guards it.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +17,7 @@ namespace voxcol {
 struct BatchAck {
   uint64_t version = 0;         // world version the batch produced
   uint32_t changed_chunks = 0;  // chunks with at least one changed voxel
-  bool replayed = false;        // this ack is the stored answer to an earlier batch with the same key
+  bool replayed = false;  // this ack is the stored answer to an earlier batch with the same key
 };
 
 class IdempotencyTable {
@@ -26,7 +26,8 @@ class IdempotencyTable {
   explicit IdempotencyTable(size_t capacity) : capacity_(capacity) {}
 
   struct Entry {
-    uint64_t fingerprint = 0;  // identifies the batch content, to detect a key reused for another batch
+    uint64_t fingerprint =
+        0;  // identifies the batch content, to detect a key reused for another batch
     BatchAck ack;
   };
   // The entry stored for `key`, if it is still remembered.

@@ -4,13 +4,20 @@ namespace voxcol {
 
 const char* MaterialName(uint8_t material) {
   switch (material) {
-    case kMaterialAir: return "air";
-    case kMaterialWater: return "water";
-    case kMaterialRock: return "rock";
-    case kMaterialDirt: return "dirt";
-    case kMaterialGrass: return "grass";
-    case kMaterialSand: return "sand";
-    default: return "solid";
+    case kMaterialAir:
+      return "air";
+    case kMaterialWater:
+      return "water";
+    case kMaterialRock:
+      return "rock";
+    case kMaterialDirt:
+      return "dirt";
+    case kMaterialGrass:
+      return "grass";
+    case kMaterialSand:
+      return "sand";
+    default:
+      return "solid";
   }
 }
 

@@ -29,8 +29,12 @@ struct Voxel {
 
 constexpr bool IsSolidMaterial(uint8_t material) { return material >= 2; }
 // Filled by a solid to at least half: what blocky raycasts hit.
-constexpr bool IsSolid(Voxel v) { return IsSolidMaterial(v.material) && v.occupancy >= kHalfOccupancy; }
-constexpr bool IsWater(Voxel v) { return v.material == kMaterialWater && v.occupancy >= kHalfOccupancy; }
+constexpr bool IsSolid(Voxel v) {
+  return IsSolidMaterial(v.material) && v.occupancy >= kHalfOccupancy;
+}
+constexpr bool IsWater(Voxel v) {
+  return v.material == kMaterialWater && v.occupancy >= kHalfOccupancy;
+}
 
 // Canonical form: air has occupancy 0, and a voxel with occupancy 0 is air.
 constexpr Voxel Canonical(Voxel v) {

@@ -5,7 +5,8 @@
 
 namespace voxcol {
 
-void CopyChunkToArrays(const Chunk& chunk, const ChunkKey& key, const IntBox& part, VoxelArrays* out) {
+void CopyChunkToArrays(const Chunk& chunk, const ChunkKey& key, const IntBox& part,
+                       VoxelArrays* out) {
   Int3 origin = ChunkOrigin(key);
   for (int32_t y = part.min.y; y < part.max.y; ++y)
     for (int32_t z = part.min.z; z < part.max.z; ++z) {
@@ -19,8 +20,8 @@ void CopyChunkToArrays(const Chunk& chunk, const ChunkKey& key, const IntBox& pa
     }
 }
 
-absl::StatusOr<VoxelArrays> ReadVoxels(const World& world, const IntBox& region, const EditLimits& limits,
-                                       uint64_t* version) {
+absl::StatusOr<VoxelArrays> ReadVoxels(const World& world, const IntBox& region,
+                                       const EditLimits& limits, uint64_t* version) {
   absl::Status status = ValidateRegion(world, region, limits, "region");
   if (!status.ok()) return status;
   VoxelArrays out;
@@ -45,7 +46,8 @@ absl::StatusOr<VoxelArrays> ReadVoxels(const World& world, const IntBox& region,
   return out;
 }
 
-absl::Status ValidateWriteVoxels(const World& world, const VoxelArrays& voxels, const EditLimits& limits) {
+absl::Status ValidateWriteVoxels(const World& world, const VoxelArrays& voxels,
+                                 const EditLimits& limits) {
   absl::Status status = ValidateRegion(world, voxels.region, limits, "region");
   if (!status.ok()) return status;
   const uint64_t expected = uint64_t(voxels.region.Volume());

@@ -14,8 +14,9 @@ absl::Status ValidateWorldConfig(const WorldConfig& config) {
     int32_t s = config.size_voxels[i];
     // 2^20 voxels per axis keeps every voxel index and product well inside int32/int64.
     if (s <= 0 || s % kChunkSize != 0 || s > (1 << 20)) {
-      return absl::InvalidArgumentError(absl::StrCat("world size.", axes[i], " must be a positive multiple of ",
-                                                     kChunkSize, " up to 1048576, got ", s));
+      return absl::InvalidArgumentError(absl::StrCat("world size.", axes[i],
+                                                     " must be a positive multiple of ", kChunkSize,
+                                                     " up to 1048576, got ", s));
     }
   }
   if (!std::isfinite(config.voxel_size) || config.voxel_size <= 0 || config.voxel_size > 1e4f) {
@@ -44,7 +45,8 @@ Aabb World::world_bounds() const {
 
 World::Shard& World::ShardFor(const ChunkKey& key) const {
   // Cheap spatial hash; neighbouring chunks land in different shards.
-  uint32_t h = uint32_t(key.x) * 73856093u ^ uint32_t(key.y) * 19349663u ^ uint32_t(key.z) * 83492791u;
+  uint32_t h =
+      uint32_t(key.x) * 73856093u ^ uint32_t(key.y) * 19349663u ^ uint32_t(key.z) * 83492791u;
   return shards_[h % kShards];
 }
 
@@ -73,7 +75,8 @@ absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const {
     }
     absl::MutexLock lock(&shard.mu);
     auto it = shard.chunks.find(key);
-    if (it != shard.chunks.end()) return it->second;  // published or loaded meanwhile: newer or equal
+    if (it != shard.chunks.end())
+      return it->second;  // published or loaded meanwhile: newer or equal
     // An eviction since our lookup may have dropped a chunk published after our store read; our
     // copy could then be stale, so read again.
     if (shard.evictions != evictions) continue;
@@ -126,7 +129,8 @@ Voxel World::GetVoxel(const Int3& voxel) const {
 
 Int3 World::VoxelAt(const Vec3& p) const {
   float inv = 1.0f / config_.voxel_size;
-  return {int32_t(std::floor(p.x * inv)), int32_t(std::floor(p.y * inv)), int32_t(std::floor(p.z * inv))};
+  return {int32_t(std::floor(p.x * inv)), int32_t(std::floor(p.y * inv)),
+          int32_t(std::floor(p.z * inv))};
 }
 
 Vec3 World::VoxelCenter(const Int3& v) const {
@@ -182,12 +186,14 @@ absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdi
   return std::move(pending.result);
 }
 
-absl::Status World::Stage(const std::function<absl::Status(ChunkEdit&)>& edit, PendingEdit* pending) {
+absl::Status World::Stage(const std::function<absl::Status(ChunkEdit&)>& edit,
+                          PendingEdit* pending) {
   absl::MutexLock lock(&edit_mu_);
   staging_.fetch_sub(1, std::memory_order_relaxed);  // done by the time anyone sees edit_mu_ free
   ChunkEdit scratch(*this);
   absl::Status status = edit(scratch);
-  if (status.ok()) status = scratch.load_status_;  // never edit on top of a chunk that failed to load
+  if (status.ok())
+    status = scratch.load_status_;  // never edit on top of a chunk that failed to load
   if (status.ok()) status = Diff(scratch, pending);
   if (!status.ok()) return status;
   pending->result.version = ++staged_version_;
@@ -215,7 +221,8 @@ absl::Status World::Diff(const ChunkEdit& scratch, PendingEdit* pending) const {
     if (hi.x < 0) continue;
     Int3 origin = ChunkOrigin(key);
     result.changes.push_back({key, {origin + lo, origin + hi + Int3{1, 1, 1}}});
-    pending->chunks.emplace_back(key, chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(chunk));
+    pending->chunks.emplace_back(
+        key, chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(chunk));
   }
   std::sort(result.changes.begin(), result.changes.end(),
             [](const ChunkChange& a, const ChunkChange& b) { return a.key < b.key; });
@@ -223,7 +230,8 @@ absl::Status World::Diff(const ChunkEdit& scratch, PendingEdit* pending) const {
   // Derived data of a chunk depends on voxels up to one voxel outside it.
   for (const ChunkChange& c : result.changes) {
     ChunkKey lo = ChunkOf(c.changed_voxels.min - Int3{1, 1, 1});
-    ChunkKey hi = ChunkOf(c.changed_voxels.max);  // max is exclusive, so max itself is one voxel out
+    ChunkKey hi =
+        ChunkOf(c.changed_voxels.max);  // max is exclusive, so max itself is one voxel out
     for (int y = lo.y; y <= hi.y; ++y)
       for (int z = lo.z; z <= hi.z; ++z)
         for (int x = lo.x; x <= hi.x; ++x) {
@@ -244,9 +252,8 @@ std::vector<World::PendingEdit*> World::TakeQueue() {
   // Edits already being staged are ready within their staging time, far less than a sync: wait
   // for them (bounded) so that they share this group's sync. Without this, writers that return
   // together from one group race back and the first one commits alone (groups of 1, N-1, 1...).
-  auto all_staged = +[](std::atomic<int>* staging) {
-    return staging->load(std::memory_order_relaxed) == 0;
-  };
+  auto all_staged =
+      +[](std::atomic<int>* staging) { return staging->load(std::memory_order_relaxed) == 0; };
   edit_mu_.AwaitWithTimeout(absl::Condition(all_staged, &staging_), absl::Milliseconds(1));
   std::vector<PendingEdit*> group;
   group.swap(queue_);
@@ -299,7 +306,8 @@ void World::AbortQueued(const std::vector<PendingEdit*>& group, const absl::Stat
   }
   // Edits staged after the group were computed on top of its chunks: they cannot commit either.
   for (PendingEdit* p : queue_) {
-    p->status = absl::AbortedError(absl::StrCat("an earlier edit failed to commit: ", status.message()));
+    p->status =
+        absl::AbortedError(absl::StrCat("an earlier edit failed to commit: ", status.message()));
     p->done = true;
   }
   queue_.clear();

@@ -168,7 +168,8 @@ class World {
   // one query batch, not longer.
   class ReadSnapshot {
    public:
-    explicit ReadSnapshot(const World& world) : lock_(&world.publish_mu_), version_(world.version()) {}
+    explicit ReadSnapshot(const World& world)
+        : lock_(&world.publish_mu_), version_(world.version()) {}
     uint64_t version() const { return version_; }
 
    private:
@@ -222,7 +223,7 @@ class World {
   mutable absl::Mutex edit_mu_;  // serializes staging; readers never take it
   absl::flat_hash_map<ChunkKey, ChunkPtr> staged_ ABSL_GUARDED_BY(edit_mu_);
   std::vector<PendingEdit*> queue_ ABSL_GUARDED_BY(edit_mu_);  // staged, in version order
-  uint64_t staged_version_ ABSL_GUARDED_BY(edit_mu_) = 0;     // version of the last staged edit
+  uint64_t staged_version_ ABSL_GUARDED_BY(edit_mu_) = 0;      // version of the last staged edit
   std::atomic<int> staging_{0};  // threads in Edit that have not queued (or failed) yet
   absl::Mutex commit_mu_;  // guards the leader role and PendingEdit::done/status; never held long
   bool committing_ ABSL_GUARDED_BY(commit_mu_) = false;  // a leader is committing a group

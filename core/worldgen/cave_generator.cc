@@ -29,7 +29,8 @@ CaveGenerator::CaveGenerator(uint64_t seed, const IntBox& voxel_bounds, CavePara
 
 float CaveGenerator::Continent(float x, float y, float z) const {
   float inv = 1.0f / params_.continent_wavelength;
-  return y - params_.base_height - params_.continent_amplitude * continent_noise_.Fbm(x * inv, y * inv, z * inv, 4);
+  return y - params_.base_height -
+         params_.continent_amplitude * continent_noise_.Fbm(x * inv, y * inv, z * inv, 4);
 }
 
 float CaveGenerator::Cave(float x, float y, float z) const {

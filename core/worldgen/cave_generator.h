@@ -17,13 +17,13 @@
 namespace voxcol {
 
 struct CaveParams {
-  float base_height = 0.0f;         // voxels: mean ground level (world y = 0 is the world centre)
+  float base_height = 0.0f;           // voxels: mean ground level (world y = 0 is the world centre)
   float continent_amplitude = 40.0f;  // voxels: height of the fBm hills
   float continent_wavelength = 160.0f;  // voxels: lowest fBm octave is twice this frequency
-  float tunnel_scale = 1.0f / 40.0f;  // noise frequency of the worm fields, per voxel
-  float tunnel_radius = 0.2f;       // R in noise units; tubes of roughly 3-6 voxels radius
-  float blend = 2.0f;               // voxels: smoothing width k of the CSG difference
-  int32_t sea_level = -4;           // voxel y: open air below this (not tunnels) becomes water
+  float tunnel_scale = 1.0f / 40.0f;    // noise frequency of the worm fields, per voxel
+  float tunnel_radius = 0.2f;           // R in noise units; tubes of roughly 3-6 voxels radius
+  float blend = 2.0f;                   // voxels: smoothing width k of the CSG difference
+  int32_t sea_level = -4;               // voxel y: open air below this (not tunnels) becomes water
 };
 
 class CaveGenerator : public ChunkGenerator {

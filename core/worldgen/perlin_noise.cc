@@ -44,11 +44,13 @@ float PerlinNoise::At(float x, float y, float z) const {
   float u = Fade(x), v = Fade(y), w = Fade(z);
   int A = perm_[X] + Y, AA = perm_[A] + Z, AB = perm_[A + 1] + Z;
   int B = perm_[X + 1] + Y, BA = perm_[B] + Z, BB = perm_[B + 1] + Z;
-  return Lerp(w,
-              Lerp(v, Lerp(u, Grad(perm_[AA], x, y, z), Grad(perm_[BA], x - 1, y, z)),
-                   Lerp(u, Grad(perm_[AB], x, y - 1, z), Grad(perm_[BB], x - 1, y - 1, z))),
-              Lerp(v, Lerp(u, Grad(perm_[AA + 1], x, y, z - 1), Grad(perm_[BA + 1], x - 1, y, z - 1)),
-                   Lerp(u, Grad(perm_[AB + 1], x, y - 1, z - 1), Grad(perm_[BB + 1], x - 1, y - 1, z - 1))));
+  return Lerp(
+      w,
+      Lerp(v, Lerp(u, Grad(perm_[AA], x, y, z), Grad(perm_[BA], x - 1, y, z)),
+           Lerp(u, Grad(perm_[AB], x, y - 1, z), Grad(perm_[BB], x - 1, y - 1, z))),
+      Lerp(
+          v, Lerp(u, Grad(perm_[AA + 1], x, y, z - 1), Grad(perm_[BA + 1], x - 1, y, z - 1)),
+          Lerp(u, Grad(perm_[AB + 1], x, y - 1, z - 1), Grad(perm_[BB + 1], x - 1, y - 1, z - 1))));
 }
 
 float PerlinNoise::Fbm(float x, float y, float z, int octaves) const {

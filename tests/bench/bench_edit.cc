@@ -1,8 +1,8 @@
 // Edit throughput: FillBall at several radii (edits per second) and region I/O (MB/s).
+#include <benchmark/benchmark.h>
+
 #include <random>
 #include <vector>
-
-#include <benchmark/benchmark.h>
 
 #include "core/voxel/edit.h"
 #include "core/voxel/voxel_io.h"
@@ -20,7 +20,10 @@ void BM_FillBall(benchmark::State& state) {
   std::uniform_real_distribution<float> u(-100.0f, 100.0f), uy(-60.0f, 60.0f);
   uint64_t changed = 0, i = 0;
   for (auto _ : state) {
-    FillBallParams params{{u(rng), uy(rng), u(rng)}, radius, (i++ & 1) ? kMaterialAir : kMaterialRock, EditMode::kAdd};
+    FillBallParams params{{u(rng), uy(rng), u(rng)},
+                          radius,
+                          (i++ & 1) ? kMaterialAir : kMaterialRock,
+                          EditMode::kAdd};
     absl::StatusOr<EditResult> result =
         world->Edit([&](ChunkEdit& edit) { return FillBall(edit, params, EditLimits{}); });
     changed += result->changes.size();
@@ -61,7 +64,8 @@ void BM_WriteVoxels(benchmark::State& state) {
   uint64_t i = 0;
   for (auto _ : state) {
     const VoxelArrays& v = contents[i++ & 1];
-    absl::StatusOr<EditResult> result = world->Edit([&](ChunkEdit& edit) { return WriteVoxels(edit, v, EditLimits{}); });
+    absl::StatusOr<EditResult> result =
+        world->Edit([&](ChunkEdit& edit) { return WriteVoxels(edit, v, EditLimits{}); });
     benchmark::DoNotOptimize(result->version);
   }
   state.SetBytesProcessed(state.iterations() * 2 * kIoRegion.Volume());

@@ -136,7 +136,6 @@ void BM_KdTreeBuild(benchmark::State& state) {
 }
 BENCHMARK(BM_KdTreeBuild);
 
-
 size_t BulletBvhBytes(btBvhTriangleMeshShape& shape) {
   btOptimizedBvh* bvh = shape.getOptimizedBvh();
   return size_t(bvh->getQuantizedNodeArray().size()) * sizeof(btQuantizedBvhNode) +

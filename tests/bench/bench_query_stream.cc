@@ -1,8 +1,7 @@
 // Raycast throughput in process vs through the gRPC Query stream on loopback, same rays, same
 // batch sizes. The server runs in this process (real gRPC server, real sockets).
-#include <grpcpp/grpcpp.h>
-
 #include <benchmark/benchmark.h>
+#include <grpcpp/grpcpp.h>
 
 #include "server/query_batch.h"
 #include "server/query_service.h"
@@ -43,8 +42,9 @@ void BM_RaycastInProcess(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
     v1::QueryBatchResponse response;
-    server::ExecuteBatch(server::QueryEngine{BenchCaveIndex(), BenchCaveCache()}, limits, batch_limits, batches[i++ % batches.size()], absl::InfiniteFuture(), nullptr,
-                         &response);
+    server::ExecuteBatch(server::QueryEngine{BenchCaveIndex(), BenchCaveCache()}, limits,
+                         batch_limits, batches[i++ % batches.size()], absl::InfiniteFuture(),
+                         nullptr, &response);
     benchmark::DoNotOptimize(response);
   }
   state.SetItemsProcessed(state.iterations() * size);
@@ -68,7 +68,8 @@ void BM_RaycastGrpcStream(benchmark::State& state) {
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
   auto stub = v1::QueryService::NewStub(channel);
   grpc::ClientContext context;
   auto stream = stub->Query(&context);

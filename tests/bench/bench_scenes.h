@@ -37,7 +37,8 @@ inline std::vector<RayInput> DownwardRays(const World& world, int count, uint32_
   std::uniform_real_distribution<float> ux(b.min.x + 1, b.max.x - 1), uz(b.min.z + 1, b.max.z - 1),
       uy(20, b.max.y - 1), ud(-1, 1);
   std::vector<RayInput> rays;
-  for (int i = 0; i < count; ++i) rays.push_back({{ux(rng), uy(rng), uz(rng)}, {ud(rng), -1.0f, ud(rng)}, 64});
+  for (int i = 0; i < count; ++i)
+    rays.push_back({{ux(rng), uy(rng), uz(rng)}, {ud(rng), -1.0f, ud(rng)}, 64});
   return rays;
 }
 

@@ -78,12 +78,14 @@ void MarkChunks(const World& world, const IntBox& range, const Aabb& box, std::v
   const Int3 size = range.max - range.min;
   auto lo = [&](float v) { return int(std::floor((v / h - 0.5f - kChunkSize) / kChunkSize)); };
   auto hi = [&](float v) { return int(std::floor((v / h - 0.5f) / kChunkSize)); };
-  for (int z = std::max(lo(box.min.z), range.min.z); z <= std::min(hi(box.max.z), range.max.z - 1); ++z)
-    for (int y = std::max(lo(box.min.y), range.min.y); y <= std::min(hi(box.max.y), range.max.y - 1); ++y)
-      for (int x = std::max(lo(box.min.x), range.min.x); x <= std::min(hi(box.max.x), range.max.x - 1);
-           ++x)
-        (*mark)[size_t(((z - range.min.z) * size.y + (y - range.min.y)) * size.x + (x - range.min.x))] =
-            true;
+  for (int z = std::max(lo(box.min.z), range.min.z); z <= std::min(hi(box.max.z), range.max.z - 1);
+       ++z)
+    for (int y = std::max(lo(box.min.y), range.min.y);
+         y <= std::min(hi(box.max.y), range.max.y - 1); ++y)
+      for (int x = std::max(lo(box.min.x), range.min.x);
+           x <= std::min(hi(box.max.x), range.max.x - 1); ++x)
+        (*mark)[size_t(((z - range.min.z) * size.y + (y - range.min.y)) * size.x +
+                       (x - range.min.x))] = true;
 }
 
 Aabb Around(const Vec3& c, float r) { return {c - Vec3(r, r, r), c + Vec3(r, r, r)}; }
@@ -112,7 +114,8 @@ BulletTerrain& GetBulletTerrain() {
       }
     for (const auto* set : {&CapsuleRestingSet(), &BoxRestingSet()})
       for (const PosedShape& p : *set)
-        MarkChunks(world, range, Around(p.pose.translation, BoundingRadius(*p.shape) + grow), &mark);
+        MarkChunks(world, range, Around(p.pose.translation, BoundingRadius(*p.shape) + grow),
+                   &mark);
 
     ChunkMesh mesh;
     for (int z = range.min.z; z < range.max.z; ++z)
@@ -165,8 +168,8 @@ std::unique_ptr<btConvexShape> BulletShape(const ConvexShape& s) {
     case ShapeType::kCapsule:  // Y axis, height between the cap centres = 2 * half_height
       return std::make_unique<btCapsuleShape>(s.convex_radius, 2 * s.half_height);
     case ShapeType::kBox: {
-      auto box = std::make_unique<btBoxShape>(Bt(s.half_extents + Vec3(s.convex_radius, s.convex_radius,
-                                                                       s.convex_radius)));
+      auto box = std::make_unique<btBoxShape>(
+          Bt(s.half_extents + Vec3(s.convex_radius, s.convex_radius, s.convex_radius)));
       box->setMargin(s.convex_radius);  // 0 for the bench box: sharp, outer extents unchanged
       return box;
     }

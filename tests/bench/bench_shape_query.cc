@@ -36,14 +36,10 @@ void RunSweeps(benchmark::State& state, const std::vector<ShapeSweepInput>& swee
   state.counters["cache_builds"] = double(stats.cache_builds);
 }
 
-void BM_SphereSweep(benchmark::State& state) {
-  RunSweeps(state, SphereSweepSet());
-}
+void BM_SphereSweep(benchmark::State& state) { RunSweeps(state, SphereSweepSet()); }
 BENCHMARK(BM_SphereSweep);
 
-void BM_CapsuleSweep(benchmark::State& state) {
-  RunSweeps(state, CapsuleSweepSet());
-}
+void BM_CapsuleSweep(benchmark::State& state) { RunSweeps(state, CapsuleSweepSet()); }
 BENCHMARK(BM_CapsuleSweep);
 
 void RunContacts(benchmark::State& state, const std::vector<PosedShape>& poses) {
@@ -67,14 +63,10 @@ void RunContacts(benchmark::State& state, const std::vector<PosedShape>& poses) 
   state.counters["cache_builds"] = double(stats.cache_builds);
 }
 
-void BM_CapsuleContacts(benchmark::State& state) {
-  RunContacts(state, CapsuleRestingSet());
-}
+void BM_CapsuleContacts(benchmark::State& state) { RunContacts(state, CapsuleRestingSet()); }
 BENCHMARK(BM_CapsuleContacts);
 
-void BM_BoxContacts(benchmark::State& state) {
-  RunContacts(state, BoxRestingSet());
-}
+void BM_BoxContacts(benchmark::State& state) { RunContacts(state, BoxRestingSet()); }
 BENCHMARK(BM_BoxContacts);
 
 }  // namespace

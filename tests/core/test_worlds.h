@@ -12,7 +12,8 @@ namespace voxcol::testing {
 // A cave world with the default generator parameters.
 inline std::unique_ptr<World> MakeCaveWorld(uint64_t seed, Int3 size = {128, 96, 128}) {
   WorldConfig config{size, 1.0f, seed};
-  return std::make_unique<World>(config, std::make_unique<CaveGenerator>(seed, WorldVoxelBounds(config)));
+  return std::make_unique<World>(config,
+                                 std::make_unique<CaveGenerator>(seed, WorldVoxelBounds(config)));
 }
 
 // Generator from a function of the voxel index, for analytic worlds.
@@ -23,7 +24,8 @@ class FunctionGenerator : public ChunkGenerator {
     Int3 origin = ChunkOrigin(key);
     for (int y = 0; y < kChunkSize; ++y)
       for (int z = 0; z < kChunkSize; ++z)
-        for (int x = 0; x < kChunkSize; ++x) out->At(x, y, z) = Canonical(f_(origin + Int3{x, y, z}));
+        for (int x = 0; x < kChunkSize; ++x)
+          out->At(x, y, z) = Canonical(f_(origin + Int3{x, y, z}));
   }
   uint32_t Version() const override { return 0; }
 
@@ -31,8 +33,8 @@ class FunctionGenerator : public ChunkGenerator {
   std::function<Voxel(const Int3&)> f_;
 };
 
-inline std::unique_ptr<World> MakeFunctionWorld(std::function<Voxel(const Int3&)> f, Int3 size = {64, 64, 64},
-                                                float voxel_size = 1.0f) {
+inline std::unique_ptr<World> MakeFunctionWorld(std::function<Voxel(const Int3&)> f,
+                                                Int3 size = {64, 64, 64}, float voxel_size = 1.0f) {
   WorldConfig config{size, voxel_size, 0};
   return std::make_unique<World>(config, std::make_unique<FunctionGenerator>(std::move(f)));
 }

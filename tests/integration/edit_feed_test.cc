@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <set>
 #include <cstdlib>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_split.h"
@@ -39,8 +39,10 @@ v1::ApplyEditsRequest EditorBatch(int c, int i) {
   region->set_material(10 + c);
   region->set_mode(v1::EDIT_MODE_SET);
   v1::FillBlock* block = request.add_primitives()->mutable_fill_block();
-  block->mutable_center()->set_x(x + 1.0f), block->mutable_center()->set_y(10.0f), block->mutable_center()->set_z(z + 10.0f);
-  block->mutable_size()->set_x(1.5f), block->mutable_size()->set_y(1.5f), block->mutable_size()->set_z(1.5f);
+  block->mutable_center()->set_x(x + 1.0f), block->mutable_center()->set_y(10.0f),
+      block->mutable_center()->set_z(z + 10.0f);
+  block->mutable_size()->set_x(1.5f), block->mutable_size()->set_y(1.5f),
+      block->mutable_size()->set_z(1.5f);
   block->set_material(20 + c);
   block->set_mode(v1::EDIT_MODE_SET);
   request.set_idempotency_key("editor-" + std::to_string(c) + "/" + std::to_string(i));
@@ -50,7 +52,8 @@ v1::ApplyEditsRequest EditorBatch(int c, int i) {
 class EditFeedTest : public ::testing::Test {
  protected:
   void StartServer(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--data_dir=" + dir_.path() + "/data", "--seed=77", "--world_size=128,96,128"};
+    std::vector<std::string> args = {"--data_dir=" + dir_.path() + "/data", "--seed=77",
+                                     "--world_size=128,96,128"};
     args.insert(args.end(), extra.begin(), extra.end());
     ASSERT_TRUE(server_.Start(VOXCOL_SERVER_PATH, args, dir_.path())) << server_.Log();
     client_ = std::make_unique<client::Client>(server_.address());
@@ -198,7 +201,8 @@ TEST_F(EditFeedTest, BadInputIsInvalidArgumentNamingTheFieldAndServerKeepsServin
   write.mutable_voxels()->set_occupancies(std::string(8, '\377'));
   status = client_->WriteVoxels(write, &ack);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(status.error_message().find("voxels.materials"), std::string::npos) << status.error_message();
+  EXPECT_NE(status.error_message().find("voxels.materials"), std::string::npos)
+      << status.error_message();
 
   grpc::ClientContext context;
   v1::SubscribeRequest future;
@@ -248,7 +252,8 @@ TEST_F(EditFeedTest, SubscribingBeforeTheRetentionWindowIsOutOfRange) {
 // poller runs (every 5 s by default), and the test would time the client library, not the server.
 // A short interval (read at gRPC's initialization, before any channel exists) makes the client as
 // responsive as one with an active poller.
-const bool kFastClientBackupPoll = setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "50", 0) == 0;
+const bool kFastClientBackupPoll =
+    setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "50", 0) == 0;
 
 TEST_F(EditFeedTest, ShutdownWithAnOpenSubscribeDoesNotHang) {
   ASSERT_TRUE(kFastClientBackupPoll);
@@ -274,11 +279,13 @@ TEST_F(EditFeedTest, ShutdownWithAnOpenSubscribeDoesNotHang) {
 
 TEST_F(EditFeedTest, CliReadWriteVoxelsRoundTripAndSubscribeTail) {
   StartServer();
-  CommandResult block = Cli({"fill-block", "--center=0.5,0.5,0.5", "--size=5,3,4", "--rotation=0.9238795,0,0.3826834,0",
-                             "--material=sand", "--idempotency_key=cli-1"});
+  CommandResult block =
+      Cli({"fill-block", "--center=0.5,0.5,0.5", "--size=5,3,4",
+           "--rotation=0.9238795,0,0.3826834,0", "--material=sand", "--idempotency_key=cli-1"});
   ASSERT_EQ(block.exit_code, 0) << block.err;
-  CommandResult again = Cli({"fill-block", "--center=0.5,0.5,0.5", "--size=5,3,4", "--rotation=0.9238795,0,0.3826834,0",
-                             "--material=sand", "--idempotency_key=cli-1"});
+  CommandResult again =
+      Cli({"fill-block", "--center=0.5,0.5,0.5", "--size=5,3,4",
+           "--rotation=0.9238795,0,0.3826834,0", "--material=sand", "--idempotency_key=cli-1"});
   EXPECT_NE(again.out.find("replayed"), std::string::npos) << again.out;
   std::string file = dir_.path() + "/voxels.bin";
   ASSERT_EQ(Cli({"read-voxels", "--min=-4,-4,-4", "--max=5,5,5", "--out=" + file}).exit_code, 0);
@@ -286,7 +293,8 @@ TEST_F(EditFeedTest, CliReadWriteVoxelsRoundTripAndSubscribeTail) {
   ASSERT_EQ(write.exit_code, 0) << write.err;
   EXPECT_EQ(Read(Box(-4, -4, -4, 5, 5, 5)).voxels().SerializeAsString().size(),
             Read(Box(20, -4, 20, 29, 5, 29)).voxels().SerializeAsString().size());
-  EXPECT_EQ(Read(Box(-4, -4, -4, 5, 5, 5)).voxels().materials(), Read(Box(20, -4, 20, 29, 5, 29)).voxels().materials());
+  EXPECT_EQ(Read(Box(-4, -4, -4, 5, 5, 5)).voxels().materials(),
+            Read(Box(20, -4, 20, 29, 5, 29)).voxels().materials());
   EXPECT_EQ(Read(Box(-4, -4, -4, 5, 5, 5)).voxels().occupancies(),
             Read(Box(20, -4, 20, 29, 5, 29)).voxels().occupancies());
 
@@ -301,7 +309,8 @@ TEST_F(EditFeedTest, CliReadWriteVoxelsRoundTripAndSubscribeTail) {
   }
   CommandResult bad = Cli({"fill-cylinder", "--center=0,0,0", "--height=2", "--radius=nan"});
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.err.find("INVALID_ARGUMENT: primitives[0].fill_cylinder.radius"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("INVALID_ARGUMENT: primitives[0].fill_cylinder.radius"), std::string::npos)
+      << bad.err;
   EXPECT_EQ(Cli({"clear", "--min=1,2"}).exit_code, 2);
 }
 

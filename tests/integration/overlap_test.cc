@@ -25,7 +25,6 @@ class OverlapTest : public testing::CliFixture {
         dir_.path()))
         << server_.Log();
   }
-
 };
 
 TEST_F(OverlapTest, BoxInRockTouchesSolidAndBoxInTheSkyTouchesNothing) {

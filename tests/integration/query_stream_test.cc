@@ -30,7 +30,8 @@ class QueryStreamTest : public ::testing::Test {
     edit_ = v1::EditService::NewStub(channel_);
   }
 
-  static v1::QueryRequest Ray(uint64_t id, float x, float y, float z, float dx, float dy, float dz, float len = 200) {
+  static v1::QueryRequest Ray(uint64_t id, float x, float y, float z, float dx, float dy, float dz,
+                              float len = 200) {
     v1::QueryRequest q;
     q.set_client_id(id);
     auto* r = q.mutable_raycast();
@@ -57,11 +58,11 @@ TEST_F(QueryStreamTest, MixedBatchFailsOnlyTheInvalidQueries) {
   v1::QueryBatchRequest batch;
   batch.set_batch_id(7);
   *batch.add_queries() = Ray(1, 3.5f, 47.5f, -7.5f, 0, -1, 0);
-  *batch.add_queries() = Ray(2, 0, 0, 0, 0, 0, 0);          // zero direction
-  *batch.add_queries() = Ray(3, NAN, 10, 0, 0, -1, 0);      // NaN origin
+  *batch.add_queries() = Ray(2, 0, 0, 0, 0, 0, 0);      // zero direction
+  *batch.add_queries() = Ray(3, NAN, 10, 0, 0, -1, 0);  // NaN origin
   *batch.add_queries() = Ray(4, 10.5f, 47.5f, 10.5f, 0, -1, 0);
-  batch.add_queries()->set_client_id(5);                    // no query kind
-  *batch.add_queries() = Ray(6, 0, 500, 0, 0, -1, 0);       // outside the world
+  batch.add_queries()->set_client_id(5);               // no query kind
+  *batch.add_queries() = Ray(6, 0, 500, 0, 0, -1, 0);  // outside the world
   ASSERT_TRUE(stream->Write(batch));
   v1::QueryBatchResponse response;
   ASSERT_TRUE(stream->Read(&response));
@@ -104,7 +105,8 @@ TEST_F(QueryStreamTest, ExpiredDeadlinesAreHonoured) {
   std::unique_ptr<Stream> stream = query_->Query(&context);
   v1::QueryBatchRequest batch;
   batch.set_timeout_ms(1);
-  for (int i = 0; i < 4000; ++i) *batch.add_queries() = Ray(i, -63.5f + (i % 127), 47.5f, -63.5f, 0.01f, 0.001f, 1, 3000);
+  for (int i = 0; i < 4000; ++i)
+    *batch.add_queries() = Ray(i, -63.5f + (i % 127), 47.5f, -63.5f, 0.01f, 0.001f, 1, 3000);
   ASSERT_TRUE(stream->Write(batch));
   v1::QueryBatchResponse response;
   ASSERT_TRUE(stream->Read(&response));
@@ -168,7 +170,8 @@ TEST_F(QueryStreamTest, CancellingAStreamStopsItsWork) {
   for (int b = 0; b < 4; ++b) {
     v1::QueryBatchRequest batch;
     batch.set_batch_id(b);
-    for (int i = 0; i < 4000; ++i) *batch.add_queries() = Ray(i, -63.5f + (i % 127), 47.5f, -63.5f, 0.01f, 0.001f, 1, 3000);
+    for (int i = 0; i < 4000; ++i)
+      *batch.add_queries() = Ray(i, -63.5f + (i % 127), 47.5f, -63.5f, 0.01f, 0.001f, 1, 3000);
     ASSERT_TRUE(stream->Write(batch));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -204,7 +207,8 @@ TEST_F(QueryStreamTest, OverloadIsShedWithResourceExhausted) {
     for (int b = 0; b < 4; ++b) {
       v1::QueryBatchRequest batch;
       batch.set_batch_id(b);
-      for (int i = 0; i < 2000; ++i) *batch.add_queries() = Ray(i, -63.5f + (i % 127), 47.5f, -63.5f, 0.01f, 0.001f, 1, 1000);
+      for (int i = 0; i < 2000; ++i)
+        *batch.add_queries() = Ray(i, -63.5f + (i % 127), 47.5f, -63.5f, 0.01f, 0.001f, 1, 1000);
       ASSERT_TRUE(streams.back()->Write(batch));
     }
     streams.back()->WritesDone();
@@ -244,22 +248,26 @@ TEST_F(QueryStreamTest, RequestIdsAreEchoedAndFailuresLogged) {
   // Without a client id the server makes one and still echoes it.
   grpc::ClientContext anonymous;
   (void)query_->Raycast(&anonymous, bad, &response);
-  EXPECT_NE(anonymous.GetServerInitialMetadata().find("x-request-id"), anonymous.GetServerInitialMetadata().end());
+  EXPECT_NE(anonymous.GetServerInitialMetadata().find("x-request-id"),
+            anonymous.GetServerInitialMetadata().end());
   std::string log;
   for (int i = 0; i < 50 && log.find("request_id=req-7f3a") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     log = server_.Log();
   }
-  EXPECT_NE(log.find("event=rpc method=/voxcol.v1.QueryService/Raycast request_id=req-7f3a"), std::string::npos) << log;
+  EXPECT_NE(log.find("event=rpc method=/voxcol.v1.QueryService/Raycast request_id=req-7f3a"),
+            std::string::npos)
+      << log;
   EXPECT_NE(log.find("code=INVALID_ARGUMENT"), std::string::npos) << log;
 }
 
 TEST(QueryStreamLimits, StreamsBeyondThePerClientLimitAreRefused) {
   TempDir dir;
   ServerProcess server;
-  ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH,
-                           {"--data_dir=" + dir.path() + "/data", "--world_size=64,64,64", "--max_streams_per_client=2"},
-                           dir.path()))
+  ASSERT_TRUE(server.Start(
+      VOXCOL_SERVER_PATH,
+      {"--data_dir=" + dir.path() + "/data", "--world_size=64,64,64", "--max_streams_per_client=2"},
+      dir.path()))
       << server.Log();
   auto channel = grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
   auto stub = v1::QueryService::NewStub(channel);

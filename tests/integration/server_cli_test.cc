@@ -19,12 +19,11 @@ class ServerCliTest : public testing::CliFixture {
  protected:
   void SetUp() override {
     ASSERT_TRUE(server_.Start(VOXCOL_SERVER_PATH,
-                              {"--data_dir=" + dir_.path() + "/data", "--seed=77", "--world_size=128,96,128",
-                               "--max_edit_radius=16"},
+                              {"--data_dir=" + dir_.path() + "/data", "--seed=77",
+                               "--world_size=128,96,128", "--max_edit_radius=16"},
                               dir_.path()))
         << server_.Log();
   }
-
 };
 
 TEST_F(ServerCliTest, InfoReportsTheConfiguredWorld) {
@@ -57,7 +56,8 @@ TEST_F(ServerCliTest, RaycastStraightDownHitsTheTerrain) {
 
 // The default mode is the smooth surface: within a voxel of the blocky hit, with a triangle.
 TEST_F(ServerCliTest, RaycastDefaultsToTheSmoothSurface) {
-  auto blocky = CliJson<v1::RaycastResponse>({"raycast", "--origin=3.5,47.5,-7.5", "--mode=blocky"});
+  auto blocky =
+      CliJson<v1::RaycastResponse>({"raycast", "--origin=3.5,47.5,-7.5", "--mode=blocky"});
   auto smooth = CliJson<v1::RaycastResponse>({"raycast", "--origin=3.5,47.5,-7.5", "--stats"});
   ASSERT_TRUE(smooth.hit());
   EXPECT_NEAR(smooth.distance(), blocky.distance(), 1.0f);
@@ -78,7 +78,7 @@ TEST_F(ServerCliTest, FillBallCarvesAHoleThatTheNextRaycastSees) {
   ASSERT_TRUE(before.hit());
   float y = before.position().y();
   auto ack = CliJson<v1::EditAck>({"fill-ball", "--center=10.5," + std::to_string(y) + ",10.5",
-                                    "--radius=4", "--material=air"});
+                                   "--radius=4", "--material=air"});
   EXPECT_EQ(ack.version(), 1u);
   EXPECT_GT(ack.changed_chunks(), 0u);
   auto after = CliJson<v1::RaycastResponse>({"raycast", "--origin=10.5,47.5,10.5"});
@@ -87,7 +87,7 @@ TEST_F(ServerCliTest, FillBallCarvesAHoleThatTheNextRaycastSees) {
   EXPECT_GT(after.distance(), before.distance() + 3.0f);
   // Filling it back with rock brings the surface above the old one.
   auto ack2 = CliJson<v1::EditAck>({"fill-ball", "--center=10.5," + std::to_string(y) + ",10.5",
-                                     "--radius=6", "--material=rock"});
+                                    "--radius=6", "--material=rock"});
   EXPECT_EQ(ack2.version(), 2u);
   auto filled = CliJson<v1::RaycastResponse>({"raycast", "--origin=10.5,47.5,10.5"});
   EXPECT_LT(filled.distance(), before.distance());
@@ -142,9 +142,11 @@ TEST_F(ServerCliTest, SigtermShutsDownCleanly) {
 TEST_F(ServerCliTest, RestartKeepsTheWorldIdentityOfTheDataDirectory) {
   ASSERT_EQ(server_.Stop(SIGINT), 0);
   ServerProcess second;
-  ASSERT_TRUE(second.Start(VOXCOL_SERVER_PATH, {"--data_dir=" + dir_.path() + "/data", "--seed=5"}, dir_.path()))
+  ASSERT_TRUE(second.Start(VOXCOL_SERVER_PATH, {"--data_dir=" + dir_.path() + "/data", "--seed=5"},
+                           dir_.path()))
       << second.Log();
-  CommandResult r = RunCommand({VOXCOL_CLI_PATH, "--json", "--server=" + second.address(), "info"}, dir_.path());
+  CommandResult r =
+      RunCommand({VOXCOL_CLI_PATH, "--json", "--server=" + second.address(), "info"}, dir_.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   v1::GetWorldInfoResponse info;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &info).ok());
@@ -155,7 +157,8 @@ TEST_F(ServerCliTest, RestartKeepsTheWorldIdentityOfTheDataDirectory) {
 TEST(CliWithoutServer, UnreachableServerGivesAClearMessageAndExitCode3) {
   TempDir dir;
   // Port 1 on loopback: nothing listens there.
-  CommandResult r = RunCommand({VOXCOL_CLI_PATH, "--server=127.0.0.1:1", "--timeout_ms=2000", "info"}, dir.path());
+  CommandResult r = RunCommand(
+      {VOXCOL_CLI_PATH, "--server=127.0.0.1:1", "--timeout_ms=2000", "info"}, dir.path());
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("cannot reach the server at 127.0.0.1:1"), std::string::npos) << r.err;
 }

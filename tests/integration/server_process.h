@@ -46,7 +46,8 @@ inline std::string ShellQuote(const std::string& s) {
 }
 
 // Runs a program with arguments; captures stdout and stderr separately.
-inline CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& scratch_dir) {
+inline CommandResult RunCommand(const std::vector<std::string>& argv,
+                                const std::string& scratch_dir) {
   std::string cmd;
   for (const std::string& a : argv) cmd += ShellQuote(a) + " ";
   std::string err_file = scratch_dir + "/stderr.txt";
@@ -70,7 +71,8 @@ class ServerProcess {
  public:
   // Starts the server with `args` plus --listen on a free loopback port and --port_file; waits
   // until the port file appears (the server writes it once serving).
-  bool Start(const std::string& binary, const std::vector<std::string>& args, const std::string& scratch_dir) {
+  bool Start(const std::string& binary, const std::vector<std::string>& args,
+             const std::string& scratch_dir) {
     port_file_ = scratch_dir + "/port";
     std::remove(port_file_.c_str());
     log_file_ = scratch_dir + "/server.log";

@@ -57,12 +57,14 @@ struct Ground {
 class ShapeQueryTest : public testing::CliFixture {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(server_.Start(VOXCOL_SERVER_PATH,
-                              {"--data_dir=" + dir_.path() + "/data", "--seed=77", "--world_size=128,96,128",
-                               "--max_overlap_extent=20", "--max_sweep_distance=100"},
-                              dir_.path()))
+    ASSERT_TRUE(server_.Start(
+        VOXCOL_SERVER_PATH,
+        {"--data_dir=" + dir_.path() + "/data", "--seed=77", "--world_size=128,96,128",
+         "--max_overlap_extent=20", "--max_sweep_distance=100"},
+        dir_.path()))
         << server_.Log();
-    query_ = v1::QueryService::NewStub(grpc::CreateChannel(server_.address(), grpc::InsecureChannelCredentials()));
+    query_ = v1::QueryService::NewStub(
+        grpc::CreateChannel(server_.address(), grpc::InsecureChannelCredentials()));
   }
 
   v1::RaycastResponse RayDown(float x, float z) {
@@ -88,7 +90,8 @@ class ShapeQueryTest : public testing::CliFixture {
         const float offsets[4][2] = {{0.6f, 0}, {-0.6f, 0}, {0, 0.6f}, {0, -0.6f}};
         for (const auto& o : offsets) {
           v1::RaycastResponse n = RayDown(x + o[0], z + o[1]);
-          flat = flat && n.hit() && std::fabs(n.distance() - c.distance()) < 0.05f && n.normal().y() > 0.98f;
+          flat = flat && n.hit() && std::fabs(n.distance() - c.distance()) < 0.05f &&
+                 n.normal().y() > 0.98f;
         }
         if (flat) out.push_back({x, z, c.distance(), c.position()});
       }
@@ -120,7 +123,9 @@ TEST_F(ShapeQueryTest, SphereSweptDownStopsWhereTheRaySays) {
     // A sweep that stops short of the ground misses.
     grpc::ClientContext short_context;
     v1::SweepResponse miss;
-    ASSERT_TRUE(query_->Sweep(&short_context, Down(Sphere(radius, g.x, kTop, g.z), g.distance - 2), &miss).ok());
+    ASSERT_TRUE(
+        query_->Sweep(&short_context, Down(Sphere(radius, g.x, kTop, g.z), g.distance - 2), &miss)
+            .ok());
     EXPECT_FALSE(miss.hit());
   }
 }
@@ -182,7 +187,8 @@ TEST_F(ShapeQueryTest, BatchMixesRaycastOverlapSweepAndContacts) {
   std::vector<Ground> ground = FlatGround(1);
   ASSERT_FALSE(ground.empty());
   const Ground& g = ground[0];
-  v1::PosedShape capsule = Capsule(0.9f, 0.4f, g.position.x(), g.position.y() + 1.2f, g.position.z());
+  v1::PosedShape capsule =
+      Capsule(0.9f, 0.4f, g.position.x(), g.position.y() + 1.2f, g.position.z());
   v1::QueryBatchRequest batch;
   batch.set_batch_id(3);
   {
@@ -227,20 +233,24 @@ TEST_F(ShapeQueryTest, BatchMixesRaycastOverlapSweepAndContacts) {
   EXPECT_TRUE(stream->Finish().ok());
   EXPECT_EQ(response.code(), 0) << response.message();
   ASSERT_EQ(response.results_size(), 6);
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(response.results(i).code(), 0) << response.results(i).message();
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(response.results(i).code(), 0) << response.results(i).message();
   EXPECT_TRUE(response.results(0).raycast().hit());
   const v1::SweepResponse& sweep = response.results(1).sweep();
   ASSERT_TRUE(sweep.hit());
   EXPECT_LE(sweep.first().distance(), g.distance + 1e-3f);
   EXPECT_GE(sweep.first().distance(), g.distance - 0.6f);
   int points = 0;
-  for (const v1::ChunkContacts& c : response.results(2).contacts().chunks()) points += c.points_size();
+  for (const v1::ChunkContacts& c : response.results(2).contacts().chunks())
+    points += c.points_size();
   EXPECT_GT(points, 0);
   EXPECT_TRUE(response.results(3).overlap().touches_solid());
   EXPECT_EQ(response.results(4).code(), int(grpc::StatusCode::INVALID_ARGUMENT));
-  EXPECT_NE(response.results(4).message().find("direction"), std::string::npos) << response.results(4).message();
+  EXPECT_NE(response.results(4).message().find("direction"), std::string::npos)
+      << response.results(4).message();
   EXPECT_EQ(response.results(5).code(), int(grpc::StatusCode::INVALID_ARGUMENT));
-  EXPECT_NE(response.results(5).message().find("shape.shape"), std::string::npos) << response.results(5).message();
+  EXPECT_NE(response.results(5).message().find("shape.shape"), std::string::npos)
+      << response.results(5).message();
 
   // Per-kind query counters include the new kinds.
   const std::string metrics = testing::HttpGet(server_.metrics_port(), "/metrics");
@@ -259,7 +269,8 @@ TEST_F(ShapeQueryTest, BadInputIsInvalidArgumentNamingTheField) {
   {
     v1::SweepRequest r = good;
     r.mutable_shape()->clear_shape();
-    cases.push_back({"missing shape", r, "shape.shape: one of sphere, capsule, box, hull is required"});
+    cases.push_back(
+        {"missing shape", r, "shape.shape: one of sphere, capsule, box, hull is required"});
   }
   {
     v1::SweepRequest r;
@@ -274,7 +285,8 @@ TEST_F(ShapeQueryTest, BadInputIsInvalidArgumentNamingTheField) {
   }
   {
     v1::SweepRequest r = good;
-    r.mutable_shape()->mutable_shape()->mutable_sphere()->set_radius(21);  // above --max_overlap_extent
+    r.mutable_shape()->mutable_shape()->mutable_sphere()->set_radius(
+        21);  // above --max_overlap_extent
     cases.push_back({"radius above the limit", r, "shape.shape.sphere.radius"});
   }
   {
@@ -307,7 +319,8 @@ TEST_F(ShapeQueryTest, BadInputIsInvalidArgumentNamingTheField) {
   {
     v1::SweepRequest r = good;
     v1::ConvexHullShape* hull = r.mutable_shape()->mutable_shape()->mutable_hull();
-    for (int i = 0; i < 65; ++i) Set(hull->add_points(), std::cos(i * 0.1f), std::sin(i * 0.3f), std::cos(i * 0.7f));
+    for (int i = 0; i < 65; ++i)
+      Set(hull->add_points(), std::cos(i * 0.1f), std::sin(i * 0.3f), std::cos(i * 0.7f));
     cases.push_back({"hull with 65 points", r, "shape.shape.hull.points"});
   }
   {
@@ -325,7 +338,8 @@ TEST_F(ShapeQueryTest, BadInputIsInvalidArgumentNamingTheField) {
     v1::SweepResponse response;
     grpc::Status status = query_->Sweep(&context, c.request, &response);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.name;
-    EXPECT_NE(status.error_message().find(c.field), std::string::npos) << c.name << ": " << status.error_message();
+    EXPECT_NE(status.error_message().find(c.field), std::string::npos)
+        << c.name << ": " << status.error_message();
   }
 
   // Contacts: margin and the shape; Overlap names the posed field.
@@ -333,7 +347,8 @@ TEST_F(ShapeQueryTest, BadInputIsInvalidArgumentNamingTheField) {
     const char* name;
     float margin;
     const char* field;
-  } margins[] = {{"negative margin", -0.1f, "margin"}, {"NaN margin", NAN, "margin"},
+  } margins[] = {{"negative margin", -0.1f, "margin"},
+                 {"NaN margin", NAN, "margin"},
                  {"margin above the limit", 21, "margin"}};
   for (const ContactsCase& c : margins) {
     v1::ContactsRequest request;
@@ -343,7 +358,8 @@ TEST_F(ShapeQueryTest, BadInputIsInvalidArgumentNamingTheField) {
     v1::ContactsResponse response;
     grpc::Status status = query_->Contacts(&context, request, &response);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.name;
-    EXPECT_NE(status.error_message().find(c.field), std::string::npos) << c.name << ": " << status.error_message();
+    EXPECT_NE(status.error_message().find(c.field), std::string::npos)
+        << c.name << ": " << status.error_message();
   }
   {
     v1::ContactsRequest request;
@@ -363,7 +379,8 @@ TEST_F(ShapeQueryTest, BadInputIsInvalidArgumentNamingTheField) {
     v1::OverlapResponse response;
     grpc::Status status = query_->Overlap(&context, request, &response);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_NE(status.error_message().find("posed.rotation"), std::string::npos) << status.error_message();
+    EXPECT_NE(status.error_message().find("posed.rotation"), std::string::npos)
+        << status.error_message();
   }
 
   // The server keeps serving, and a rotation within 1e-3 of unit length is accepted.
@@ -380,17 +397,20 @@ TEST_F(ShapeQueryTest, CliSweepContactsAndExactOverlapPrintHits) {
   std::vector<Ground> ground = FlatGround(1);
   ASSERT_FALSE(ground.empty());
   const Ground& g = ground[0];
-  const std::string top = std::to_string(g.x) + "," + std::to_string(kTop) + "," + std::to_string(g.z);
-  CommandResult sweep = Cli({"sweep", "--shape=sphere", "--radius=0.5", "--position=" + top, "--distance=95"});
+  const std::string top =
+      std::to_string(g.x) + "," + std::to_string(kTop) + "," + std::to_string(g.z);
+  CommandResult sweep =
+      Cli({"sweep", "--shape=sphere", "--radius=0.5", "--position=" + top, "--distance=95"});
   EXPECT_EQ(sweep.exit_code, 0) << sweep.err;
   EXPECT_EQ(sweep.out.rfind("hit  distance ", 0), 0u) << sweep.out;
-  auto json = CliJson<v1::SweepResponse>({"sweep", "--shape=box", "--half_extents=0.4,0.4,0.4",
-                                          "--rotation=0.9238795,0,0.3826834,0", "--position=" + top,
-                                          "--direction=0,-2,0", "--distance=95", "--collection=all"});
+  auto json = CliJson<v1::SweepResponse>(
+      {"sweep", "--shape=box", "--half_extents=0.4,0.4,0.4", "--rotation=0.9238795,0,0.3826834,0",
+       "--position=" + top, "--direction=0,-2,0", "--distance=95", "--collection=all"});
   EXPECT_TRUE(json.hit());
   EXPECT_GE(json.hits_size(), 1);
-  auto hull = CliJson<v1::SweepResponse>({"sweep", "--shape=hull", "--points=0,0.5,0;0.5,-0.5,0;-0.5,-0.5,0.3;0,0,-0.5",
-                                          "--position=" + top, "--distance=95", "--collection=any"});
+  auto hull = CliJson<v1::SweepResponse>(
+      {"sweep", "--shape=hull", "--points=0,0.5,0;0.5,-0.5,0;-0.5,-0.5,0.3;0,0,-0.5",
+       "--position=" + top, "--distance=95", "--collection=any"});
   EXPECT_TRUE(hull.hit());
 
   const float y = g.position.y() + 0.9f + 0.4f - 0.1f;
@@ -402,8 +422,8 @@ TEST_F(ShapeQueryTest, CliSweepContactsAndExactOverlapPrintHits) {
   EXPECT_NE(contacts.out.rfind("0 contact points", 0), 0u) << contacts.out;
   EXPECT_NE(contacts.out.find(" contact point"), std::string::npos) << contacts.out;
   EXPECT_NE(contacts.out.find("depth "), std::string::npos) << contacts.out;
-  auto cj = CliJson<v1::ContactsResponse>({"contacts", "--shape=capsule", "--half_height=0.9", "--radius=0.4",
-                                           "--position=" + sunk, "--skip_water"});
+  auto cj = CliJson<v1::ContactsResponse>({"contacts", "--shape=capsule", "--half_height=0.9",
+                                           "--radius=0.4", "--position=" + sunk, "--skip_water"});
   EXPECT_GT(cj.chunks_size(), 0);
   EXPECT_FALSE(cj.has_water());
 
@@ -414,7 +434,8 @@ TEST_F(ShapeQueryTest, CliSweepContactsAndExactOverlapPrintHits) {
   EXPECT_NE(overlap.out.find("deepest penetration depth"), std::string::npos) << overlap.out;
 
   // Bad input from the CLI: the server's message names the field; a usage error exits 2.
-  CommandResult bad = Cli({"sweep", "--shape=sphere", "--radius=0.5", "--position=" + top, "--distance=-3"});
+  CommandResult bad =
+      Cli({"sweep", "--shape=sphere", "--radius=0.5", "--position=" + top, "--distance=-3"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("INVALID_ARGUMENT"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("distance"), std::string::npos) << bad.err;

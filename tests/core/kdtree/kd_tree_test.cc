@@ -281,10 +281,11 @@ TEST(KdTreeTest, TreeIsCompactAndHasBoundedDepth) {
     triangles += c.mesh.triangle_count();
     depth = std::max(depth, c.tree.depth());
   }
-  std::printf("%zu triangles, %zu nodes (%.3f per triangle), %.2f tree bytes per triangle, "
-              "max depth %d\n",
-              triangles, nodes, double(nodes) / double(triangles),
-              double(bytes) / double(triangles), depth);
+  std::printf(
+      "%zu triangles, %zu nodes (%.3f per triangle), %.2f tree bytes per triangle, "
+      "max depth %d\n",
+      triangles, nodes, double(nodes) / double(triangles), double(bytes) / double(triangles),
+      depth);
   EXPECT_LT(double(bytes) / double(triangles), 9.0);
   EXPECT_LE(depth, KdTree::kMaxDepth);
 }

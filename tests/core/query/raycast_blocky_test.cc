@@ -1,8 +1,8 @@
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "core/query/raycast.h"
 #include "tests/core/test_worlds.h"
@@ -10,7 +10,8 @@
 namespace voxcol {
 namespace {
 
-// Oracle 1: exact entry distance into every filled voxel near the segment (slab test), minimum wins.
+// Oracle 1: exact entry distance into every filled voxel near the segment (slab test), minimum
+// wins.
 struct SlabHit {
   bool hit = false;
   float t = std::numeric_limits<float>::infinity();
@@ -25,7 +26,8 @@ SlabHit BruteForceSlabs(const World& world, const RayInput& ray) {
   for (int y = lo.y; y <= hi.y; ++y)
     for (int z = lo.z; z <= hi.z; ++z)
       for (int x = lo.x; x <= hi.x; ++x) {
-        if (!world.voxel_bounds().Contains({x, y, z}) || !IsSolid(world.GetVoxel({x, y, z}))) continue;
+        if (!world.voxel_bounds().Contains({x, y, z}) || !IsSolid(world.GetVoxel({x, y, z})))
+          continue;
         double t0 = 0, t1 = ray.max_distance;
         int v[3] = {x, y, z};
         bool miss = false;
@@ -115,8 +117,9 @@ TEST(RaycastBlocky, AgreesWithFineStepMarch) {
 }
 
 TEST(RaycastBlocky, StraightDownHitsTheTopFaceOfAFlatFloor) {
-  auto world = testing::MakeFunctionWorld(
-      [](const Int3& v) { return v.y < -5 ? Voxel{kMaterialRock, 255} : Voxel{}; });
+  auto world = testing::MakeFunctionWorld([](const Int3& v) {
+    return v.y < -5 ? Voxel{kMaterialRock, 255} : Voxel{};
+  });
   RayHit hit = RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 10.0f, -3.25f}, {0, -2, 0}, 100},
                              RaySettings{});
   ASSERT_TRUE(hit.hit);
@@ -169,8 +172,9 @@ TEST(RaycastBlocky, StartingInsideReportsDistanceZero) {
 }
 
 TEST(RaycastBlocky, StopsAtMaxDistanceAndAtTheWorldBoundary) {
-  auto world = testing::MakeFunctionWorld(
-      [](const Int3& v) { return v.x == 10 ? Voxel{kMaterialRock, 255} : Voxel{}; });
+  auto world = testing::MakeFunctionWorld([](const Int3& v) {
+    return v.x == 10 ? Voxel{kMaterialRock, 255} : Voxel{};
+  });
   EXPECT_FALSE(
       RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.4f}, RaySettings{}).hit);
   EXPECT_TRUE(
@@ -184,7 +188,10 @@ TEST(RaycastBlocky, StopsAtMaxDistanceAndAtTheWorldBoundary) {
 
 TEST(RaycastBlocky, HonoursVoxelSize) {
   auto world = testing::MakeFunctionWorld(
-      [](const Int3& v) { return v.y < 0 ? Voxel{kMaterialRock, 255} : Voxel{}; }, {64, 64, 64}, 0.25f);
+      [](const Int3& v) {
+        return v.y < 0 ? Voxel{kMaterialRock, 255} : Voxel{};
+      },
+      {64, 64, 64}, 0.25f);
   RayHit hit =
       RaycastBlocky(BroadphaseIndex(*world), {{1.0f, 2.0f, 1.0f}, {0, -1, 0}, 10}, RaySettings{});
   ASSERT_TRUE(hit.hit);

@@ -38,14 +38,19 @@ TEST(RegionFile, ExportsAreSnapshotsWhileEditsPublish) {
   std::thread writer([&] {
     for (int i = 0; !stop.load() && i < 2000; ++i) {
       uint8_t m = (i % 2 == 0) ? kMaterialRock : kMaterialDirt;  // version i+1 has material m
-      ASSERT_TRUE(world->Edit([&](ChunkEdit& e) { return FillRegion(e, {box, m, EditMode::kSet}, {}); }).ok());
+      ASSERT_TRUE(
+          world->Edit([&](ChunkEdit& e) {
+                 return FillRegion(e, {box, m, EditMode::kSet}, {});
+               })
+              .ok());
     }
   });
   for (int i = 0; i < 200; ++i) {
     uint64_t version = 0;
     absl::StatusOr<Region> read = ReadRegion(*world, box, &version);
     ASSERT_TRUE(read.ok());
-    uint8_t expected = version == 0 ? kMaterialAir : (version % 2 == 1 ? kMaterialRock : kMaterialDirt);
+    uint8_t expected =
+        version == 0 ? kMaterialAir : (version % 2 == 1 ? kMaterialRock : kMaterialDirt);
     for (uint8_t m : read->materials) ASSERT_EQ(m, expected) << "version " << version;
   }
   stop = true;

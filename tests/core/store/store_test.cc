@@ -3,14 +3,13 @@
 #include "core/store/store.h"
 
 #include <gtest/gtest.h>
-
-#include "core/broadphase/broadphase_index.h"
 #include <rocksdb/db.h>
 
 #include <fstream>
 #include <set>
 #include <thread>
 
+#include "core/broadphase/broadphase_index.h"
 #include "core/query/raycast.h"
 #include "core/store/keys.h"
 #include "core/voxel/edit.h"

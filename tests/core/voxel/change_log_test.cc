@@ -1,10 +1,10 @@
 // The change log behind Subscribe: order, contents, retention window, concurrent readers, close.
 #include "core/voxel/change_log.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "core/voxel/edit_shapes.h"
 #include "tests/core/test_worlds.h"
@@ -49,7 +49,8 @@ TEST(ChangeLog, KeepsTheLastVersionsAndRejectsOlderCursors) {
   EXPECT_EQ(log.newest_version(), 112u);
   EXPECT_EQ(log.oldest_resumable_version(), 107u);
   EXPECT_EQ(log.Read(106, 10, absl::ZeroDuration()).status().code(), absl::StatusCode::kOutOfRange);
-  EXPECT_NE(log.Read(106, 10, absl::ZeroDuration()).status().message().find("ReadVoxels"), std::string::npos);
+  EXPECT_NE(log.Read(106, 10, absl::ZeroDuration()).status().message().find("ReadVoxels"),
+            std::string::npos);
   auto window = log.Read(107, 10, absl::ZeroDuration());
   ASSERT_TRUE(window.ok());
   ASSERT_EQ(window->size(), 5u);
@@ -63,9 +64,13 @@ TEST(ChangeLog, ChunkBudgetShrinksTheWindow) {
   world->AddObserver(&log);
   // Each edit changes 8 chunks (a 16^3 box), so only the newest fits.
   for (int i = 0; i < 3; ++i) {
-    ASSERT_TRUE(world->Edit([&](ChunkEdit& e) {
-      return FillRegion(e, {{{0, 0, 0}, {16, 16, 16}}, uint8_t(kMaterialRock + i), EditMode::kSet}, {});
-    }).ok());
+    ASSERT_TRUE(
+        world
+            ->Edit([&](ChunkEdit& e) {
+              return FillRegion(
+                  e, {{{0, 0, 0}, {16, 16, 16}}, uint8_t(kMaterialRock + i), EditMode::kSet}, {});
+            })
+            .ok());
   }
   EXPECT_EQ(log.oldest_resumable_version(), 2u);
 }
@@ -79,7 +84,8 @@ TEST(ChangeLog, ConcurrentReaderSeesEachVersionOnceInOrder) {
   std::vector<std::thread> writers;
   for (int w = 0; w < 2; ++w) {
     writers.emplace_back([&, w] {
-      for (int i = 0; i < kPerWriter; ++i) ASSERT_TRUE(SetVoxel(*world, {i % 30, w, 0}, uint8_t(2 + i % 50)).ok());
+      for (int i = 0; i < kPerWriter; ++i)
+        ASSERT_TRUE(SetVoxel(*world, {i % 30, w, 0}, uint8_t(2 + i % 50)).ok());
     });
   }
   uint64_t cursor = 0;

@@ -1,11 +1,11 @@
 // Edit batches: atomicity, one version per batch, idempotency keys, version preconditions.
 #include "core/voxel/edit_batch.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "tests/core/test_worlds.h"
 
@@ -14,7 +14,8 @@ namespace {
 
 EditBatch ThreeBlocks() {
   EditBatch batch;
-  batch.primitives.push_back(FillBlockParams{{0.5f, 0.5f, 0.5f}, Quat{}, {3, 3, 3}, kMaterialRock, EditMode::kAdd});
+  batch.primitives.push_back(
+      FillBlockParams{{0.5f, 0.5f, 0.5f}, Quat{}, {3, 3, 3}, kMaterialRock, EditMode::kAdd});
   batch.primitives.push_back(FillBallParams{{10, 0, 0}, 3, kMaterialDirt, EditMode::kAdd});
   batch.primitives.push_back(ClearParams{{{-20, -20, -20}, {-18, -18, -18}}});
   return batch;
@@ -40,7 +41,8 @@ TEST(EditBatch, InvalidThirdPrimitiveChangesNothingAndNamesItsPath) {
   batch.primitives[2] = FillWedgeParams{{0, 0, 0}, Quat{0, 0, 0, 0}, {1, 1, 1}};
   absl::StatusOr<BatchAck> ack = batcher.Apply(batch);
   ASSERT_EQ(ack.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ack.status().message().rfind("primitives[2].fill_wedge.rotation", 0), 0u) << ack.status();
+  EXPECT_EQ(ack.status().message().rfind("primitives[2].fill_wedge.rotation", 0), 0u)
+      << ack.status();
   EXPECT_EQ(world->version(), 0u);
   EXPECT_EQ(world->GetVoxel({0, 0, 0}), Voxel{});
   EXPECT_EQ(world->GetVoxel({10, 0, 0}), Voxel{});
@@ -148,7 +150,8 @@ TEST(EditBatch, BatchesWithDifferentKeysCommitInGroups) {
   absl::MutexLock lock(&store.mu);
   EXPECT_LT(store.groups, 8);
   std::sort(store.keys.begin(), store.keys.end());
-  EXPECT_EQ(store.keys, (std::vector<std::string>{"", "", "", "", "key-1", "key-3", "key-5", "key-7"}));
+  EXPECT_EQ(store.keys,
+            (std::vector<std::string>{"", "", "", "", "key-1", "key-3", "key-5", "key-7"}));
 }
 
 TEST(EditBatch, IdempotencyTableForgetsTheOldestKeysBeyondItsCapacity) {
@@ -156,7 +159,8 @@ TEST(EditBatch, IdempotencyTableForgetsTheOldestKeysBeyondItsCapacity) {
   EditBatcher batcher(*world, EditLimits{}, 2);
   auto keyed = [](const char* key, int x) {
     EditBatch b;
-    b.primitives.push_back(FillRegionParams{{{x, 0, 0}, {x + 1, 1, 1}}, kMaterialRock, EditMode::kAdd});
+    b.primitives.push_back(
+        FillRegionParams{{{x, 0, 0}, {x + 1, 1, 1}}, kMaterialRock, EditMode::kAdd});
     b.idempotency_key = key;
     return b;
   };
@@ -178,7 +182,8 @@ TEST(EditBatch, ViolatedPreconditionFailsAndChangesNothing) {
   batch.primitives[0] = FillRegionParams{{{20, 0, 0}, {22, 2, 2}}, kMaterialSand, EditMode::kAdd};
   absl::StatusOr<BatchAck> stale = batcher.Apply(batch);  // still expects version 0
   ASSERT_EQ(stale.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(stale.status().message().find("expected_version 0"), std::string::npos) << stale.status();
+  EXPECT_NE(stale.status().message().find("expected_version 0"), std::string::npos)
+      << stale.status();
   EXPECT_EQ(world->version(), 1u);
   EXPECT_EQ(world->GetVoxel({20, 0, 0}), Voxel{});
   batch.expected_version = 1;

@@ -1,7 +1,7 @@
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <random>
-
-#include <gtest/gtest.h>
 
 #include "core/voxel/edit.h"
 #include "tests/core/test_worlds.h"
@@ -63,20 +63,26 @@ TEST_P(FillBallVolume, OccupancySumMatchesAnalyticVolume) {
         for (int x = lo.x; x <= hi.x; ++x) {
           float d = Length(world->VoxelCenter({x, y, z}) - center);
           Voxel v = world->GetVoxel({x, y, z});
-          if (d < c.radius - margin) ASSERT_EQ(v, (Voxel{kMaterialRock, 255})) << x << "," << y << "," << z;
+          if (d < c.radius - margin)
+            ASSERT_EQ(v, (Voxel{kMaterialRock, 255})) << x << "," << y << "," << z;
           if (d > c.radius + margin) ASSERT_EQ(v, Voxel{}) << x << "," << y << "," << z;
         }
     // Clear for the next trial.
-    ASSERT_TRUE(world->Edit([&](ChunkEdit& e) {
-      return FillBall(e, {center, c.radius + 2 * c.voxel_size, kMaterialAir, EditMode::kSet}, EditLimits{});
-    }).ok());
+    ASSERT_TRUE(world
+                    ->Edit([&](ChunkEdit& e) {
+                      return FillBall(
+                          e, {center, c.radius + 2 * c.voxel_size, kMaterialAir, EditMode::kSet},
+                          EditLimits{});
+                    })
+                    .ok());
     ASSERT_EQ(FilledVolume(*world, center, c.radius, kMaterialRock), 0.0);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, FillBallVolume,
-                         ::testing::Values(BallCase{2.0f, 1.0f}, BallCase{3.3f, 1.0f}, BallCase{6.0f, 1.0f},
-                                           BallCase{11.5f, 1.0f}, BallCase{20.0f, 1.0f}, BallCase{5.0f, 0.5f},
+                         ::testing::Values(BallCase{2.0f, 1.0f}, BallCase{3.3f, 1.0f},
+                                           BallCase{6.0f, 1.0f}, BallCase{11.5f, 1.0f},
+                                           BallCase{20.0f, 1.0f}, BallCase{5.0f, 0.5f},
                                            BallCase{7.25f, 0.25f}));
 
 TEST(FillBall, CarvingRemovesTheBallVolumeFromSolidRock) {
@@ -84,9 +90,11 @@ TEST(FillBall, CarvingRemovesTheBallVolumeFromSolidRock) {
   const float r = 7.0f;
   const Vec3 c{0.3f, -0.2f, 0.1f};
   double before = FilledVolume(*world, c, r, kMaterialRock);
-  ASSERT_TRUE(world->Edit([&](ChunkEdit& e) {
-    return FillBall(e, {c, r, kMaterialAir, EditMode::kAdd}, EditLimits{});
-  }).ok());
+  ASSERT_TRUE(world
+                  ->Edit([&](ChunkEdit& e) {
+                    return FillBall(e, {c, r, kMaterialAir, EditMode::kAdd}, EditLimits{});
+                  })
+                  .ok());
   double removed = before - FilledVolume(*world, c, r, kMaterialRock);
   double analytic = 4.0 / 3.0 * kPi * r * r * r;
   EXPECT_NEAR(removed, analytic, 0.02 * analytic);
@@ -101,12 +109,9 @@ TEST(FillBall, RejectsBadInputNamingTheFieldAndChangesNothing) {
     FillBallParams params;
     const char* field;
   } cases[] = {
-      {{{NAN, 0, 0}, 2, kMaterialRock}, "center"},
-      {{{0, INFINITY, 0}, 2, kMaterialRock}, "center"},
-      {{{100, 0, 0}, 2, kMaterialRock}, "center"},
-      {{{0, 0, 0}, 0, kMaterialRock}, "radius"},
-      {{{0, 0, 0}, -1, kMaterialRock}, "radius"},
-      {{{0, 0, 0}, NAN, kMaterialRock}, "radius"},
+      {{{NAN, 0, 0}, 2, kMaterialRock}, "center"}, {{{0, INFINITY, 0}, 2, kMaterialRock}, "center"},
+      {{{100, 0, 0}, 2, kMaterialRock}, "center"}, {{{0, 0, 0}, 0, kMaterialRock}, "radius"},
+      {{{0, 0, 0}, -1, kMaterialRock}, "radius"},  {{{0, 0, 0}, NAN, kMaterialRock}, "radius"},
       {{{0, 0, 0}, 11, kMaterialRock}, "radius"},
   };
   for (const Bad& bad : cases) {
@@ -130,13 +135,17 @@ TEST(FillBall, BallCrossingTheWorldBoundaryIsClipped) {
 
 TEST(CombineCoverage, ModesFollowTheirDefinitions) {
   Voxel half_dirt{kMaterialDirt, 128};
-  EXPECT_EQ(CombineCoverage(half_dirt, 1.0f, kMaterialRock, EditMode::kAdd), (Voxel{kMaterialRock, 255}));
+  EXPECT_EQ(CombineCoverage(half_dirt, 1.0f, kMaterialRock, EditMode::kAdd),
+            (Voxel{kMaterialRock, 255}));
   EXPECT_EQ(CombineCoverage(half_dirt, 0.25f, kMaterialRock, EditMode::kAdd), half_dirt);
-  EXPECT_EQ(CombineCoverage(half_dirt, 0.25f, kMaterialRock, EditMode::kSubtract), (Voxel{kMaterialDirt, 128}));
-  EXPECT_EQ(CombineCoverage(half_dirt, 0.75f, kMaterialRock, EditMode::kSubtract), (Voxel{kMaterialDirt, 64}));
+  EXPECT_EQ(CombineCoverage(half_dirt, 0.25f, kMaterialRock, EditMode::kSubtract),
+            (Voxel{kMaterialDirt, 128}));
+  EXPECT_EQ(CombineCoverage(half_dirt, 0.75f, kMaterialRock, EditMode::kSubtract),
+            (Voxel{kMaterialDirt, 64}));
   EXPECT_EQ(CombineCoverage(half_dirt, 1.0f, kMaterialRock, EditMode::kSubtract), Voxel{});
   EXPECT_EQ(CombineCoverage(half_dirt, 1.0f, kMaterialAir, EditMode::kAdd), Voxel{});
-  EXPECT_EQ(CombineCoverage(half_dirt, 0.2f, kMaterialSand, EditMode::kSet), (Voxel{kMaterialSand, 51}));
+  EXPECT_EQ(CombineCoverage(half_dirt, 0.2f, kMaterialSand, EditMode::kSet),
+            (Voxel{kMaterialSand, 51}));
   EXPECT_EQ(CombineCoverage(half_dirt, 0.0f, kMaterialSand, EditMode::kSet), half_dirt);
 }
 

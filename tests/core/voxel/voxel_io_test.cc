@@ -1,11 +1,11 @@
 // ReadVoxels / WriteVoxels: layout, exact round trips, limits, snapshot consistency.
 #include "core/voxel/voxel_io.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <random>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "core/voxel/edit_shapes.h"
 #include "tests/core/test_worlds.h"
@@ -65,7 +65,8 @@ TEST(VoxelIo, WriteThenReadRoundTripsExactlyAcrossChunkBorders) {
     // Voxels just outside the region are untouched: compare with a fresh world of the same seed.
     auto fresh = testing::MakeCaveWorld(3, {64, 64, 64});
     Int3 outside = region.max;
-    if (world->voxel_bounds().Contains(outside)) EXPECT_EQ(world->GetVoxel(outside), fresh->GetVoxel(outside));
+    if (world->voxel_bounds().Contains(outside))
+      EXPECT_EQ(world->GetVoxel(outside), fresh->GetVoxel(outside));
   }
 }
 
@@ -82,8 +83,10 @@ TEST(VoxelIo, LimitsAndSizesAreCheckedBeforeAnythingIsWritten) {
   EditLimits limits;
   limits.max_region_voxels = 4096;
   IntBox big{{0, 0, 0}, {16, 16, 17}};
-  EXPECT_EQ(ReadVoxels(*world, big, limits, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ReadVoxels(*world, {{0, 0, 0}, {16, 16, 16}}, limits, nullptr).status().code(), absl::StatusCode::kOk);
+  EXPECT_EQ(ReadVoxels(*world, big, limits, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadVoxels(*world, {{0, 0, 0}, {16, 16, 16}}, limits, nullptr).status().code(),
+            absl::StatusCode::kOk);
   EXPECT_EQ(ReadVoxels(*world, {{0, 0, 0}, {0, 1, 1}}, limits, nullptr).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ReadVoxels(*world, {{0, 0, 30}, {1, 1, 33}}, limits, nullptr).status().code(),
@@ -109,14 +112,19 @@ TEST(VoxelIo, ReadsAreSnapshotsWhileEditsPublish) {
   std::thread writer([&] {
     for (int i = 0; !stop.load() && i < 2000; ++i) {
       uint8_t m = (i % 2 == 0) ? kMaterialRock : kMaterialDirt;  // version i+1 has material m
-      ASSERT_TRUE(world->Edit([&](ChunkEdit& e) { return FillRegion(e, {region, m, EditMode::kSet}, {}); }).ok());
+      ASSERT_TRUE(
+          world->Edit([&](ChunkEdit& e) {
+                 return FillRegion(e, {region, m, EditMode::kSet}, {});
+               })
+              .ok());
     }
   });
   for (int i = 0; i < 200; ++i) {
     uint64_t version = 0;
     absl::StatusOr<VoxelArrays> read = ReadVoxels(*world, region, EditLimits{}, &version);
     ASSERT_TRUE(read.ok());
-    uint8_t expected = version == 0 ? kMaterialAir : (version % 2 == 1 ? kMaterialRock : kMaterialDirt);
+    uint8_t expected =
+        version == 0 ? kMaterialAir : (version % 2 == 1 ? kMaterialRock : kMaterialDirt);
     for (uint8_t m : read->materials) ASSERT_EQ(m, expected) << "version " << version;
   }
   stop = true;

@@ -1,10 +1,10 @@
 #include "core/voxel/world.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <random>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "core/voxel/edit.h"
 #include "tests/core/test_worlds.h"
@@ -40,7 +40,11 @@ TEST(ChunkIndexing, LocalIndexIsXFastestThenZThenY) {
 }
 
 TEST(World, BoundsAreCentredAndOutsideIsAir) {
-  auto world = testing::MakeFunctionWorld([](const Int3&) { return Voxel{kMaterialRock, 255}; }, {32, 16, 64});
+  auto world = testing::MakeFunctionWorld(
+      [](const Int3&) {
+        return Voxel{kMaterialRock, 255};
+      },
+      {32, 16, 64});
   EXPECT_EQ(world->voxel_bounds().min, (Int3{-16, -8, -32}));
   EXPECT_EQ(world->voxel_bounds().max, (Int3{16, 8, 32}));
   EXPECT_EQ(world->GetVoxel({-16, -8, -32}), (Voxel{kMaterialRock, 255}));
@@ -243,11 +247,13 @@ TEST(WorldReadSnapshot, ReadersSeeOneVersionWhileEditsQueueBehindThem) {
   std::thread editor([&] {
     // At least 300 edits, and keep going until the reader has taken plenty of snapshots.
     for (int i = 1; i <= 300 || snapshots < 2000; ++i) {
-      ASSERT_TRUE(world->Edit([&](ChunkEdit& e) {
-        e.Set({0, 0, 0}, {kMaterialRock, uint8_t(i % 255 + 1)});
-        e.Set({20, 20, 20}, {kMaterialRock, uint8_t(i % 255 + 1)});
-        return absl::OkStatus();
-      }).ok());
+      ASSERT_TRUE(world
+                      ->Edit([&](ChunkEdit& e) {
+                        e.Set({0, 0, 0}, {kMaterialRock, uint8_t(i % 255 + 1)});
+                        e.Set({20, 20, 20}, {kMaterialRock, uint8_t(i % 255 + 1)});
+                        return absl::OkStatus();
+                      })
+                      .ok());
     }
     stop = true;
   });

@@ -31,7 +31,8 @@ TEST(CaveGenerator, DifferentSeedsGiveDifferentTerrain) {
 
 TEST(CaveGenerator, ChunksAgreeWithThePerVoxelFunction) {
   CaveGenerator gen(7, kBounds);
-  for (ChunkKey key : {ChunkKey{0, 0, 0}, ChunkKey{-1, -1, -1}, ChunkKey{3, -4, -8}, ChunkKey{-8, 5, 7}}) {
+  for (ChunkKey key :
+       {ChunkKey{0, 0, 0}, ChunkKey{-1, -1, -1}, ChunkKey{3, -4, -8}, ChunkKey{-8, 5, 7}}) {
     Chunk chunk;
     gen.Generate(key, &chunk);
     for (int y = 0; y < kChunkSize; ++y)
