@@ -3,10 +3,11 @@
 //   voxcol [--server=HOST:PORT] [--json] info
 //   voxcol raycast --origin=X,Y,Z --direction=X,Y,Z [--max_distance=D] [--water=pass|stop]
 //                  [--mode=smooth|blocky] [--all]
-//   voxcol overlap --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] [--max_voxels=N]
-//   voxcol overlap SHAPE [--penetration]                       (exact, posed shape)
 //   voxcol sweep SHAPE [--direction=X,Y,Z] --distance=D [--collection=closest|any|all]
+//   voxcol overlap SHAPE [--penetration]                       (exact, posed shape)
 //   voxcol contacts SHAPE [--margin=M] [--skip_water]
+//   voxcol probe --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] [--max_voxels=N]
+//                                                              (conservative broadphase probe)
 //     SHAPE: --shape=sphere|capsule|box|hull --position=X,Y,Z [--rotation=W,X,Y,Z] with
 //            sphere --radius=R; capsule --half_height=H --radius=R; box --half_extents=X,Y,Z;
 //            hull --points="X,Y,Z;X,Y,Z;..."; box and hull take [--convex_radius=R]
@@ -55,16 +56,17 @@ ABSL_FLAG(std::string, direction, "0,-1,0",
           "raycast, sweep: direction X,Y,Z (any non-zero length)");
 ABSL_FLAG(float, max_distance, 1000.0f, "raycast: maximum distance, world units");
 ABSL_FLAG(std::string, water, "pass", "raycast: 'pass' through water or 'stop' at its surface");
-ABSL_FLAG(bool, stats, false, "raycast, overlap, sweep, contacts: include query cost statistics");
-ABSL_FLAG(std::string, center, "", "fill-ball, overlap: centre X,Y,Z in world units");
-ABSL_FLAG(float, radius, 0.0f, "fill-ball, overlap (sphere): radius, world units");
-ABSL_FLAG(std::string, half_extents, "",
-          "overlap, sweep, contacts (box): half extents X,Y,Z in world units");
+ABSL_FLAG(bool, stats, false,
+          "raycast, sweep, overlap, contacts, probe: include query cost statistics");
+ABSL_FLAG(std::string, center, "", "fill-ball, probe: centre X,Y,Z in world units");
+ABSL_FLAG(float, radius, 0.0f,
+          "fill-ball, probe (sphere), SHAPE sphere and capsule: radius, world units");
+ABSL_FLAG(std::string, half_extents, "", "probe, SHAPE box: half extents X,Y,Z in world units");
 ABSL_FLAG(std::string, shape, "",
-          "overlap (exact), sweep, contacts: sphere|capsule|box|hull, placed at --position and "
+          "sweep, overlap, contacts: sphere|capsule|box|hull, placed at --position and "
           "rotated by --rotation");
 ABSL_FLAG(std::string, position, "",
-          "overlap (exact), sweep, contacts: the shape's centre X,Y,Z in world units");
+          "sweep, overlap, contacts: the shape's centre X,Y,Z in world units");
 ABSL_FLAG(float, half_height, 0.0f,
           "capsule shape: half length of its core segment along local Y, world units");
 ABSL_FLAG(float, convex_radius, 0.0f, "box and hull shapes: rounding radius, world units");
@@ -74,9 +76,9 @@ ABSL_FLAG(std::string, collection, "closest", "sweep: closest|any|all hits");
 ABSL_FLAG(float, margin, 0.0f,
           "contacts: also report points separated by up to this distance (negative depth)");
 ABSL_FLAG(bool, skip_water, false, "contacts: skip the water contact (buoyancy)");
-ABSL_FLAG(bool, penetration, false, "overlap (exact): report the deepest penetration");
-ABSL_FLAG(bool, voxels, false, "overlap: also list the touched voxels");
-ABSL_FLAG(uint32_t, max_voxels, 0, "overlap: most voxels to list (0: the server's limit)");
+ABSL_FLAG(bool, penetration, false, "overlap: report the deepest penetration");
+ABSL_FLAG(bool, voxels, false, "probe: also list the touched voxels");
+ABSL_FLAG(uint32_t, max_voxels, 0, "probe: most voxels to list (0: the server's limit)");
 ABSL_FLAG(std::string, material, "rock",
           "fill-ball: air|water|rock|dirt|grass|sand or a number 0..255");
 ABSL_FLAG(std::string, mode, "",
@@ -97,7 +99,7 @@ ABSL_FLAG(std::string, file, "", "export-region / import-region: local packed re
 ABSL_FLAG(std::string, size, "",
           "fill-block, fill-wedge: edge lengths X,Y,Z along the local axes, world units");
 ABSL_FLAG(std::string, rotation, "1,0,0,0",
-          "fill-block/-cylinder/-wedge, shapes of overlap/sweep/contacts: unit quaternion W,X,Y,Z "
+          "fill-block/-cylinder/-wedge, SHAPE of sweep/overlap/contacts: unit quaternion W,X,Y,Z "
           "(local -> world)");
 ABSL_FLAG(float, height, 0.0f, "fill-cylinder: length along the local Y axis, world units");
 ABSL_FLAG(std::string, min, "", "region commands: first voxel X,Y,Z (voxel indices)");
@@ -309,12 +311,13 @@ int RunRaycast(Client& client) {
   if (!r.hit()) {
     std::printf("miss (world version %llu)\n", (unsigned long long)r.version());
   } else {
-    std::printf("hit  distance %.3f at %s\n", r.distance(), Fmt(r.position()).c_str());
-    std::printf("     normal %s, material %s, occupancy %u, voxel %s%s\n", Fmt(r.normal()).c_str(),
-                MaterialLabel(r.material()).c_str(), r.occupancy(), Fmt(r.voxel()).c_str(),
+    const v1::RaycastHit& f = r.first();
+    std::printf("hit  distance %.3f at %s\n", f.distance(), Fmt(f.position()).c_str());
+    std::printf("     normal %s, material %s, occupancy %u, voxel %s%s\n", Fmt(f.normal()).c_str(),
+                MaterialLabel(f.material()).c_str(), f.occupancy(), Fmt(f.voxel()).c_str(),
                 r.started_inside() ? ", started inside terrain" : "");
-    if (r.triangle() >= 0) {
-      std::printf("     chunk %s, triangle %d\n", Fmt(r.chunk()).c_str(), r.triangle());
+    if (f.triangle() >= 0) {
+      std::printf("     chunk %s, triangle %d\n", Fmt(f.chunk()).c_str(), f.triangle());
     }
     std::printf("     world version %llu\n", (unsigned long long)r.version());
   }
@@ -335,7 +338,7 @@ int RunRaycast(Client& client) {
 
 bool ParseQuat(const std::string& text, v1::Quat* out);
 
-// The posed shape of overlap (exact), sweep and contacts from --shape, --position, --rotation and
+// The posed shape (SHAPE) of sweep, overlap and contacts from --shape, --position, --rotation and
 // the size flags of the kind; an error message for Usage, empty on success. Sizes are checked by
 // the server.
 std::string ParsePosedShape(const char* command, v1::PosedShape* out) {
@@ -381,14 +384,21 @@ void PrintStats(const v1::QueryStats& s) {
               s.cache_builds());
 }
 
+std::string TouchLabel(const v1::TouchedChunk& t) {
+  return absl::StrCat(Fmt(t.chunk()), t.solid() ? " solid" : "", t.water() ? " water" : "");
+}
+std::string TouchLabel(const v1::TouchedVoxel& t) {
+  return absl::StrCat(Fmt(t.voxel()), t.solid() ? " solid" : "", t.water() ? " water" : "");
+}
+
 std::string Fmt(const v1::Penetration& p) {
   return absl::StrFormat("depth %.3f along %s at %s", p.depth(), Fmt(p.normal()),
                          Fmt(p.position()));
 }
 
-int RunPosedOverlap(Client& client) {
+int RunOverlap(Client& client) {
   v1::OverlapRequest request;
-  std::string error = ParsePosedShape("overlap", request.mutable_posed());
+  std::string error = ParsePosedShape("overlap", request.mutable_shape());
   if (!error.empty()) return Usage(error);
   request.set_include_penetration(absl::GetFlag(FLAGS_penetration));
   request.set_include_stats(absl::GetFlag(FLAGS_stats));
@@ -400,9 +410,8 @@ int RunPosedOverlap(Client& client) {
               r.touches_water() ? "yes" : "no", (unsigned long long)r.version());
   if (r.has_penetration())
     std::printf("     deepest penetration %s\n", Fmt(r.penetration()).c_str());
-  for (const v1::OverlapTouch& c : r.chunks()) {
-    std::printf("     chunk %s%s%s\n", Fmt(c.key()).c_str(), c.solid() ? " solid" : "",
-                c.water() ? " water" : "");
+  for (const v1::TouchedChunk& c : r.chunks()) {
+    std::printf("     chunk %s\n", TouchLabel(c).c_str());
   }
   if (r.has_stats()) PrintStats(r.stats());
   return kExitOk;
@@ -445,7 +454,7 @@ int RunSweep(Client& client) {
     std::printf("miss (world version %llu)\n", (unsigned long long)r.version());
   } else if (r.initial_overlap()) {
     std::printf("initial overlap: the start pose penetrates the terrain, %s\n",
-                Fmt(r.mtd()).c_str());
+                Fmt(r.penetration()).c_str());
     std::printf("     world version %llu\n", (unsigned long long)r.version());
   } else {
     PrintSweepHit("hit ", r.first());
@@ -478,13 +487,13 @@ int RunContacts(Client& client) {
               (unsigned long long)r.version());
   for (const v1::ChunkContacts& c : r.chunks()) {
     std::printf("     chunk %s\n", Fmt(c.chunk()).c_str());
-    for (const v1::ContactPoint& p : c.points()) {
+    for (const v1::Contact& p : c.points()) {
       std::printf("       depth %.3f at %s normal %s, material %s, triangle %d\n", p.depth(),
                   Fmt(p.position()).c_str(), Fmt(p.normal()).c_str(),
                   MaterialLabel(p.material()).c_str(), p.triangle());
     }
   }
-  if (r.buried()) std::printf("     buried in solid: way out %s\n", Fmt(r.buried_mtd()).c_str());
+  if (r.buried()) std::printf("     buried in solid: way out %s\n", Fmt(r.penetration()).c_str());
   if (r.has_water()) {
     const v1::WaterContact& w = r.water();
     if (w.in_water()) {
@@ -500,18 +509,18 @@ int RunContacts(Client& client) {
   return kExitOk;
 }
 
-// Fills the shape of an overlap request from --center and --half_extents (box) or --radius
+// Fills the shape of a probe request from --center and --half_extents (box) or --radius
 // (sphere).
-bool ParseOverlapShape(v1::OverlapRequest* request, std::string* error) {
+bool ParseProbeShape(v1::ProbeRequest* request, std::string* error) {
   const std::string half = absl::GetFlag(FLAGS_half_extents);
   if (!half.empty() && absl::GetFlag(FLAGS_radius) != 0.0f) {
-    *error = "overlap takes --half_extents (box) or --radius (sphere), not both";
+    *error = "probe takes --half_extents (box) or --radius (sphere), not both";
     return false;
   }
   v1::Vec3* center = half.empty() ? request->mutable_sphere()->mutable_center()
                                   : request->mutable_box()->mutable_center();
   if (absl::GetFlag(FLAGS_center).empty() || !ParseVec3(absl::GetFlag(FLAGS_center), center)) {
-    *error = "overlap needs --center=X,Y,Z";
+    *error = "probe needs --center=X,Y,Z";
     return false;
   }
   if (half.empty()) {
@@ -523,28 +532,23 @@ bool ParseOverlapShape(v1::OverlapRequest* request, std::string* error) {
   return true;
 }
 
-std::string TouchLabel(const v1::OverlapTouch& t) {
-  return absl::StrCat(Fmt(t.key()), t.solid() ? " solid" : "", t.water() ? " water" : "");
-}
-
-int RunOverlap(Client& client) {
-  if (!absl::GetFlag(FLAGS_shape).empty()) return RunPosedOverlap(client);
-  v1::OverlapRequest request;
+int RunProbe(Client& client) {
+  v1::ProbeRequest request;
   std::string error;
-  if (!ParseOverlapShape(&request, &error)) return Usage(error);
+  if (!ParseProbeShape(&request, &error)) return Usage(error);
   request.set_include_voxels(absl::GetFlag(FLAGS_voxels));
   request.set_max_voxels(absl::GetFlag(FLAGS_max_voxels));
   request.set_include_stats(absl::GetFlag(FLAGS_stats));
-  v1::OverlapResponse r;
-  if (int done = FailedOrJson("overlap", client.Overlap(request, &r), r); done != kPrintSummary) {
+  v1::ProbeResponse r;
+  if (int done = FailedOrJson("probe", client.Probe(request, &r), r); done != kPrintSummary) {
     return done;
   }
-  std::printf("solid %s, water %s (broadphase precision, world version %llu)\n",
-              r.touches_solid() ? "yes" : "no", r.touches_water() ? "yes" : "no",
+  std::printf("may touch: solid %s, water %s (broadphase precision, world version %llu)\n",
+              r.may_touch_solid() ? "yes" : "no", r.may_touch_water() ? "yes" : "no",
               (unsigned long long)r.version());
-  for (const v1::OverlapTouch& c : r.chunks())
+  for (const v1::TouchedChunk& c : r.chunks())
     std::printf("     chunk %s\n", TouchLabel(c).c_str());
-  for (const v1::OverlapTouch& v : r.voxels())
+  for (const v1::TouchedVoxel& v : r.voxels())
     std::printf("     voxel %s\n", TouchLabel(v).c_str());
   if (r.voxels_truncated()) std::printf("     (more voxels touched than listed)\n");
   if (r.has_stats()) std::printf("     stats: %u chunks visited\n", r.stats().chunks_visited());
@@ -909,12 +913,10 @@ int main(int argc, char** argv) {
       "  health      SERVING / NOT_SERVING (exit 0 only when serving)\n"
       "  raycast     --origin=X,Y,Z [--direction=X,Y,Z] [--max_distance=D] [--water=pass|stop]\n"
       "              [--mode=smooth|blocky] [--all]\n"
-      "  overlap     --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] "
-      "[--max_voxels=N]\n"
-      "  overlap     SHAPE [--penetration]   exact overlap of a posed shape with the smooth "
-      "terrain and water\n"
       "  sweep       SHAPE [--direction=X,Y,Z] --distance=D [--collection=closest|any|all]\n"
       "              first place the moving shape meets the terrain (or an initial overlap)\n"
+      "  overlap     SHAPE [--penetration]   exact overlap of a posed shape with the smooth "
+      "terrain and water\n"
       "  contacts    SHAPE [--margin=M] [--skip_water]   contact points (<= 4 per chunk) and water "
       "contact\n"
       "              SHAPE: --shape=sphere|capsule|box|hull --position=X,Y,Z [--rotation=W,X,Y,Z] "
@@ -922,6 +924,9 @@ int main(int argc, char** argv) {
       "              sphere --radius=R | capsule --half_height=H --radius=R | box "
       "--half_extents=X,Y,Z\n"
       "              | hull --points=\"X,Y,Z;X,Y,Z;...\"; box and hull take [--convex_radius=R]\n"
+      "  probe       --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] "
+      "[--max_voxels=N]\n"
+      "              conservative broadphase probe: may terrain be within reach?\n"
       "  fill-ball   --center=X,Y,Z --radius=R [--material=NAME|N] [--mode=add|subtract|set]\n"
       "  loadtest    [--streams=32] [--seconds=60] [--batch_size=64] [--edit_rate=20] "
       "[--extent=64]\n"
@@ -960,9 +965,10 @@ int main(int argc, char** argv) {
   if (command == "health") return RunHealth(client);
   if (command == "loadtest") return RunLoadTest();
   if (command == "raycast") return RunRaycast(client);
-  if (command == "overlap") return RunOverlap(client);
   if (command == "sweep") return RunSweep(client);
+  if (command == "overlap") return RunOverlap(client);
   if (command == "contacts") return RunContacts(client);
+  if (command == "probe") return RunProbe(client);
   if (command == "fill-ball") return RunFillBall(client);
   if (command == "checkpoint") return RunCheckpoint(client);
   if (command == "export-region") return RunExportRegion(client);

@@ -33,7 +33,7 @@ void SetCapsule(v1::PosedShape* s, float x, float y, float z) {
 }
 
 // A mixed batch in the play area: per four queries, two raycasts straight down from the sky (ground
-// probes), one raycast in a random direction (line of sight) and one character-sized box overlap.
+// probes), one raycast in a random direction (line of sight) and one character-sized box probe.
 // With `shape_queries`, per eight queries one ground probe becomes a capsule sweep (a character
 // moving 8 units) and one line-of-sight ray a capsule contacts query.
 v1::QueryBatchRequest RandomBatch(std::mt19937& rng, const v1::Box& b, int size, uint64_t id,
@@ -57,9 +57,9 @@ v1::QueryBatchRequest RandomBatch(std::mt19937& rng, const v1::Box& b, int size,
       continue;
     }
     if (i % 4 == 3) {
-      v1::OverlapRequest* o = q->mutable_overlap();
-      SetVec(o->mutable_box()->mutable_center(), ux(rng), uy(rng), uz(rng));
-      SetVec(o->mutable_box()->mutable_half_extents(), 0.5f, 1.0f, 0.5f);
+      v1::ProbeRequest* p = q->mutable_probe();
+      SetVec(p->mutable_box()->mutable_center(), ux(rng), uy(rng), uz(rng));
+      SetVec(p->mutable_box()->mutable_half_extents(), 0.5f, 1.0f, 0.5f);
       continue;
     }
     v1::RaycastRequest* r = q->mutable_raycast();

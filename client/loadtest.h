@@ -17,7 +17,7 @@ struct LoadTestOptions {
       64;  // queries and edits stay within |x|, |z| <= extent (world units); 0 = whole world
   // Mix terrain shape queries in: per eight queries, one capsule sweep replaces a downward ray and
   // one capsule contacts query replaces a line-of-sight ray. Off by default, so the measured
-  // raycast/overlap mix stays comparable.
+  // raycast/probe mix stays comparable.
   bool shape_queries = false;
   uint64_t seed = 1;
 };

@@ -33,6 +33,10 @@ grpc::Status Client::Overlap(const v1::OverlapRequest& request, v1::OverlapRespo
   return Unary(*query_, &v1::QueryService::Stub::Overlap, request, response);
 }
 
+grpc::Status Client::Probe(const v1::ProbeRequest& request, v1::ProbeResponse* response) {
+  return Unary(*query_, &v1::QueryService::Stub::Probe, request, response);
+}
+
 grpc::Status Client::Sweep(const v1::SweepRequest& request, v1::SweepResponse* response) {
   return Unary(*query_, &v1::QueryService::Stub::Sweep, request, response);
 }

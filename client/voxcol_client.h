@@ -22,10 +22,12 @@ class Client {
 
   grpc::Status GetWorldInfo(v1::GetWorldInfoResponse* response);
   grpc::Status Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response);
-  // Box/sphere overlaps at broadphase precision, or exact ones with OverlapRequest.posed.
-  grpc::Status Overlap(const v1::OverlapRequest& request, v1::OverlapResponse* response);
   grpc::Status Sweep(const v1::SweepRequest& request, v1::SweepResponse* response);
+  // Exact overlap of a posed shape.
+  grpc::Status Overlap(const v1::OverlapRequest& request, v1::OverlapResponse* response);
   grpc::Status Contacts(const v1::ContactsRequest& request, v1::ContactsResponse* response);
+  // Conservative box / sphere probe at broadphase precision.
+  grpc::Status Probe(const v1::ProbeRequest& request, v1::ProbeResponse* response);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* response);
   grpc::Status CreateCheckpoint(const v1::CreateCheckpointRequest& request,
                                 v1::CreateCheckpointResponse* response);

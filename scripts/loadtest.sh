@@ -6,7 +6,7 @@
 #   bash scripts/loadtest.sh [--seconds=60] [--streams=32] [--batch_size=64] [--edit_rate=20]
 #
 # Server flags come from VOXCOL_SERVER_FLAGS, e.g. the cache budgets whose sum bounds memory:
-#   VOXCOL_SERVER_FLAGS="--store_cache_mb=64 --narrowphase_cache_mb=64" bash scripts/loadtest.sh
+#   VOXCOL_SERVER_FLAGS="--store_cache_mb=64 --chunk_collision_cache_mb=64" bash scripts/loadtest.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d /tmp/voxcol-load.XXXX)

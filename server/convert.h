@@ -1,13 +1,22 @@
-// Conversions between the voxcol.v1 wire types and core types, and the one place where
-// absl::Status becomes grpc::Status.
+// Conversions between the voxcol.v1 query wire types and core types, and the one place where an
+// absl::Status becomes a grpc::Status.
+//
+// Decoding is wire-level only: unknown enum values and values the core types cannot represent
+// (materials above 255) are INVALID_ARGUMENT naming the field. Everything geometric (finite,
+// in the world, within the limits) is checked by core/query/validate.h.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
+#include <vector>
+
 #include "absl/status/status.h"
-#include "core/broadphase/overlap.h"
+#include "core/broadphase/probe.h"
 #include "core/geometry/vec3.h"
+#include "core/query/contacts.h"
+#include "core/query/overlap.h"
 #include "core/query/raycast.h"
+#include "core/query/sweep.h"
 #include "core/voxel/edit.h"
 #include "voxcol/v1/edit_service.pb.h"
 #include "voxcol/v1/query_service.pb.h"
@@ -15,29 +24,59 @@
 
 namespace voxcol::server {
 
+// Maps an absl::Status (code and message) to a grpc::Status. Every grpc::Status the server
+// returns with an error is built here.
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
 Vec3 ToCore(const v1::Vec3& v);
 void ToProto(const Vec3& v, v1::Vec3* out);
 void ToProto(const Int3& v, v1::Int3* out);
 
-// Maps an absl::Status (code and message) to a grpc::Status.
-grpc::Status ToGrpcStatus(const absl::Status& status);
-
-// Request -> core input; INVALID_ARGUMENT naming the proto field for values the core types cannot
-// represent (unknown enum values, materials above 255). Geometric validation happens in core.
-absl::Status FromProto(const v1::RaycastRequest& request, RayInput* ray, RaySettings* settings);
 absl::Status FromProto(const v1::FillBallRequest& request, FillBallParams* params);
 absl::Status EditModeFromProto(v1::EditMode mode, EditMode* out);
-// Box and sphere requests (posed ones go through convert_shape.h). A request without a shape is
-// INVALID_ARGUMENT ("shape"). Touched chunks are always collected;
-// voxels only with include_voxels, max_voxels 0 meaning `default_max_voxels`.
-absl::Status FromProto(const v1::OverlapRequest& request, uint32_t default_max_voxels,
-                       OverlapShape* shape, OverlapSettings* settings);
 
-void ToProto(const RayHit& hit, v1::RaycastResponse* out);
-void ToProto(const OverlapResult& result, v1::OverlapResponse* out);
-// Appends the touched chunks (broadphase or exact overlap) to out->chunks.
-void ToProto(const std::vector<TouchedChunk>& chunks, v1::OverlapResponse* out);
-void ToProto(const RayHit& hit, v1::RaycastHit* out);
+// A posed shape decoded from the wire. Owns the ConvexShape and the hull points the core view
+// points at, so keep it alive for the whole query; not copyable (the view would dangle).
+class DecodedShape {
+ public:
+  DecodedShape() = default;
+  DecodedShape(const DecodedShape&) = delete;
+  DecodedShape& operator=(const DecodedShape&) = delete;
+
+  // The core view, which ValidatePosedShape checks and normalizes in place.
+  PosedShape& posed() { return posed_; }
+
+ private:
+  friend absl::Status FromProto(const v1::PosedShape& in, DecodedShape* out);
+  ConvexShape shape_;
+  std::vector<Vec3> points_;
+  PosedShape posed_{&shape_, {}};
+};
+
+// "shape.shape: one of sphere, capsule, box, hull is required" when no kind is set; sizes,
+// rotation and position are left to core's ValidatePosedShape.
+absl::Status FromProto(const v1::PosedShape& in, DecodedShape* out);
+
+absl::Status FromProto(const v1::RaycastRequest& request, RaycastInput* ray,
+                       RaycastSettings* settings);
+// The sweep's direction, distance and collection; input->shape is set by the caller.
+absl::Status FromProto(const v1::SweepRequest& request, SweepInput* input, SweepSettings* settings);
+void FromProto(const v1::OverlapRequest& request, OverlapSettings* settings);
+void FromProto(const v1::ContactsRequest& request, ContactsSettings* settings);
+// A request without a shape is INVALID_ARGUMENT ("shape"). Touched chunks are always collected;
+// voxels only with include_voxels, max_voxels 0 meaning `default_max_voxels`.
+absl::Status FromProto(const v1::ProbeRequest& request, uint32_t default_max_voxels,
+                       ProbeShape* shape, ProbeSettings* settings);
+
+// A raycast's nearest hit, with every crossing in `all` (all_hits) when not null.
+void ToProto(const RaycastHit& hit, const std::vector<RaycastHit>* all, v1::RaycastResponse* out);
+void ToProto(const RaycastHit& hit, v1::RaycastHit* out);
+// `input` is the sweep as run: its start position and direction give SweepHit.shape_position.
+void ToProto(const SweepResult& result, const SweepInput& input, v1::SweepResponse* out);
+void ToProto(const OverlapResult& result, bool include_penetration, v1::OverlapResponse* out);
+void ToProto(const ContactsResult& result, bool include_water, v1::ContactsResponse* out);
+void ToProto(const ProbeResult& result, v1::ProbeResponse* out);
+void ToProto(const Penetration& penetration, v1::Penetration* out);
 void ToProto(const QueryStats& stats, v1::QueryStats* out);
 
 }  // namespace voxcol::server

@@ -111,10 +111,10 @@ grpc::Status EditServiceImpl::Subscribe(grpc::ServerContext* context,
       cursor = entry->version;
       if (!ToProto(*entry, region, request->include_voxels(), &response)) continue;
       if (!writer->Write(response))
-        return grpc::Status(grpc::StatusCode::CANCELLED, "the client went away");
+        return ToGrpcStatus(absl::CancelledError("the client went away"));
     }
     if (context->IsCancelled())
-      return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client");
+      return ToGrpcStatus(absl::CancelledError("cancelled by the client"));
     entries = change_log_.Read(cursor, kSubscribeEntriesPerRead, kSubscribePoll);
     if (entries.status().code() == absl::StatusCode::kOutOfRange) {
       // The window moved past versions this subscriber has not received: it read too slowly.

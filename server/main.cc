@@ -65,14 +65,14 @@ ABSL_FLAG(int, max_min_version_wait_ms, 1000,
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
           "HTTP address serving Prometheus metrics at /metrics; empty disables");
 ABSL_FLAG(
-    float, max_overlap_extent, 64.0f,
-    "Largest Overlap half extent or radius accepted, world units; also bounds the shapes of Sweep, "
-    "Contacts and posed Overlap (half extent of their bounding box) and Contacts margin");
+    float, max_shape_extent, 64.0f,
+    "Largest query shape accepted, world units: the half extent of the bounding box of a "
+    "Sweep, Overlap or Contacts shape, a Probe's half extent or radius, and a Contacts margin");
 ABSL_FLAG(float, max_sweep_distance, 4096.0f, "Longest Sweep distance accepted, world units");
 ABSL_FLAG(uint32_t, max_sweep_hits, 1024,
           "Most hits one Sweep with HIT_COLLECTION_ALL returns (nearest kept)");
-ABSL_FLAG(uint32_t, max_overlap_voxels, 65536, "Most touched voxels one Overlap may return");
-ABSL_FLAG(uint64_t, narrowphase_cache_mb, 256,
+ABSL_FLAG(uint32_t, max_probe_voxels, 65536, "Most touched voxels one Probe may return");
+ABSL_FLAG(uint64_t, chunk_collision_cache_mb, 256,
           "Byte budget of the lazily built chunk meshes + kD-trees of smooth queries, MiB");
 ABSL_FLAG(std::string, port_file, "",
           "If set, write the bound port number to this file once serving");
@@ -164,12 +164,10 @@ int RunServer() {
     batcher.Restore(ack.key, {ack.fingerprint, {ack.version, ack.changed_chunks, false}});
   }
   LogInfo("event=idempotency_keys_restored count=%d", data->store->acks_at_open().size());
-  limits.overlap.max_extent = absl::GetFlag(FLAGS_max_overlap_extent);
-  limits.overlap.max_voxels = absl::GetFlag(FLAGS_max_overlap_voxels);
-  // Sweep, Contacts and posed Overlap shapes share the Overlap extent limit.
-  limits.shape.max_extent = limits.overlap.max_extent;
-  limits.shape.max_sweep_distance = absl::GetFlag(FLAGS_max_sweep_distance);
-  limits.shape.max_hits = std::max(1u, absl::GetFlag(FLAGS_max_sweep_hits));
+  limits.query.max_shape_extent = absl::GetFlag(FLAGS_max_shape_extent);
+  limits.query.max_probe_voxels = absl::GetFlag(FLAGS_max_probe_voxels);
+  limits.query.max_sweep_distance = absl::GetFlag(FLAGS_max_sweep_distance);
+  limits.query.max_sweep_hits = std::max(1u, absl::GetFlag(FLAGS_max_sweep_hits));
   StreamLimits stream_limits;
   stream_limits.batch.max_queries = absl::GetFlag(FLAGS_max_batch_queries);
   stream_limits.batch.max_min_version_wait =
@@ -199,25 +197,25 @@ int RunServer() {
   }
 
   WorldServiceImpl world_service(world, cave.sea_level);
-  NarrowphaseCache narrowphase_cache(world, size_t(absl::GetFlag(FLAGS_narrowphase_cache_mb))
-                                                << 20);
+  ChunkCollisionCache chunk_collision_cache(
+      world, size_t(absl::GetFlag(FLAGS_chunk_collision_cache_mb)) << 20);
   // Cache counters are read when scraped (the cache keeps them as atomics).
-  auto cache_stat = [&narrowphase_cache](uint64_t NarrowphaseCacheStats::*field) {
-    return [&narrowphase_cache, field] { return double(narrowphase_cache.stats().*field); };
+  auto cache_stat = [&chunk_collision_cache](uint64_t ChunkCollisionCacheStats::*field) {
+    return [&chunk_collision_cache, field] { return double(chunk_collision_cache.stats().*field); };
   };
-  metrics.registry.AddCounterCallback("voxcol_narrowphase_cache_hits_total",
+  metrics.registry.AddCounterCallback("voxcol_chunk_collision_cache_hits_total",
                                       "Chunk mesh+tree lookups served from the cache",
-                                      cache_stat(&NarrowphaseCacheStats::hits));
-  metrics.registry.AddCounterCallback("voxcol_narrowphase_cache_misses_total",
+                                      cache_stat(&ChunkCollisionCacheStats::hits));
+  metrics.registry.AddCounterCallback("voxcol_chunk_collision_cache_misses_total",
                                       "Chunk meshes+trees built (cache misses)",
-                                      cache_stat(&NarrowphaseCacheStats::builds));
-  metrics.registry.AddCounterCallback("voxcol_narrowphase_cache_evictions_total",
+                                      cache_stat(&ChunkCollisionCacheStats::builds));
+  metrics.registry.AddCounterCallback("voxcol_chunk_collision_cache_evictions_total",
                                       "Entries evicted over the byte budget",
-                                      cache_stat(&NarrowphaseCacheStats::evictions));
+                                      cache_stat(&ChunkCollisionCacheStats::evictions));
   metrics.registry.AddGauge(
-      "voxcol_narrowphase_cache_bytes", "Bytes of cached meshes and trees",
-      [&narrowphase_cache] { return double(narrowphase_cache.stats().bytes); });
-  QueryServiceImpl query_service(world, QueryEngine{broadphase, narrowphase_cache}, limits,
+      "voxcol_chunk_collision_cache_bytes", "Bytes of cached meshes and trees",
+      [&chunk_collision_cache] { return double(chunk_collision_cache.stats().bytes); });
+  QueryServiceImpl query_service(world, QueryEngine{broadphase, chunk_collision_cache}, limits,
                                  stream_limits, &query_pool);
   EditServiceImpl edit_service(world, limits, batcher, change_log);
   AdminServiceImpl admin_service(world, *data->store);

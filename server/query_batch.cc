@@ -41,6 +41,10 @@ void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::Qu
       GetServerMetrics().queries_contacts->Add();
       status = RunContacts(engine, limits, query.contacts(), result->mutable_contacts());
       break;
+    case v1::QueryRequest::kProbe:
+      GetServerMetrics().queries_probe->Add();
+      status = RunProbe(engine, limits, query.probe(), result->mutable_probe());
+      break;
     case v1::QueryRequest::QUERY_NOT_SET:
       status = absl::InvalidArgumentError("query: no query kind set");
       break;

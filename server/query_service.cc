@@ -34,22 +34,6 @@ grpc::Status RunUnary(const World& world, const QueryEngine& engine, const Servi
 
 }  // namespace
 
-grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext*, const v1::RaycastRequest* request,
-                                       v1::RaycastResponse* response) {
-  absl::Time start = absl::Now();
-  ServerMetrics& metrics = GetServerMetrics();
-  metrics.queries_raycast->Add();
-  World::ReadSnapshot snapshot(world_);
-  absl::Status status = RunRaycast(engine_, limits_, *request, response);
-  metrics.raycast_latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
-  if (!status.ok()) {
-    metrics.query_failures->Add();
-    return ToGrpcStatus(status);
-  }
-  response->set_version(snapshot.version());
-  return grpc::Status::OK;
-}
-
 // One Query stream. Reads batches, runs each on the shared worker pool, writes each response as it
 // completes. At most max_in_flight_batches run per stream; beyond that the stream stops reading, so
 // a fast client is slowed by HTTP/2 flow control instead of growing server queues. gRPC allows one
@@ -64,9 +48,8 @@ class QueryStream final
     GetServerMetrics().streams_opened->Add();
     if (!service_->AcquireStream(host_)) {
       counted_ = false;
-      Finish(
-          grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                       "too many open Query streams from this client (--max_streams_per_client)"));
+      Finish(ToGrpcStatus(absl::ResourceExhaustedError(
+          "too many open Query streams from this client (--max_streams_per_client)")));
       return;
     }
     StartRead(&request_);
@@ -206,20 +189,11 @@ grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse>* QuerySer
   return new QueryStream(this, context);
 }
 
-grpc::Status QueryServiceImpl::Overlap(grpc::ServerContext*, const v1::OverlapRequest* request,
-                                       v1::OverlapResponse* response) {
-  absl::Time start = absl::Now();
+grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext*, const v1::RaycastRequest* request,
+                                       v1::RaycastResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
-  metrics.queries_overlap->Add();
-  World::ReadSnapshot snapshot(world_);
-  absl::Status status = RunOverlap(engine_, limits_, *request, response);
-  metrics.overlap_latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
-  if (!status.ok()) {
-    metrics.query_failures->Add();
-    return ToGrpcStatus(status);
-  }
-  response->set_version(snapshot.version());
-  return grpc::Status::OK;
+  return RunUnary(world_, engine_, limits_, &RunRaycast, metrics.queries_raycast,
+                  metrics.raycast_latency, *request, response);
 }
 
 grpc::Status QueryServiceImpl::Sweep(grpc::ServerContext*, const v1::SweepRequest* request,
@@ -229,11 +203,25 @@ grpc::Status QueryServiceImpl::Sweep(grpc::ServerContext*, const v1::SweepReques
                   *request, response);
 }
 
+grpc::Status QueryServiceImpl::Overlap(grpc::ServerContext*, const v1::OverlapRequest* request,
+                                       v1::OverlapResponse* response) {
+  ServerMetrics& metrics = GetServerMetrics();
+  return RunUnary(world_, engine_, limits_, &RunOverlap, metrics.queries_overlap,
+                  metrics.overlap_latency, *request, response);
+}
+
 grpc::Status QueryServiceImpl::Contacts(grpc::ServerContext*, const v1::ContactsRequest* request,
                                         v1::ContactsResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
   return RunUnary(world_, engine_, limits_, &RunContacts, metrics.queries_contacts,
                   metrics.contacts_latency, *request, response);
+}
+
+grpc::Status QueryServiceImpl::Probe(grpc::ServerContext*, const v1::ProbeRequest* request,
+                                     v1::ProbeResponse* response) {
+  ServerMetrics& metrics = GetServerMetrics();
+  return RunUnary(world_, engine_, limits_, &RunProbe, metrics.queries_probe, metrics.probe_latency,
+                  *request, response);
 }
 
 }  // namespace voxcol::server

@@ -38,12 +38,14 @@ class QueryServiceImpl final
 
   grpc::Status Raycast(grpc::ServerContext* context, const v1::RaycastRequest* request,
                        v1::RaycastResponse* response) override;
-  grpc::Status Overlap(grpc::ServerContext* context, const v1::OverlapRequest* request,
-                       v1::OverlapResponse* response) override;
   grpc::Status Sweep(grpc::ServerContext* context, const v1::SweepRequest* request,
                      v1::SweepResponse* response) override;
+  grpc::Status Overlap(grpc::ServerContext* context, const v1::OverlapRequest* request,
+                       v1::OverlapResponse* response) override;
   grpc::Status Contacts(grpc::ServerContext* context, const v1::ContactsRequest* request,
                         v1::ContactsResponse* response) override;
+  grpc::Status Probe(grpc::ServerContext* context, const v1::ProbeRequest* request,
+                     v1::ProbeResponse* response) override;
   grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse>* Query(
       grpc::CallbackServerContext* context) override;
 

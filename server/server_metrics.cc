@@ -13,6 +13,7 @@ ServerMetrics* Create() {
   m->sweep_latency = r.AddHistogram("voxcol_rpc_latency_seconds", latency, "method=\"Sweep\"");
   m->contacts_latency =
       r.AddHistogram("voxcol_rpc_latency_seconds", latency, "method=\"Contacts\"");
+  m->probe_latency = r.AddHistogram("voxcol_rpc_latency_seconds", latency, "method=\"Probe\"");
   m->batch_latency = r.AddHistogram("voxcol_rpc_latency_seconds", latency, "method=\"QueryBatch\"");
   m->edit_latency = r.AddHistogram("voxcol_rpc_latency_seconds", latency, "method=\"Edit\"");
   m->queries_raycast =
@@ -23,6 +24,8 @@ ServerMetrics* Create() {
       r.AddCounter("voxcol_queries_total", "Queries executed, by kind", "kind=\"sweep\"");
   m->queries_contacts =
       r.AddCounter("voxcol_queries_total", "Queries executed, by kind", "kind=\"contacts\"");
+  m->queries_probe =
+      r.AddCounter("voxcol_queries_total", "Queries executed, by kind", "kind=\"probe\"");
   m->query_failures =
       r.AddCounter("voxcol_query_failures_total", "Queries answered with a non-OK code");
   m->batches = r.AddCounter("voxcol_batches_total", "Query batches received on streams");

@@ -13,12 +13,14 @@ struct ServerMetrics {
   Histogram* overlap_latency;
   Histogram* sweep_latency;
   Histogram* contacts_latency;
+  Histogram* probe_latency;
   Histogram* batch_latency;
   Histogram* edit_latency;
   Counter* queries_raycast;
   Counter* queries_overlap;
   Counter* queries_sweep;
   Counter* queries_contacts;
+  Counter* queries_probe;
   Counter* query_failures;     // queries answered with a non-OK code
   Counter* batches;            // batches received on streams
   Counter* batches_shed;       // refused with RESOURCE_EXHAUSTED

@@ -6,13 +6,14 @@
 
 #include "absl/status/status.h"
 #include "core/broadphase/broadphase_index.h"
-#include "core/cache/narrowphase_cache.h"
+#include "core/cache/chunk_collision_cache.h"
 #include "core/geometry/vec3.h"
+#include "core/query/query_types.h"
 #include "core/voxel/world.h"
 
 namespace voxcol {
 
-struct RayInput {
+struct RaycastInput {
   Vec3 origin;             // world units; must lie inside the world bounds
   Vec3 direction;          // any non-zero length; normalized internally
   float max_distance = 0;  // world units along the normalized direction, > 0
@@ -28,17 +29,12 @@ enum class RaycastMode {
   kBlocky,  // voxel faces of the blocky occupancy (Amanatides-Woo DDA)
 };
 
-struct RaySettings {
+struct RaycastSettings {
   WaterMode water = WaterMode::kPassThrough;
   RaycastMode mode = RaycastMode::kSmooth;  // read by Raycast(); the mode-specific calls ignore it
 };
 
-// Service-wide limits, configured by flags.
-struct QueryLimits {
-  float max_ray_distance = 4096.0f;  // world units
-};
-
-struct RayHit {
+struct RaycastHit {
   bool hit = false;
   float distance = 0;  // world units from the origin along the normalized direction
   Vec3 position;       // world units: origin + distance * direction
@@ -56,33 +52,21 @@ struct RayHit {
   int32_t triangle = -1;  // smooth: triangle index in that chunk's mesh; -1 for blocky and water
 };
 
-// What a query cost; optional output.
-struct QueryStats {
-  uint32_t voxels_visited = 0;      // voxels stepped through inside chunks that were not skipped
-  uint32_t chunks_visited = 0;      // chunks whose voxels (blocky) or trees (smooth) were visited
-  uint32_t tree_nodes_visited = 0;  // smooth: kD-tree nodes
-  uint32_t triangles_tested = 0;    // smooth: ray/triangle tests
-  uint32_t cache_builds = 0;        // smooth: chunk meshes + trees built by this query
-};
-
-// Checks a ray; the error message names the field (origin, direction, max_distance).
-absl::Status ValidateRay(const World& world, const RayInput& ray, const QueryLimits& limits);
-
 // Exact raycast against the blocky occupancy: a voxel is filled when IsSolid (or IsWater with
 // kStopAtSurface). Walks voxels front to back after Amanatides & Woo, "A Fast Voxel Traversal
 // Algorithm for Ray Tracing" (Eurographics 1987). The ray ends at max_distance or the world bounds.
 // The walk goes chunk by chunk through the broadphase (RayChunkWalk): chunks whose masks are empty
 // are skipped unread, and inside a chunk only voxels whose mask bit is set are read, from the
 // chunk snapshot the masks were built from. A chunk that fails to load ends the walk with
-// RayHit::load_status set, never reads as air.
-// Precondition: ValidateRay(index.world(), ray, ...) is OK.
-RayHit RaycastBlocky(const BroadphaseIndex& index, const RayInput& ray, const RaySettings& settings,
-                     QueryStats* stats = nullptr);
+// RaycastHit::load_status set, never reads as air.
+// Precondition: ValidateRaycast (validate.h) is OK.
+RaycastHit RaycastBlocky(const BroadphaseIndex& index, const RaycastInput& ray,
+                         const RaycastSettings& settings, QueryStats* stats = nullptr);
 
 // Same walk, but only water voxels (IsWater) stop the ray: the blocky water surface.
 // The first water voxel along the ray (the blocky water surface), through the broadphase walk.
-RayHit RaycastWaterSurface(const BroadphaseIndex& index, const RayInput& ray,
-                           QueryStats* stats = nullptr);
+RaycastHit RaycastWaterSurface(const BroadphaseIndex& index, const RaycastInput& ray,
+                               QueryStats* stats = nullptr);
 
 // Raycast against the smooth marching-cubes surface (see core/mesh/marching_cubes.h): walks the
 // mesh chunks along the ray front to back, queries each chunk's kD-tree (built lazily by `cache`)
@@ -92,20 +76,22 @@ RayHit RaycastWaterSurface(const BroadphaseIndex& index, const RayInput& ray,
 // solid, the origin is inside terrain: started_inside, distance 0.
 // Water: kPassThrough ignores it; kStopAtSurface also stops at the blocky water surface (the face
 // of the first water voxel, RaycastWaterSurface) when that comes first.
-// Precondition: ValidateRay(world, ray, ...) is OK.
-RayHit RaycastSmooth(const BroadphaseIndex& index, NarrowphaseCache& cache, const RayInput& ray,
-                     const RaySettings& settings, QueryStats* stats = nullptr);
+// Precondition: ValidateRaycast (validate.h) is OK.
+RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                         const RaycastInput& ray, const RaycastSettings& settings,
+                         QueryStats* stats = nullptr);
 
 // Every crossing of the smooth surface along the ray, nearest first (front_face tells entries from
 // exits); with kStopAtSurface, the list ends with the water surface hit if the
 // ray reaches water. `hits` is cleared first.
-// On a chunk load error, `hits` holds one RayHit whose load_status is that error.
-void RaycastSmoothAll(const BroadphaseIndex& index, NarrowphaseCache& cache, const RayInput& ray,
-                      const RaySettings& settings, std::vector<RayHit>* hits,
-                      QueryStats* stats = nullptr);
+// On a chunk load error, `hits` holds one RaycastHit whose load_status is that error.
+void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                      const RaycastInput& ray, const RaycastSettings& settings,
+                      std::vector<RaycastHit>* hits, QueryStats* stats = nullptr);
 
 // Dispatches on settings.mode: RaycastSmooth or RaycastBlocky.
-RayHit Raycast(const BroadphaseIndex& index, NarrowphaseCache& cache, const RayInput& ray,
-               const RaySettings& settings, QueryStats* stats = nullptr);
+RaycastHit Raycast(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                   const RaycastInput& ray, const RaycastSettings& settings,
+                   QueryStats* stats = nullptr);
 
 }  // namespace voxcol

@@ -8,32 +8,6 @@
 
 namespace voxcol {
 
-absl::Status ValidateRay(const World& world, const RayInput& ray, const QueryLimits& limits) {
-  if (!IsFinite(ray.origin))
-    return absl::InvalidArgumentError("origin must be finite (no NaN or infinity)");
-  if (!world.ContainsPoint(ray.origin)) {
-    return absl::InvalidArgumentError(absl::StrCat("origin (", ray.origin.x, ", ", ray.origin.y,
-                                                   ", ", ray.origin.z,
-                                                   ") is outside the world bounds"));
-  }
-  if (!IsFinite(ray.direction)) {
-    return absl::InvalidArgumentError("direction must be finite (no NaN or infinity)");
-  }
-  // Squared length below ~1e-24 cannot be normalized reliably in float.
-  if (!(LengthSq(ray.direction) > 1e-24f))
-    return absl::InvalidArgumentError("direction must be non-zero");
-  if (!std::isfinite(ray.max_distance) || ray.max_distance <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_distance must be finite and > 0, got ", ray.max_distance));
-  }
-  if (ray.max_distance > limits.max_ray_distance) {
-    return absl::InvalidArgumentError(absl::StrCat("max_distance ", ray.max_distance,
-                                                   " exceeds the configured maximum ",
-                                                   limits.max_ray_distance));
-  }
-  return absl::OkStatus();
-}
-
 namespace {
 
 // The ray in voxel units, shared by every chunk span.
@@ -72,7 +46,7 @@ Int3 SpanEntryVoxel(const VoxelRay& r, const RayChunkSpan& span, const Int3& sta
 // Voxel DDA inside one chunk span. Returns true on a hit (filling `hit`), false when the ray
 // leaves the chunk or ends. Only voxels whose mask bit is set are read.
 bool WalkSpan(const VoxelRay& r, const World& world, const RayChunkSpan& span,
-              const Int3& start_voxel, uint8_t classes, RayHit* hit, uint32_t* voxels) {
+              const Int3& start_voxel, uint8_t classes, RaycastHit* hit, uint32_t* voxels) {
   uint64_t masks[kChunkSize];
   span.record->Combined(classes, masks);
   // Partial records pair their masks with the snapshot they were built from; FULL ones skip
@@ -123,8 +97,8 @@ namespace {
 
 // The broadphase chunk walk with a voxel DDA inside each visited chunk; `filled` decides which
 // voxels stop the ray and `classes` which masks may hold them.
-RayHit WalkFilled(const BroadphaseIndex& index, const RayInput& ray, uint8_t classes,
-                  bool (*filled)(Voxel), QueryStats* stats) {
+RaycastHit WalkFilled(const BroadphaseIndex& index, const RaycastInput& ray, uint8_t classes,
+                      bool (*filled)(Voxel), QueryStats* stats) {
   const World& world = index.world();
   const float h = world.voxel_size();
   VoxelRay r;
@@ -137,7 +111,7 @@ RayHit WalkFilled(const BroadphaseIndex& index, const RayInput& ray, uint8_t cla
 
   BroadphaseIndex::ReadScope scope(index);
   RayChunkWalk walk(index, scope, r.o, start_voxel, r.dir, r.t_end, classes);
-  RayHit result;
+  RaycastHit result;
   RayChunkSpan span;
   uint32_t voxels = 0, chunks = 0;
   while (walk.Next(&span)) {
@@ -158,15 +132,16 @@ RayHit WalkFilled(const BroadphaseIndex& index, const RayInput& ray, uint8_t cla
 
 }  // namespace
 
-RayHit RaycastBlocky(const BroadphaseIndex& index, const RayInput& ray, const RaySettings& settings,
-                     QueryStats* stats) {
+RaycastHit RaycastBlocky(const BroadphaseIndex& index, const RaycastInput& ray,
+                         const RaycastSettings& settings, QueryStats* stats) {
   if (settings.water == WaterMode::kStopAtSurface) {
     return WalkFilled(index, ray, kClassAny, FilledSolidOrWater, stats);
   }
   return WalkFilled(index, ray, kClassSolid, FilledSolid, stats);
 }
 
-RayHit RaycastWaterSurface(const BroadphaseIndex& index, const RayInput& ray, QueryStats* stats) {
+RaycastHit RaycastWaterSurface(const BroadphaseIndex& index, const RaycastInput& ray,
+                               QueryStats* stats) {
   return WalkFilled(index, ray, kClassWater, FilledWater, stats);
 }
 

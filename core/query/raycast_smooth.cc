@@ -56,7 +56,7 @@ class ChunkWalk {
 // layer meshed just outside the world (it closes the surface at the world box) has no record and
 // is always visited.
 template <typename OnChunk>
-absl::Status WalkChunks(const BroadphaseIndex& index, NarrowphaseCache& cache, const KdRay& ray,
+absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache, const KdRay& ray,
                         float t_end, QueryStats* stats, OnChunk&& on_chunk) {
   const World& world = index.world();
   BroadphaseIndex::ReadScope scope(index);
@@ -144,9 +144,9 @@ Vec3 SmoothNormal(const ChunkCollision& c, uint32_t tri, const Vec3& p) {
   return LengthSq(smooth) > 0 ? Normalize(smooth) : Normalize(n);
 }
 
-RayHit MakeSmoothHit(const World& world, const KdRay& ray, const ChunkCollision& c,
-                     const TriangleRayHit& t) {
-  RayHit hit;
+RaycastHit MakeSmoothHit(const World& world, const KdRay& ray, const ChunkCollision& c,
+                         const TriangleRayHit& t) {
+  RaycastHit hit;
   hit.hit = true;
   hit.distance = t.t;
   hit.position = ray.origin + ray.direction * t.t;
@@ -161,8 +161,8 @@ RayHit MakeSmoothHit(const World& world, const KdRay& ray, const ChunkCollision&
   return hit;
 }
 
-RayHit StartedInside(const World& world, const RayInput& ray) {
-  RayHit hit;
+RaycastHit StartedInside(const World& world, const RaycastInput& ray) {
+  RaycastHit hit;
   hit.hit = hit.started_inside = true;
   hit.position = ray.origin;
   hit.voxel = world.VoxelAt(ray.origin);
@@ -172,10 +172,10 @@ RayHit StartedInside(const World& world, const RayInput& ray) {
 }
 
 // The blocky water surface when the settings stop there; a miss otherwise.
-RayHit WaterHit(const BroadphaseIndex& index, const RayInput& ray, const RaySettings& settings,
-                QueryStats* stats) {
+RaycastHit WaterHit(const BroadphaseIndex& index, const RaycastInput& ray,
+                    const RaycastSettings& settings, QueryStats* stats) {
   return settings.water == WaterMode::kStopAtSurface ? RaycastWaterSurface(index, ray, stats)
-                                                     : RayHit{};
+                                                     : RaycastHit{};
 }
 
 // Slack for the float error of chunk exit distances (world units).
@@ -189,10 +189,11 @@ void AddTreeStats(const KdStats& kd, QueryStats* stats) {
 
 }  // namespace
 
-RayHit RaycastSmooth(const BroadphaseIndex& index, NarrowphaseCache& cache, const RayInput& ray,
-                     const RaySettings& settings, QueryStats* stats) {
+RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                         const RaycastInput& ray, const RaycastSettings& settings,
+                         QueryStats* stats) {
   const World& world = index.world();
-  const RayHit water = WaterHit(index, ray, settings, stats);
+  const RaycastHit water = WaterHit(index, ray, settings, stats);
   const float t_end = water.hit ? water.distance : ray.max_distance;
   const KdRay kray(ray.origin, Normalize(ray.direction));
   ClosestHitCollector closest(t_end);
@@ -209,26 +210,28 @@ RayHit RaycastSmooth(const BroadphaseIndex& index, NarrowphaseCache& cache, cons
       });
   AddTreeStats(kd, stats);
   if (!walked.ok()) {
-    RayHit failed;
+    RaycastHit failed;
     failed.load_status = walked;
     return failed;
   }
   if (closest.has_hit()) {
-    RayHit hit = MakeSmoothHit(world, kray, *best, closest.hit());
+    RaycastHit hit = MakeSmoothHit(world, kray, *best, closest.hit());
     // The first crossing leaves the solid: the ray started inside terrain.
     return hit.front_face ? hit : StartedInside(world, ray);
   }
   if (water.hit) return water;
   // No crossing at all: inside if the origin voxel is solid (the surface stays within a voxel of
   // the blocky one, so a long solid run without a crossing is inside).
-  return IsSolid(world.GetVoxel(world.VoxelAt(ray.origin))) ? StartedInside(world, ray) : RayHit{};
+  return IsSolid(world.GetVoxel(world.VoxelAt(ray.origin))) ? StartedInside(world, ray)
+                                                            : RaycastHit{};
 }
 
-void RaycastSmoothAll(const BroadphaseIndex& index, NarrowphaseCache& cache, const RayInput& ray,
-                      const RaySettings& settings, std::vector<RayHit>* hits, QueryStats* stats) {
+void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                      const RaycastInput& ray, const RaycastSettings& settings,
+                      std::vector<RaycastHit>* hits, QueryStats* stats) {
   const World& world = index.world();
   hits->clear();
-  const RayHit water = WaterHit(index, ray, settings, stats);
+  const RaycastHit water = WaterHit(index, ray, settings, stats);
   const float t_end = water.hit ? water.distance : ray.max_distance;
   const KdRay kray(ray.origin, Normalize(ray.direction));
   thread_local std::vector<TriangleRayHit> chunk_hits;
@@ -244,10 +247,10 @@ void RaycastSmoothAll(const BroadphaseIndex& index, NarrowphaseCache& cache, con
       });
   AddTreeStats(kd, stats);
   std::sort(hits->begin(), hits->end(),
-            [](const RayHit& a, const RayHit& b) { return a.distance < b.distance; });
+            [](const RaycastHit& a, const RaycastHit& b) { return a.distance < b.distance; });
   // A ray through an edge or vertex shared by several triangles hits each of them (watertight
   // test): keep one crossing per surface passage (same distance, same facing).
-  auto same_crossing = [&](const RayHit& a, const RayHit& b) {
+  auto same_crossing = [&](const RaycastHit& a, const RaycastHit& b) {
     return b.distance - a.distance <= ExitSlack(world, b.distance) * 0.1f &&
            a.front_face == b.front_face;
   };
@@ -260,8 +263,8 @@ void RaycastSmoothAll(const BroadphaseIndex& index, NarrowphaseCache& cache, con
   if (water.hit) hits->push_back(water);
 }
 
-RayHit Raycast(const BroadphaseIndex& index, NarrowphaseCache& cache, const RayInput& ray,
-               const RaySettings& settings, QueryStats* stats) {
+RaycastHit Raycast(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                   const RaycastInput& ray, const RaycastSettings& settings, QueryStats* stats) {
   return settings.mode == RaycastMode::kBlocky ? RaycastBlocky(index, ray, settings, stats)
                                                : RaycastSmooth(index, cache, ray, settings, stats);
 }

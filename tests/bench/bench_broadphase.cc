@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/broadphase/broadphase_index.h"
-#include "core/broadphase/overlap.h"
+#include "core/broadphase/probe.h"
 #include "tests/core/test_worlds.h"
 
 namespace voxcol {
@@ -49,7 +49,7 @@ const std::vector<Aabb>& CharacterBoxes() {
 // The same question answered from voxels: any solid / water voxel within one voxel of the grown
 // range (the dilation), reading each chunk once and stopping when both classes are found.
 uint8_t VoxelScan(const World& world, const Aabb& box) {
-  IntBox range = OverlapVoxelRange(world, box);
+  IntBox range = ProbeVoxelRange(world, box);
   IntBox scan =
       IntBox{range.min - Int3{1, 1, 1}, range.max + Int3{1, 1, 1}}.Intersect(world.voxel_bounds());
   ChunkKey c0 = ChunkOf(scan.min), c1 = ChunkOf(scan.max - Int3{1, 1, 1});
@@ -73,15 +73,15 @@ uint8_t VoxelScan(const World& world, const Aabb& box) {
 
 void RunMaskQueries(benchmark::State& state, const std::vector<Aabb>& boxes) {
   BroadphaseIndex& index = CaveIndex();
-  OverlapResult result;
+  ProbeResult result;
   for (const Aabb& b : boxes)
-    OverlapAabb(index, b, OverlapSettings{}, &result);  // warm: build masks
+    ProbeAabb(index, b, ProbeSettings{}, &result);  // warm: build masks
   size_t i = 0, solid = 0, chunks = 0;
   for (auto _ : state) {
-    OverlapAabb(index, boxes[i++ & (kBoxes - 1)], OverlapSettings{}, &result);
-    solid += result.touches_solid;
+    ProbeAabb(index, boxes[i++ & (kBoxes - 1)], ProbeSettings{}, &result);
+    solid += result.may_touch_solid;
     chunks += result.chunks_visited;
-    benchmark::DoNotOptimize(result.touches_water);
+    benchmark::DoNotOptimize(result.may_touch_water);
   }
   state.SetItemsProcessed(state.iterations());
   state.counters["solid_ratio"] = double(solid) / double(state.iterations());

@@ -12,10 +12,10 @@ namespace {
 
 constexpr int kRays = 4096;
 
-v1::QueryBatchRequest MakeBatch(const std::vector<RayInput>& rays, size_t first, int size) {
+v1::QueryBatchRequest MakeBatch(const std::vector<RaycastInput>& rays, size_t first, int size) {
   v1::QueryBatchRequest batch;
   for (int i = 0; i < size; ++i) {
-    const RayInput& r = rays[(first + i) % rays.size()];
+    const RaycastInput& r = rays[(first + i) % rays.size()];
     v1::QueryRequest* q = batch.add_queries();
     q->set_client_id(i);
     auto* ray = q->mutable_raycast();
@@ -33,7 +33,7 @@ v1::QueryBatchRequest MakeBatch(const std::vector<RayInput>& rays, size_t first,
 // The same batches executed directly (validation + conversion + query), no network.
 void BM_RaycastInProcess(benchmark::State& state) {
   World& world = BenchCaveWorld();
-  std::vector<RayInput> rays = DownwardRays(world, kRays, 9);
+  std::vector<RaycastInput> rays = DownwardRays(world, kRays, 9);
   const int size = int(state.range(0));
   std::vector<v1::QueryBatchRequest> batches;
   for (int b = 0; b < kRays / size; ++b) batches.push_back(MakeBatch(rays, size_t(b) * size, size));
@@ -54,7 +54,7 @@ BENCHMARK(BM_RaycastInProcess)->Arg(1)->Arg(16)->Arg(256);
 // One stream, batches pipelined up to the server's per-stream in-flight limit.
 void BM_RaycastGrpcStream(benchmark::State& state) {
   World& world = BenchCaveWorld();
-  std::vector<RayInput> rays = DownwardRays(world, kRays, 9);
+  std::vector<RaycastInput> rays = DownwardRays(world, kRays, 9);
   const int size = int(state.range(0));
   std::vector<v1::QueryBatchRequest> batches;
   for (int b = 0; b < kRays / size; ++b) batches.push_back(MakeBatch(rays, size_t(b) * size, size));

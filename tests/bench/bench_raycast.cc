@@ -9,12 +9,12 @@ namespace {
 void BM_RaycastBlocky(benchmark::State& state) {
   World& world = BenchCaveWorld();
   const BroadphaseIndex& index = BenchCaveIndex();
-  std::vector<RayInput> rays = DownwardRays(world, 4096, 5);
-  for (const RayInput& r : rays) RaycastBlocky(index, r, RaySettings{});  // warm: chunks and masks
+  std::vector<RaycastInput> rays = DownwardRays(world, 4096, 5);
+  for (const RaycastInput& r : rays) RaycastBlocky(index, r, RaycastSettings{});  // warm: chunks and masks
   size_t i = 0, hits = 0;
   QueryStats stats;
   for (auto _ : state) {
-    RayHit hit = RaycastBlocky(index, rays[i++ & 4095], RaySettings{}, &stats);
+    RaycastHit hit = RaycastBlocky(index, rays[i++ & 4095], RaycastSettings{}, &stats);
     hits += hit.hit;
     benchmark::DoNotOptimize(hit);
   }

@@ -10,7 +10,7 @@
 // query of the four sets (the swept box of a sweep, the posed box of a contact query, grown by one
 // voxel), so no query can reach terrain the world lacks; chunks no query can reach are not meshed,
 // to keep the CI smoke run fast. The meshes come from MeshChunk on the same world with the same
-// voxel size as NarrowphaseCache builds them, so the triangles are the ones our queries test.
+// voxel size as ChunkCollisionCache builds them, so the triangles are the ones our queries test.
 //
 // Margins: Bullet's sphere and capsule are their full radius as margin (the exact shapes, no
 // extra skin). btBoxShape keeps its outer half extents under any margin and rounds the edges by
@@ -106,7 +106,7 @@ BulletTerrain& GetBulletTerrain() {
     const Int3 size = range.max - range.min;
     std::vector<bool> mark(size_t(range.Volume()), false);
     for (const auto* set : {&SphereSweepSet(), &CapsuleSweepSet()})
-      for (const ShapeSweepInput& in : *set) {
+      for (const SweepInput& in : *set) {
         const float r = BoundingRadius(*in.shape.shape) + grow;
         const Vec3 from = in.shape.pose.translation;
         const Vec3 to = from + Normalize(in.direction) * in.distance;
@@ -190,11 +190,11 @@ float BulletSweep(const btCollisionWorld& world, const btConvexShape& shape, con
   return cb.hasHit() ? cb.m_closestHitFraction * s.distance : -1.0f;
 }
 
-void RunBulletSweeps(benchmark::State& state, const std::vector<ShapeSweepInput>& inputs) {
+void RunBulletSweeps(benchmark::State& state, const std::vector<SweepInput>& inputs) {
   BulletTerrain& t = GetBulletTerrain();
   const std::unique_ptr<btConvexShape> shape = BulletShape(*inputs[0].shape.shape);
   std::vector<Sweep> sweeps;
-  for (const ShapeSweepInput& in : inputs) {
+  for (const SweepInput& in : inputs) {
     btTransform from = Bt(in.shape.pose);
     btTransform to = from;
     to.setOrigin(from.getOrigin() + Bt(Normalize(in.direction) * in.distance));
@@ -202,13 +202,13 @@ void RunBulletSweeps(benchmark::State& state, const std::vector<ShapeSweepInput>
   }
   // Setup: ours once over the set, then Bullet's (which also warms it), for agree_ratio.
   const BroadphaseIndex& index = BenchCaveIndex();
-  NarrowphaseCache& cache = BenchCaveCache();
-  ShapeSweepResult ours;
+  ChunkCollisionCache& cache = BenchCaveCache();
+  SweepResult ours;
   const float tolerance = 0.05f * BenchCaveWorld().voxel_size();
   size_t agree = 0;
   float max_diff = 0;  // over the queries both hit
   for (int q = 0; q < kQueries; ++q) {
-    SweepShape(index, cache, inputs[q], ShapeSweepSettings{}, &ours);
+    Sweep(index, cache, inputs[q], SweepSettings{}, &ours);
     const float d = BulletSweep(t.world, *shape, sweeps[q]);
     agree += ours.hit ? d >= 0 && std::fabs(d - ours.first.distance) <= tolerance : d < 0;
     if (ours.hit && d >= 0) max_diff = std::max(max_diff, std::fabs(d - ours.first.distance));

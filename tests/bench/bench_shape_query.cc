@@ -18,16 +18,16 @@ namespace {
 
 constexpr int kQueries = kShapeQueries;
 
-void RunSweeps(benchmark::State& state, const std::vector<ShapeSweepInput>& sweeps) {
+void RunSweeps(benchmark::State& state, const std::vector<SweepInput>& sweeps) {
   const BroadphaseIndex& index = BenchCaveIndex();
-  NarrowphaseCache& cache = BenchCaveCache();
-  ShapeSweepSettings settings;  // closest hit
-  ShapeSweepResult result;
-  for (const ShapeSweepInput& in : sweeps) SweepShape(index, cache, in, settings, &result);  // warm
+  ChunkCollisionCache& cache = BenchCaveCache();
+  SweepSettings settings;  // closest hit
+  SweepResult result;
+  for (const SweepInput& in : sweeps) Sweep(index, cache, in, settings, &result);  // warm
   size_t i = 0, hits = 0;
   QueryStats stats;
   for (auto _ : state) {
-    SweepShape(index, cache, sweeps[i++ & (kQueries - 1)], settings, &result, &stats);
+    Sweep(index, cache, sweeps[i++ & (kQueries - 1)], settings, &result, &stats);
     hits += result.hit;
     benchmark::DoNotOptimize(result);
   }
@@ -44,14 +44,14 @@ BENCHMARK(BM_CapsuleSweep);
 
 void RunContacts(benchmark::State& state, const std::vector<PosedShape>& poses) {
   const BroadphaseIndex& index = BenchCaveIndex();
-  NarrowphaseCache& cache = BenchCaveCache();
-  ContactSettings settings;  // no margin, water contact included
-  ContactResult result;
-  for (const PosedShape& p : poses) ShapeContacts(index, cache, p, settings, &result);  // warm
+  ChunkCollisionCache& cache = BenchCaveCache();
+  ContactsSettings settings;  // no margin, water contact included
+  ContactsResult result;
+  for (const PosedShape& p : poses) Contacts(index, cache, p, settings, &result);  // warm
   size_t i = 0, points = 0, touching = 0;
   QueryStats stats;
   for (auto _ : state) {
-    ShapeContacts(index, cache, poses[i++ & (kQueries - 1)], settings, &result, &stats);
+    Contacts(index, cache, poses[i++ & (kQueries - 1)], settings, &result, &stats);
     const int n = result.total_points();
     points += size_t(n);
     touching += n > 0;

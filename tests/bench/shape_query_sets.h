@@ -31,20 +31,20 @@ inline Quat RandomRotation(std::mt19937& rng) {
 // Sweeps of `shape` from random open points (the shape at its start pose does not touch the
 // solid, by the exact overlap test) in random directions, 16 voxels long, random orientations.
 // `shape` must outlive the returned sweeps.
-inline std::vector<ShapeSweepInput> MakeSweeps(const ConvexShape* shape, uint32_t seed) {
+inline std::vector<SweepInput> MakeSweeps(const ConvexShape* shape, uint32_t seed) {
   const World& world = BenchCaveWorld();
   const BroadphaseIndex& index = BenchCaveIndex();
-  NarrowphaseCache& cache = BenchCaveCache();
-  std::vector<ShapeSweepInput> sweeps;
+  ChunkCollisionCache& cache = BenchCaveCache();
+  std::vector<SweepInput> sweeps;
   std::mt19937 rng(seed);
   const Aabb b = world.world_bounds();
   std::uniform_real_distribution<float> ux(b.min.x + 4, b.max.x - 4), uy(b.min.y + 4, b.max.y - 4),
       uz(b.min.z + 4, b.max.z - 4);
-  ShapeOverlapResult overlap;
+  OverlapResult overlap;
   while (int(sweeps.size()) < kShapeQueries) {
-    ShapeSweepInput in;
+    SweepInput in;
     in.shape = {shape, {RandomRotation(rng), {ux(rng), uy(rng), uz(rng)}}};
-    OverlapPosedShape(index, cache, in.shape, false, &overlap);
+    Overlap(index, cache, in.shape, false, &overlap);
     if (overlap.touches_solid) continue;
     in.direction = RandomDirection(rng);
     in.distance = 16 * world.voxel_size();
@@ -61,7 +61,7 @@ inline std::vector<PosedShape> MakeRestingPoses(const ConvexShape* shape, float 
                                                 uint32_t seed) {
   const World& world = BenchCaveWorld();
   const BroadphaseIndex& index = BenchCaveIndex();
-  NarrowphaseCache& cache = BenchCaveCache();
+  ChunkCollisionCache& cache = BenchCaveCache();
   std::vector<PosedShape> poses;
   std::mt19937 rng(seed);
   const Aabb b = world.world_bounds();
@@ -69,8 +69,8 @@ inline std::vector<PosedShape> MakeRestingPoses(const ConvexShape* shape, float 
       angle(0, 6.2831853f);
   const float sink = 0.05f * world.voxel_size();
   while (int(poses.size()) < kShapeQueries) {
-    RayInput ray{{ux(rng), b.max.y - 1, uz(rng)}, {0, -1, 0}, b.max.y - b.min.y - 2};
-    RayHit hit = Raycast(index, cache, ray, RaySettings{});
+    RaycastInput ray{{ux(rng), b.max.y - 1, uz(rng)}, {0, -1, 0}, b.max.y - b.min.y - 2};
+    RaycastHit hit = Raycast(index, cache, ray, RaycastSettings{});
     if (!hit.hit || hit.started_inside || hit.normal.y < 0.7071f) continue;
     Vec3 center = hit.position + Vec3{0, bottom - sink, 0};
     poses.push_back({shape, {Quat::FromAxisAngle({0, 1, 0}, angle(rng)), center}});
@@ -93,12 +93,12 @@ inline const ConvexShape& BenchBox() {  // half extents 0.5, sharp
 }
 
 // The four query sets (seeds as before the sets were shared).
-inline const std::vector<ShapeSweepInput>& SphereSweepSet() {
-  static const std::vector<ShapeSweepInput> sweeps = MakeSweeps(&BenchSphere(), 11);
+inline const std::vector<SweepInput>& SphereSweepSet() {
+  static const std::vector<SweepInput> sweeps = MakeSweeps(&BenchSphere(), 11);
   return sweeps;
 }
-inline const std::vector<ShapeSweepInput>& CapsuleSweepSet() {
-  static const std::vector<ShapeSweepInput> sweeps = MakeSweeps(&BenchCapsule(), 12);
+inline const std::vector<SweepInput>& CapsuleSweepSet() {
+  static const std::vector<SweepInput> sweeps = MakeSweeps(&BenchCapsule(), 12);
   return sweeps;
 }
 inline const std::vector<PosedShape>& CapsuleRestingSet() {

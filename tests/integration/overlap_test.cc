@@ -21,7 +21,7 @@ class OverlapTest : public testing::CliFixture {
     ASSERT_TRUE(server_.Start(
         VOXCOL_SERVER_PATH,
         {"--data_dir=" + dir_.path() + "/data", "--seed=77", "--world_size=128,96,128",
-         "--max_edit_radius=16", "--max_overlap_extent=20", "--max_overlap_voxels=500"},
+         "--max_edit_radius=16", "--max_shape_extent=20", "--max_probe_voxels=500"},
         dir_.path()))
         << server_.Log();
   }
@@ -57,7 +57,7 @@ TEST_F(OverlapTest, TouchedVoxelsAreBoundedByTheRequestedLimit) {
   EXPECT_TRUE(few.voxels_truncated());
   auto capped = CliJson<v1::OverlapResponse>(
       {"overlap", "--center=0.5,-40.5,0.5", "--radius=10", "--voxels"});
-  EXPECT_EQ(capped.voxels_size(), 500);  // the server's --max_overlap_voxels
+  EXPECT_EQ(capped.voxels_size(), 500);  // the server's --max_probe_voxels
   EXPECT_TRUE(capped.voxels_truncated());
 }
 

@@ -60,7 +60,7 @@ class ShapeQueryTest : public testing::CliFixture {
     ASSERT_TRUE(server_.Start(
         VOXCOL_SERVER_PATH,
         {"--data_dir=" + dir_.path() + "/data", "--seed=77", "--world_size=128,96,128",
-         "--max_overlap_extent=20", "--max_sweep_distance=100"},
+         "--max_shape_extent=20", "--max_sweep_distance=100"},
         dir_.path()))
         << server_.Log();
     query_ = v1::QueryService::NewStub(
@@ -286,7 +286,7 @@ TEST_F(ShapeQueryTest, BadInputIsInvalidArgumentNamingTheField) {
   {
     v1::SweepRequest r = good;
     r.mutable_shape()->mutable_shape()->mutable_sphere()->set_radius(
-        21);  // above --max_overlap_extent
+        21);  // above --max_shape_extent
     cases.push_back({"radius above the limit", r, "shape.shape.sphere.radius"});
   }
   {

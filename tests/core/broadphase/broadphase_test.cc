@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/broadphase/broadphase_index.h"
-#include "core/broadphase/overlap.h"
+#include "core/broadphase/probe.h"
 #include "core/query/raycast.h"
 #include "core/voxel/edit.h"
 #include "tests/core/test_worlds.h"
@@ -92,13 +92,13 @@ Aabb RandomBox(std::mt19937& rng, const World& world) {
 // Runs `count` random boxes; returns the number of mismatches and counts the classes seen.
 int CompareRandomBoxes(const BroadphaseIndex& index, const DilatedGrid& grid, std::mt19937& rng,
                        int count, int* solid_hits, int* water_hits, int* misses) {
-  OverlapResult result;
+  ProbeResult result;
   int mismatches = 0;
   for (int i = 0; i < count; ++i) {
     Aabb box = RandomBox(rng, index.world());
-    OverlapAabb(index, box, OverlapSettings{}, &result);
+    ProbeAabb(index, box, ProbeSettings{}, &result);
     uint8_t want = grid.ScanBox(box, index.world().voxel_size());
-    uint8_t got = uint8_t(result.touches_solid * kClassSolid | result.touches_water * kClassWater);
+    uint8_t got = uint8_t(result.may_touch_solid * kClassSolid | result.may_touch_water * kClassWater);
     mismatches += got != want;
     *solid_hits += (want & kClassSolid) != 0;
     *water_hits += (want & kClassWater) != 0;
@@ -210,15 +210,15 @@ TEST(Broadphase, AirChunksAreEmptyAndFullChunksAnswerInside) {
   EXPECT_EQ(m.built_chunks, 4u);
   EXPECT_EQ(m.partial_chunks, 1u);
   EXPECT_EQ(m.mask_bytes, 2 * 64u);  // the partial chunk needs both masks
-  OverlapResult r;
-  OverlapAabb(index, {{0.2f, -10, 0.2f}, {0.8f, -9, 0.8f}}, OverlapSettings{}, &r);  // deep in rock
-  EXPECT_TRUE(r.touches_solid);
-  EXPECT_FALSE(r.touches_water);
-  OverlapAabb(index, {{0.2f, 12, 0.2f}, {0.8f, 13, 0.8f}}, OverlapSettings{}, &r);  // submerged
-  EXPECT_FALSE(r.touches_solid);
-  EXPECT_TRUE(r.touches_water);
-  OverlapAabb(index, {{0.2f, 45, 0.2f}, {0.8f, 46, 0.8f}}, OverlapSettings{}, &r);  // open air
-  EXPECT_FALSE(r.touches_solid || r.touches_water);
+  ProbeResult r;
+  ProbeAabb(index, {{0.2f, -10, 0.2f}, {0.8f, -9, 0.8f}}, ProbeSettings{}, &r);  // deep in rock
+  EXPECT_TRUE(r.may_touch_solid);
+  EXPECT_FALSE(r.may_touch_water);
+  ProbeAabb(index, {{0.2f, 12, 0.2f}, {0.8f, 13, 0.8f}}, ProbeSettings{}, &r);  // submerged
+  EXPECT_FALSE(r.may_touch_solid);
+  EXPECT_TRUE(r.may_touch_water);
+  ProbeAabb(index, {{0.2f, 45, 0.2f}, {0.8f, 46, 0.8f}}, ProbeSettings{}, &r);  // open air
+  EXPECT_FALSE(r.may_touch_solid || r.may_touch_water);
 }
 
 TEST(Broadphase, TouchedVoxelsAreTheDilatedVoxelsInRangeAndRespectTheLimit) {
@@ -226,11 +226,11 @@ TEST(Broadphase, TouchedVoxelsAreTheDilatedVoxelsInRangeAndRespectTheLimit) {
     return v == Int3{5, 5, 5} ? Voxel{kMaterialRock, 40} : Voxel{};
   });
   BroadphaseIndex index(*world);
-  OverlapResult r;
-  OverlapSettings settings{true, 1000};
+  ProbeResult r;
+  ProbeSettings settings{true, 1000};
   // The box covers voxel (7, 5, 5) only; grown by one voxel it reaches x = 6, next to the dilation.
-  OverlapAabb(index, {{7.25f, 5.25f, 5.25f}, {7.75f, 5.75f, 5.75f}}, settings, &r);
-  EXPECT_TRUE(r.touches_solid);
+  ProbeAabb(index, {{7.25f, 5.25f, 5.25f}, {7.75f, 5.75f, 5.75f}}, settings, &r);
+  EXPECT_TRUE(r.may_touch_solid);
   ASSERT_EQ(r.voxels.size(), 9u);  // x = 6, y and z in [4, 6]
   for (const TouchedVoxel& v : r.voxels) {
     EXPECT_EQ(v.voxel.x, 6);
@@ -242,12 +242,12 @@ TEST(Broadphase, TouchedVoxelsAreTheDilatedVoxelsInRangeAndRespectTheLimit) {
   EXPECT_EQ(r.chunks[0].key, (ChunkKey{0, 0, 0}));
   EXPECT_FALSE(r.voxels_truncated);
   settings.max_voxels = 4;
-  OverlapAabb(index, {{7.25f, 5.25f, 5.25f}, {7.75f, 5.75f, 5.75f}}, settings, &r);
+  ProbeAabb(index, {{7.25f, 5.25f, 5.25f}, {7.75f, 5.75f, 5.75f}}, settings, &r);
   EXPECT_EQ(r.voxels.size(), 4u);
   EXPECT_TRUE(r.voxels_truncated);
   // One voxel farther the dilated voxel is out of reach.
-  OverlapAabb(index, {{8.25f, 5.25f, 5.25f}, {8.75f, 5.75f, 5.75f}}, settings, &r);
-  EXPECT_FALSE(r.touches_solid);
+  ProbeAabb(index, {{8.25f, 5.25f, 5.25f}, {8.75f, 5.75f, 5.75f}}, settings, &r);
+  EXPECT_FALSE(r.may_touch_solid);
 }
 
 TEST(Broadphase, EditRebuildsExactlyTheDirtyChunks) {
@@ -271,68 +271,25 @@ TEST(Broadphase, EditRebuildsExactlyTheDirtyChunks) {
   EXPECT_EQ(index.Get({-1, 0, 0}, scope).kind(), MaskKind::kEmpty);  // two voxels away: untouched
 }
 
-TEST(Broadphase, SweepIsConservativeAgainstSampledBoxes) {
-  auto world = testing::MakeCaveWorld(5, {64, 64, 64});
-  BroadphaseIndex index(*world);
-  DilatedGrid grid(*world);
-  std::mt19937 rng(8);
-  std::uniform_real_distribution<float> u(-28, 28), d(-20, 20);
-  int touched = 0;
-  for (int i = 0; i < 300; ++i) {
-    Vec3 lo{u(rng), u(rng), u(rng)};
-    Aabb box{lo, lo + Vec3{0.6f, 1.8f, 0.6f}};
-    Vec3 move{d(rng), d(rng), d(rng)};
-    SweepResult sweep = SweepAabb(index, box, move);
-    // Any box sampled along the path that touches must be reported, no earlier than the bound.
-    for (int k = 0; k <= 200; ++k) {
-      float f = k / 200.0f;
-      uint8_t c = grid.ScanBox({box.min + move * f, box.max + move * f}, 1.0f);
-      if (c & kClassSolid) {
-        ASSERT_TRUE(sweep.touches_solid) << i;
-        ASSERT_LE(sweep.solid_fraction, f + 1e-6f) << i;
-      }
-      if (c & kClassWater) ASSERT_TRUE(sweep.touches_water) << i;
-    }
-    touched += sweep.touches_solid;
-  }
-  EXPECT_GT(touched, 30);
-}
-
-TEST(Broadphase, SweepThroughOpenAirTouchesNothing) {
-  auto world = testing::MakeFunctionWorld([](const Int3& v) {
-    return v.y < -20 ? Voxel{kMaterialRock, 255} : Voxel{};
-  });
-  BroadphaseIndex index(*world);
-  SweepResult s = SweepAabb(index, {{-20, 0, -20}, {-19, 2, -19}}, {40, 10, 40});
-  EXPECT_FALSE(s.touches_solid || s.touches_water);
-  EXPECT_EQ(s.steps, 40u);
-  s = SweepAabb(index, {{0, 0, 0}, {1, 2, 1}}, {0, -30, 0});
-  EXPECT_TRUE(s.touches_solid);
-  EXPECT_NEAR(s.solid_fraction * 30, 18,
-              1.01f);  // grown box reaches the dilated top (y = -20) at ~18
-}
-
 TEST(Broadphase, BoxesFarOutsideTheWorldTouchNothing) {
   auto world = testing::MakeFunctionWorld([](const Int3&) { return Voxel{kMaterialRock, 255}; });
   BroadphaseIndex index(*world);
-  OverlapResult r;
-  OverlapAabb(index, {{1e20f, 0, 0}, {2e20f, 1, 1}}, OverlapSettings{}, &r);
-  EXPECT_FALSE(r.touches_solid);
-  OverlapAabb(index, {{-2e20f, -1, -1}, {-1e20f, 1, 1}}, OverlapSettings{}, &r);
-  EXPECT_FALSE(r.touches_solid);
+  ProbeResult r;
+  ProbeAabb(index, {{1e20f, 0, 0}, {2e20f, 1, 1}}, ProbeSettings{}, &r);
+  EXPECT_FALSE(r.may_touch_solid);
+  ProbeAabb(index, {{-2e20f, -1, -1}, {-1e20f, 1, 1}}, ProbeSettings{}, &r);
+  EXPECT_FALSE(r.may_touch_solid);
   // A box ending just outside still reaches the world's last voxel through the one-voxel growth.
-  OverlapAabb(index, {{32.5f, 0, 0}, {33.5f, 1, 1}}, OverlapSettings{}, &r);
-  EXPECT_TRUE(r.touches_solid);
-  SweepResult s = SweepAabb(index, {{40, 0, 0}, {41, 1, 1}}, {1e9f, 0, 0});
-  EXPECT_FALSE(s.touches_solid);
+  ProbeAabb(index, {{32.5f, 0, 0}, {33.5f, 1, 1}}, ProbeSettings{}, &r);
+  EXPECT_TRUE(r.may_touch_solid);
 }
 
-TEST(ValidateOverlap, RejectsBadInputNamingTheField) {
+TEST(ValidateProbe, RejectsBadInputNamingTheField) {
   auto world = testing::MakeEmptyWorld();
   const float nan = std::nanf(""), inf = INFINITY;
-  OverlapLimits limits{10.0f, 100};
+  ProbeLimits limits{10.0f, 100};
   struct Case {
-    OverlapShape shape;
+    ProbeShape shape;
     uint32_t max_voxels;
     const char* field;  // nullptr: valid
   } cases[] = {
@@ -350,8 +307,8 @@ TEST(ValidateOverlap, RejectsBadInputNamingTheField) {
       {{true, {0, 0, 0}, {}, 1}, 101, "max_voxels"},
   };
   for (const Case& c : cases) {
-    OverlapSettings settings{true, c.max_voxels};
-    absl::Status s = ValidateOverlap(*world, c.shape, settings, limits);
+    ProbeSettings settings{true, c.max_voxels};
+    absl::Status s = ValidateProbe(*world, c.shape, settings, limits);
     if (c.field == nullptr) {
       EXPECT_TRUE(s.ok()) << s;
       continue;
@@ -367,8 +324,8 @@ TEST(Broadphase, RayThroughEmptyChunksReadsNoVoxels) {
   });
   BroadphaseIndex index(*world);
   QueryStats stats;
-  RayInput ray{{-30.5f, 0.5f, 0.5f}, {1, 0, 0}, 100};
-  RayHit hit = RaycastBlocky(index, ray, RaySettings{}, &stats);
+  RaycastInput ray{{-30.5f, 0.5f, 0.5f}, {1, 0, 0}, 100};
+  RaycastHit hit = RaycastBlocky(index, ray, RaycastSettings{}, &stats);
   ASSERT_TRUE(hit.hit);
   EXPECT_FLOAT_EQ(hit.distance, 54.5f);
   EXPECT_EQ(stats.chunks_visited, 2u);  // the chunk holding x = 23 (dilated) and the rock chunk
@@ -384,9 +341,9 @@ TEST(Broadphase, ConcurrentReadersDuringEditsSeeConsistentMasks) {
   for (int t = 0; t < 2; ++t) {
     readers.emplace_back([&, t] {
       std::mt19937 rng(t);
-      OverlapResult r;
+      ProbeResult r;
       while (!stop.load()) {
-        OverlapAabb(index, RandomBox(rng, *world), OverlapSettings{true, 64}, &r);
+        ProbeAabb(index, RandomBox(rng, *world), ProbeSettings{true, 64}, &r);
         queries.fetch_add(1);
       }
     });

@@ -18,7 +18,7 @@ struct SlabHit {
   Int3 voxel;
 };
 
-SlabHit BruteForceSlabs(const World& world, const RayInput& ray) {
+SlabHit BruteForceSlabs(const World& world, const RaycastInput& ray) {
   Vec3 d = Normalize(ray.direction);
   Vec3 end = ray.origin + d * ray.max_distance;
   Int3 lo = world.VoxelAt(Min(ray.origin, end)), hi = world.VoxelAt(Max(ray.origin, end));
@@ -49,7 +49,7 @@ SlabHit BruteForceSlabs(const World& world, const RayInput& ray) {
 }
 
 // Oracle 2: march in tiny steps and report the first sample inside a filled voxel.
-SlabHit FineStepMarch(const World& world, const RayInput& ray, float dt) {
+SlabHit FineStepMarch(const World& world, const RaycastInput& ray, float dt) {
   Vec3 d = Normalize(ray.direction);
   for (float t = 0; t <= ray.max_distance; t += dt) {
     Int3 v = world.VoxelAt(ray.origin + d * t);
@@ -58,11 +58,11 @@ SlabHit FineStepMarch(const World& world, const RayInput& ray, float dt) {
   return {};
 }
 
-RayInput RandomRay(std::mt19937& rng, const World& world, float max_len) {
+RaycastInput RandomRay(std::mt19937& rng, const World& world, float max_len) {
   Aabb b = world.world_bounds();
   std::uniform_real_distribution<float> ux(b.min.x + 1, b.max.x - 1), uy(b.min.y + 1, b.max.y - 1),
       uz(b.min.z + 1, b.max.z - 1), ud(-1, 1), ul(1, max_len);
-  RayInput ray;
+  RaycastInput ray;
   ray.origin = {ux(rng), uy(rng), uz(rng)};
   do {
     ray.direction = {ud(rng), ud(rng), ud(rng)};
@@ -77,8 +77,8 @@ TEST(RaycastBlocky, MatchesBruteForceSlabsOnCaveWorld) {
   std::mt19937 rng(99);
   int hits = 0;
   for (int i = 0; i < 3000; ++i) {
-    RayInput ray = RandomRay(rng, *world, 24);
-    RayHit got = RaycastBlocky(index, ray, RaySettings{});
+    RaycastInput ray = RandomRay(rng, *world, 24);
+    RaycastHit got = RaycastBlocky(index, ray, RaycastSettings{});
     SlabHit want = BruteForceSlabs(*world, ray);
     ASSERT_EQ(got.hit, want.hit) << "ray " << i;
     if (!want.hit) continue;
@@ -97,8 +97,8 @@ TEST(RaycastBlocky, AgreesWithFineStepMarch) {
   const float dt = 1e-3f;
   int hits = 0;
   for (int i = 0; i < 400; ++i) {
-    RayInput ray = RandomRay(rng, *world, 16);
-    RayHit got = RaycastBlocky(index, ray, RaySettings{});
+    RaycastInput ray = RandomRay(rng, *world, 16);
+    RaycastHit got = RaycastBlocky(index, ray, RaycastSettings{});
     SlabHit march = FineStepMarch(*world, ray, dt);
     if (march.hit) {
       // The march can only find a voxel at or after the exact entry, and within one step of it.
@@ -120,8 +120,8 @@ TEST(RaycastBlocky, StraightDownHitsTheTopFaceOfAFlatFloor) {
   auto world = testing::MakeFunctionWorld([](const Int3& v) {
     return v.y < -5 ? Voxel{kMaterialRock, 255} : Voxel{};
   });
-  RayHit hit = RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 10.0f, -3.25f}, {0, -2, 0}, 100},
-                             RaySettings{});
+  RaycastHit hit = RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 10.0f, -3.25f}, {0, -2, 0}, 100},
+                             RaycastSettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_FLOAT_EQ(hit.distance, 15.0f);
   EXPECT_EQ(hit.normal, (Vec3{0, 1, 0}));
@@ -136,8 +136,8 @@ TEST(RaycastBlocky, HalfOccupancyIsTheSolidThreshold) {
     if (v.x == 6) return Voxel{kMaterialRock, 128};
     return Voxel{};
   });
-  RayHit hit =
-      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 20}, RaySettings{});
+  RaycastHit hit =
+      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 20}, RaycastSettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_EQ(hit.voxel.x, 6);
   EXPECT_FLOAT_EQ(hit.distance, 5.5f);
@@ -150,10 +150,10 @@ TEST(RaycastBlocky, WaterStopsTheRayOnlyWhenAsked) {
     if (v.y < 0) return Voxel{kMaterialWater, 255};
     return Voxel{};
   });
-  RayInput ray{{0.5f, 5.5f, 0.5f}, {0, -1, 0}, 50};
-  RayHit through =
-      RaycastBlocky(BroadphaseIndex(*world), ray, RaySettings{WaterMode::kPassThrough});
-  RayHit stop = RaycastBlocky(BroadphaseIndex(*world), ray, RaySettings{WaterMode::kStopAtSurface});
+  RaycastInput ray{{0.5f, 5.5f, 0.5f}, {0, -1, 0}, 50};
+  RaycastHit through =
+      RaycastBlocky(BroadphaseIndex(*world), ray, RaycastSettings{WaterMode::kPassThrough});
+  RaycastHit stop = RaycastBlocky(BroadphaseIndex(*world), ray, RaycastSettings{WaterMode::kStopAtSurface});
   ASSERT_TRUE(through.hit && stop.hit);
   EXPECT_FLOAT_EQ(through.distance, 15.5f);
   EXPECT_EQ(through.value.material, kMaterialRock);
@@ -163,8 +163,8 @@ TEST(RaycastBlocky, WaterStopsTheRayOnlyWhenAsked) {
 
 TEST(RaycastBlocky, StartingInsideReportsDistanceZero) {
   auto world = testing::MakeFunctionWorld([](const Int3&) { return Voxel{kMaterialRock, 255}; });
-  RayHit hit =
-      RaycastBlocky(BroadphaseIndex(*world), {{1.5f, 1.5f, 1.5f}, {0, 1, 0}, 10}, RaySettings{});
+  RaycastHit hit =
+      RaycastBlocky(BroadphaseIndex(*world), {{1.5f, 1.5f, 1.5f}, {0, 1, 0}, 10}, RaycastSettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_TRUE(hit.started_inside);
   EXPECT_EQ(hit.distance, 0.0f);
@@ -176,12 +176,12 @@ TEST(RaycastBlocky, StopsAtMaxDistanceAndAtTheWorldBoundary) {
     return v.x == 10 ? Voxel{kMaterialRock, 255} : Voxel{};
   });
   EXPECT_FALSE(
-      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.4f}, RaySettings{}).hit);
+      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.4f}, RaycastSettings{}).hit);
   EXPECT_TRUE(
-      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.6f}, RaySettings{}).hit);
+      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.6f}, RaycastSettings{}).hit);
   QueryStats stats;
   EXPECT_FALSE(RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {-1, 0, 0}, 1000},
-                             RaySettings{}, &stats)
+                             RaycastSettings{}, &stats)
                    .hit);
   EXPECT_LE(stats.voxels_visited, 33u);  // 32 voxels from x=0 to the boundary at -32
 }
@@ -192,18 +192,18 @@ TEST(RaycastBlocky, HonoursVoxelSize) {
         return v.y < 0 ? Voxel{kMaterialRock, 255} : Voxel{};
       },
       {64, 64, 64}, 0.25f);
-  RayHit hit =
-      RaycastBlocky(BroadphaseIndex(*world), {{1.0f, 2.0f, 1.0f}, {0, -1, 0}, 10}, RaySettings{});
+  RaycastHit hit =
+      RaycastBlocky(BroadphaseIndex(*world), {{1.0f, 2.0f, 1.0f}, {0, -1, 0}, 10}, RaycastSettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_FLOAT_EQ(hit.distance, 2.0f);
   EXPECT_EQ(hit.voxel, (Int3{4, -1, 4}));
 }
 
-TEST(ValidateRay, RejectsBadInputNamingTheField) {
+TEST(ValidateRaycast, RejectsBadInputNamingTheField) {
   auto world = testing::MakeEmptyWorld();
   QueryLimits limits;
   struct Bad {
-    RayInput ray;
+    RaycastInput ray;
     const char* field;
   } cases[] = {
       {{{NAN, 0, 0}, {0, -1, 0}, 10}, "origin"},
@@ -216,11 +216,11 @@ TEST(ValidateRay, RejectsBadInputNamingTheField) {
       {{{0, 0, 0}, {0, -1, 0}, 1e9f}, "max_distance"},
   };
   for (const Bad& bad : cases) {
-    absl::Status s = ValidateRay(*world, bad.ray, limits);
+    absl::Status s = ValidateRaycast(*world, bad.ray, limits);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(s.message().find(bad.field), std::string::npos) << s;
   }
-  EXPECT_TRUE(ValidateRay(*world, {{0, 0, 0}, {0, -1e-3f, 0}, 10}, limits).ok());
+  EXPECT_TRUE(ValidateRaycast(*world, {{0, 0, 0}, {0, -1e-3f, 0}, 10}, limits).ok());
 }
 
 }  // namespace

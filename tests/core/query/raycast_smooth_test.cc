@@ -46,7 +46,7 @@ struct AnalyticCase {
 // analytic surface with a normal within 10 degrees of the analytic one.
 void CheckAnalytic(const char* name, const AnalyticCase& c, Int3 size, float h, int rays) {
   auto world = SdfWorld(c.sdf, size, h);
-  NarrowphaseCache cache(*world, size_t(64) << 20);
+  ChunkCollisionCache cache(*world, size_t(64) << 20);
   BroadphaseIndex index(*world);
   std::mt19937 rng(17);
   float max_dist = 0, max_angle = 0;
@@ -54,9 +54,9 @@ void CheckAnalytic(const char* name, const AnalyticCase& c, Int3 size, float h, 
   for (int i = 0; i < rays; ++i) {
     Vec3 from, to;  // voxel units
     c.sample(rng, &from, &to);
-    RayInput ray{from * h, (to - from), Length(to - from) * h * 2.0f};
-    ASSERT_TRUE(ValidateRay(*world, ray, QueryLimits{}).ok());
-    RayHit hit = RaycastSmooth(index, cache, ray, RaySettings{});
+    RaycastInput ray{from * h, (to - from), Length(to - from) * h * 2.0f};
+    ASSERT_TRUE(ValidateRaycast(*world, ray, QueryLimits{}).ok());
+    RaycastHit hit = RaycastSmooth(index, cache, ray, RaycastSettings{});
     if (!hit.hit || hit.started_inside) {
       if (misses < 5)
         std::printf("miss from (%g %g %g) to (%g %g %g) hit %d inside %d d %g\n", from.x, from.y,
@@ -150,7 +150,7 @@ TEST(RaycastSmoothTest, RaysGrazingChunkSeamsNeverPassThroughAClosedSurface) {
   const Vec3 center(8.5f, 8.5f, 8.5f);  // mesh chunk seams are the planes 8k + 0.5
   auto world =
       SdfWorld([center](const Vec3& p) { return Length(p - center) - 6.3f; }, {96, 96, 96}, 1.0f);
-  NarrowphaseCache cache(*world, size_t(64) << 20);
+  ChunkCollisionCache cache(*world, size_t(64) << 20);
   BroadphaseIndex index(*world);
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-5.5f, 5.5f), angle(0, 2 * kPi);
@@ -164,9 +164,9 @@ TEST(RaycastSmoothTest, RaysGrazingChunkSeamsNeverPassThroughAClosedSurface) {
     dir[(axis + 2) % 3] = std::sin(a);
     Vec3 origin = target - dir * 20.0f;
     origin[axis] = center[axis];  // exactly in the seam plane
-    RayInput ray{origin, dir, 40.0f};
-    ASSERT_TRUE(ValidateRay(*world, ray, QueryLimits{}).ok());
-    RayHit hit = RaycastSmooth(index, cache, ray, RaySettings{});
+    RaycastInput ray{origin, dir, 40.0f};
+    ASSERT_TRUE(ValidateRaycast(*world, ray, QueryLimits{}).ok());
+    RaycastHit hit = RaycastSmooth(index, cache, ray, RaycastSettings{});
     ++rays;
     misses += !hit.hit || hit.started_inside || !hit.front_face;
   }
@@ -179,7 +179,7 @@ TEST(RaycastSmoothTest, RaysGrazingChunkSeamsNeverPassThroughAClosedSurface) {
         if (v.x != 8.5f && v.z != 8.5f) continue;
         Vec3 out = Normalize(v - center);
         Vec3 origin = v + out * 15.0f;
-        RayHit hit = RaycastSmooth(index, cache, {origin, -out, 30.0f}, RaySettings{});
+        RaycastHit hit = RaycastSmooth(index, cache, {origin, -out, 30.0f}, RaycastSettings{});
         ++rays;
         misses += !hit.hit || hit.started_inside || std::fabs(hit.distance - 15.0f) > 1e-3f;
       }
@@ -192,14 +192,14 @@ TEST(RaycastSmoothTest, RaysGrazingChunkSeamsNeverPassThroughAClosedSurface) {
 // every chunk the segment's box touches.
 TEST(RaycastSmoothTest, CaveWorldHitsEqualBruteForceOverAllChunks) {
   auto world = testing::MakeCaveWorld(41, {64, 64, 64});
-  NarrowphaseCache cache(*world, size_t(256) << 20);
+  ChunkCollisionCache cache(*world, size_t(256) << 20);
   BroadphaseIndex index(*world);
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> u(-31, 31), len(1, 40);
   int hits = 0;
   for (int i = 0; i < 1500; ++i) {
-    RayInput ray{{u(rng), u(rng), u(rng)}, RandomUnit(rng), len(rng)};
-    RayHit hit = RaycastSmooth(index, cache, ray, RaySettings{});
+    RaycastInput ray{{u(rng), u(rng), u(rng)}, RandomUnit(rng), len(rng)};
+    RaycastHit hit = RaycastSmooth(index, cache, ray, RaycastSettings{});
     KdRay kray(ray.origin, Normalize(ray.direction));
     Vec3 end = ray.origin + kray.direction * ray.max_distance;
     Vec3 lo = Min(ray.origin, end) - Vec3(1, 1, 1), hi = Max(ray.origin, end) + Vec3(1, 1, 1);
@@ -240,22 +240,22 @@ TEST(RaycastSmoothTest, AllHitsThroughABallAreEntryThenExit) {
   const Vec3 center(0.5f, 0.5f, 0.5f);
   auto world =
       SdfWorld([center](const Vec3& p) { return Length(p - center) - 10.0f; }, {64, 64, 64}, 1.0f);
-  NarrowphaseCache cache(*world, size_t(64) << 20);
+  ChunkCollisionCache cache(*world, size_t(64) << 20);
   BroadphaseIndex index(*world);
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-6, 6);
   for (int i = 0; i < 500; ++i) {
     Vec3 dir = RandomUnit(rng);
     Vec3 origin = center - dir * 25.0f + Vec3(u(rng), u(rng), u(rng)) * 0.5f;
-    RayInput ray{origin, dir, 50.0f};
-    std::vector<RayHit> hits;
-    RaycastSmoothAll(index, cache, ray, RaySettings{}, &hits);
+    RaycastInput ray{origin, dir, 50.0f};
+    std::vector<RaycastHit> hits;
+    RaycastSmoothAll(index, cache, ray, RaycastSettings{}, &hits);
     ASSERT_EQ(hits.size(), 2u) << i;
     EXPECT_TRUE(hits[0].front_face);
     EXPECT_LT(Dot(hits[0].normal, dir), 0);
     EXPECT_FALSE(hits[1].front_face);
     EXPECT_GT(Dot(hits[1].normal, dir), 0);
-    RayHit first = RaycastSmooth(index, cache, ray, RaySettings{});
+    RaycastHit first = RaycastSmooth(index, cache, ray, RaycastSettings{});
     EXPECT_EQ(first.distance, hits[0].distance);
     EXPECT_EQ(first.triangle, hits[0].triangle);
   }
@@ -268,23 +268,23 @@ TEST(RaycastSmoothTest, WaterStopsTheRayOnlyWhenAsked) {
     if (v.y < 0) return Voxel{kMaterialWater, 255};
     return Voxel{};
   });
-  NarrowphaseCache cache(*world, size_t(16) << 20);
+  ChunkCollisionCache cache(*world, size_t(16) << 20);
   BroadphaseIndex index(*world);
-  RayInput ray{{0.25f, 10.0f, 0.75f}, {0.1f, -1.0f, 0.05f}, 40.0f};
-  RaySettings pass, stop;
+  RaycastInput ray{{0.25f, 10.0f, 0.75f}, {0.1f, -1.0f, 0.05f}, 40.0f};
+  RaycastSettings pass, stop;
   stop.water = WaterMode::kStopAtSurface;
-  RayHit through = RaycastSmooth(index, cache, ray, pass);
+  RaycastHit through = RaycastSmooth(index, cache, ray, pass);
   ASSERT_TRUE(through.hit);
   EXPECT_NEAR(through.position.y, -8.0f, 1e-4f);  // MC surface between centres -8.5 and -7.5
   EXPECT_GE(through.value.material, kMaterialRock);
   EXPECT_GE(through.triangle, 0);
-  RayHit water = RaycastSmooth(index, cache, ray, stop);
+  RaycastHit water = RaycastSmooth(index, cache, ray, stop);
   ASSERT_TRUE(water.hit);
   EXPECT_NEAR(water.position.y, 0.0f, 1e-4f);  // the top face of the water voxels
   EXPECT_EQ(water.value.material, kMaterialWater);
   EXPECT_EQ(water.triangle, -1);
   EXPECT_EQ(water.normal, Vec3(0, 1, 0));
-  std::vector<RayHit> all;
+  std::vector<RaycastHit> all;
   RaycastSmoothAll(index, cache, ray, stop, &all);
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].value.material, kMaterialWater);
@@ -292,26 +292,26 @@ TEST(RaycastSmoothTest, WaterStopsTheRayOnlyWhenAsked) {
 
 TEST(RaycastSmoothTest, OriginInsideSolidStartsInside) {
   auto world = SdfWorld([](const Vec3& p) { return Length(p) - 10.0f; }, {64, 64, 64}, 1.0f);
-  NarrowphaseCache cache(*world, size_t(16) << 20);
+  ChunkCollisionCache cache(*world, size_t(16) << 20);
   BroadphaseIndex index(*world);
-  RayHit deep = RaycastSmooth(index, cache, {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 3.0f}, RaySettings{});
+  RaycastHit deep = RaycastSmooth(index, cache, {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 3.0f}, RaycastSettings{});
   EXPECT_TRUE(deep.hit && deep.started_inside);
-  RayHit exit = RaycastSmooth(index, cache, {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 30.0f}, RaySettings{});
+  RaycastHit exit = RaycastSmooth(index, cache, {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 30.0f}, RaycastSettings{});
   EXPECT_TRUE(exit.hit && exit.started_inside);
   EXPECT_EQ(exit.distance, 0.0f);
 }
 
 TEST(RaycastSmoothTest, BlockyModeIsTheDda) {
   auto world = testing::MakeCaveWorld(42, {64, 64, 64});
-  NarrowphaseCache cache(*world, size_t(16) << 20);
+  ChunkCollisionCache cache(*world, size_t(16) << 20);
   BroadphaseIndex index(*world);
   std::mt19937 rng(2);
   std::uniform_real_distribution<float> u(-31, 31);
-  RaySettings blocky;
+  RaycastSettings blocky;
   blocky.mode = RaycastMode::kBlocky;
   for (int i = 0; i < 200; ++i) {
-    RayInput ray{{u(rng), u(rng), u(rng)}, RandomUnit(rng), 30.0f};
-    RayHit a = Raycast(index, cache, ray, blocky), b = RaycastBlocky(index, ray, blocky);
+    RaycastInput ray{{u(rng), u(rng), u(rng)}, RandomUnit(rng), 30.0f};
+    RaycastHit a = Raycast(index, cache, ray, blocky), b = RaycastBlocky(index, ray, blocky);
     EXPECT_EQ(a.hit, b.hit);
     EXPECT_EQ(a.distance, b.distance);
     EXPECT_EQ(a.voxel, b.voxel);

@@ -32,13 +32,13 @@ Voxel SdfVoxel(const Sdf& sdf, const Int3& v) {
 struct Scene {
   std::unique_ptr<World> world;
   std::unique_ptr<BroadphaseIndex> index;
-  std::unique_ptr<NarrowphaseCache> cache;
+  std::unique_ptr<ChunkCollisionCache> cache;
 };
 
 Scene MakeScene(std::function<Voxel(const Int3&)> f, Int3 size = {64, 64, 64}, float h = 1.0f) {
   Scene s;
   s.world = testing::MakeFunctionWorld(std::move(f), size, h);
-  s.cache = std::make_unique<NarrowphaseCache>(*s.world, size_t(64) << 20);
+  s.cache = std::make_unique<ChunkCollisionCache>(*s.world, size_t(64) << 20);
   s.index = std::make_unique<BroadphaseIndex>(*s.world);
   return s;
 }
@@ -63,28 +63,28 @@ float AngleDeg(const Vec3& a, const Vec3& b) {
 }
 
 // Every contact point of every chunk manifold.
-std::vector<TerrainContact> AllPoints(const ContactResult& c) {
-  std::vector<TerrainContact> out;
-  for (const ChunkManifold& m : c.manifolds) out.insert(out.end(), m.points, m.points + m.count);
+std::vector<Contact> AllPoints(const ContactsResult& c) {
+  std::vector<Contact> out;
+  for (const ChunkContacts& m : c.manifolds) out.insert(out.end(), m.points, m.points + m.count);
   return out;
 }
 
-ShapeSweepResult Sweep(Scene& s, const ConvexShape& shape, const RigidTransform& pose,
-                       const Vec3& dir, float distance, ShapeSweepSettings settings = {}) {
+SweepResult Sweep(Scene& s, const ConvexShape& shape, const RigidTransform& pose,
+                       const Vec3& dir, float distance, SweepSettings settings = {}) {
   PosedShape posed{&shape, pose};
   EXPECT_TRUE(ValidatePosedShape(*s.world, posed, ShapeQueryLimits{}).ok());
-  ShapeSweepResult r;
-  SweepShape(*s.index, *s.cache, {posed, dir, distance}, settings, &r);
+  SweepResult r;
+  Sweep(*s.index, *s.cache, {posed, dir, distance}, settings, &r);
   EXPECT_TRUE(r.load_status.ok());
   return r;
 }
 
-ContactResult Contacts(Scene& s, const ConvexShape& shape, const RigidTransform& pose,
-                       ContactSettings settings = {}) {
+ContactsResult Contacts(Scene& s, const ConvexShape& shape, const RigidTransform& pose,
+                       ContactsSettings settings = {}) {
   PosedShape posed{&shape, pose};
   EXPECT_TRUE(ValidatePosedShape(*s.world, posed, ShapeQueryLimits{}).ok());
-  ContactResult r;
-  ShapeContacts(*s.index, *s.cache, posed, settings, &r);
+  ContactsResult r;
+  Contacts(*s.index, *s.cache, posed, settings, &r);
   EXPECT_TRUE(r.load_status.ok());
   return r;
 }
@@ -112,7 +112,7 @@ TEST(ShapeQueryTest, SphereSweepsStopAtTheAnalyticPlane) {
     lateral = Normalize(lateral - n * Dot(lateral, n) + Vec3(1e-3f, 0, 0));
     const Vec3 dir = Normalize(-n * c + lateral * std::sqrt(1 - c * c));
     const float analytic = (height - r) / Dot(-n, dir);
-    ShapeSweepResult hit = Sweep(s, MakeSphere(r), {{}, centre}, dir, analytic + 5.0f);
+    SweepResult hit = Sweep(s, MakeSphere(r), {{}, centre}, dir, analytic + 5.0f);
     if (!hit.hit || hit.initial_overlap) {
       ++misses;
       continue;
@@ -156,7 +156,7 @@ TEST(ShapeQueryTest, ConvexSweepsStopAtTheAnalyticPlane) {
     lateral = Normalize(lateral - n * Dot(lateral, n) + Vec3(0, 0, 1e-3f));
     const Vec3 dir = Normalize(-n * c + lateral * std::sqrt(1 - c * c));
     const float analytic = gap / Dot(-n, dir);
-    ShapeSweepResult hit = Sweep(s, shape, {q, centre}, dir, analytic + 4.0f);
+    SweepResult hit = Sweep(s, shape, {q, centre}, dir, analytic + 4.0f);
     if (!hit.hit || hit.initial_overlap) {
       ++misses;
       continue;
@@ -180,11 +180,11 @@ TEST(ShapeQueryTest, RealEdgesKeepTheirNormals) {
   for (float z : {-3.3f, 0.2f, 4.7f}) {
     // Marching cubes bevels the edge: the plane x + y = -0.5 voxel; the sphere sinks 0.2 into it.
     const Vec3 centre = diagonal * 0.25f + Vec3(0, 0, z);
-    ContactResult c = Contacts(s, MakeSphere(0.8f), {{}, centre});
+    ContactsResult c = Contacts(s, MakeSphere(0.8f), {{}, centre});
     ASSERT_GT(c.total_points(), 0);
-    TerrainContact deepest;
+    Contact deepest;
     deepest.depth = -1;
-    for (const TerrainContact& p : AllPoints(c)) {
+    for (const Contact& p : AllPoints(c)) {
       if (p.depth > deepest.depth) deepest = p;
     }
     EXPECT_NEAR(deepest.depth, 0.8f - 0.25f - 0.5f / std::sqrt(2.0f), 0.01f);
@@ -213,7 +213,7 @@ TEST(ShapeQueryTest, SphereSweepsStopAtTheAnalyticBall) {
       const Vec3 m = from - centre;
       const float b = Dot(m, dir), k = LengthSq(m) - (R + r) * (R + r);
       const float analytic = -b - std::sqrt(b * b - k);
-      ShapeSweepResult hit =
+      SweepResult hit =
           Sweep(s, MakeSphere(r * h), {{}, from * h}, dir, (analytic + 5.0f) * h);
       if (!hit.hit || hit.initial_overlap) {
         ++misses;
@@ -247,14 +247,14 @@ TEST(ShapeQueryTest, CapsuleRestingOnAPlaneGetsUpNormalsAndItsDepth) {
     const Vec3 axis = q.Rotate({0, capsule.half_height, 0});
     const float lowest = -std::fabs(axis.y) - capsule.convex_radius;  // relative to the centre
     const Vec3 centre(u(rng), ground - depth - lowest, u(rng));
-    ContactResult c = Contacts(s, capsule, {q, centre});
+    ContactsResult c = Contacts(s, capsule, {q, centre});
     if (c.total_points() == 0) {
       ++empty;
       continue;
     }
     float deepest = -1;
-    for (const ChunkManifold& m : c.manifolds) EXPECT_LE(m.count, kMaxManifoldPoints);
-    for (const TerrainContact& p : AllPoints(c)) {
+    for (const ChunkContacts& m : c.manifolds) EXPECT_LE(m.count, kMaxManifoldPoints);
+    for (const Contact& p : AllPoints(c)) {
       max_angle = std::max(max_angle, AngleDeg(p.normal, {0, 1, 0}));
       deepest = std::max(deepest, p.depth);
     }
@@ -286,9 +286,9 @@ TEST(ShapeQueryTest, BoxDraggedAcrossChunkSeamsKeepsUpNormals) {
     const Vec3 dir = Normalize(Vec3(1.0f, 0, 0.07f * (run - 6)));
     const Vec3 start(-20.3f, ground - depth - lowest, -6.1f + run);
     for (float t = 0; t < 40.0f; t += 0.13f, ++steps) {
-      ContactResult c = Contacts(s, box, {q, start + dir * t});
+      ContactsResult c = Contacts(s, box, {q, start + dir * t});
       if (c.total_points() == 0) ++empty;
-      for (const TerrainContact& p : AllPoints(c)) {
+      for (const Contact& p : AllPoints(c)) {
         max_angle = std::max(max_angle, AngleDeg(p.normal, {0, 1, 0}));
       }
     }
@@ -317,7 +317,7 @@ TEST(ShapeQueryTest, RestingBoxReportsItsCornersAndLyingCapsuleBothEnds) {
     const ConvexShape shape = box ? MakeBox({0.7f, 0.5f, 0.45f}) : MakeCapsule(0.8f, 0.3f);
     const float below = box ? 0.5f : 0.3f;
     const Vec3 centre(u(rng), ground + below - depth, u(rng));
-    ContactResult c = Contacts(s, shape, {q, centre});
+    ContactsResult c = Contacts(s, shape, {q, centre});
     std::vector<Vec3> expected;  // the feature's lowest points, on the ground
     if (box) {
       for (float sx : {-0.7f, 0.7f})
@@ -327,13 +327,13 @@ TEST(ShapeQueryTest, RestingBoxReportsItsCornersAndLyingCapsuleBothEnds) {
       for (float sy : {-0.8f, 0.8f})
         expected.push_back(centre + q.Rotate({0, sy, 0}) + Vec3(0, depth - 0.3f, 0));
     }
-    const std::vector<TerrainContact> points = AllPoints(c);
+    const std::vector<Contact> points = AllPoints(c);
     for (const Vec3& e : expected) {
       float nearest = 1e9f;
-      for (const TerrainContact& p : points) nearest = std::min(nearest, Length(p.position - e));
+      for (const Contact& p : points) nearest = std::min(nearest, Length(p.position - e));
       max_corner_miss = std::max(max_corner_miss, nearest);
     }
-    for (const TerrainContact& p : points) {
+    for (const Contact& p : points) {
       max_depth_error = std::max(max_depth_error, std::fabs(p.depth - depth));
     }
   }
@@ -372,7 +372,7 @@ TEST(ShapeQueryTest, SubmergedFractionMatchesTheWaterLevel) {
       } else {
         expected = wet / (2 * half_height);
       }
-      ContactResult c = Contacts(s, shape, {{}, centre});
+      ContactsResult c = Contacts(s, shape, {{}, centre});
       EXPECT_EQ(c.total_points(), 0);
       const float got = c.water.in_water ? c.water.submerged_fraction : 0.0f;
       max_error = std::max(max_error, std::fabs(got - expected));
@@ -383,7 +383,7 @@ TEST(ShapeQueryTest, SubmergedFractionMatchesTheWaterLevel) {
       }
       // Exactly half under: the Done-means case.
       if (i == 0) {
-        ContactResult half = Contacts(s, MakeBox({1.5f, 1.0f, 1.2f}), {{}, {2.2f, level, -1.7f}});
+        ContactsResult half = Contacts(s, MakeBox({1.5f, 1.0f, 1.2f}), {{}, {2.2f, level, -1.7f}});
         std::printf("half-submerged box at level %g: fraction %.4f\n", level,
                     half.water.submerged_fraction);
         EXPECT_NEAR(half.water.submerged_fraction, 0.5f, 0.05f);
@@ -405,7 +405,7 @@ TEST(ShapeQueryTest, RotatedBoxHalfUnderWaterIsHalfSubmerged) {
   for (int i = 0; i < 50; ++i) {
     // Symmetric about its centre: a box centred on the surface is half under in any orientation.
     const Quat q = RandomRotation(rng);
-    ContactResult c = Contacts(s, MakeBox({1.1f, 0.6f, 0.9f}), {q, {0.3f * i - 7, level, 1.1f}});
+    ContactsResult c = Contacts(s, MakeBox({1.1f, 0.6f, 0.9f}), {q, {0.3f * i - 7, level, 1.1f}});
     ASSERT_TRUE(c.water.in_water);
     EXPECT_NEAR(c.water.submerged_fraction, 0.5f, 0.05f) << i;
   }
@@ -415,13 +415,13 @@ TEST(ShapeQueryTest, SphereStartingInTheGroundReportsItsOverlap) {
   const float ground = 0.37f;
   Scene s = SdfScene([ground](const Vec3& p) { return p.y - ground; });
   // Sunk by 0.4: the minimum translation is 0.4 up.
-  ShapeSweepResult r = Sweep(s, MakeSphere(1.0f), {{}, {2.1f, ground + 0.6f, 3.3f}}, {1, 0, 0}, 5);
+  SweepResult r = Sweep(s, MakeSphere(1.0f), {{}, {2.1f, ground + 0.6f, 3.3f}}, {1, 0, 0}, 5);
   ASSERT_TRUE(r.hit);
   EXPECT_TRUE(r.initial_overlap);
   EXPECT_NEAR(r.depth, 0.4f, 0.05f);
   EXPECT_LE(AngleDeg(r.first.normal, {0, 1, 0}), 5.0f);
   // Buried 6 voxels deep, touching no surface: out through the top, 6 + radius.
-  ShapeSweepResult buried =
+  SweepResult buried =
       Sweep(s, MakeSphere(1.0f), {{}, {2.1f, ground - 6.0f, 3.3f}}, {0, 1, 0}, 3);
   ASSERT_TRUE(buried.hit);
   EXPECT_TRUE(buried.initial_overlap);
@@ -429,13 +429,13 @@ TEST(ShapeQueryTest, SphereStartingInTheGroundReportsItsOverlap) {
   EXPECT_LE(AngleDeg(buried.first.normal, {0, 1, 0}), 1.0f);
   {
     const ConvexShape sphere = MakeSphere(1.0f);
-    ShapeOverlapResult o;
-    OverlapPosedShape(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 0.6f, 3.3f}}}, true, &o);
+    OverlapResult o;
+    Overlap(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 0.6f, 3.3f}}}, true, &o);
     EXPECT_TRUE(o.touches_solid);
     EXPECT_FALSE(o.touches_water);
     EXPECT_NEAR(o.depth, 0.4f, 0.05f);
     EXPECT_FALSE(o.chunks.empty());
-    OverlapPosedShape(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 1.2f, 3.3f}}}, true, &o);
+    Overlap(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 1.2f, 3.3f}}}, true, &o);
     EXPECT_FALSE(o.touches_solid);
     EXPECT_TRUE(o.chunks.empty());
   }
@@ -450,9 +450,9 @@ TEST(ShapeQueryTest, ShapesRestingOnGroundSlideWithoutHitting) {
     // Touching within 1e-3 (plus the surface's occupancy rounding, 1/510 voxel): sliding along the
     // ground is free, pushing into it stops within that gap.
     const Vec3 centre(-10.2f, ground + lowest - 5e-4f, 0.4f);
-    ShapeSweepResult slide = Sweep(s, *shape, {{}, centre}, {1, 0, 0.3f}, 20);
+    SweepResult slide = Sweep(s, *shape, {{}, centre}, {1, 0, 0.3f}, 20);
     EXPECT_FALSE(slide.hit) << slide.first.distance;
-    ShapeSweepResult push = Sweep(s, *shape, {{}, centre}, {1, -0.5f, 0}, 20);
+    SweepResult push = Sweep(s, *shape, {{}, centre}, {1, -0.5f, 0}, 20);
     ASSERT_TRUE(push.hit);
     EXPECT_FALSE(push.initial_overlap);
     EXPECT_LE(push.first.distance, 0.01f);
@@ -464,7 +464,7 @@ TEST(ShapeQueryTest, ShapesRestingOnGroundSlideWithoutHitting) {
 TEST(ShapeQueryTest, CaveSweepsEqualBruteForceOverAllTriangles) {
   Scene s;
   s.world = testing::MakeCaveWorld(7, {64, 48, 64});
-  s.cache = std::make_unique<NarrowphaseCache>(*s.world, size_t(64) << 20);
+  s.cache = std::make_unique<ChunkCollisionCache>(*s.world, size_t(64) << 20);
   s.index = std::make_unique<BroadphaseIndex>(*s.world);
   std::vector<ChunkMesh> meshes;
   const IntBox range = MeshedChunkRange(*s.world);
@@ -484,7 +484,7 @@ TEST(ShapeQueryTest, CaveSweepsEqualBruteForceOverAllTriangles) {
     const Vec3 start(ux(rng), uy(rng), uz(rng));
     const ConvexShape sphere = MakeSphere(r);
     // Start in open space, clear of the surface.
-    ContactResult c = Contacts(s, sphere, {{}, start}, {0.05f, false});
+    ContactsResult c = Contacts(s, sphere, {{}, start}, {0.05f, false});
     if (c.total_points() > 0 || c.buried) continue;
     const Vec3 dir = RandomUnit(rng);
     const float dist = length(rng);
@@ -501,23 +501,23 @@ TEST(ShapeQueryTest, CaveSweepsEqualBruteForceOverAllTriangles) {
         oracle = std::min(oracle, cr.fraction);
       }
     ++compared;
-    ShapeSweepResult closest = Sweep(s, sphere, {{}, start}, dir, dist);
+    SweepResult closest = Sweep(s, sphere, {{}, start}, dir, dist);
     ASSERT_FALSE(closest.initial_overlap);
     ASSERT_EQ(closest.hit, oracle_hits > 0) << i;
     if (!closest.hit) continue;
     ++hits;
     EXPECT_NEAR(closest.first.distance, oracle * dist, 1e-4f * dist + 1e-5f) << i;
-    ShapeSweepSettings all_settings;
+    SweepSettings all_settings;
     all_settings.collection = HitCollection::kAll;
-    ShapeSweepResult all = Sweep(s, sphere, {{}, start}, dir, dist, all_settings);
+    SweepResult all = Sweep(s, sphere, {{}, start}, dir, dist, all_settings);
     EXPECT_EQ(int(all.hits.size()), oracle_hits);
     EXPECT_TRUE(std::is_sorted(
         all.hits.begin(), all.hits.end(),
-        [](const ShapeHit& a, const ShapeHit& b) { return a.distance < b.distance; }));
+        [](const SweepHit& a, const SweepHit& b) { return a.distance < b.distance; }));
     EXPECT_FLOAT_EQ(all.first.distance, closest.first.distance);
-    ShapeSweepSettings any_settings;
+    SweepSettings any_settings;
     any_settings.collection = HitCollection::kAny;
-    ShapeSweepResult any = Sweep(s, sphere, {{}, start}, dir, dist, any_settings);
+    SweepResult any = Sweep(s, sphere, {{}, start}, dir, dist, any_settings);
     ASSERT_TRUE(any.hit);
     EXPECT_GE(any.first.distance, closest.first.distance - 1e-5f);
   }
@@ -528,7 +528,7 @@ TEST(ShapeQueryTest, CaveSweepsEqualBruteForceOverAllTriangles) {
 
 TEST(ShapeQueryTest, ContactsOnTheCaveWorldAreBoundedAndUnit) {
   auto world = testing::MakeCaveWorld(3, {64, 48, 64});
-  NarrowphaseCache cache(*world, size_t(64) << 20);
+  ChunkCollisionCache cache(*world, size_t(64) << 20);
   BroadphaseIndex index(*world);
   std::mt19937 rng(29);
   const Aabb b = world->world_bounds();
@@ -539,10 +539,10 @@ TEST(ShapeQueryTest, ContactsOnTheCaveWorldAreBoundedAndUnit) {
   int with_contacts = 0;
   for (int i = 0; i < 400; ++i) {
     const ConvexShape& shape = shapes[i % 4];
-    ContactResult c;
-    ContactSettings settings;
+    ContactsResult c;
+    ContactsSettings settings;
     settings.margin = 0.1f;
-    ShapeContacts(index, cache, {&shape, {RandomRotation(rng), {ux(rng), uy(rng), uz(rng)}}},
+    Contacts(index, cache, {&shape, {RandomRotation(rng), {ux(rng), uy(rng), uz(rng)}}},
                   settings, &c);
     ASSERT_TRUE(c.load_status.ok());
     with_contacts += c.total_points() > 0;
@@ -554,7 +554,7 @@ TEST(ShapeQueryTest, ContactsOnTheCaveWorldAreBoundedAndUnit) {
       EXPECT_GE(c.manifolds[m].count, 1);
       EXPECT_LE(c.manifolds[m].count, kMaxManifoldPoints);
       for (int k = 0; k < c.manifolds[m].count; ++k) {
-        const TerrainContact& t = c.manifolds[m].points[k];
+        const Contact& t = c.manifolds[m].points[k];
         EXPECT_NEAR(Length(t.normal), 1.0f, 1e-3f);
         EXPECT_GE(t.depth, -0.1f - 1e-4f);
         EXPECT_GE(t.material, 2);

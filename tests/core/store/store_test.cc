@@ -183,7 +183,7 @@ TEST(Store, UneditedRegionsAreAnsweredWithoutStoreReads) {
   // A column of raycasts far from the edit touches hundreds of chunks, none of them stored.
   BroadphaseIndex index(*w.world);
   for (float x = -60; x < 0; x += 4) {
-    RayHit hit = RaycastBlocky(index, {{x, 47, -30}, {0.3f, -1, 0.2f}, 200}, RaySettings{});
+    RaycastHit hit = RaycastBlocky(index, {{x, 47, -30}, {0.3f, -1, 0.2f}, 200}, RaycastSettings{});
     ASSERT_TRUE(hit.load_status.ok());
   }
   EXPECT_GT(w.world->resident_chunks(), 50u);
@@ -213,7 +213,7 @@ TEST(Store, CorruptRecordIsDataLossForLoadsEditsAndRaysNotGarbage) {
   absl::StatusOr<ChunkPtr> chunk = w.world->LoadChunk(key);
   EXPECT_EQ(chunk.status().code(), absl::StatusCode::kDataLoss) << chunk.status();
   BroadphaseIndex index(*w.world);
-  RayHit hit = RaycastBlocky(index, {{4.5f, 40, 4.5f}, {0, -1, 0}, 80}, RaySettings{});
+  RaycastHit hit = RaycastBlocky(index, {{4.5f, 40, 4.5f}, {0, -1, 0}, 80}, RaycastSettings{});
   EXPECT_EQ(hit.load_status.code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(Ball(*w.world, {4, 4, 4}, 2, 3).status().code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(w.world->version(), 1u);  // the failed edit did not advance it

@@ -1,4 +1,4 @@
-#include "core/cache/narrowphase_cache.h"
+#include "core/cache/chunk_collision_cache.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -22,18 +22,18 @@ void CopyExact(const std::vector<T>& from, std::vector<T>* to) {
 
 }  // namespace
 
-NarrowphaseCache::NarrowphaseCache(World& world, size_t budget_bytes)
+ChunkCollisionCache::ChunkCollisionCache(World& world, size_t budget_bytes)
     : world_(world), shard_budget_(budget_bytes / kShards) {
   world.AddObserver(this);
 }
 
-NarrowphaseCache::Shard& NarrowphaseCache::ShardFor(const ChunkKey& key) const {
+ChunkCollisionCache::Shard& ChunkCollisionCache::ShardFor(const ChunkKey& key) const {
   uint32_t h =
       uint32_t(key.x) * 73856093u ^ uint32_t(key.y) * 19349663u ^ uint32_t(key.z) * 83492791u;
   return shards_[(h ^ (h >> 16)) % kShards];
 }
 
-ChunkCollisionPtr NarrowphaseCache::Build(const ChunkKey& key) const {
+ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   // Build into reusable per-thread buffers, then keep exact-size copies.
   thread_local ChunkMesh scratch_mesh;
   thread_local KdBuildScratch scratch_tree;
@@ -59,7 +59,7 @@ ChunkCollisionPtr NarrowphaseCache::Build(const ChunkKey& key) const {
   return out;
 }
 
-std::shared_ptr<NarrowphaseCache::Slot> NarrowphaseCache::FindOrAddSlot(Shard& shard,
+std::shared_ptr<ChunkCollisionCache::Slot> ChunkCollisionCache::FindOrAddSlot(Shard& shard,
                                                                         const ChunkKey& key,
                                                                         uint64_t seen_version,
                                                                         bool* cacheable) {
@@ -81,7 +81,7 @@ std::shared_ptr<NarrowphaseCache::Slot> NarrowphaseCache::FindOrAddSlot(Shard& s
   return slot;
 }
 
-void NarrowphaseCache::Erase(Shard& shard, const ChunkKey& key) {
+void ChunkCollisionCache::Erase(Shard& shard, const ChunkKey& key) {
   auto it = shard.map.find(key);
   if (it == shard.map.end()) return;
   shard.bytes -= it->second.bytes;
@@ -89,7 +89,7 @@ void NarrowphaseCache::Erase(Shard& shard, const ChunkKey& key) {
   shard.map.erase(it);
 }
 
-void NarrowphaseCache::Account(Shard& shard, const ChunkKey& key,
+void ChunkCollisionCache::Account(Shard& shard, const ChunkKey& key,
                                const std::shared_ptr<Slot>& slot) {
   absl::MutexLock lock(&shard.mu);
   auto it = shard.map.find(key);
@@ -104,7 +104,7 @@ void NarrowphaseCache::Account(Shard& shard, const ChunkKey& key,
   }
 }
 
-ChunkCollisionPtr NarrowphaseCache::Get(const ChunkKey& key, bool* built) {
+ChunkCollisionPtr ChunkCollisionCache::Get(const ChunkKey& key, bool* built) {
   Shard& shard = ShardFor(key);
   const uint64_t seen_version = world_.version();
   bool cacheable = false;
@@ -122,7 +122,7 @@ ChunkCollisionPtr NarrowphaseCache::Get(const ChunkKey& key, bool* built) {
   return slot->data;
 }
 
-void NarrowphaseCache::AfterPublish(const CommittedEdit& edit) {
+void ChunkCollisionCache::AfterPublish(const CommittedEdit& edit) {
   for (const ChunkChange& change : edit.result.changes) {
     IntBox keys = MeshChunksReading(change.changed_voxels);
     for (int y = keys.min.y; y < keys.max.y; ++y)
@@ -138,8 +138,8 @@ void NarrowphaseCache::AfterPublish(const CommittedEdit& edit) {
   }
 }
 
-NarrowphaseCacheStats NarrowphaseCache::stats() const {
-  NarrowphaseCacheStats s;
+ChunkCollisionCacheStats ChunkCollisionCache::stats() const {
+  ChunkCollisionCacheStats s;
   s.hits = hits_.load(std::memory_order_relaxed);
   s.builds = builds_.load(std::memory_order_relaxed);
   s.evictions = evictions_.load(std::memory_order_relaxed);

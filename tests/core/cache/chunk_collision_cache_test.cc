@@ -1,4 +1,4 @@
-#include "core/cache/narrowphase_cache.h"
+#include "core/cache/chunk_collision_cache.h"
 
 #include <gtest/gtest.h>
 
@@ -31,7 +31,7 @@ bool SameMesh(const ChunkMesh& a, const ChunkMesh& b) {
 
 TEST(NarrowphaseCacheTest, EachChunkIsBuiltOnceUnderConcurrency) {
   auto world = testing::MakeCaveWorld(31, {32, 32, 32});
-  NarrowphaseCache cache(*world, size_t(1) << 30);
+  ChunkCollisionCache cache(*world, size_t(1) << 30);
   std::vector<ChunkKey> keys = AllMeshedKeys(*world);
   constexpr int kThreads = 8;
   absl::Barrier* start = new absl::Barrier(kThreads);
@@ -53,7 +53,7 @@ TEST(NarrowphaseCacheTest, EachChunkIsBuiltOnceUnderConcurrency) {
     });
   }
   for (std::thread& th : threads) th.join();
-  NarrowphaseCacheStats s = cache.stats();
+  ChunkCollisionCacheStats s = cache.stats();
   EXPECT_EQ(s.builds, keys.size());
   EXPECT_EQ(built_here.load(), int(keys.size()));
   for (int t = 1; t < kThreads; ++t)
@@ -63,7 +63,7 @@ TEST(NarrowphaseCacheTest, EachChunkIsBuiltOnceUnderConcurrency) {
 TEST(NarrowphaseCacheTest, CachedBytesStayWithinTheBudget) {
   auto world = testing::MakeCaveWorld(32, {64, 64, 64});
   const size_t budget = 64 * 1024;
-  NarrowphaseCache cache(*world, budget);
+  ChunkCollisionCache cache(*world, budget);
   std::vector<ChunkKey> keys = AllMeshedKeys(*world);
   size_t total = 0;
   for (const ChunkKey& key : keys) {
@@ -73,7 +73,7 @@ TEST(NarrowphaseCacheTest, CachedBytesStayWithinTheBudget) {
     total += c->bytes;
     EXPECT_LE(cache.stats().bytes, budget);
   }
-  NarrowphaseCacheStats s = cache.stats();
+  ChunkCollisionCacheStats s = cache.stats();
   EXPECT_GT(total, 4 * budget) << "the test must overflow the budget";
   EXPECT_GT(s.evictions, 0u);
   EXPECT_GT(s.bytes, budget / 4) << "the budget is used, not just respected";
@@ -82,7 +82,7 @@ TEST(NarrowphaseCacheTest, CachedBytesStayWithinTheBudget) {
 // A voxel edit rebuilds exactly the chunks whose meshes read it.
 TEST(NarrowphaseCacheTest, EditInvalidatesTheChunksThatReadTheVoxel) {
   auto world = testing::MakeCaveWorld(33, {32, 32, 32});
-  NarrowphaseCache cache(*world, size_t(1) << 30);
+  ChunkCollisionCache cache(*world, size_t(1) << 30);
   std::vector<ChunkKey> keys = AllMeshedKeys(*world);
   std::vector<ChunkCollisionPtr> before;
   for (const ChunkKey& key : keys) before.push_back(cache.Get(key));
@@ -112,7 +112,7 @@ TEST(NarrowphaseCacheTest, EditInvalidatesTheChunksThatReadTheVoxel) {
 
 TEST(NarrowphaseCacheTest, CacheMatchesFreshMeshesAfterRandomEdits) {
   auto world = testing::MakeCaveWorld(34, {48, 48, 48});
-  NarrowphaseCache cache(*world, size_t(1) << 30);
+  ChunkCollisionCache cache(*world, size_t(1) << 30);
   std::vector<ChunkKey> keys = AllMeshedKeys(*world);
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-22, 22), ur(1.5f, 5.0f);

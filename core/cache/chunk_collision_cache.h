@@ -36,7 +36,7 @@ struct ChunkCollision {
 };
 using ChunkCollisionPtr = std::shared_ptr<const ChunkCollision>;
 
-struct NarrowphaseCacheStats {
+struct ChunkCollisionCacheStats {
   uint64_t hits = 0;
   uint64_t builds = 0;
   uint64_t evictions = 0;
@@ -45,13 +45,13 @@ struct NarrowphaseCacheStats {
   size_t entries = 0;
 };
 
-class NarrowphaseCache : public EditObserver {
+class ChunkCollisionCache : public EditObserver {
  public:
   // Registers itself as an edit observer of `world`, so construct it before the world serves edits.
   // `budget_bytes` bounds the cached bytes (split evenly over the shards).
-  NarrowphaseCache(World& world, size_t budget_bytes);
-  NarrowphaseCache(const NarrowphaseCache&) = delete;
-  NarrowphaseCache& operator=(const NarrowphaseCache&) = delete;
+  ChunkCollisionCache(World& world, size_t budget_bytes);
+  ChunkCollisionCache(const ChunkCollisionCache&) = delete;
+  ChunkCollisionCache& operator=(const ChunkCollisionCache&) = delete;
 
   // The mesh and tree of chunk `key` for the world's current content, built on first use. `key`
   // may lie one chunk below the world's min corner (see MeshedChunkRange). Thread-safe. Sets
@@ -59,7 +59,7 @@ class NarrowphaseCache : public EditObserver {
   ChunkCollisionPtr Get(const ChunkKey& key, bool* built = nullptr);
 
   size_t budget_bytes() const { return shard_budget_ * kShards; }
-  NarrowphaseCacheStats stats() const;
+  ChunkCollisionCacheStats stats() const;
 
   void AfterPublish(const CommittedEdit& edit) override;
 

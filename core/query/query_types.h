@@ -1,0 +1,36 @@
+// Types every world query shares: cost statistics, hit collection modes and penetrations.
+#pragma once
+
+#include <cstdint>
+
+#include "core/geometry/vec3.h"
+
+namespace voxcol {
+
+// What a query cost; optional output of every query.
+struct QueryStats {
+  uint32_t voxels_visited = 0;      // voxels stepped through inside chunks that were not skipped
+  uint32_t chunks_visited = 0;      // chunks whose voxels (blocky) or trees (smooth) were visited
+  uint32_t tree_nodes_visited = 0;  // smooth: kD-tree nodes
+  uint32_t triangles_tested = 0;    // smooth: ray/triangle or shape/triangle tests
+  uint32_t cache_builds = 0;        // smooth: chunk meshes + trees built by this query
+};
+
+// Which hits a sweep reports.
+enum class HitCollection : uint8_t {
+  kClosest,  // the first hit along the sweep
+  kAny,      // some hit, the cheapest found (existence tests)
+  kAll,      // every triangle hit, nearest first
+};
+
+// How far and which way the terrain pushes a penetrating shape out: move the shape by
+// depth * normal. One type for every query that reports a penetration (Sweep's initial overlap,
+// Overlap, a buried shape's Contacts).
+struct Penetration {
+  float depth = 0;  // world units, >= 0
+  Vec3 normal;      // unit, from the terrain toward the shape
+  Vec3 position;    // world units: the deepest point on the terrain side, or the shape's centre
+                    // when it is buried with no surface within reach
+};
+
+}  // namespace voxcol

@@ -1,0 +1,94 @@
+#include "core/query/terrain_triangles.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/mesh/marching_cubes.h"
+
+namespace voxcol::terrain {
+
+namespace {
+
+VertexKey KeyOf(const ChunkMesh& m, uint32_t tri, int k) {
+  const QuantizedVertex& q = m.vertices[m.indices[3 * tri + k]];
+  return {m.FixedOrigin(0) + q[0], m.FixedOrigin(1) + q[1], m.FixedOrigin(2) + q[2]};
+}
+
+}  // namespace
+
+// World-space bounding box of a posed shape (exact for its supports along the axes).
+Aabb PosedBounds(const PosedShape& s) {
+  Aabb box;
+  for (int a = 0; a < 3; ++a) {
+    Vec3 d;
+    d[a] = 1;
+    box.max[a] = s.Support(d)[a];
+    d[a] = -1;
+    box.min[a] = s.Support(d)[a];
+  }
+  return box;
+}
+
+// Adds every triangle of the mesh chunks near `box` whose bounds overlap it, chunk by chunk in
+// Y, Z, X order. Chunks whose broadphase record has no solid within a voxel hold no triangles and
+// are skipped unread. `dedupe` drops triangles gathered before (sweeps gather box after box).
+absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
+                    bool dedupe, Gathered* g, QueryStats* stats) {
+  const World& world = index.world();
+  const float inv = 1.0f / world.voxel_size();
+  // Mesh chunk K covers voxel coordinates [8K + 0.5, 8K + 8.5] per axis.
+  IntBox keys;
+  for (int a = 0; a < 3; ++a) {
+    keys.min[a] = int32_t(std::ceil((box.min[a] * inv - 8.5f) / kChunkSize));
+    keys.max[a] = int32_t(std::floor((box.max[a] * inv - 0.5f) / kChunkSize)) + 1;
+  }
+  const IntBox range = MeshedChunkRange(world);
+  for (int a = 0; a < 3; ++a) {
+    keys.min[a] = std::max(keys.min[a], range.min[a]);
+    keys.max[a] = std::min(keys.max[a], range.max[a]);
+  }
+  BroadphaseIndex::ReadScope scope(index);
+  KdStats kd;
+  uint32_t visited = 0, builds = 0;
+  for (int32_t y = keys.min.y; y < keys.max.y; ++y)
+    for (int32_t z = keys.min.z; z < keys.max.z; ++z)
+      for (int32_t x = keys.min.x; x < keys.max.x; ++x) {
+        const ChunkKey key{x, y, z};
+        if (world.chunk_bounds().Contains(key) && !index.Get(key, scope).MayTouch(kClassSolid)) {
+          continue;
+        }
+        if (absl::StatusOr<ChunkPtr> loaded = world.LoadChunk(key); !loaded.ok()) {
+          return loaded.status();
+        }
+        bool built = false;
+        ChunkCollisionPtr c = cache.Get(key, &built);
+        ++visited;
+        builds += built;
+        if (c->tree.empty()) continue;
+        g->scratch.clear();
+        AllTrianglesCollector collector(&g->scratch);
+        c->tree.CollideAabb(c->mesh, box, collector, &kd);
+        if (g->scratch.empty()) continue;
+        bool used = false;
+        for (uint32_t t : g->scratch) {
+          if (dedupe && !g->seen.insert({c.get(), t}).second) continue;
+          Tri tri{c.get(),
+                  t,
+                  {c->mesh.Corner(t, 0), c->mesh.Corner(t, 1), c->mesh.Corner(t, 2)},
+                  {},
+                  {KeyOf(c->mesh, t, 0), KeyOf(c->mesh, t, 1), KeyOf(c->mesh, t, 2)}};
+          tri.normal = Normalize(Cross(tri.v[1] - tri.v[0], tri.v[2] - tri.v[0]));
+          g->tris.push_back(tri);
+          used = true;
+        }
+        if (used) g->chunks.push_back(std::move(c));
+      }
+  if (stats) {
+    stats->chunks_visited += visited;
+    stats->cache_builds += builds;
+    stats->tree_nodes_visited += kd.nodes_visited;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace voxcol::terrain

@@ -1,0 +1,84 @@
+// The terrain's marching-cubes triangles near a query, gathered for the shape queries (Sweep,
+// Overlap, Contacts): internal to core/query.
+//
+// Chunks are visited through the broadphase (chunks with no solid within a voxel are skipped
+// unread) and each chunk's kD-tree is queried with a box (core/kdtree). Triangles are decoded once
+// into world space with their unit face normal and the global fixed-point keys of their corners,
+// which are bit-identical on both sides of a chunk seam (used to find neighbours across seams).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "core/broadphase/broadphase_index.h"
+#include "core/cache/chunk_collision_cache.h"
+#include "core/narrowphase/support.h"
+#include "core/query/query_types.h"
+
+namespace voxcol::terrain {
+
+// World-space bounding box of a posed shape (exact for its supports along the axes).
+Aabb PosedBounds(const PosedShape& s);
+inline Aabb Grow(const Aabb& b, float r) { return {b.min - Vec3(r, r, r), b.max + Vec3(r, r, r)}; }
+inline Aabb Union(const Aabb& a, const Aabb& b) { return {Min(a.min, b.min), Max(a.max, b.max)}; }
+
+// Y, then Z, then X: the order chunks are reported in.
+inline bool ChunkOrder(const ChunkKey& a, const ChunkKey& b) {
+  return a.y != b.y ? a.y < b.y : (a.z != b.z ? a.z < b.z : a.x < b.x);
+}
+
+// Integer key of a mesh vertex: its global fixed-point coordinates, equal for the same lattice
+// edge in every chunk (see ChunkMesh::Vertex).
+struct VertexKey {
+  int32_t x, y, z;
+  bool operator==(const VertexKey& o) const { return x == o.x && y == o.y && z == o.z; }
+};
+
+// One terrain triangle near the query, decoded once.
+struct Tri {
+  const ChunkCollision* chunk;
+  uint32_t index;  // in the chunk's mesh
+  Vec3 v[3];
+  Vec3 normal;  // unit, toward empty space
+  VertexKey key[3];
+};
+
+// Triangles gathered for one query, and the chunks they came from (kept alive).
+struct Gathered {
+  std::vector<ChunkCollisionPtr> chunks;
+  std::vector<Tri> tris;
+  absl::flat_hash_set<std::pair<const ChunkCollision*, uint32_t>> seen;  // sweeps only
+  std::vector<uint32_t> scratch;
+  uint32_t tests = 0;  // narrow tests, for stats
+
+  void Clear() {
+    chunks.clear();
+    tris.clear();
+    seen.clear();
+    tests = 0;
+  }
+};
+
+// Adds every triangle of the mesh chunks near `box` whose bounds overlap it, chunk by chunk in
+// Y, Z, X order. `dedupe` drops triangles gathered before (sweeps gather box after box). Returns
+// the error of a chunk that could not be loaded.
+absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
+                    bool dedupe, Gathered* g, QueryStats* stats);
+
+// A contact of the shape with one gathered triangle.
+struct RawContact {
+  Vec3 position;  // on the triangle
+  Vec3 normal;    // from the terrain toward the shape
+  float depth;    // > 0 penetration, < 0 separation
+  uint32_t tri;   // index in Gathered::tris
+};
+
+// How far the shape reaches behind the plane of `t` (> 0: below it by that much).
+inline float PlaneDepth(const PosedShape& s, const Tri& t) {
+  return Dot(t.normal, t.v[0]) - Dot(t.normal, s.Support(-t.normal));
+}
+
+}  // namespace voxcol::terrain

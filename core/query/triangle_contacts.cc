@@ -1,0 +1,144 @@
+#include "core/query/triangle_contacts.h"
+
+#include <cmath>
+
+#include "core/narrowphase/collide_vs_triangle.h"
+#include "core/query/active_edges.h"
+
+namespace voxcol::terrain {
+
+namespace {
+
+// Face contact generation, as in Jolt's ManifoldBetweenTwoFaces: a box lying on a triangle touches
+// it along a face, not at one closest point. The shape's incident feature (box face or capsule
+// segment, lowered by the convex radius) is clipped to the prism over the triangle; every clipped
+// point within `margin` of the face becomes a contact with its own depth. Appends nothing (and
+// returns false) when the clip leaves no point, e.g. for a contact on the triangle's rim.
+bool AddFacePoints(const PosedShape& s, const Tri& t, uint32_t tri_index, float margin,
+                   std::vector<RawContact>* out) {
+  Vec3 poly[8], next[8];
+  int count = IncidentFeature(s, t.normal, poly);
+  if (count == 0) return false;
+  for (int k = 0; k < count; ++k) poly[k] -= t.normal * s.Radius();
+  // Sutherland-Hodgman against the three inward edge planes (a segment is a two-point polygon).
+  for (int e = 0; e < 3 && count > 0; ++e) {
+    const Vec3& a = t.v[e];
+    const Vec3 inward = Cross(t.normal, t.v[(e + 1) % 3] - a);
+    int n = 0;
+    const int edges = count == 2 ? 1 : count;
+    if (count == 2) {
+      const float d0 = Dot(inward, poly[0] - a), d1 = Dot(inward, poly[1] - a);
+      if (d0 >= 0) next[n++] = poly[0];
+      if ((d0 < 0) != (d1 < 0)) next[n++] = poly[0] + (poly[1] - poly[0]) * (d0 / (d0 - d1));
+      if (d1 >= 0) next[n++] = poly[1];
+    } else {
+      for (int k = 0; k < edges; ++k) {
+        const Vec3 &p = poly[k], &q = poly[(k + 1) % count];
+        const float dp = Dot(inward, p - a), dq = Dot(inward, q - a);
+        if (dp >= 0) next[n++] = p;
+        if ((dp < 0) != (dq < 0)) next[n++] = p + (q - p) * (dp / (dp - dq));
+      }
+    }
+    count = n;
+    for (int k = 0; k < count; ++k) poly[k] = next[k];
+  }
+  bool added = false;
+  const float plane = Dot(t.normal, t.v[0]);
+  for (int k = 0; k < count; ++k) {
+    const float depth = plane - Dot(t.normal, poly[k]);
+    if (depth < -margin) continue;
+    out->push_back({poly[k] + t.normal * depth, t.normal, depth, tri_index});
+    added = true;
+  }
+  return added;
+}
+
+}  // namespace
+
+bool ContactWithTriangle(const PosedShape& s, const Tri& t, float margin, RawContact* out) {
+  TriangleCollision c;
+  switch (s.shape->type) {
+    case ShapeType::kSphere:
+      c = CollideSphereVsTriangle(s.pose.translation, s.Radius(), t.v[0], t.v[1], t.v[2]);
+      break;
+    case ShapeType::kCapsule:
+      c = CollideCapsuleVsTriangle(s, t.v[0], t.v[1], t.v[2]);
+      break;
+    case ShapeType::kBox:
+      if (s.Radius() == 0) {
+        // The 13-axis SAT; its separation is a lower bound, so only pairs separated by at most
+        // the margin need GJK's exact distance.
+        c = CollideBoxVsTriangle(s, t.v[0], t.v[1], t.v[2]);
+        if (c.overlapping || -c.contact.depth > margin) break;
+      }
+      [[fallthrough]];
+    default:
+      c = CollideConvexVsTriangle(s, t.v[0], t.v[1], t.v[2]);
+      break;
+  }
+  float distance = -c.contact.depth;
+  const Vec3 point = c.contact.position;
+  Vec3 normal = c.contact.normal;
+  if (!(distance <= margin)) return false;
+  if (Dot(normal, t.normal) < 0) {
+    // Behind the face: the way out is through the front.
+    normal = t.normal;
+    distance = -PlaneDepth(s, t);
+  }
+  *out = {point, normal, -distance, 0};
+  return true;
+}
+
+int IncidentFeature(const PosedShape& s, const Vec3& n, Vec3 out[4]) {
+  const ConvexShape& shape = *s.shape;
+  if (out == nullptr) {  // just the count
+    return shape.type == ShapeType::kBox
+               ? 4
+               : (shape.type == ShapeType::kCapsule && shape.half_height > 0 ? 2 : 0);
+  }
+  if (shape.type == ShapeType::kCapsule) {
+    s.CapsuleSegment(&out[0], &out[1]);
+    return shape.half_height > 0 ? 2 : 0;
+  }
+  if (shape.type != ShapeType::kBox) return 0;
+  const Vec3 local = InverseRotate(s.pose.rotation, -n);  // the face normal we look for, local
+  int axis = 0;
+  for (int a = 1; a < 3; ++a) {
+    if (std::fabs(local[a]) > std::fabs(local[axis])) axis = a;
+  }
+  const float side = local[axis] < 0 ? -1.0f : 1.0f;
+  const int u = (axis + 1) % 3, v = (axis + 2) % 3;
+  const Vec3& e = shape.half_extents;
+  const float su[4] = {-1, 1, 1, -1}, sv[4] = {-1, -1, 1, 1};  // a loop around the face
+  for (int k = 0; k < 4; ++k) {
+    Vec3 p;
+    p[axis] = side * e[axis];
+    p[u] = su[k] * e[u];
+    p[v] = sv[k] * e[v];
+    out[k] = s.pose.Apply(p);
+  }
+  return 4;
+}
+
+void CollectContacts(const PosedShape& s, Gathered& g, float margin, bool face_points,
+                     std::vector<RawContact>* out) {
+  out->clear();
+  EdgeTable edges(g.tris);
+  for (uint32_t i = 0; i < g.tris.size(); ++i) {
+    RawContact c;
+    ++g.tests;
+    if (!ContactWithTriangle(s, g.tris[i], margin, &c)) continue;
+    c.tri = i;
+    const bool fixed = FixInternalEdge(s, g.tris[i], i, edges, true, &c);
+    if (c.depth < -margin) continue;
+    if (face_points && Dot(c.normal, g.tris[i].normal) >= 0.99995f) {
+      if (AddFacePoints(s, g.tris[i], i, margin, out)) continue;
+      // The shape only reaches over this triangle's inner edge: the triangles it lies on report
+      // that contact, with depths measured where the shape is (the plane depth here would not be).
+      if (fixed && IncidentFeature(s, c.normal, nullptr) > 0) continue;
+    }
+    out->push_back(c);
+  }
+}
+
+}  // namespace voxcol::terrain
