@@ -74,8 +74,7 @@ uint8_t VoxelScan(const World& world, const Aabb& box) {
 void RunMaskQueries(benchmark::State& state, const std::vector<Aabb>& boxes) {
   BroadphaseIndex& index = CaveIndex();
   ProbeResult result;
-  for (const Aabb& b : boxes)
-    ProbeAabb(index, b, ProbeSettings{}, &result);  // warm: build masks
+  for (const Aabb& b : boxes) ProbeAabb(index, b, ProbeSettings{}, &result);  // warm: build masks
   size_t i = 0, solid = 0, chunks = 0;
   for (auto _ : state) {
     ProbeAabb(index, boxes[i++ & (kBoxes - 1)], ProbeSettings{}, &result);

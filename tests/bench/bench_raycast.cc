@@ -10,7 +10,8 @@ void BM_RaycastBlocky(benchmark::State& state) {
   World& world = BenchCaveWorld();
   const BroadphaseIndex& index = BenchCaveIndex();
   std::vector<RaycastInput> rays = DownwardRays(world, 4096, 5);
-  for (const RaycastInput& r : rays) RaycastBlocky(index, r, RaycastSettings{});  // warm: chunks and masks
+  for (const RaycastInput& r : rays)
+    RaycastBlocky(index, r, RaycastSettings{});  // warm: chunks and masks
   size_t i = 0, hits = 0;
   QueryStats stats;
   for (auto _ : state) {

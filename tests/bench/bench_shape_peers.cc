@@ -16,7 +16,7 @@
 // extra skin). btBoxShape keeps its outer half extents under any margin and rounds the edges by
 // it; the default 0.04 margin is set to 0 so it is the same sharp box as ours. The triangle mesh
 // margin is Bullet's default 0 for concave shapes. Bullet's triangles are two-sided, ours
-// one-sided (see core/query/shape_query.h); the start poses of the sweeps are in open space and
+// one-sided (see core/query/sweep.h); the start poses of the sweeps are in open space and
 // the contact poses rest on the top surface, so both meet the same front faces.
 //
 // agree_ratio (sweeps): the fraction of the query set on which both miss or both hit at distances
@@ -34,7 +34,9 @@
 #include <vector>
 
 #include "core/mesh/marching_cubes.h"
-#include "core/query/shape_query.h"
+#include "core/query/contacts.h"
+#include "core/query/overlap.h"
+#include "core/query/sweep.h"
 #include "tests/bench/bench_scenes.h"
 #include "tests/bench/bullet_mesh.h"
 #include "tests/bench/shape_query_sets.h"
@@ -178,13 +180,13 @@ std::unique_ptr<btConvexShape> BulletShape(const ConvexShape& s) {
   }
 }
 
-struct Sweep {
+struct BulletSweepPath {
   btTransform from, to;
   float distance;  // world units at fraction 1
 };
 
 // Closest-hit distance of a Bullet sweep, or -1 for no hit.
-float BulletSweep(const btCollisionWorld& world, const btConvexShape& shape, const Sweep& s) {
+float BulletSweep(const btCollisionWorld& world, const btConvexShape& shape, const BulletSweepPath& s) {
   btCollisionWorld::ClosestConvexResultCallback cb(s.from.getOrigin(), s.to.getOrigin());
   world.convexSweepTest(&shape, s.from, s.to, cb);
   return cb.hasHit() ? cb.m_closestHitFraction * s.distance : -1.0f;
@@ -193,7 +195,7 @@ float BulletSweep(const btCollisionWorld& world, const btConvexShape& shape, con
 void RunBulletSweeps(benchmark::State& state, const std::vector<SweepInput>& inputs) {
   BulletTerrain& t = GetBulletTerrain();
   const std::unique_ptr<btConvexShape> shape = BulletShape(*inputs[0].shape.shape);
-  std::vector<Sweep> sweeps;
+  std::vector<BulletSweepPath> sweeps;
   for (const SweepInput& in : inputs) {
     btTransform from = Bt(in.shape.pose);
     btTransform to = from;

@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "core/query/shape_query.h"
+#include "core/query/sweep.h"
 #include "tests/bench/bench_scenes.h"
 #include "tests/bench/shape_query_sets.h"
 

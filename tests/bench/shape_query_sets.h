@@ -8,7 +8,9 @@
 #include <random>
 #include <vector>
 
-#include "core/query/shape_query.h"
+#include "core/query/contacts.h"
+#include "core/query/overlap.h"
+#include "core/query/sweep.h"
 #include "tests/bench/bench_scenes.h"
 
 namespace voxcol::bench {
@@ -44,7 +46,7 @@ inline std::vector<SweepInput> MakeSweeps(const ConvexShape* shape, uint32_t see
   while (int(sweeps.size()) < kShapeQueries) {
     SweepInput in;
     in.shape = {shape, {RandomRotation(rng), {ux(rng), uy(rng), uz(rng)}}};
-    Overlap(index, cache, in.shape, false, &overlap);
+    Overlap(index, cache, in.shape, {}, &overlap);
     if (overlap.touches_solid) continue;
     in.direction = RandomDirection(rng);
     in.distance = 16 * world.voxel_size();

@@ -132,7 +132,7 @@ TEST_F(QueryStreamTest, MinVersionGivesReadYourWrites) {
   v1::QueryBatchResponse before;
   ASSERT_TRUE(stream->Write(batch) && stream->Read(&before));
   ASSERT_TRUE(before.results(0).raycast().hit());
-  float ground = before.results(0).raycast().position().y();
+  float ground = before.results(0).raycast().first().position().y();
 
   // Build a rock ball above the ground, then ask for at least that version.
   grpc::ClientContext edit_context;
@@ -150,7 +150,7 @@ TEST_F(QueryStreamTest, MinVersionGivesReadYourWrites) {
   ASSERT_TRUE(stream->Write(batch) && stream->Read(&after));
   EXPECT_EQ(after.code(), 0);
   EXPECT_GE(after.version(), ack.version());
-  EXPECT_NEAR(after.results(0).raycast().position().y(), ground + 9, 1.0f);
+  EXPECT_NEAR(after.results(0).raycast().first().position().y(), ground + 9, 1.0f);
 
   // A version the world never reaches fails the batch quickly, not the stream.
   batch.set_min_version(ack.version() + 1000);

@@ -43,12 +43,12 @@ TEST_F(ServerCliTest, RaycastStraightDownHitsTheTerrain) {
   auto hit = CliJson<v1::RaycastResponse>(
       {"raycast", "--origin=3.5,47.5,-7.5", "--direction=0,-1,0", "--mode=blocky"});
   ASSERT_TRUE(hit.hit());
-  EXPECT_GT(hit.distance(), 0.0f);
-  EXPECT_FLOAT_EQ(hit.position().y(), 47.5f - hit.distance());
-  EXPECT_GE(hit.material(), 2u);  // solid
-  EXPECT_GE(hit.occupancy(), 128u);
-  EXPECT_EQ(hit.normal().y(), 1.0f);
-  EXPECT_EQ(hit.triangle(), -1);
+  EXPECT_GT(hit.first().distance(), 0.0f);
+  EXPECT_FLOAT_EQ(hit.first().position().y(), 47.5f - hit.first().distance());
+  EXPECT_GE(hit.first().material(), 2u);  // solid
+  EXPECT_GE(hit.first().occupancy(), 128u);
+  EXPECT_EQ(hit.first().normal().y(), 1.0f);
+  EXPECT_EQ(hit.first().triangle(), -1);
   CommandResult human = Cli({"raycast", "--origin=3.5,47.5,-7.5"});
   EXPECT_EQ(human.exit_code, 0);
   EXPECT_NE(human.out.find("hit  distance"), std::string::npos) << human.out;
@@ -60,14 +60,14 @@ TEST_F(ServerCliTest, RaycastDefaultsToTheSmoothSurface) {
       CliJson<v1::RaycastResponse>({"raycast", "--origin=3.5,47.5,-7.5", "--mode=blocky"});
   auto smooth = CliJson<v1::RaycastResponse>({"raycast", "--origin=3.5,47.5,-7.5", "--stats"});
   ASSERT_TRUE(smooth.hit());
-  EXPECT_NEAR(smooth.distance(), blocky.distance(), 1.0f);
-  EXPECT_GE(smooth.triangle(), 0);
-  EXPECT_GT(smooth.normal().y(), 0.5f);
-  EXPECT_GE(smooth.material(), 2u);
+  EXPECT_NEAR(smooth.first().distance(), blocky.first().distance(), 1.0f);
+  EXPECT_GE(smooth.first().triangle(), 0);
+  EXPECT_GT(smooth.first().normal().y(), 0.5f);
+  EXPECT_GE(smooth.first().material(), 2u);
   EXPECT_GT(smooth.stats().triangles_tested(), 0u);
   auto all = CliJson<v1::RaycastResponse>({"raycast", "--origin=3.5,47.5,-7.5", "--all"});
   ASSERT_GE(all.hits_size(), 1);
-  EXPECT_EQ(all.hits(0).distance(), smooth.distance());
+  EXPECT_EQ(all.hits(0).distance(), smooth.first().distance());
   EXPECT_TRUE(all.hits(0).front_face());
   CommandResult bad = Cli({"raycast", "--origin=3.5,47.5,-7.5", "--mode=round"});
   EXPECT_EQ(bad.exit_code, 2);
@@ -76,7 +76,7 @@ TEST_F(ServerCliTest, RaycastDefaultsToTheSmoothSurface) {
 TEST_F(ServerCliTest, FillBallCarvesAHoleThatTheNextRaycastSees) {
   auto before = CliJson<v1::RaycastResponse>({"raycast", "--origin=10.5,47.5,10.5"});
   ASSERT_TRUE(before.hit());
-  float y = before.position().y();
+  float y = before.first().position().y();
   auto ack = CliJson<v1::EditAck>({"fill-ball", "--center=10.5," + std::to_string(y) + ",10.5",
                                    "--radius=4", "--material=air"});
   EXPECT_EQ(ack.version(), 1u);
@@ -84,14 +84,14 @@ TEST_F(ServerCliTest, FillBallCarvesAHoleThatTheNextRaycastSees) {
   auto after = CliJson<v1::RaycastResponse>({"raycast", "--origin=10.5,47.5,10.5"});
   ASSERT_EQ(after.version(), 1u);
   // The ray now enters the crater: it travels at least most of the radius further.
-  EXPECT_GT(after.distance(), before.distance() + 3.0f);
+  EXPECT_GT(after.first().distance(), before.first().distance() + 3.0f);
   // Filling it back with rock brings the surface above the old one.
   auto ack2 = CliJson<v1::EditAck>({"fill-ball", "--center=10.5," + std::to_string(y) + ",10.5",
                                     "--radius=6", "--material=rock"});
   EXPECT_EQ(ack2.version(), 2u);
   auto filled = CliJson<v1::RaycastResponse>({"raycast", "--origin=10.5,47.5,10.5"});
-  EXPECT_LT(filled.distance(), before.distance());
-  EXPECT_EQ(filled.material(), 2u);
+  EXPECT_LT(filled.first().distance(), before.first().distance());
+  EXPECT_EQ(filled.first().material(), 2u);
 }
 
 TEST_F(ServerCliTest, BadInputIsInvalidArgumentNamingTheFieldAndServerKeepsServing) {

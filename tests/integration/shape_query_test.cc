@@ -1,4 +1,4 @@
-// End to end: Sweep, Contacts and posed (exact) Overlap on the real server, unary, in a Query
+// End to end: Sweep, Contacts and exact Overlap on the real server, unary, in a Query
 // stream batch and through the CLI.
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
@@ -85,15 +85,16 @@ class ShapeQueryTest : public testing::CliFixture {
     for (float x = -50.5f; x < 50 && int(out.size()) < count; x += 7) {
       for (float z = -50.5f; z < 50 && int(out.size()) < count; z += 9) {
         v1::RaycastResponse c = RayDown(x, z);
-        if (!c.hit() || c.normal().y() < 0.98f) continue;
+        if (!c.hit() || c.first().normal().y() < 0.98f) continue;
         bool flat = true;
         const float offsets[4][2] = {{0.6f, 0}, {-0.6f, 0}, {0, 0.6f}, {0, -0.6f}};
         for (const auto& o : offsets) {
           v1::RaycastResponse n = RayDown(x + o[0], z + o[1]);
-          flat = flat && n.hit() && std::fabs(n.distance() - c.distance()) < 0.05f &&
-                 n.normal().y() > 0.98f;
+          flat = flat && n.hit() &&
+                 std::fabs(n.first().distance() - c.first().distance()) < 0.05f &&
+                 n.first().normal().y() > 0.98f;
         }
-        if (flat) out.push_back({x, z, c.distance(), c.position()});
+        if (flat) out.push_back({x, z, c.first().distance(), c.first().position()});
       }
     }
     return out;
@@ -146,7 +147,7 @@ TEST_F(ShapeQueryTest, CapsuleSunkIntoTheGroundGetsContactsAndOverlaps) {
   float deepest = 0;
   for (const v1::ChunkContacts& c : r.chunks()) {
     EXPECT_LE(c.points_size(), 4);
-    for (const v1::ContactPoint& p : c.points()) {
+    for (const v1::Contact& p : c.points()) {
       deepest = std::max(deepest, p.depth());
       EXPECT_GT(p.normal().y(), 0.9f);
     }
@@ -158,7 +159,7 @@ TEST_F(ShapeQueryTest, CapsuleSunkIntoTheGroundGetsContactsAndOverlaps) {
 
   // The same pose overlaps exactly, with its penetration; lifted clear, it does not.
   v1::OverlapRequest overlap;
-  *overlap.mutable_posed() = capsule;
+  *overlap.mutable_shape() = capsule;
   overlap.set_include_penetration(true);
   grpc::ClientContext overlap_context;
   v1::OverlapResponse o;
@@ -166,7 +167,7 @@ TEST_F(ShapeQueryTest, CapsuleSunkIntoTheGroundGetsContactsAndOverlaps) {
   EXPECT_TRUE(o.touches_solid());
   EXPECT_GT(o.penetration().depth(), 0.0f);
   EXPECT_GT(o.penetration().normal().y(), 0.9f);
-  overlap.mutable_posed()->mutable_position()->set_y(g.position.y() + half_height + radius + 0.3f);
+  overlap.mutable_shape()->mutable_position()->set_y(g.position.y() + half_height + radius + 0.3f);
   grpc::ClientContext clear_context;
   ASSERT_TRUE(query_->Overlap(&clear_context, overlap, &o).ok());
   EXPECT_FALSE(o.touches_solid());
@@ -179,8 +180,8 @@ TEST_F(ShapeQueryTest, CapsuleSunkIntoTheGroundGetsContactsAndOverlaps) {
   ASSERT_TRUE(query_->Sweep(&sweep_context, sweep, &s).ok());
   EXPECT_TRUE(s.hit());
   EXPECT_TRUE(s.initial_overlap());
-  EXPECT_GT(s.mtd().depth(), 0.0f);
-  EXPECT_GT(s.mtd().normal().y(), 0.9f);
+  EXPECT_GT(s.penetration().depth(), 0.0f);
+  EXPECT_GT(s.penetration().normal().y(), 0.9f);
 }
 
 TEST_F(ShapeQueryTest, BatchMixesRaycastOverlapSweepAndContacts) {
@@ -211,7 +212,7 @@ TEST_F(ShapeQueryTest, BatchMixesRaycastOverlapSweepAndContacts) {
   {
     v1::QueryRequest* q = batch.add_queries();
     q->set_client_id(4);
-    *q->mutable_overlap()->mutable_posed() = capsule;
+    *q->mutable_overlap()->mutable_shape() = capsule;
   }
   {
     v1::QueryRequest* q = batch.add_queries();  // bad: zero direction
@@ -342,7 +343,7 @@ TEST_F(ShapeQueryTest, BadInputIsInvalidArgumentNamingTheField) {
         << c.name << ": " << status.error_message();
   }
 
-  // Contacts: margin and the shape; Overlap names the posed field.
+  // Contacts: margin and the shape; Overlap names the shape field.
   struct ContactsCase {
     const char* name;
     float margin;
@@ -373,13 +374,13 @@ TEST_F(ShapeQueryTest, BadInputIsInvalidArgumentNamingTheField) {
   }
   {
     v1::OverlapRequest request;
-    *request.mutable_posed() = Sphere(0.5f, 0.5f, 40, 0.5f);
-    request.mutable_posed()->mutable_rotation()->set_w(2);
+    *request.mutable_shape() = Sphere(0.5f, 0.5f, 40, 0.5f);
+    request.mutable_shape()->mutable_rotation()->set_w(2);
     grpc::ClientContext context;
     v1::OverlapResponse response;
     grpc::Status status = query_->Overlap(&context, request, &response);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    EXPECT_NE(status.error_message().find("posed.rotation"), std::string::npos)
+    EXPECT_NE(status.error_message().find("shape.rotation"), std::string::npos)
         << status.error_message();
   }
 

@@ -49,7 +49,7 @@ TEST_F(StoreAdminTest, EditsSurviveKillNineAndTheVersionContinues) {
   StartServer(DataDir());
   auto hit =
       CliJson<v1::RaycastResponse>({"raycast", "--origin=5.5,47.5,5.5", "--direction=0,-1,0"});
-  EXPECT_EQ(hit.material(), 77u);
+  EXPECT_EQ(hit.first().material(), 77u);
   EXPECT_EQ(hit.version(), 1u);
   EXPECT_EQ(CliJson<v1::EditAck>({"fill-ball", "--center=5,40,5", "--radius=3", "--material=air"})
                 .version(),
@@ -94,7 +94,7 @@ TEST_F(StoreAdminTest, CheckpointIsADataDirectoryWithTheEditsUpToIt) {
   StartServer(backup);  // restore = start on the checkpoint
   auto hit =
       CliJson<v1::RaycastResponse>({"raycast", "--origin=-9.5,47.5,3.5", "--direction=0,-1,0"});
-  EXPECT_EQ(hit.material(), 50u);
+  EXPECT_EQ(hit.first().material(), 50u);
   EXPECT_EQ(hit.version(), 1u);
 }
 

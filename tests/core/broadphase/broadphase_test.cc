@@ -10,6 +10,7 @@
 #include "core/broadphase/broadphase_index.h"
 #include "core/broadphase/probe.h"
 #include "core/query/raycast.h"
+#include "core/query/validate.h"
 #include "core/voxel/edit.h"
 #include "tests/core/test_worlds.h"
 
@@ -98,7 +99,8 @@ int CompareRandomBoxes(const BroadphaseIndex& index, const DilatedGrid& grid, st
     Aabb box = RandomBox(rng, index.world());
     ProbeAabb(index, box, ProbeSettings{}, &result);
     uint8_t want = grid.ScanBox(box, index.world().voxel_size());
-    uint8_t got = uint8_t(result.may_touch_solid * kClassSolid | result.may_touch_water * kClassWater);
+    uint8_t got =
+        uint8_t(result.may_touch_solid * kClassSolid | result.may_touch_water * kClassWater);
     mismatches += got != want;
     *solid_hits += (want & kClassSolid) != 0;
     *water_hits += (want & kClassWater) != 0;
@@ -287,7 +289,9 @@ TEST(Broadphase, BoxesFarOutsideTheWorldTouchNothing) {
 TEST(ValidateProbe, RejectsBadInputNamingTheField) {
   auto world = testing::MakeEmptyWorld();
   const float nan = std::nanf(""), inf = INFINITY;
-  ProbeLimits limits{10.0f, 100};
+  QueryLimits limits;
+  limits.max_shape_extent = 10.0f;
+  limits.max_probe_voxels = 100;
   struct Case {
     ProbeShape shape;
     uint32_t max_voxels;

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/query/raycast.h"
+#include "core/query/validate.h"
 #include "tests/core/test_worlds.h"
 
 namespace voxcol {
@@ -121,7 +122,7 @@ TEST(RaycastBlocky, StraightDownHitsTheTopFaceOfAFlatFloor) {
     return v.y < -5 ? Voxel{kMaterialRock, 255} : Voxel{};
   });
   RaycastHit hit = RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 10.0f, -3.25f}, {0, -2, 0}, 100},
-                             RaycastSettings{});
+                                 RaycastSettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_FLOAT_EQ(hit.distance, 15.0f);
   EXPECT_EQ(hit.normal, (Vec3{0, 1, 0}));
@@ -136,8 +137,8 @@ TEST(RaycastBlocky, HalfOccupancyIsTheSolidThreshold) {
     if (v.x == 6) return Voxel{kMaterialRock, 128};
     return Voxel{};
   });
-  RaycastHit hit =
-      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 20}, RaycastSettings{});
+  RaycastHit hit = RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 20},
+                                 RaycastSettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_EQ(hit.voxel.x, 6);
   EXPECT_FLOAT_EQ(hit.distance, 5.5f);
@@ -153,7 +154,8 @@ TEST(RaycastBlocky, WaterStopsTheRayOnlyWhenAsked) {
   RaycastInput ray{{0.5f, 5.5f, 0.5f}, {0, -1, 0}, 50};
   RaycastHit through =
       RaycastBlocky(BroadphaseIndex(*world), ray, RaycastSettings{WaterMode::kPassThrough});
-  RaycastHit stop = RaycastBlocky(BroadphaseIndex(*world), ray, RaycastSettings{WaterMode::kStopAtSurface});
+  RaycastHit stop =
+      RaycastBlocky(BroadphaseIndex(*world), ray, RaycastSettings{WaterMode::kStopAtSurface});
   ASSERT_TRUE(through.hit && stop.hit);
   EXPECT_FLOAT_EQ(through.distance, 15.5f);
   EXPECT_EQ(through.value.material, kMaterialRock);
@@ -163,8 +165,8 @@ TEST(RaycastBlocky, WaterStopsTheRayOnlyWhenAsked) {
 
 TEST(RaycastBlocky, StartingInsideReportsDistanceZero) {
   auto world = testing::MakeFunctionWorld([](const Int3&) { return Voxel{kMaterialRock, 255}; });
-  RaycastHit hit =
-      RaycastBlocky(BroadphaseIndex(*world), {{1.5f, 1.5f, 1.5f}, {0, 1, 0}, 10}, RaycastSettings{});
+  RaycastHit hit = RaycastBlocky(BroadphaseIndex(*world), {{1.5f, 1.5f, 1.5f}, {0, 1, 0}, 10},
+                                 RaycastSettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_TRUE(hit.started_inside);
   EXPECT_EQ(hit.distance, 0.0f);
@@ -176,9 +178,11 @@ TEST(RaycastBlocky, StopsAtMaxDistanceAndAtTheWorldBoundary) {
     return v.x == 10 ? Voxel{kMaterialRock, 255} : Voxel{};
   });
   EXPECT_FALSE(
-      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.4f}, RaycastSettings{}).hit);
+      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.4f}, RaycastSettings{})
+          .hit);
   EXPECT_TRUE(
-      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.6f}, RaycastSettings{}).hit);
+      RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {1, 0, 0}, 9.6f}, RaycastSettings{})
+          .hit);
   QueryStats stats;
   EXPECT_FALSE(RaycastBlocky(BroadphaseIndex(*world), {{0.5f, 0, 0}, {-1, 0, 0}, 1000},
                              RaycastSettings{}, &stats)
@@ -192,8 +196,8 @@ TEST(RaycastBlocky, HonoursVoxelSize) {
         return v.y < 0 ? Voxel{kMaterialRock, 255} : Voxel{};
       },
       {64, 64, 64}, 0.25f);
-  RaycastHit hit =
-      RaycastBlocky(BroadphaseIndex(*world), {{1.0f, 2.0f, 1.0f}, {0, -1, 0}, 10}, RaycastSettings{});
+  RaycastHit hit = RaycastBlocky(BroadphaseIndex(*world), {{1.0f, 2.0f, 1.0f}, {0, -1, 0}, 10},
+                                 RaycastSettings{});
   ASSERT_TRUE(hit.hit);
   EXPECT_FLOAT_EQ(hit.distance, 2.0f);
   EXPECT_EQ(hit.voxel, (Int3{4, -1, 4}));

@@ -9,6 +9,7 @@
 
 #include "core/mesh/marching_cubes.h"
 #include "core/query/raycast.h"
+#include "core/query/validate.h"
 #include "core/voxel/edit.h"
 #include "tests/core/test_worlds.h"
 
@@ -294,9 +295,11 @@ TEST(RaycastSmoothTest, OriginInsideSolidStartsInside) {
   auto world = SdfWorld([](const Vec3& p) { return Length(p) - 10.0f; }, {64, 64, 64}, 1.0f);
   ChunkCollisionCache cache(*world, size_t(16) << 20);
   BroadphaseIndex index(*world);
-  RaycastHit deep = RaycastSmooth(index, cache, {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 3.0f}, RaycastSettings{});
+  RaycastHit deep =
+      RaycastSmooth(index, cache, {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 3.0f}, RaycastSettings{});
   EXPECT_TRUE(deep.hit && deep.started_inside);
-  RaycastHit exit = RaycastSmooth(index, cache, {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 30.0f}, RaycastSettings{});
+  RaycastHit exit =
+      RaycastSmooth(index, cache, {{0.5f, 0.5f, 0.5f}, {1, 0, 0}, 30.0f}, RaycastSettings{});
   EXPECT_TRUE(exit.hit && exit.started_inside);
   EXPECT_EQ(exit.distance, 0.0f);
 }

@@ -1,8 +1,6 @@
 // Terrain sweeps, contacts and overlaps against analytic worlds (planes, a ball, water levels)
 // whose answers are known in closed form, and against brute force over every triangle of a cave
 // world.
-#include "core/query/shape_query.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +12,10 @@
 
 #include "core/mesh/marching_cubes.h"
 #include "core/narrowphase/cast_vs_triangle.h"
+#include "core/query/contacts.h"
+#include "core/query/overlap.h"
+#include "core/query/sweep.h"
+#include "core/query/validate.h"
 #include "tests/core/test_worlds.h"
 
 namespace voxcol {
@@ -65,14 +67,14 @@ float AngleDeg(const Vec3& a, const Vec3& b) {
 // Every contact point of every chunk manifold.
 std::vector<Contact> AllPoints(const ContactsResult& c) {
   std::vector<Contact> out;
-  for (const ChunkContacts& m : c.manifolds) out.insert(out.end(), m.points, m.points + m.count);
+  for (const ChunkContacts& m : c.chunks) out.insert(out.end(), m.points, m.points + m.count);
   return out;
 }
 
-SweepResult Sweep(Scene& s, const ConvexShape& shape, const RigidTransform& pose,
-                       const Vec3& dir, float distance, SweepSettings settings = {}) {
+SweepResult Sweep(Scene& s, const ConvexShape& shape, const RigidTransform& pose, const Vec3& dir,
+                  float distance, SweepSettings settings = {}) {
   PosedShape posed{&shape, pose};
-  EXPECT_TRUE(ValidatePosedShape(*s.world, posed, ShapeQueryLimits{}).ok());
+  EXPECT_TRUE(ValidatePosedShape(*s.world, &posed, QueryLimits{}, "shape.").ok());
   SweepResult r;
   Sweep(*s.index, *s.cache, {posed, dir, distance}, settings, &r);
   EXPECT_TRUE(r.load_status.ok());
@@ -80,9 +82,9 @@ SweepResult Sweep(Scene& s, const ConvexShape& shape, const RigidTransform& pose
 }
 
 ContactsResult Contacts(Scene& s, const ConvexShape& shape, const RigidTransform& pose,
-                       ContactsSettings settings = {}) {
+                        ContactsSettings settings = {}) {
   PosedShape posed{&shape, pose};
-  EXPECT_TRUE(ValidatePosedShape(*s.world, posed, ShapeQueryLimits{}).ok());
+  EXPECT_TRUE(ValidatePosedShape(*s.world, &posed, QueryLimits{}, "shape.").ok());
   ContactsResult r;
   Contacts(*s.index, *s.cache, posed, settings, &r);
   EXPECT_TRUE(r.load_status.ok());
@@ -213,8 +215,7 @@ TEST(ShapeQueryTest, SphereSweepsStopAtTheAnalyticBall) {
       const Vec3 m = from - centre;
       const float b = Dot(m, dir), k = LengthSq(m) - (R + r) * (R + r);
       const float analytic = -b - std::sqrt(b * b - k);
-      SweepResult hit =
-          Sweep(s, MakeSphere(r * h), {{}, from * h}, dir, (analytic + 5.0f) * h);
+      SweepResult hit = Sweep(s, MakeSphere(r * h), {{}, from * h}, dir, (analytic + 5.0f) * h);
       if (!hit.hit || hit.initial_overlap) {
         ++misses;
         continue;
@@ -253,7 +254,7 @@ TEST(ShapeQueryTest, CapsuleRestingOnAPlaneGetsUpNormalsAndItsDepth) {
       continue;
     }
     float deepest = -1;
-    for (const ChunkContacts& m : c.manifolds) EXPECT_LE(m.count, kMaxManifoldPoints);
+    for (const ChunkContacts& m : c.chunks) EXPECT_LE(m.count, kMaxManifoldPoints);
     for (const Contact& p : AllPoints(c)) {
       max_angle = std::max(max_angle, AngleDeg(p.normal, {0, 1, 0}));
       deepest = std::max(deepest, p.depth);
@@ -418,24 +419,23 @@ TEST(ShapeQueryTest, SphereStartingInTheGroundReportsItsOverlap) {
   SweepResult r = Sweep(s, MakeSphere(1.0f), {{}, {2.1f, ground + 0.6f, 3.3f}}, {1, 0, 0}, 5);
   ASSERT_TRUE(r.hit);
   EXPECT_TRUE(r.initial_overlap);
-  EXPECT_NEAR(r.depth, 0.4f, 0.05f);
+  EXPECT_NEAR(r.penetration.depth, 0.4f, 0.05f);
   EXPECT_LE(AngleDeg(r.first.normal, {0, 1, 0}), 5.0f);
   // Buried 6 voxels deep, touching no surface: out through the top, 6 + radius.
-  SweepResult buried =
-      Sweep(s, MakeSphere(1.0f), {{}, {2.1f, ground - 6.0f, 3.3f}}, {0, 1, 0}, 3);
+  SweepResult buried = Sweep(s, MakeSphere(1.0f), {{}, {2.1f, ground - 6.0f, 3.3f}}, {0, 1, 0}, 3);
   ASSERT_TRUE(buried.hit);
   EXPECT_TRUE(buried.initial_overlap);
-  EXPECT_NEAR(buried.depth, 7.0f, 0.1f);
+  EXPECT_NEAR(buried.penetration.depth, 7.0f, 0.1f);
   EXPECT_LE(AngleDeg(buried.first.normal, {0, 1, 0}), 1.0f);
   {
     const ConvexShape sphere = MakeSphere(1.0f);
     OverlapResult o;
-    Overlap(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 0.6f, 3.3f}}}, true, &o);
+    Overlap(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 0.6f, 3.3f}}}, {true}, &o);
     EXPECT_TRUE(o.touches_solid);
     EXPECT_FALSE(o.touches_water);
-    EXPECT_NEAR(o.depth, 0.4f, 0.05f);
+    EXPECT_NEAR(o.penetration.depth, 0.4f, 0.05f);
     EXPECT_FALSE(o.chunks.empty());
-    Overlap(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 1.2f, 3.3f}}}, true, &o);
+    Overlap(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 1.2f, 3.3f}}}, {true}, &o);
     EXPECT_FALSE(o.touches_solid);
     EXPECT_TRUE(o.chunks.empty());
   }
@@ -542,19 +542,19 @@ TEST(ShapeQueryTest, ContactsOnTheCaveWorldAreBoundedAndUnit) {
     ContactsResult c;
     ContactsSettings settings;
     settings.margin = 0.1f;
-    Contacts(index, cache, {&shape, {RandomRotation(rng), {ux(rng), uy(rng), uz(rng)}}},
-                  settings, &c);
+    Contacts(index, cache, {&shape, {RandomRotation(rng), {ux(rng), uy(rng), uz(rng)}}}, settings,
+             &c);
     ASSERT_TRUE(c.load_status.ok());
     with_contacts += c.total_points() > 0;
-    for (size_t m = 0; m < c.manifolds.size(); ++m) {
+    for (size_t m = 0; m < c.chunks.size(); ++m) {
       if (m > 0) {
-        const ChunkKey &p = c.manifolds[m - 1].chunk, &k = c.manifolds[m].chunk;
+        const ChunkKey &p = c.chunks[m - 1].chunk, &k = c.chunks[m].chunk;
         EXPECT_TRUE(p.y != k.y ? p.y < k.y : (p.z != k.z ? p.z < k.z : p.x < k.x));
       }
-      EXPECT_GE(c.manifolds[m].count, 1);
-      EXPECT_LE(c.manifolds[m].count, kMaxManifoldPoints);
-      for (int k = 0; k < c.manifolds[m].count; ++k) {
-        const Contact& t = c.manifolds[m].points[k];
+      EXPECT_GE(c.chunks[m].count, 1);
+      EXPECT_LE(c.chunks[m].count, kMaxManifoldPoints);
+      for (int k = 0; k < c.chunks[m].count; ++k) {
+        const Contact& t = c.chunks[m].points[k];
         EXPECT_NEAR(Length(t.normal), 1.0f, 1e-3f);
         EXPECT_GE(t.depth, -0.1f - 1e-4f);
         EXPECT_GE(t.material, 2);
@@ -566,9 +566,10 @@ TEST(ShapeQueryTest, ContactsOnTheCaveWorldAreBoundedAndUnit) {
 
 TEST(ShapeQueryTest, ValidationNamesTheField) {
   auto world = testing::MakeEmptyWorld();
-  ShapeQueryLimits limits;
+  QueryLimits limits;
   auto check = [&](const ConvexShape& shape, const RigidTransform& pose, const char* field) {
-    absl::Status st = ValidatePosedShape(*world, {&shape, pose}, limits, "shape.");
+    PosedShape posed{&shape, pose};
+    absl::Status st = ValidatePosedShape(*world, &posed, limits, "shape.");
     EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << field;
     EXPECT_NE(st.message().find(field), std::string::npos) << st.message();
   };
@@ -590,12 +591,16 @@ TEST(ShapeQueryTest, ValidationNamesTheField) {
   check(MakeSphere(1), {{}, {std::nanf(""), 0, 0}}, "shape.position");
   check(MakeSphere(1), {{2, 0, 0, 0}, {}}, "shape.rotation");
   // Without a prefix the field is named from the shape.
-  EXPECT_NE(ValidatePosedShape(*world, {&capsule, {}}, limits)
+  PosedShape posed_capsule{&capsule, {}};
+  EXPECT_NE(ValidatePosedShape(*world, &posed_capsule, limits, "")
                 .message()
                 .find("shape.capsule.half_height"),
             std::string::npos);
+  // A rotation within 1e-3 of unit length is accepted and normalized in place.
   const ConvexShape ok = MakeCapsule(0.5f, 0.3f);
-  EXPECT_TRUE(ValidatePosedShape(*world, {&ok, {}}, limits).ok());
+  PosedShape posed_ok{&ok, {{1.0005f, 0, 0, 0}, {}}};
+  EXPECT_TRUE(ValidatePosedShape(*world, &posed_ok, limits, "").ok());
+  EXPECT_FLOAT_EQ(posed_ok.pose.rotation.w, 1.0f);
 }
 
 }  // namespace

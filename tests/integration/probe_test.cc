@@ -1,4 +1,5 @@
-// End to end: the Overlap RPC on the real server, through the CLI and a raw gRPC stub.
+// End to end: the Probe RPC (conservative broadphase) on the real server, through the CLI and a raw
+// gRPC stub.
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -15,7 +16,7 @@ using testing::RunCommand;
 using testing::ServerProcess;
 using testing::TempDir;
 
-class OverlapTest : public testing::CliFixture {
+class ProbeTest : public testing::CliFixture {
  protected:
   void SetUp() override {
     ASSERT_TRUE(server_.Start(
@@ -27,69 +28,69 @@ class OverlapTest : public testing::CliFixture {
   }
 };
 
-TEST_F(OverlapTest, BoxInRockTouchesSolidAndBoxInTheSkyTouchesNothing) {
+TEST_F(ProbeTest, BoxInRockTouchesSolidAndBoxInTheSkyTouchesNothing) {
   auto rock =
-      CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,-44.5,0.5", "--half_extents=1,1,1"});
-  EXPECT_TRUE(rock.touches_solid());
-  EXPECT_FALSE(rock.touches_water());
+      CliJson<v1::ProbeResponse>({"probe", "--center=0.5,-44.5,0.5", "--half_extents=1,1,1"});
+  EXPECT_TRUE(rock.may_touch_solid());
+  EXPECT_FALSE(rock.may_touch_water());
   ASSERT_GT(rock.chunks_size(), 0);
   EXPECT_TRUE(rock.chunks(0).solid());
   EXPECT_EQ(rock.voxels_size(), 0);  // not asked for
   auto sky =
-      CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,46.5,0.5", "--radius=0.4", "--stats"});
-  EXPECT_FALSE(sky.touches_solid());
-  EXPECT_FALSE(sky.touches_water());
+      CliJson<v1::ProbeResponse>({"probe", "--center=0.5,46.5,0.5", "--radius=0.4", "--stats"});
+  EXPECT_FALSE(sky.may_touch_solid());
+  EXPECT_FALSE(sky.may_touch_water());
   EXPECT_EQ(sky.chunks_size(), 0);
   EXPECT_GT(sky.stats().chunks_visited(), 0u);
-  CommandResult human = Cli({"overlap", "--center=0.5,-44.5,0.5", "--half_extents=1,1,1"});
+  CommandResult human = Cli({"probe", "--center=0.5,-44.5,0.5", "--half_extents=1,1,1"});
   EXPECT_EQ(human.exit_code, 0) << human.err;
   EXPECT_NE(human.out.find("solid yes, water no"), std::string::npos) << human.out;
 }
 
-TEST_F(OverlapTest, TouchedVoxelsAreBoundedByTheRequestedLimit) {
+TEST_F(ProbeTest, TouchedVoxelsAreBoundedByTheRequestedLimit) {
   auto all =
-      CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,-44.5,0.5", "--radius=1", "--voxels"});
+      CliJson<v1::ProbeResponse>({"probe", "--center=0.5,-44.5,0.5", "--radius=1", "--voxels"});
   EXPECT_EQ(all.voxels_size(), 5 * 5 * 5);  // voxels -2..2 around the centre voxel, all in rock
   EXPECT_FALSE(all.voxels_truncated());
-  auto few = CliJson<v1::OverlapResponse>(
-      {"overlap", "--center=0.5,-44.5,0.5", "--radius=1", "--voxels", "--max_voxels=10"});
+  auto few = CliJson<v1::ProbeResponse>(
+      {"probe", "--center=0.5,-44.5,0.5", "--radius=1", "--voxels", "--max_voxels=10"});
   EXPECT_EQ(few.voxels_size(), 10);
   EXPECT_TRUE(few.voxels_truncated());
-  auto capped = CliJson<v1::OverlapResponse>(
-      {"overlap", "--center=0.5,-40.5,0.5", "--radius=10", "--voxels"});
+  auto capped =
+      CliJson<v1::ProbeResponse>({"probe", "--center=0.5,-40.5,0.5", "--radius=10", "--voxels"});
   EXPECT_EQ(capped.voxels_size(), 500);  // the server's --max_probe_voxels
   EXPECT_TRUE(capped.voxels_truncated());
 }
 
-TEST_F(OverlapTest, CarvedHoleIsSeenByTheNextOverlap) {
+TEST_F(ProbeTest, CarvedHoleIsSeenByTheNextProbe) {
   auto before =
-      CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,-30.5,0.5", "--half_extents=1,1,1"});
-  ASSERT_TRUE(before.touches_solid());
+      CliJson<v1::ProbeResponse>({"probe", "--center=0.5,-30.5,0.5", "--half_extents=1,1,1"});
+  ASSERT_TRUE(before.may_touch_solid());
   auto ack =
       CliJson<v1::EditAck>({"fill-ball", "--center=0.5,-30.5,0.5", "--radius=9", "--material=air"});
   EXPECT_EQ(ack.version(), 1u);
   auto after =
-      CliJson<v1::OverlapResponse>({"overlap", "--center=0.5,-30.5,0.5", "--half_extents=1,1,1"});
-  EXPECT_FALSE(after.touches_solid());
-  EXPECT_FALSE(after.touches_water());
+      CliJson<v1::ProbeResponse>({"probe", "--center=0.5,-30.5,0.5", "--half_extents=1,1,1"});
+  EXPECT_FALSE(after.may_touch_solid());
+  EXPECT_FALSE(after.may_touch_water());
   EXPECT_EQ(after.version(), 1u);
 }
 
-TEST_F(OverlapTest, BadInputIsInvalidArgumentNamingTheField) {
+TEST_F(ProbeTest, BadInputIsInvalidArgumentNamingTheField) {
   struct Case {
     std::vector<std::string> args;
     const char* field;
   } cases[] = {
-      {{"overlap", "--center=nan,0,0", "--half_extents=1,1,1"}, "box.center"},
-      {{"overlap", "--center=0,inf,0", "--radius=1"}, "sphere.center"},
-      {{"overlap", "--center=500,0,0", "--half_extents=1,1,1"}, "box.center"},
-      {{"overlap", "--center=0,0,0", "--half_extents=1,-1,1"}, "box.half_extents.y"},
-      {{"overlap", "--center=0,0,0", "--half_extents=1,1,nan"}, "box.half_extents.z"},
-      {{"overlap", "--center=0,0,0", "--half_extents=21,1,1"}, "box.half_extents.x"},
-      {{"overlap", "--center=0,0,0", "--radius=-1"}, "sphere.radius"},
-      {{"overlap", "--center=0,0,0", "--radius=inf"}, "sphere.radius"},
-      {{"overlap", "--center=0,0,0", "--radius=21"}, "sphere.radius"},
-      {{"overlap", "--center=0,0,0", "--radius=1", "--voxels", "--max_voxels=501"}, "max_voxels"},
+      {{"probe", "--center=nan,0,0", "--half_extents=1,1,1"}, "box.center"},
+      {{"probe", "--center=0,inf,0", "--radius=1"}, "sphere.center"},
+      {{"probe", "--center=500,0,0", "--half_extents=1,1,1"}, "box.center"},
+      {{"probe", "--center=0,0,0", "--half_extents=1,-1,1"}, "box.half_extents.y"},
+      {{"probe", "--center=0,0,0", "--half_extents=1,1,nan"}, "box.half_extents.z"},
+      {{"probe", "--center=0,0,0", "--half_extents=21,1,1"}, "box.half_extents.x"},
+      {{"probe", "--center=0,0,0", "--radius=-1"}, "sphere.radius"},
+      {{"probe", "--center=0,0,0", "--radius=inf"}, "sphere.radius"},
+      {{"probe", "--center=0,0,0", "--radius=21"}, "sphere.radius"},
+      {{"probe", "--center=0,0,0", "--radius=1", "--voxels", "--max_voxels=501"}, "max_voxels"},
   };
   for (const Case& c : cases) {
     CommandResult r = Cli(c.args);
@@ -101,8 +102,8 @@ TEST_F(OverlapTest, BadInputIsInvalidArgumentNamingTheField) {
   auto stub = v1::QueryService::NewStub(
       grpc::CreateChannel(server_.address(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
-  v1::OverlapResponse response;
-  grpc::Status status = stub->Overlap(&context, v1::OverlapRequest(), &response);
+  v1::ProbeResponse response;
+  grpc::Status status = stub->Probe(&context, v1::ProbeRequest(), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(status.error_message().find("shape"), std::string::npos) << status.error_message();
   EXPECT_TRUE(server_.Running());
