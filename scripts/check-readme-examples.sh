@@ -43,16 +43,28 @@ args = sys.argv[2:]
 numbers = "--numbers" in args
 show = "--show" in args
 args = [a for a in args if a not in ("--numbers", "--show")]
+
+
+def usage_error(msg):
+    print("check-readme-examples: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
 build = os.path.join(root, "build")
-if args and os.path.isdir(args[0]) and not args[0].endswith(".md"):
+if args and not args[0].endswith(".md"):
     build = args.pop(0)
+    if not os.path.isdir(build):
+        usage_error(f"{build} is not a build directory")
+for a in args:
+    if not a.endswith(".md") or not os.path.isfile(os.path.join(root, a)):
+        usage_error(f"{a} is not a markdown file")
 build = os.path.abspath(build)
 files = args or ["README.md", "docs/cli.md"]
 server_bin = os.path.join(build, "server", "voxcol_server")
 cli_bin = os.path.join(build, "client", "voxcol")
 for b in (server_bin, cli_bin):
     if not os.access(b, os.X_OK):
-        sys.exit(f"check-readme-examples: {b} is missing; build voxcol_server and voxcol first")
+        usage_error(f"{b} is missing; build voxcol_server and voxcol first")
 
 NUM = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
@@ -85,10 +97,10 @@ def parse(path):
             elif block:
                 block[-1][2].append(line)
             elif line.strip():
-                sys.exit(f"{path}:{i + 1}: console block output before any '$ ' command")
+                usage_error(f"{path}:{i + 1}: console block output before any '$ ' command")
         i += 1
     if block is not None:
-        sys.exit(f"{path}: unterminated console block")
+        usage_error(f"{path}: unterminated console block")
     return blocks
 
 
@@ -187,7 +199,7 @@ def start_server(tmp):
     proc.wait()
     with open(os.path.join(tmp, "server.log")) as f:
         sys.stderr.write(f.read()[-2000:])
-    sys.exit("check-readme-examples: the server did not start")
+    usage_error("the server did not start")
 
 
 def stop_server(proc):
