@@ -4,8 +4,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
+# Style gates first: they take seconds and fail fast.
+bash scripts/check-format.sh
 jobs=${VOXCOL_JOBS:-2}
 (cd build && ctest -j "$jobs" --output-on-failure --timeout 600)
+# The README's and docs/cli.md's CLI examples, run against a real server, output shape compared.
+bash scripts/check-readme-examples.sh build
 # Benchmarks are not pass/fail on speed here; this only proves that each one runs.
 build/tests/bench/voxcol_bench --benchmark_min_time=0.01 >/dev/null
 echo "voxcol_bench: all benchmarks ran"

@@ -60,9 +60,9 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
 }
 
 std::shared_ptr<ChunkCollisionCache::Slot> ChunkCollisionCache::FindOrAddSlot(Shard& shard,
-                                                                        const ChunkKey& key,
-                                                                        uint64_t seen_version,
-                                                                        bool* cacheable) {
+                                                                              const ChunkKey& key,
+                                                                              uint64_t seen_version,
+                                                                              bool* cacheable) {
   absl::MutexLock lock(&shard.mu);
   auto it = shard.map.find(key);
   if (it != shard.map.end()) {
@@ -90,7 +90,7 @@ void ChunkCollisionCache::Erase(Shard& shard, const ChunkKey& key) {
 }
 
 void ChunkCollisionCache::Account(Shard& shard, const ChunkKey& key,
-                               const std::shared_ptr<Slot>& slot) {
+                                  const std::shared_ptr<Slot>& slot) {
   absl::MutexLock lock(&shard.mu);
   auto it = shard.map.find(key);
   if (it == shard.map.end() || it->second.slot != slot) return;  // invalidated meanwhile

@@ -186,7 +186,8 @@ struct BulletSweepPath {
 };
 
 // Closest-hit distance of a Bullet sweep, or -1 for no hit.
-float BulletSweep(const btCollisionWorld& world, const btConvexShape& shape, const BulletSweepPath& s) {
+float BulletSweep(const btCollisionWorld& world, const btConvexShape& shape,
+                  const BulletSweepPath& s) {
   btCollisionWorld::ClosestConvexResultCallback cb(s.from.getOrigin(), s.to.getOrigin());
   world.convexSweepTest(&shape, s.from, s.to, cb);
   return cb.hasHit() ? cb.m_closestHitFraction * s.distance : -1.0f;
