@@ -98,6 +98,41 @@ absl::Status ValidateProbe(const World& world, const ProbeShape& shape,
   return absl::OkStatus();
 }
 
+namespace {
+
+// 1..kMaxHullPoints finite points within `max` of the origin, a finite radius >= 0, and some
+// volume. `kind` is the field path of the shape ("shape.shape.").
+absl::Status ValidateHull(const ConvexShape& s, const std::string& kind, float max) {
+  if (s.num_points < 1 || s.num_points > kMaxHullPoints || s.points == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(kind, "hull.points must hold 1..",
+                                                   kMaxHullPoints, " points, got ", s.num_points));
+  }
+  for (int i = 0; i < s.num_points; ++i) {
+    const Vec3& p = s.points[i];
+    if (!IsFinite(p)) {
+      return absl::InvalidArgumentError(absl::StrCat(kind, "hull.points[", i, "] must be finite"));
+    }
+    for (int a = 0; a < 3; ++a) {
+      if (std::fabs(p[a]) + std::max(s.convex_radius, 0.0f) > max) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            kind, "hull.points[", i, "] lies farther than the configured maximum extent ", Num(max),
+            " from the shape's origin"));
+      }
+    }
+  }
+  if (!std::isfinite(s.convex_radius) || s.convex_radius < 0) {
+    return absl::InvalidArgumentError(kind + "hull.convex_radius must be finite and >= 0");
+  }
+  if (s.num_points < 4 && s.convex_radius == 0) {
+    // A point, segment or triangle without rounding has no volume to collide with.
+    return absl::InvalidArgumentError(kind +
+                                      "hull.points: fewer than 4 points need convex_radius > 0");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ValidatePosedShape(const World& world, PosedShape* shape, const QueryLimits& limits,
                                 const std::string& prefix) {
   PosedShape& posed = *shape;
@@ -132,35 +167,9 @@ absl::Status ValidatePosedShape(const World& world, PosedShape* shape, const Que
       }
       break;
     }
-    case ShapeType::kConvexHull: {
-      if (s.num_points < 1 || s.num_points > kMaxHullPoints || s.points == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            kind, "hull.points must hold 1..", kMaxHullPoints, " points, got ", s.num_points));
-      }
-      for (int i = 0; i < s.num_points; ++i) {
-        const Vec3& p = s.points[i];
-        if (!IsFinite(p)) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(kind, "hull.points[", i, "] must be finite"));
-        }
-        for (int a = 0; a < 3; ++a) {
-          if (std::fabs(p[a]) + std::max(s.convex_radius, 0.0f) > max) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                kind, "hull.points[", i, "] lies farther than the configured maximum extent ",
-                Num(max), " from the shape's origin"));
-          }
-        }
-      }
-      if (!std::isfinite(s.convex_radius) || s.convex_radius < 0) {
-        return absl::InvalidArgumentError(kind + "hull.convex_radius must be finite and >= 0");
-      }
-      if (s.num_points < 4 && s.convex_radius == 0) {
-        // A point, segment or triangle without rounding has no volume to collide with.
-        return absl::InvalidArgumentError(
-            kind + "hull.points: fewer than 4 points need convex_radius > 0");
-      }
+    case ShapeType::kConvexHull:
+      if (auto st = ValidateHull(s, kind, max); !st.ok()) return st;
       break;
-    }
     case ShapeType::kTriangle:
       return absl::InvalidArgumentError(kind + "kind: triangles are not a query shape");
   }

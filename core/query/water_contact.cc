@@ -18,61 +18,71 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // Columns per axis of the water integration (12 x 12 vertical lines through the shape).
 constexpr int kWaterColumns = 12;
 
-// The part of the vertical line through (x, z) inside the shape: [*lo, *hi]. False when it misses.
-bool VerticalSpan(const PosedShape& s, float x, float z, float* lo, float* hi) {
+// Sphere: the chord through (x, z).
+bool SphereSpan(const PosedShape& s, float x, float z, float* lo, float* hi) {
   const Vec3& c = s.pose.translation;
   const float r = s.Radius();
-  switch (s.shape->type) {
-    case ShapeType::kSphere: {
-      const float d2 = (x - c.x) * (x - c.x) + (z - c.z) * (z - c.z);
-      if (d2 > r * r) return false;
+  const float d2 = (x - c.x) * (x - c.x) + (z - c.z) * (z - c.z);
+  if (d2 > r * r) return false;
+  const float h = std::sqrt(r * r - d2);
+  *lo = c.y - h, *hi = c.y + h;
+  return true;
+}
+
+// Capsule: the union of the two end spheres and the cylinder between them; convex, so take the
+// hull of the three spans.
+bool CapsuleSpan(const PosedShape& s, float x, float z, float* lo, float* hi) {
+  const float r = s.Radius();
+  Vec3 p0, p1;
+  s.CapsuleSegment(&p0, &p1);
+  float a = kInf, b = -kInf;
+  for (const Vec3& p : {p0, p1}) {
+    const float d2 = (x - p.x) * (x - p.x) + (z - p.z) * (z - p.z);
+    if (d2 <= r * r) {
       const float h = std::sqrt(r * r - d2);
-      *lo = c.y - h, *hi = c.y + h;
-      return true;
+      a = std::min(a, p.y - h), b = std::max(b, p.y + h);
     }
-    case ShapeType::kCapsule: {
-      // Union of the two end spheres and the cylinder between them; convex, so take the hull.
-      Vec3 p0, p1;
-      s.CapsuleSegment(&p0, &p1);
-      float a = kInf, b = -kInf;
-      for (const Vec3& p : {p0, p1}) {
-        const float d2 = (x - p.x) * (x - p.x) + (z - p.z) * (z - p.z);
-        if (d2 <= r * r) {
-          const float h = std::sqrt(r * r - d2);
-          a = std::min(a, p.y - h), b = std::max(b, p.y + h);
+  }
+  const Vec3 u = p1 - p0;
+  const float len2 = LengthSq(u);
+  if (len2 > 0) {
+    // Points L(y) = (x, y, z) with distance to the axis line <= r: |w - (w.u/|u|^2) u|^2 <= r^2
+    // for w = L(y) - p0 = w0 + y e_y, a quadratic in y; then the axis parameter in [0, 1].
+    const Vec3 w0{x - p0.x, -p0.y, z - p0.z};
+    const Vec3 ey{0, 1, 0};
+    const Vec3 q0 = w0 - u * (Dot(w0, u) / len2), q1 = ey - u * (u.y / len2);
+    const float A = LengthSq(q1), B = 2 * Dot(q0, q1), C = LengthSq(q0) - r * r;
+    if (A > 1e-12f) {
+      const float disc = B * B - 4 * A * C;
+      if (disc >= 0) {
+        const float sq = std::sqrt(disc);
+        float y0 = (-B - sq) / (2 * A), y1 = (-B + sq) / (2 * A);
+        // Axis parameter s(y) = (w0.u + y u.y) / |u|^2 must lie in [0, 1].
+        if (u.y != 0) {
+          float s0 = -Dot(w0, u) / u.y, s1 = (len2 - Dot(w0, u)) / u.y;
+          if (s0 > s1) std::swap(s0, s1);
+          y0 = std::max(y0, s0), y1 = std::min(y1, s1);
+        } else {
+          const float sp = Dot(w0, u) / len2;
+          if (sp < 0 || sp > 1) y1 = y0 - 1;
         }
+        if (y0 <= y1) a = std::min(a, y0), b = std::max(b, y1);
       }
-      const Vec3 u = p1 - p0;
-      const float len2 = LengthSq(u);
-      if (len2 > 0) {
-        // Points L(y) = (x, y, z) with distance to the axis line <= r: |w - (w.u/|u|^2) u|^2 <= r^2
-        // for w = L(y) - p0 = w0 + y e_y, a quadratic in y; then the axis parameter in [0, 1].
-        const Vec3 w0{x - p0.x, -p0.y, z - p0.z};
-        const Vec3 ey{0, 1, 0};
-        const Vec3 q0 = w0 - u * (Dot(w0, u) / len2), q1 = ey - u * (u.y / len2);
-        const float A = LengthSq(q1), B = 2 * Dot(q0, q1), C = LengthSq(q0) - r * r;
-        if (A > 1e-12f) {
-          const float disc = B * B - 4 * A * C;
-          if (disc >= 0) {
-            const float sq = std::sqrt(disc);
-            float y0 = (-B - sq) / (2 * A), y1 = (-B + sq) / (2 * A);
-            // Axis parameter s(y) = (w0.u + y u.y) / |u|^2 must lie in [0, 1].
-            if (u.y != 0) {
-              float s0 = -Dot(w0, u) / u.y, s1 = (len2 - Dot(w0, u)) / u.y;
-              if (s0 > s1) std::swap(s0, s1);
-              y0 = std::max(y0, s0), y1 = std::min(y1, s1);
-            } else {
-              const float sp = Dot(w0, u) / len2;
-              if (sp < 0 || sp > 1) y1 = y0 - 1;
-            }
-            if (y0 <= y1) a = std::min(a, y0), b = std::max(b, y1);
-          }
-        }
-      }
-      if (a > b) return false;
-      *lo = a, *hi = b;
-      return true;
     }
+  }
+  if (a > b) return false;
+  *lo = a, *hi = b;
+  return true;
+}
+
+// The part of the vertical line through (x, z) inside the shape: [*lo, *hi]. False when it misses.
+bool VerticalSpan(const PosedShape& s, float x, float z, float* lo, float* hi) {
+  const float r = s.Radius();
+  switch (s.shape->type) {
+    case ShapeType::kSphere:
+      return SphereSpan(s, x, z, lo, hi);
+    case ShapeType::kCapsule:
+      return CapsuleSpan(s, x, z, lo, hi);
     case ShapeType::kBox:
       if (r == 0) {
         // Slabs in the box frame.
@@ -125,133 +135,186 @@ bool MayTouchWater(const BroadphaseIndex& index, const Aabb& box) {
   return false;
 }
 
+// The voxels a water integration reads: the chunks under the shape's bounds (and the layer
+// above) loaded up front, so a corrupt record is an error rather than dry land and a voxel read is
+// an array lookup, not a world lookup under a lock; and each voxel column's water tops, read once
+// for the shape's height range, since many sample lines share a column.
+class WaterColumns {
+ public:
+  WaterColumns(const World& world, const Aabb& bounds)
+      : world_(world), vb_(world.voxel_bounds()), h_(world.voxel_size()), inv_h_(1.0f / h_) {
+    const IntBox voxels = ProbeVoxelRange(world, bounds);
+    lo_key_ = ChunkOf(voxels.min);
+    const ChunkKey hi_key = ChunkOf(voxels.max - Int3{1, 1, 1}) + Int3{0, 1, 0};  // + layer above
+    span_ = hi_key - lo_key_ + Int3{1, 1, 1};
+    cx0_ = int32_t(std::floor(bounds.min.x * inv_h_));
+    cz0_ = int32_t(std::floor(bounds.min.z * inv_h_));
+    nx_ = int32_t(std::floor(bounds.max.x * inv_h_)) - cx0_ + 1;
+    nz_ = int32_t(std::floor(bounds.max.z * inv_h_)) - cz0_ + 1;
+    yb0_ = std::max(vb_.min.y, int32_t(std::floor(bounds.min.y * inv_h_)));
+    yb1_ = std::min(vb_.max.y - 1, int32_t(std::floor(bounds.max.y * inv_h_)));
+    ny_ = yb1_ - yb0_ + 1;
+    // Unless the shape is so large that the cache would outgrow the reads it saves.
+    cached_ = ny_ > 0 && int64_t(nx_) * nz_ * ny_ <= 4096;
+    if (cached_) {
+      tops_.resize(size_t(nx_) * nz_ * ny_);
+      ready_.assign(size_t(nx_) * nz_, 0);
+    }
+  }
+
+  absl::Status Load() {
+    window_.assign(size_t(span_.x) * span_.y * span_.z, nullptr);
+    for (int32_t y = 0; y < span_.y; ++y)
+      for (int32_t z = 0; z < span_.z; ++z)
+        for (int32_t x = 0; x < span_.x; ++x) {
+          const ChunkKey key = lo_key_ + Int3{x, y, z};
+          if (!world_.chunk_bounds().Contains(key)) continue;
+          absl::StatusOr<ChunkPtr> c = world_.LoadChunk(key);
+          if (!c.ok()) return c.status();
+          window_[(size_t(y) * span_.z + z) * span_.x + x] = *std::move(c);
+        }
+    return absl::OkStatus();
+  }
+
+  // Dry land (the common case next to lakes, where the masks said "maybe"): no water voxel in
+  // the shape's box. Only known with the column cache; otherwise assumes water may be there.
+  bool SurelyDry() {
+    if (!cached_) return false;
+    for (int32_t vz = cz0_; vz < cz0_ + nz_; ++vz)
+      for (int32_t vx = cx0_; vx < cx0_ + nx_; ++vx)
+        for (int32_t vy = yb0_; vy <= yb1_; ++vy) {
+          if (TopAt(vx, vy, vz) != -kInf) return false;
+        }
+    return true;
+  }
+
+  // World Y of the top of the water in voxel (vx, vy, vz), or -inf when it holds no water.
+  float TopAt(int32_t vx, int32_t vy, int32_t vz) {
+    if (!cached_ || vy < yb0_ || vy > yb1_ || vx < cx0_ || vx >= cx0_ + nx_ || vz < cz0_ ||
+        vz >= cz0_ + nz_) {
+      return WaterTop({vx, vy, vz});
+    }
+    const int32_t c = (vz - cz0_) * nx_ + (vx - cx0_);
+    if (!ready_[c]) {
+      for (int32_t y = yb0_; y <= yb1_; ++y)
+        tops_[size_t(c) * ny_ + (y - yb0_)] = WaterTop({vx, y, vz});
+      ready_[c] = 1;
+    }
+    return tops_[size_t(c) * ny_ + (vy - yb0_)];
+  }
+
+  const IntBox& voxel_bounds() const { return vb_; }
+  float voxel_size() const { return h_; }
+  float inv_voxel_size() const { return inv_h_; }
+
+ private:
+  Voxel VoxelAt(const Int3& v) const {
+    if (!vb_.Contains(v)) return Voxel{};
+    const Int3 c = ChunkOf(v) - lo_key_;
+    if (c.x < 0 || c.y < 0 || c.z < 0 || c.x >= span_.x || c.y >= span_.y || c.z >= span_.z) {
+      return world_.GetVoxel(v);  // the walk up to a distant surface
+    }
+    return window_[(size_t(c.y) * span_.z + c.z) * span_.x + c.x]->At(LocalOf(v));
+  }
+
+  // A water voxel is filled from its bottom to occupancy / 255 of its height, or to its top when
+  // water lies above it.
+  float WaterTop(const Int3& v) const {
+    const Voxel x = VoxelAt(v);
+    if (x.material != kMaterialWater || x.occupancy == 0) return -kInf;
+    const Voxel above = VoxelAt(v + Int3{0, 1, 0});
+    const float fill = above.material == kMaterialWater ? 1.0f : x.occupancy / 255.0f;
+    return (float(v.y) + fill) * h_;
+  }
+
+  const World& world_;
+  const IntBox vb_;
+  const float h_, inv_h_;
+  ChunkKey lo_key_;
+  Int3 span_;
+  int32_t cx0_, cz0_, nx_, nz_, yb0_, yb1_, ny_;
+  bool cached_;
+  // Thread-local buffers: queries run on worker threads and must not allocate in steady state.
+  static thread_local std::vector<ChunkPtr> window_;
+  static thread_local std::vector<float> tops_;
+  static thread_local std::vector<uint8_t> ready_;
+};
+
+thread_local std::vector<ChunkPtr> WaterColumns::window_;
+thread_local std::vector<float> WaterColumns::tops_;
+thread_local std::vector<uint8_t> WaterColumns::ready_;
+
+// Running sums of one integration.
+struct WaterSums {
+  double total = 0, wet = 0;  // line lengths inside the shape, and under water
+  double cx = 0, cy = 0, cz = 0;
+  float surface = -kInf;
+};
+
+// Adds the vertical line through (x, z): its span inside the shape, intersected with the water of
+// its voxel column.
+void IntegrateLine(const PosedShape& s, float x, float z, WaterColumns& columns, WaterSums* sums,
+                   std::vector<ChunkKey>* water_chunks) {
+  float lo, hi;
+  if (!VerticalSpan(s, x, z, &lo, &hi)) return;
+  sums->total += hi - lo;
+  const IntBox& vb = columns.voxel_bounds();
+  const float h = columns.voxel_size(), inv_h = columns.inv_voxel_size();
+  const int32_t vx = int32_t(std::floor(x * inv_h)), vz = int32_t(std::floor(z * inv_h));
+  if (vx < vb.min.x || vx >= vb.max.x || vz < vb.min.z || vz >= vb.max.z) return;
+  const int32_t y0 = std::max(vb.min.y, int32_t(std::floor(lo * inv_h)));
+  const int32_t y1 = std::min(vb.max.y - 1, int32_t(std::floor(hi * inv_h)));
+  for (int32_t vy = y0; vy <= y1; ++vy) {
+    const Int3 v{vx, vy, vz};
+    const float top = columns.TopAt(vx, vy, vz);
+    if (top == -kInf) continue;
+    const float a = std::max(lo, vy * h), b = std::min(hi, top);
+    if (b <= a) continue;
+    sums->wet += b - a;
+    sums->cx += double(x) * (b - a);
+    sums->cy += double(a + b) * 0.5 * (b - a);
+    sums->cz += double(z) * (b - a);
+    float column_top = top;
+    if (vy == y1 && top >= (vy + 1) * h) {
+      // Water goes on above the shape: follow it up to its surface (bounded walk).
+      for (int32_t up = vy + 1; up < std::min(vb.max.y, vy + 257); ++up) {
+        const float t = columns.TopAt(vx, up, vz);
+        if (t == -kInf) break;
+        column_top = t;
+      }
+    }
+    sums->surface = std::max(sums->surface, column_top);
+    if (water_chunks && (water_chunks->empty() || water_chunks->back() != ChunkOf(v))) {
+      water_chunks->push_back(ChunkOf(v));
+    }
+  }
+}
+
 }  // namespace
 
-// Integrates the shape's volume under water over kWaterColumns^2 vertical lines: each line's span
-// inside the shape is intersected with the water of its voxel column. `water_chunks`, if set,
-// receives the chunks whose water the shape reaches.
 absl::Status IntegrateWater(const BroadphaseIndex& index, const PosedShape& s, WaterContact* out,
                             std::vector<ChunkKey>* water_chunks) {
   *out = {};
-  const World& world = index.world();
   const Aabb bounds = PosedBounds(s);
   if (!MayTouchWater(index, bounds)) return absl::OkStatus();
-  // Load what the columns read first, so a corrupt record is an error rather than dry land, and
-  // keep the chunks at hand: a voxel read is then an array lookup, not a world lookup under a lock.
-  const IntBox voxels = ProbeVoxelRange(world, bounds);
-  const ChunkKey lo_key = ChunkOf(voxels.min);
-  const ChunkKey hi_key = ChunkOf(voxels.max - Int3{1, 1, 1}) + Int3{0, 1, 0};  // + the layer above
-  const Int3 span = hi_key - lo_key + Int3{1, 1, 1};
-  std::vector<ChunkPtr> window(size_t(span.x) * span.y * span.z);
-  for (int32_t y = 0; y < span.y; ++y)
-    for (int32_t z = 0; z < span.z; ++z)
-      for (int32_t x = 0; x < span.x; ++x) {
-        const ChunkKey key = lo_key + Int3{x, y, z};
-        if (!world.chunk_bounds().Contains(key)) continue;
-        absl::StatusOr<ChunkPtr> c = world.LoadChunk(key);
-        if (!c.ok()) return c.status();
-        window[(size_t(y) * span.z + z) * span.x + x] = *std::move(c);
-      }
-  const IntBox vb = world.voxel_bounds();
-  auto voxel_at = [&](const Int3& v) -> Voxel {
-    if (!vb.Contains(v)) return Voxel{};
-    const Int3 c = ChunkOf(v) - lo_key;
-    if (c.x < 0 || c.y < 0 || c.z < 0 || c.x >= span.x || c.y >= span.y || c.z >= span.z) {
-      return world.GetVoxel(v);  // the walk up to a distant surface
-    }
-    return window[(size_t(c.y) * span.z + c.z) * span.x + c.x]->At(LocalOf(v));
-  };
-  const float h = world.voxel_size(), inv_h = 1.0f / h;
+  WaterColumns columns(index.world(), bounds);
+  if (absl::Status st = columns.Load(); !st.ok()) return st;
+  if (columns.SurelyDry()) return absl::OkStatus();
   const float dx = (bounds.max.x - bounds.min.x) / kWaterColumns;
   const float dz = (bounds.max.z - bounds.min.z) / kWaterColumns;
-  double total = 0, wet = 0;
-  double cx = 0, cy = 0, cz = 0;
-  float surface = -kInf;
-  auto water_top = [&](const Int3& v) -> float {  // top of the water in voxel v, or -inf
-    const Voxel x = voxel_at(v);
-    if (x.material != kMaterialWater || x.occupancy == 0) return -kInf;
-    const Voxel above = voxel_at(v + Int3{0, 1, 0});
-    const float fill = above.material == kMaterialWater ? 1.0f : x.occupancy / 255.0f;
-    return (float(v.y) + fill) * h;
-  };
-  // Many sample lines share a voxel column (a character-sized shape spans a few): read each
-  // column's water once, for the shape's height range, unless the shape is so large that the
-  // cache would outgrow the reads it saves.
-  const int32_t cx0 = int32_t(std::floor(bounds.min.x * inv_h)),
-                cz0 = int32_t(std::floor(bounds.min.z * inv_h));
-  const int32_t nx = int32_t(std::floor(bounds.max.x * inv_h)) - cx0 + 1;
-  const int32_t nz = int32_t(std::floor(bounds.max.z * inv_h)) - cz0 + 1;
-  const int32_t yb0 = std::max(vb.min.y, int32_t(std::floor(bounds.min.y * inv_h)));
-  const int32_t yb1 = std::min(vb.max.y - 1, int32_t(std::floor(bounds.max.y * inv_h)));
-  const int32_t ny = yb1 - yb0 + 1;
-  const bool cached = ny > 0 && int64_t(nx) * nz * ny <= 4096;
-  thread_local std::vector<float> tops;
-  thread_local std::vector<uint8_t> ready;
-  if (cached) {
-    tops.resize(size_t(nx) * nz * ny);
-    ready.assign(size_t(nx) * nz, 0);
-  }
-  auto top_at = [&](int32_t vx, int32_t vy, int32_t vz) -> float {
-    const int32_t c = (vz - cz0) * nx + (vx - cx0);
-    if (!cached || vy < yb0 || vy > yb1 || vx < cx0 || vx >= cx0 + nx || vz < cz0 ||
-        vz >= cz0 + nz) {
-      return water_top({vx, vy, vz});
-    }
-    if (!ready[c]) {
-      for (int32_t y = yb0; y <= yb1; ++y)
-        tops[size_t(c) * ny + (y - yb0)] = water_top({vx, y, vz});
-      ready[c] = 1;
-    }
-    return tops[size_t(c) * ny + (vy - yb0)];
-  };
-  if (cached) {
-    // Dry land (the common case next to lakes, where the masks said "maybe"): no water voxel in
-    // the shape's box, no integration.
-    bool any = false;
-    for (int32_t vz = cz0; vz < cz0 + nz && !any; ++vz)
-      for (int32_t vx = cx0; vx < cx0 + nx && !any; ++vx)
-        for (int32_t vy = yb0; vy <= yb1 && !any; ++vy) any = top_at(vx, vy, vz) != -kInf;
-    if (!any) return absl::OkStatus();
-  }
+  WaterSums sums;
   for (int i = 0; i < kWaterColumns; ++i)
     for (int k = 0; k < kWaterColumns; ++k) {
       const float x = bounds.min.x + (i + 0.5f) * dx, z = bounds.min.z + (k + 0.5f) * dz;
-      float lo, hi;
-      if (!VerticalSpan(s, x, z, &lo, &hi)) continue;
-      total += hi - lo;
-      const int32_t vx = int32_t(std::floor(x * inv_h)), vz = int32_t(std::floor(z * inv_h));
-      if (vx < vb.min.x || vx >= vb.max.x || vz < vb.min.z || vz >= vb.max.z) continue;
-      const int32_t y0 = std::max(vb.min.y, int32_t(std::floor(lo * inv_h)));
-      const int32_t y1 = std::min(vb.max.y - 1, int32_t(std::floor(hi * inv_h)));
-      for (int32_t vy = y0; vy <= y1; ++vy) {
-        const Int3 v{vx, vy, vz};
-        const float top = top_at(vx, vy, vz);
-        if (top == -kInf) continue;
-        const float a = std::max(lo, vy * h), b = std::min(hi, top);
-        if (b <= a) continue;
-        wet += b - a;
-        cx += double(x) * (b - a), cy += double(a + b) * 0.5 * (b - a), cz += double(z) * (b - a);
-        float column_top = top;
-        if (vy == y1 && top >= (vy + 1) * h) {
-          // Water goes on above the shape: follow it up to its surface (bounded walk).
-          for (int32_t up = vy + 1; up < std::min(vb.max.y, vy + 257); ++up) {
-            const float t = top_at(vx, up, vz);
-            if (t == -kInf) break;
-            column_top = t;
-          }
-        }
-        surface = std::max(surface, column_top);
-        if (water_chunks && (water_chunks->empty() || water_chunks->back() != ChunkOf(v))) {
-          water_chunks->push_back(ChunkOf(v));
-        }
-      }
+      IntegrateLine(s, x, z, columns, &sums, water_chunks);
     }
-  if (wet <= 0 || total <= 0) return absl::OkStatus();
+  if (sums.wet <= 0 || sums.total <= 0) return absl::OkStatus();
   out->in_water = true;
-  out->submerged_fraction = float(std::min(1.0, wet / total));
-  out->submerged_volume = float(wet * dx * dz);
-  out->surface_height = surface;
-  out->center_of_buoyancy = Vec3(float(cx / wet), float(cy / wet), float(cz / wet));
+  out->submerged_fraction = float(std::min(1.0, sums.wet / sums.total));
+  out->submerged_volume = float(sums.wet * dx * dz);
+  out->surface_height = sums.surface;
+  const double wet = sums.wet;
+  out->center_of_buoyancy = Vec3(float(sums.cx / wet), float(sums.cy / wet), float(sums.cz / wet));
   return absl::OkStatus();
 }
 
