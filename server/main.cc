@@ -89,6 +89,25 @@ ABSL_FLAG(double, shutdown_grace_seconds, 5.0,
 namespace voxcol::server {
 namespace {
 
+// Everything the flags configure, checked before anything is opened.
+struct ServerConfig {
+  std::string data_dir;
+  WorldConfig new_world;  // used only when the data directory holds no world yet
+  store::StoreOptions store;
+  uint64_t resident_chunk_bytes = 0;  // 0 = unlimited
+  ChangeLogConfig change_log;
+  uint64_t idempotency_keys = 0;
+  ServiceLimits limits;
+  StreamLimits stream_limits;
+  int query_threads = 1;
+  size_t max_queued_batches = 0;
+  size_t chunk_collision_cache_bytes = 0;
+  std::string metrics_listen;  // empty disables
+  std::string listen;
+  std::string port_file;  // empty: none
+  double shutdown_grace_seconds = 0;
+};
+
 absl::StatusOr<Int3> ParseSize(const std::string& text) {
   std::vector<std::string> parts = absl::StrSplit(text, ',');
   Int3 size;
@@ -99,75 +118,33 @@ absl::StatusOr<Int3> ParseSize(const std::string& text) {
   return size;
 }
 
-int RunServer() {
-  // Block the shutdown signals in every thread; one thread waits for them with sigwait.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
+absl::StatusOr<WorldConfig> NewWorldFromFlags() {
   absl::StatusOr<Int3> size = ParseSize(absl::GetFlag(FLAGS_world_size));
-  if (!size.ok()) {
-    LogError("event=bad_flag message=\"%s\"", size.status().message());
-    return 2;
-  }
-  WorldConfig requested{*size, absl::GetFlag(FLAGS_voxel_size), absl::GetFlag(FLAGS_seed)};
-  if (absl::Status s = ValidateWorldConfig(requested); !s.ok()) {
-    LogError("event=bad_flag message=\"%s\"", s.message());
-    return 2;
-  }
-  const std::string data_dir = absl::GetFlag(FLAGS_data_dir);
-  store::StoreOptions store_options;
-  store_options.sync = absl::GetFlag(FLAGS_store_sync);
-  store_options.block_cache_bytes = absl::GetFlag(FLAGS_store_block_cache_mb) << 20;
-  store_options.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
-  absl::StatusOr<DataDir> data =
-      OpenDataDir(data_dir, requested, CaveGenerator::kVersion, store_options);
-  if (!data.ok()) {
-    LogError("event=open_failed data_dir=%s message=\"%s\"", data_dir, data.status().message());
-    return 1;
-  }
-  const WorldConfig& config = data->world.config;
-  CaveParams cave;
-  World world(config, std::make_unique<CaveGenerator>(config.seed, WorldVoxelBounds(config), cave));
-  // The store sees every edit before it is visible and serves edited chunks on first touch.
-  world.SetLoader(data->store.get());
-  world.AddObserver(data->store.get());
-  world.RestoreVersion(data->world.version);
-  world.SetResidentBudget(absl::GetFlag(FLAGS_store_cache_mb) << 20);
-  LogInfo("event=world_open data_dir=%s created=%d seed=%d size=%d,%d,%d voxel_size=%g version=%d",
-          data_dir, data->world.created, config.seed, config.size_voxels.x, config.size_voxels.y,
-          config.size_voxels.z, config.voxel_size, data->world.version);
+  if (!size.ok()) return size.status();
+  WorldConfig world{*size, absl::GetFlag(FLAGS_voxel_size), absl::GetFlag(FLAGS_seed)};
+  if (absl::Status s = ValidateWorldConfig(world); !s.ok()) return s;
+  return world;
+}
 
-  // The broadphase follows every edit: it must observe the world before the first request.
-  BroadphaseIndex broadphase(world);
-  world.AddObserver(&broadphase);
-
+absl::StatusOr<ServiceLimits> LimitsFromFlags() {
   if (absl::GetFlag(FLAGS_max_region_voxels) <= 0 ||
       absl::GetFlag(FLAGS_max_batch_primitives) <= 0) {
-    LogError(
-        "event=bad_flag message=\"--max_region_voxels and --max_batch_primitives must be > 0\"");
-    return 2;
+    return absl::InvalidArgumentError("--max_region_voxels and --max_batch_primitives must be > 0");
   }
   ServiceLimits limits;
-  limits.query.max_ray_distance = absl::GetFlag(FLAGS_max_ray_distance);
   limits.edit.max_radius = absl::GetFlag(FLAGS_max_edit_radius);
   limits.edit.max_extent = absl::GetFlag(FLAGS_max_edit_extent);
   limits.edit.max_region_voxels = absl::GetFlag(FLAGS_max_region_voxels);
   limits.edit.max_batch_primitives = absl::GetFlag(FLAGS_max_batch_primitives);
-  ChangeLog change_log(world.version(), {absl::GetFlag(FLAGS_change_log_versions),
-                                         absl::GetFlag(FLAGS_change_log_chunks)});
-  world.AddObserver(&change_log);
-  EditBatcher batcher(world, limits.edit, absl::GetFlag(FLAGS_idempotency_keys));
-  for (const store::StoredAck& ack : data->store->acks_at_open()) {
-    batcher.Restore(ack.key, {ack.fingerprint, {ack.version, ack.changed_chunks, false}});
-  }
-  LogInfo("event=idempotency_keys_restored count=%d", data->store->acks_at_open().size());
+  limits.query.max_ray_distance = absl::GetFlag(FLAGS_max_ray_distance);
   limits.query.max_shape_extent = absl::GetFlag(FLAGS_max_shape_extent);
   limits.query.max_probe_voxels = absl::GetFlag(FLAGS_max_probe_voxels);
   limits.query.max_sweep_distance = absl::GetFlag(FLAGS_max_sweep_distance);
   limits.query.max_sweep_hits = std::max(1u, absl::GetFlag(FLAGS_max_sweep_hits));
+  return limits;
+}
+
+StreamLimits StreamLimitsFromFlags() {
   StreamLimits stream_limits;
   stream_limits.batch.max_queries = absl::GetFlag(FLAGS_max_batch_queries);
   stream_limits.batch.max_min_version_wait =
@@ -175,95 +152,214 @@ int RunServer() {
   stream_limits.max_in_flight_batches =
       std::max(1, absl::GetFlag(FLAGS_max_in_flight_batches_per_stream));
   stream_limits.max_streams_per_client = std::max(1, absl::GetFlag(FLAGS_max_streams_per_client));
-  int threads = absl::GetFlag(FLAGS_query_threads);
-  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  // Declared before the server so that it outlives every stream that submits to it.
-  WorkerPool query_pool(threads, size_t(std::max(0, absl::GetFlag(FLAGS_max_queued_batches))));
+  return stream_limits;
+}
 
-  ServerMetrics& metrics = GetServerMetrics();
-  metrics.registry.AddGauge("voxcol_world_version", "Committed edit batches",
-                            [&world] { return double(world.version()); });
-  metrics.registry.AddGauge("voxcol_chunks_resident", "Chunks held in memory",
-                            [&world] { return double(world.resident_chunks()); });
-  metrics.registry.AddGauge("voxcol_query_queue_length", "Batches waiting for a query thread",
-                            [&query_pool] { return double(query_pool.queued()); });
-  MetricsHttpServer metrics_http;
-  if (const std::string address = absl::GetFlag(FLAGS_metrics_listen); !address.empty()) {
-    if (!metrics_http.Start(&metrics.registry, address)) {
-      LogError("event=metrics_listen_failed address=%s", address);
-      return 1;
-    }
-    LogInfo("event=metrics_serving address=%s port=%d", address, metrics_http.port());
+// Reads and checks every flag; the error names the flag.
+absl::StatusOr<ServerConfig> ConfigFromFlags() {
+  ServerConfig config;
+  absl::StatusOr<WorldConfig> world = NewWorldFromFlags();
+  if (!world.ok()) return world.status();
+  config.new_world = *world;
+  absl::StatusOr<ServiceLimits> limits = LimitsFromFlags();
+  if (!limits.ok()) return limits.status();
+  config.limits = *limits;
+  config.stream_limits = StreamLimitsFromFlags();
+  config.data_dir = absl::GetFlag(FLAGS_data_dir);
+  config.store.sync = absl::GetFlag(FLAGS_store_sync);
+  config.store.block_cache_bytes = absl::GetFlag(FLAGS_store_block_cache_mb) << 20;
+  config.store.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
+  config.resident_chunk_bytes = absl::GetFlag(FLAGS_store_cache_mb) << 20;
+  config.change_log = {absl::GetFlag(FLAGS_change_log_versions),
+                       absl::GetFlag(FLAGS_change_log_chunks)};
+  config.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
+  config.query_threads = absl::GetFlag(FLAGS_query_threads);
+  if (config.query_threads <= 0) {
+    config.query_threads = int(std::max(1u, std::thread::hardware_concurrency()));
   }
+  config.max_queued_batches = size_t(std::max(0, absl::GetFlag(FLAGS_max_queued_batches)));
+  config.chunk_collision_cache_bytes = size_t(absl::GetFlag(FLAGS_chunk_collision_cache_mb)) << 20;
+  config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.listen = absl::GetFlag(FLAGS_listen);
+  config.port_file = absl::GetFlag(FLAGS_port_file);
+  config.shutdown_grace_seconds = absl::GetFlag(FLAGS_shutdown_grace_seconds);
+  return config;
+}
 
-  WorldServiceImpl world_service(world, cave.sea_level);
-  ChunkCollisionCache chunk_collision_cache(
-      world, size_t(absl::GetFlag(FLAGS_chunk_collision_cache_mb)) << 20);
-  // Cache counters are read when scraped (the cache keeps them as atomics).
-  auto cache_stat = [&chunk_collision_cache](uint64_t ChunkCollisionCacheStats::*field) {
-    return [&chunk_collision_cache, field] { return double(chunk_collision_cache.stats().*field); };
+// Blocks the shutdown signals in this thread and every thread it starts later, so that one
+// thread alone receives them (with sigwait). Call before any thread exists.
+sigset_t BlockShutdownSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+// Makes the store the world's loader and first observer: it sees every edit before it is
+// visible and serves edited chunks on first touch.
+void AttachStore(const ServerConfig& config, DataDir& data, World& world) {
+  world.SetLoader(data.store.get());
+  world.AddObserver(data.store.get());
+  world.RestoreVersion(data.world.version);
+  world.SetResidentBudget(config.resident_chunk_bytes);
+  const WorldConfig& w = data.world.config;
+  LogInfo("event=world_open data_dir=%s created=%d seed=%d size=%d,%d,%d voxel_size=%g version=%d",
+          config.data_dir, data.world.created, w.seed, w.size_voxels.x, w.size_voxels.y,
+          w.size_voxels.z, w.voxel_size, data.world.version);
+}
+
+// The acknowledged idempotency keys stored with their edits, so that retries after a restart are
+// recognised.
+void RestoreIdempotencyKeys(const store::Store& store, EditBatcher& batcher) {
+  for (const store::StoredAck& ack : store.acks_at_open()) {
+    batcher.Restore(ack.key, {ack.fingerprint, {ack.version, ack.changed_chunks, false}});
+  }
+  LogInfo("event=idempotency_keys_restored count=%d", store.acks_at_open().size());
+}
+
+// Gauges and counters read when scraped; the objects must outlive the metrics HTTP server.
+void RegisterStateMetrics(const World& world, const WorkerPool& query_pool,
+                          const ChunkCollisionCache& cache, Metrics& registry) {
+  registry.AddGauge("voxcol_world_version", "Committed edit batches",
+                    [&world] { return double(world.version()); });
+  registry.AddGauge("voxcol_chunks_resident", "Chunks held in memory",
+                    [&world] { return double(world.resident_chunks()); });
+  registry.AddGauge("voxcol_query_queue_length", "Batches waiting for a query thread",
+                    [&query_pool] { return double(query_pool.queued()); });
+  // The cache keeps its counters as atomics.
+  auto cache_stat = [&cache](uint64_t ChunkCollisionCacheStats::*field) {
+    return [&cache, field] { return double(cache.stats().*field); };
   };
-  metrics.registry.AddCounterCallback("voxcol_chunk_collision_cache_hits_total",
-                                      "Chunk mesh+tree lookups served from the cache",
-                                      cache_stat(&ChunkCollisionCacheStats::hits));
-  metrics.registry.AddCounterCallback("voxcol_chunk_collision_cache_misses_total",
-                                      "Chunk meshes+trees built (cache misses)",
-                                      cache_stat(&ChunkCollisionCacheStats::builds));
-  metrics.registry.AddCounterCallback("voxcol_chunk_collision_cache_evictions_total",
-                                      "Entries evicted over the byte budget",
-                                      cache_stat(&ChunkCollisionCacheStats::evictions));
-  metrics.registry.AddGauge(
-      "voxcol_chunk_collision_cache_bytes", "Bytes of cached meshes and trees",
-      [&chunk_collision_cache] { return double(chunk_collision_cache.stats().bytes); });
-  QueryServiceImpl query_service(world, QueryEngine{broadphase, chunk_collision_cache}, limits,
-                                 stream_limits, &query_pool);
-  EditServiceImpl edit_service(world, limits, batcher, change_log);
-  AdminServiceImpl admin_service(world, *data->store);
+  registry.AddCounterCallback("voxcol_chunk_collision_cache_hits_total",
+                              "Chunk mesh+tree lookups served from the cache",
+                              cache_stat(&ChunkCollisionCacheStats::hits));
+  registry.AddCounterCallback("voxcol_chunk_collision_cache_misses_total",
+                              "Chunk meshes+trees built (cache misses)",
+                              cache_stat(&ChunkCollisionCacheStats::builds));
+  registry.AddCounterCallback("voxcol_chunk_collision_cache_evictions_total",
+                              "Entries evicted over the byte budget",
+                              cache_stat(&ChunkCollisionCacheStats::evictions));
+  registry.AddGauge("voxcol_chunk_collision_cache_bytes", "Bytes of cached meshes and trees",
+                    [&cache] { return double(cache.stats().bytes); });
+}
 
+// Serves /metrics on `address` unless it is empty; false if it cannot be bound.
+bool StartMetricsHttp(const std::string& address, const Metrics& registry,
+                      MetricsHttpServer* http) {
+  if (address.empty()) return true;
+  if (!http->Start(&registry, address)) {
+    LogError("event=metrics_listen_failed address=%s", address);
+    return false;
+  }
+  LogInfo("event=metrics_serving address=%s port=%d", address, http->port());
+  return true;
+}
+
+// Builds and starts the gRPC server with health checking, reflection and the request log;
+// null (logged) if the address cannot be bound. The services must outlive the server.
+std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
+                                              const std::vector<grpc::Service*>& services,
+                                              int* port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  int port = 0;
-  const std::string listen = absl::GetFlag(FLAGS_listen);
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), port);
   // A full WriteVoxels/ApplyEdits region is two bytes per voxel plus framing.
-  int64_t max_message = 2 * limits.edit.max_region_voxels + (1 << 20);
+  const int64_t max_message = 2 * config.limits.edit.max_region_voxels + (1 << 20);
   // Larger messages get RESOURCE_EXHAUSTED from gRPC before any handler runs.
-  builder.SetMaxReceiveMessageSize(
-      int(std::min<int64_t>(max_message, std::numeric_limits<int>::max())));
-  builder.SetMaxSendMessageSize(
-      int(std::min<int64_t>(max_message, std::numeric_limits<int>::max())));
+  const int max_message_size = int(std::min<int64_t>(max_message, std::numeric_limits<int>::max()));
+  builder.SetMaxReceiveMessageSize(max_message_size);
+  builder.SetMaxSendMessageSize(max_message_size);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<RequestLogInterceptorFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
-  builder.RegisterService(&world_service);
-  builder.RegisterService(&query_service);
-  builder.RegisterService(&edit_service);
-  builder.RegisterService(&admin_service);
+  for (grpc::Service* service : services) builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
-    LogError("event=listen_failed address=%s", listen);
-    return 1;
+  if (!server || *port == 0) {
+    LogError("event=listen_failed address=%s", config.listen);
+    return nullptr;
   }
-  LogInfo("event=serving address=%s port=%d", listen, port);
-  if (const std::string port_file = absl::GetFlag(FLAGS_port_file); !port_file.empty()) {
-    std::string tmp = port_file + ".tmp";
-    std::ofstream(tmp) << port << "\n";
-    std::rename(tmp.c_str(), port_file.c_str());
-  }
+  LogInfo("event=serving address=%s port=%d", config.listen, *port);
+  return server;
+}
 
+// Writes the bound port to `path` (if set) atomically: a reader never sees a partial file.
+void WritePortFile(const std::string& path, int port) {
+  if (path.empty()) return;
+  std::string tmp = path + ".tmp";
+  std::ofstream(tmp) << port << "\n";
+  std::rename(tmp.c_str(), path.c_str());
+}
+
+// Serves until SIGINT or SIGTERM, then drains: health turns NOT_SERVING for balancers,
+// Subscribe streams end at once, and in-flight calls get the grace period.
+void ServeUntilSignal(const sigset_t& signals, double grace_seconds, ChangeLog& change_log,
+                      grpc::Server& server) {
   std::thread signal_thread([&] {
     int sig = 0;
     sigwait(&signals, &sig);
     LogInfo("event=shutdown signal=%d", sig);
-    server->GetHealthCheckService()->Shutdown();  // health turns NOT_SERVING for balancers
-    change_log.Close();  // Subscribe streams end now instead of holding the grace period
-    auto grace = std::chrono::duration<double>(absl::GetFlag(FLAGS_shutdown_grace_seconds));
-    server->Shutdown(std::chrono::system_clock::now() +
-                     std::chrono::duration_cast<std::chrono::system_clock::duration>(grace));
+    server.GetHealthCheckService()->Shutdown();
+    change_log.Close();  // instead of holding the grace period
+    auto grace = std::chrono::duration<double>(grace_seconds);
+    server.Shutdown(std::chrono::system_clock::now() +
+                    std::chrono::duration_cast<std::chrono::system_clock::duration>(grace));
   });
-  server->Wait();
+  server.Wait();
   signal_thread.join();
+}
+
+// The steps in order; objects are declared so that each outlives everything that uses it
+// (reverse destruction: the gRPC server first, the world last).
+int RunServer() {
+  const sigset_t signals = BlockShutdownSignals();
+  absl::StatusOr<ServerConfig> config = ConfigFromFlags();
+  if (!config.ok()) {
+    LogError("event=bad_flag message=\"%s\"", config.status().message());
+    return 2;
+  }
+  absl::StatusOr<DataDir> data =
+      OpenDataDir(config->data_dir, config->new_world, CaveGenerator::kVersion, config->store);
+  if (!data.ok()) {
+    LogError("event=open_failed data_dir=%s message=\"%s\"", config->data_dir,
+             data.status().message());
+    return 1;
+  }
+  const WorldConfig& world_config = data->world.config;
+  const CaveParams cave;
+  World world(world_config, std::make_unique<CaveGenerator>(world_config.seed,
+                                                            WorldVoxelBounds(world_config), cave));
+  AttachStore(*config, *data, world);
+  // The broadphase and the change feed follow every edit: they observe before the first request.
+  BroadphaseIndex broadphase(world);
+  world.AddObserver(&broadphase);
+  ChangeLog change_log(world.version(), config->change_log);
+  world.AddObserver(&change_log);
+  EditBatcher batcher(world, config->limits.edit, config->idempotency_keys);
+  RestoreIdempotencyKeys(*data->store, batcher);
+  ChunkCollisionCache chunk_collision_cache(world, config->chunk_collision_cache_bytes);
+  // Runs the batches of every Query stream; declared before the server, which it outlives.
+  WorkerPool query_pool(config->query_threads, config->max_queued_batches);
+
+  Metrics& registry = GetServerMetrics().registry;
+  RegisterStateMetrics(world, query_pool, chunk_collision_cache, registry);
+  MetricsHttpServer metrics_http;
+  if (!StartMetricsHttp(config->metrics_listen, registry, &metrics_http)) return 1;
+
+  WorldServiceImpl world_service(world, cave.sea_level);
+  QueryServiceImpl query_service(world, QueryEngine{broadphase, chunk_collision_cache},
+                                 config->limits, config->stream_limits, &query_pool);
+  EditServiceImpl edit_service(world, config->limits, batcher, change_log);
+  AdminServiceImpl admin_service(world, *data->store);
+  int port = 0;
+  std::unique_ptr<grpc::Server> server = StartGrpcServer(
+      *config, {&world_service, &query_service, &edit_service, &admin_service}, &port);
+  if (!server) return 1;
+  WritePortFile(config->port_file, port);
+
+  ServeUntilSignal(signals, config->shutdown_grace_seconds, change_log, *server);
   LogInfo("event=stopped version=%d", world.version());
   return 0;
 }

@@ -1,0 +1,142 @@
+#include "client/cli_common.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "client/cli_flags.h"
+
+namespace voxcol::client {
+namespace {
+
+const char* kMaterialNames[] = {"air", "water", "rock", "dirt", "grass", "sand"};
+
+// gRPC and absl share the canonical code numbering.
+std::string CodeName(grpc::StatusCode code) {
+  return absl::StatusCodeToString(absl::StatusCode(code));
+}
+
+}  // namespace
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "voxcol: %s\nRun 'voxcol --help' for usage.\n", message.c_str());
+  return kExitUsage;
+}
+
+bool ParseVec3(const std::string& text, v1::Vec3* out) {
+  std::vector<std::string> parts = absl::StrSplit(text, ',');
+  if (parts.size() != 3) return false;
+  float v[3];
+  for (int i = 0; i < 3; ++i) {
+    char* end = nullptr;
+    v[i] = std::strtof(parts[i].c_str(), &end);
+    if (parts[i].empty() || *end != '\0') return false;
+  }
+  out->set_x(v[0]);
+  out->set_y(v[1]);
+  out->set_z(v[2]);
+  return true;
+}
+
+bool ParseQuat(const std::string& text, v1::Quat* out) {
+  std::vector<std::string> parts = absl::StrSplit(text, ',');
+  if (parts.size() != 4) return false;
+  float v[4];
+  for (int i = 0; i < 4; ++i) {
+    char* end = nullptr;
+    v[i] = std::strtof(parts[i].c_str(), &end);
+    if (parts[i].empty() || *end != '\0') return false;
+  }
+  out->set_w(v[0]);
+  out->set_x(v[1]);
+  out->set_y(v[2]);
+  out->set_z(v[3]);
+  return true;
+}
+
+bool ParseInt3(const std::string& text, v1::Int3* out) {
+  std::vector<std::string> parts = absl::StrSplit(text, ',');
+  int32_t v[3];
+  if (parts.size() != 3) return false;
+  for (int i = 0; i < 3; ++i) {
+    if (!absl::SimpleAtoi(parts[i], &v[i])) return false;
+  }
+  out->set_x(v[0]);
+  out->set_y(v[1]);
+  out->set_z(v[2]);
+  return true;
+}
+
+bool ParseMaterial(const std::string& text, uint32_t* out) {
+  for (uint32_t i = 0; i < 6; ++i) {
+    if (text == kMaterialNames[i]) {
+      *out = i;
+      return true;
+    }
+  }
+  return absl::SimpleAtoi(text, out);  // the server range-checks numbers
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+std::string MaterialLabel(uint32_t m) {
+  return m < 6 ? absl::StrCat(kMaterialNames[m], " (", m, ")") : absl::StrCat("solid (", m, ")");
+}
+
+std::string Fmt(const v1::Vec3& v) {
+  return absl::StrFormat("(%.3f, %.3f, %.3f)", v.x(), v.y(), v.z());
+}
+std::string Fmt(const v1::Int3& v) { return absl::StrFormat("(%d, %d, %d)", v.x(), v.y(), v.z()); }
+
+std::string Fmt(const v1::Penetration& p) {
+  return absl::StrFormat("depth %.3f along %s at %s", p.depth(), Fmt(p.normal()),
+                         Fmt(p.position()));
+}
+
+int Fail(const char* command, const grpc::Status& status) {
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    std::fprintf(stderr, "voxcol: cannot reach the server at %s (%s: %s)\n",
+                 absl::GetFlag(FLAGS_server).c_str(), CodeName(status.error_code()).c_str(),
+                 status.error_message().c_str());
+    return kExitUnreachable;
+  }
+  std::fprintf(stderr, "voxcol: %s failed: %s: %s\n", command,
+               CodeName(status.error_code()).c_str(), status.error_message().c_str());
+  return kExitServerError;
+}
+
+void PrintJson(const google::protobuf::Message& message) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions options;
+  options.always_print_primitive_fields = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &out, options);
+  std::printf("%s\n", out.c_str());
+}
+
+int FailedOrJson(const char* command, const grpc::Status& status,
+                 const google::protobuf::Message& response) {
+  if (!status.ok()) return Fail(command, status);
+  if (!absl::GetFlag(FLAGS_json)) return kPrintSummary;
+  PrintJson(response);
+  return kExitOk;
+}
+
+}  // namespace voxcol::client

@@ -1,0 +1,48 @@
+// Shared pieces of the voxcol CLI's commands: exit codes, command-line value parsing, output
+// formatting and the common handling of a call's status.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+#include <string>
+
+#include "google/protobuf/message.h"
+#include "voxcol/v1/types.pb.h"
+
+namespace voxcol::client {
+
+constexpr int kExitOk = 0, kExitServerError = 1, kExitUsage = 2, kExitUnreachable = 3;
+
+// Prints "voxcol: <message>" and a pointer to --help on stderr; returns kExitUsage.
+int Usage(const std::string& message);
+
+// Parse "X,Y,Z" (floats), "W,X,Y,Z" (floats) and "X,Y,Z" (integers). Range checks (finite, unit
+// length, inside the world) are left to the server: strtof accepts nan and inf on purpose.
+bool ParseVec3(const std::string& text, v1::Vec3* out);
+bool ParseQuat(const std::string& text, v1::Quat* out);
+bool ParseInt3(const std::string& text, v1::Int3* out);
+// A material name (air|water|rock|dirt|grass|sand) or a number; the server range-checks numbers.
+bool ParseMaterial(const std::string& text, uint32_t* out);
+// The whole file at `path` into `out`; false if it cannot be read.
+bool ReadFile(const std::string& path, std::string* out);
+
+// "rock (2)" for a named material, "solid (N)" otherwise.
+std::string MaterialLabel(uint32_t m);
+std::string Fmt(const v1::Vec3& v);  // "(x, y, z)" with three decimals
+std::string Fmt(const v1::Int3& v);
+std::string Fmt(const v1::Penetration& p);  // "depth D along (normal) at (position)"
+
+// Reports a failed call on stderr: kExitUnreachable for UNAVAILABLE and DEADLINE_EXCEEDED,
+// kExitServerError otherwise.
+int Fail(const char* command, const grpc::Status& status);
+// One line of protobuf JSON, primitive fields included.
+void PrintJson(const google::protobuf::Message& message);
+
+// How a call's answer starts: a failure ends the command (its exit code), and so does --json
+// (the response as JSON, exit 0); otherwise kPrintSummary and the caller prints its summary.
+constexpr int kPrintSummary = -1;
+int FailedOrJson(const char* command, const grpc::Status& status,
+                 const google::protobuf::Message& response);
+
+}  // namespace voxcol::client

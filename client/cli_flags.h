@@ -1,0 +1,59 @@
+// The voxcol CLI's flags, defined in cli_main.cc and read by its command files. Each flag's help
+// text says which commands read it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/flags/declare.h"
+
+ABSL_DECLARE_FLAG(std::string, server);
+ABSL_DECLARE_FLAG(bool, json);
+ABSL_DECLARE_FLAG(int, timeout_ms);
+ABSL_DECLARE_FLAG(std::string, origin);
+ABSL_DECLARE_FLAG(std::string, direction);
+ABSL_DECLARE_FLAG(float, max_distance);
+ABSL_DECLARE_FLAG(std::string, water);
+ABSL_DECLARE_FLAG(bool, stats);
+ABSL_DECLARE_FLAG(std::string, center);
+ABSL_DECLARE_FLAG(float, radius);
+ABSL_DECLARE_FLAG(std::string, half_extents);
+ABSL_DECLARE_FLAG(std::string, shape);
+ABSL_DECLARE_FLAG(std::string, position);
+ABSL_DECLARE_FLAG(float, half_height);
+ABSL_DECLARE_FLAG(float, convex_radius);
+ABSL_DECLARE_FLAG(std::string, points);
+ABSL_DECLARE_FLAG(float, distance);
+ABSL_DECLARE_FLAG(std::string, collection);
+ABSL_DECLARE_FLAG(float, margin);
+ABSL_DECLARE_FLAG(bool, skip_water);
+ABSL_DECLARE_FLAG(bool, penetration);
+ABSL_DECLARE_FLAG(bool, voxels);
+ABSL_DECLARE_FLAG(uint32_t, max_voxels);
+ABSL_DECLARE_FLAG(std::string, material);
+ABSL_DECLARE_FLAG(std::string, mode);
+ABSL_DECLARE_FLAG(bool, all);
+ABSL_DECLARE_FLAG(int, streams);
+ABSL_DECLARE_FLAG(double, seconds);
+ABSL_DECLARE_FLAG(int, batch_size);
+ABSL_DECLARE_FLAG(double, edit_rate);
+ABSL_DECLARE_FLAG(bool, shape_queries);
+ABSL_DECLARE_FLAG(float, extent);
+ABSL_DECLARE_FLAG(std::string, dir);
+ABSL_DECLARE_FLAG(std::string, file);
+ABSL_DECLARE_FLAG(std::string, size);
+ABSL_DECLARE_FLAG(std::string, rotation);
+ABSL_DECLARE_FLAG(float, height);
+ABSL_DECLARE_FLAG(std::string, min);
+ABSL_DECLARE_FLAG(std::string, max);
+ABSL_DECLARE_FLAG(std::string, source);
+ABSL_DECLARE_FLAG(std::string, target);
+ABSL_DECLARE_FLAG(std::string, idempotency_key);
+ABSL_DECLARE_FLAG(int64_t, expected_version);
+ABSL_DECLARE_FLAG(std::string, batch);
+ABSL_DECLARE_FLAG(std::string, out);
+ABSL_DECLARE_FLAG(std::string, in);
+ABSL_DECLARE_FLAG(std::string, at);
+ABSL_DECLARE_FLAG(int64_t, from_version);
+ABSL_DECLARE_FLAG(bool, include_voxels);
+ABSL_DECLARE_FLAG(int64_t, max_events);

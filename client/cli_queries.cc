@@ -1,0 +1,298 @@
+#include "client/cli_queries.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/cli_common.h"
+#include "client/cli_flags.h"
+
+namespace voxcol::client {
+namespace {
+
+// The posed shape (SHAPE) of sweep, overlap and contacts from --shape, --position, --rotation and
+// the size flags of the kind; an error message for Usage, empty on success. Sizes are checked by
+// the server.
+std::string ParsePosedShape(const char* command, v1::PosedShape* out) {
+  const std::string kind = absl::GetFlag(FLAGS_shape);
+  v1::Shape* shape = out->mutable_shape();
+  if (kind == "sphere") {
+    shape->mutable_sphere()->set_radius(absl::GetFlag(FLAGS_radius));
+  } else if (kind == "capsule") {
+    shape->mutable_capsule()->set_half_height(absl::GetFlag(FLAGS_half_height));
+    shape->mutable_capsule()->set_radius(absl::GetFlag(FLAGS_radius));
+  } else if (kind == "box") {
+    v1::BoxShape* box = shape->mutable_box();
+    if (!ParseVec3(absl::GetFlag(FLAGS_half_extents), box->mutable_half_extents())) {
+      return "--shape=box needs --half_extents=X,Y,Z";
+    }
+    box->set_convex_radius(absl::GetFlag(FLAGS_convex_radius));
+  } else if (kind == "hull") {
+    v1::ConvexHullShape* hull = shape->mutable_hull();
+    std::vector<std::string> points =
+        absl::StrSplit(absl::GetFlag(FLAGS_points), ';', absl::SkipWhitespace());
+    if (points.empty()) return "--shape=hull needs --points=\"X,Y,Z;X,Y,Z;...\"";
+    for (const std::string& p : points) {
+      if (!ParseVec3(std::string(absl::StripAsciiWhitespace(p)), hull->add_points())) {
+        return "--points must be X,Y,Z triples separated by ';'";
+      }
+    }
+    hull->set_convex_radius(absl::GetFlag(FLAGS_convex_radius));
+  } else {
+    return absl::StrCat(command, " needs --shape=sphere|capsule|box|hull");
+  }
+  if (absl::GetFlag(FLAGS_position).empty() ||
+      !ParseVec3(absl::GetFlag(FLAGS_position), out->mutable_position())) {
+    return absl::StrCat(command, " needs --position=X,Y,Z");
+  }
+  if (!ParseQuat(absl::GetFlag(FLAGS_rotation), out->mutable_rotation()))
+    return "--rotation must be W,X,Y,Z";
+  return "";
+}
+
+void PrintStats(const v1::QueryStats& s) {
+  std::printf("     stats: %u voxels, %u chunks, %u tree nodes, %u triangles, %u chunk builds\n",
+              s.voxels_visited(), s.chunks_visited(), s.tree_nodes_visited(), s.triangles_tested(),
+              s.cache_builds());
+}
+
+std::string TouchLabel(const v1::TouchedChunk& t) {
+  return absl::StrCat(Fmt(t.chunk()), t.solid() ? " solid" : "", t.water() ? " water" : "");
+}
+std::string TouchLabel(const v1::TouchedVoxel& t) {
+  return absl::StrCat(Fmt(t.voxel()), t.solid() ? " solid" : "", t.water() ? " water" : "");
+}
+
+// The raycast request from --origin, --direction, --max_distance, --water, --mode, --all and
+// --stats; an error message for Usage, empty on success.
+std::string RaycastRequestFromFlags(v1::RaycastRequest* request) {
+  if (absl::GetFlag(FLAGS_origin).empty()) return "raycast needs --origin=X,Y,Z";
+  if (!ParseVec3(absl::GetFlag(FLAGS_origin), request->mutable_origin())) {
+    return "--origin must be X,Y,Z";
+  }
+  if (!ParseVec3(absl::GetFlag(FLAGS_direction), request->mutable_direction())) {
+    return "--direction must be X,Y,Z";
+  }
+  request->set_max_distance(absl::GetFlag(FLAGS_max_distance));
+  const std::string water = absl::GetFlag(FLAGS_water);
+  if (water == "pass") {
+    request->set_water_mode(v1::WATER_MODE_PASS_THROUGH);
+  } else if (water == "stop") {
+    request->set_water_mode(v1::WATER_MODE_STOP_AT_SURFACE);
+  } else {
+    return "--water must be 'pass' or 'stop'";
+  }
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode.empty() || mode == "smooth") {
+    request->set_mode(v1::RAYCAST_MODE_SMOOTH);
+  } else if (mode == "blocky") {
+    request->set_mode(v1::RAYCAST_MODE_BLOCKY);
+  } else {
+    return "raycast --mode must be 'smooth' or 'blocky'";
+  }
+  request->set_all_hits(absl::GetFlag(FLAGS_all));
+  request->set_include_stats(absl::GetFlag(FLAGS_stats));
+  return "";
+}
+
+void PrintRaycast(const v1::RaycastResponse& r) {
+  if (!r.hit()) {
+    std::printf("miss (world version %llu)\n", (unsigned long long)r.version());
+  } else {
+    const v1::RaycastHit& f = r.first();
+    std::printf("hit  distance %.3f at %s\n", f.distance(), Fmt(f.position()).c_str());
+    std::printf("     normal %s, material %s, occupancy %u, voxel %s%s\n", Fmt(f.normal()).c_str(),
+                MaterialLabel(f.material()).c_str(), f.occupancy(), Fmt(f.voxel()).c_str(),
+                r.started_inside() ? ", started inside terrain" : "");
+    if (f.triangle() >= 0) {
+      std::printf("     chunk %s, triangle %d\n", Fmt(f.chunk()).c_str(), f.triangle());
+    }
+    std::printf("     world version %llu\n", (unsigned long long)r.version());
+  }
+  for (int i = 0; i < r.hits_size(); ++i) {
+    const v1::RaycastHit& h = r.hits(i);
+    std::printf("  #%d %s distance %.3f at %s normal %s, material %s\n", i,
+                h.front_face() ? "enter" : "exit ", h.distance(), Fmt(h.position()).c_str(),
+                Fmt(h.normal()).c_str(), MaterialLabel(h.material()).c_str());
+  }
+  if (r.has_stats()) PrintStats(r.stats());
+}
+
+void PrintSweepHit(const char* lead, const v1::SweepHit& h) {
+  std::printf("%s distance %.3f at %s, shape at %s\n", lead, h.distance(),
+              Fmt(h.position()).c_str(), Fmt(h.shape_position()).c_str());
+  std::printf("     normal %s, material %s", Fmt(h.normal()).c_str(),
+              MaterialLabel(h.material()).c_str());
+  if (h.triangle() >= 0)
+    std::printf(", chunk %s, triangle %d", Fmt(h.chunk()).c_str(), h.triangle());
+  std::printf("\n");
+}
+
+// Fills the shape of a probe request from --center and --half_extents (box) or --radius
+// (sphere).
+bool ParseProbeShape(v1::ProbeRequest* request, std::string* error) {
+  const std::string half = absl::GetFlag(FLAGS_half_extents);
+  if (!half.empty() && absl::GetFlag(FLAGS_radius) != 0.0f) {
+    *error = "probe takes --half_extents (box) or --radius (sphere), not both";
+    return false;
+  }
+  v1::Vec3* center = half.empty() ? request->mutable_sphere()->mutable_center()
+                                  : request->mutable_box()->mutable_center();
+  if (absl::GetFlag(FLAGS_center).empty() || !ParseVec3(absl::GetFlag(FLAGS_center), center)) {
+    *error = "probe needs --center=X,Y,Z";
+    return false;
+  }
+  if (half.empty()) {
+    request->mutable_sphere()->set_radius(absl::GetFlag(FLAGS_radius));
+  } else if (!ParseVec3(half, request->mutable_box()->mutable_half_extents())) {
+    *error = "--half_extents must be X,Y,Z";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int RunRaycast(Client& client) {
+  v1::RaycastRequest request;
+  std::string error = RaycastRequestFromFlags(&request);
+  if (!error.empty()) return Usage(error);
+  v1::RaycastResponse r;
+  if (int done = FailedOrJson("raycast", client.Raycast(request, &r), r); done != kPrintSummary) {
+    return done;
+  }
+  PrintRaycast(r);
+  return kExitOk;
+}
+
+int RunSweep(Client& client) {
+  v1::SweepRequest request;
+  std::string error = ParsePosedShape("sweep", request.mutable_shape());
+  if (!error.empty()) return Usage(error);
+  if (!ParseVec3(absl::GetFlag(FLAGS_direction), request.mutable_direction())) {
+    return Usage("--direction must be X,Y,Z");
+  }
+  request.set_distance(absl::GetFlag(FLAGS_distance));
+  const std::string collection = absl::GetFlag(FLAGS_collection);
+  if (collection == "closest") {
+    request.set_collection(v1::HIT_COLLECTION_CLOSEST);
+  } else if (collection == "any") {
+    request.set_collection(v1::HIT_COLLECTION_ANY);
+  } else if (collection == "all") {
+    request.set_collection(v1::HIT_COLLECTION_ALL);
+  } else {
+    return Usage("--collection must be closest, any or all");
+  }
+  request.set_include_stats(absl::GetFlag(FLAGS_stats));
+  v1::SweepResponse r;
+  if (int done = FailedOrJson("sweep", client.Sweep(request, &r), r); done != kPrintSummary) {
+    return done;
+  }
+  if (!r.hit()) {
+    std::printf("miss (world version %llu)\n", (unsigned long long)r.version());
+  } else if (r.initial_overlap()) {
+    std::printf("initial overlap: the start pose penetrates the terrain, %s\n",
+                Fmt(r.penetration()).c_str());
+    std::printf("     world version %llu\n", (unsigned long long)r.version());
+  } else {
+    PrintSweepHit("hit ", r.first());
+    std::printf("     world version %llu\n", (unsigned long long)r.version());
+  }
+  if (r.initial_overlap() || r.hits_size() > 1) {
+    for (int i = 0; i < r.hits_size(); ++i)
+      PrintSweepHit(absl::StrCat("  #", i).c_str(), r.hits(i));
+  }
+  if (r.hits_truncated()) std::printf("     (more hits than the server returns)\n");
+  if (r.has_stats()) PrintStats(r.stats());
+  return kExitOk;
+}
+
+int RunOverlap(Client& client) {
+  v1::OverlapRequest request;
+  std::string error = ParsePosedShape("overlap", request.mutable_shape());
+  if (!error.empty()) return Usage(error);
+  request.set_include_penetration(absl::GetFlag(FLAGS_penetration));
+  request.set_include_stats(absl::GetFlag(FLAGS_stats));
+  v1::OverlapResponse r;
+  if (int done = FailedOrJson("overlap", client.Overlap(request, &r), r); done != kPrintSummary) {
+    return done;
+  }
+  std::printf("solid %s, water %s (exact, world version %llu)\n", r.touches_solid() ? "yes" : "no",
+              r.touches_water() ? "yes" : "no", (unsigned long long)r.version());
+  if (r.has_penetration())
+    std::printf("     deepest penetration %s\n", Fmt(r.penetration()).c_str());
+  for (const v1::TouchedChunk& c : r.chunks()) {
+    std::printf("     chunk %s\n", TouchLabel(c).c_str());
+  }
+  if (r.has_stats()) PrintStats(r.stats());
+  return kExitOk;
+}
+
+int RunContacts(Client& client) {
+  v1::ContactsRequest request;
+  std::string error = ParsePosedShape("contacts", request.mutable_shape());
+  if (!error.empty()) return Usage(error);
+  request.set_margin(absl::GetFlag(FLAGS_margin));
+  request.set_skip_water(absl::GetFlag(FLAGS_skip_water));
+  request.set_include_stats(absl::GetFlag(FLAGS_stats));
+  v1::ContactsResponse r;
+  if (int done = FailedOrJson("contacts", client.Contacts(request, &r), r); done != kPrintSummary) {
+    return done;
+  }
+  int points = 0;
+  for (const v1::ChunkContacts& c : r.chunks()) points += c.points_size();
+  std::printf("%d contact point%s in %d chunk%s (world version %llu)\n", points,
+              points == 1 ? "" : "s", r.chunks_size(), r.chunks_size() == 1 ? "" : "s",
+              (unsigned long long)r.version());
+  for (const v1::ChunkContacts& c : r.chunks()) {
+    std::printf("     chunk %s\n", Fmt(c.chunk()).c_str());
+    for (const v1::Contact& p : c.points()) {
+      std::printf("       depth %.3f at %s normal %s, material %s, triangle %d\n", p.depth(),
+                  Fmt(p.position()).c_str(), Fmt(p.normal()).c_str(),
+                  MaterialLabel(p.material()).c_str(), p.triangle());
+    }
+  }
+  if (r.buried()) std::printf("     buried in solid: way out %s\n", Fmt(r.penetration()).c_str());
+  if (r.has_water()) {
+    const v1::WaterContact& w = r.water();
+    if (w.in_water()) {
+      std::printf(
+          "     water: %.1f%% submerged (%.3f units^3), surface y=%.3f, centre of buoyancy %s\n",
+          100.0 * w.submerged_fraction(), w.submerged_volume(), w.surface_height(),
+          Fmt(w.center_of_buoyancy()).c_str());
+    } else {
+      std::printf("     water: none\n");
+    }
+  }
+  if (r.has_stats()) PrintStats(r.stats());
+  return kExitOk;
+}
+
+int RunProbe(Client& client) {
+  v1::ProbeRequest request;
+  std::string error;
+  if (!ParseProbeShape(&request, &error)) return Usage(error);
+  request.set_include_voxels(absl::GetFlag(FLAGS_voxels));
+  request.set_max_voxels(absl::GetFlag(FLAGS_max_voxels));
+  request.set_include_stats(absl::GetFlag(FLAGS_stats));
+  v1::ProbeResponse r;
+  if (int done = FailedOrJson("probe", client.Probe(request, &r), r); done != kPrintSummary) {
+    return done;
+  }
+  std::printf("may touch: solid %s, water %s (broadphase precision, world version %llu)\n",
+              r.may_touch_solid() ? "yes" : "no", r.may_touch_water() ? "yes" : "no",
+              (unsigned long long)r.version());
+  for (const v1::TouchedChunk& c : r.chunks())
+    std::printf("     chunk %s\n", TouchLabel(c).c_str());
+  for (const v1::TouchedVoxel& v : r.voxels())
+    std::printf("     voxel %s\n", TouchLabel(v).c_str());
+  if (r.voxels_truncated()) std::printf("     (more voxels touched than listed)\n");
+  if (r.has_stats()) std::printf("     stats: %u chunks visited\n", r.stats().chunks_visited());
+  return kExitOk;
+}
+
+}  // namespace voxcol::client
