@@ -10,6 +10,7 @@ namespace voxcol {
 struct ManifoldPoint {
   Vec3 position;  // world space, on the terrain side
   Vec3 normal;    // unit, from terrain toward the shape
+  // > 0: penetration depth along normal; < 0: separation (a speculative point within a margin).
   float depth = 0;
 };
 
