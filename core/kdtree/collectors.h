@@ -68,7 +68,7 @@ class AllHitsCollector {
   std::vector<TriangleRayHit>* hits_;
 };
 
-// AABB queries: collects triangle indices; AnyTriangle stops after the first.
+// AABB queries: collects the indices of the triangles found.
 class AllTrianglesCollector {
  public:
   explicit AllTrianglesCollector(std::vector<uint32_t>* out) : out_(out) {}
@@ -77,21 +77,6 @@ class AllTrianglesCollector {
 
  private:
   std::vector<uint32_t>* out_;
-};
-
-class AnyTriangleCollector {
- public:
-  bool done() const { return found_; }
-  void AddTriangle(uint32_t tri) {
-    found_ = true;
-    triangle_ = tri;
-  }
-  bool found() const { return found_; }
-  uint32_t triangle() const { return triangle_; }
-
- private:
-  bool found_ = false;
-  uint32_t triangle_ = 0;
 };
 
 }  // namespace voxcol

@@ -92,10 +92,4 @@ CastResult CastConvexVsTriangle(const PosedShape& shape, const Vec3& translation
   return GjkRaycast(shape, translation, {&triangle, {}}, settings);
 }
 
-CastResult CastCapsuleVsTriangle(const PosedShape& capsule, const Vec3& translation, const Vec3& a,
-                                 const Vec3& b, const Vec3& c, const CastSettings& settings) {
-  assert(capsule.shape->type == ShapeType::kCapsule);
-  return CastConvexVsTriangle(capsule, translation, a, b, c, settings);
-}
-
 }  // namespace voxcol

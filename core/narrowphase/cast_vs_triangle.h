@@ -17,9 +17,4 @@ CastResult CastSphereVsTriangle(const Vec3& center, float radius, const Vec3& tr
 CastResult CastConvexVsTriangle(const PosedShape& shape, const Vec3& translation, const Vec3& a,
                                 const Vec3& b, const Vec3& c, const CastSettings& settings = {});
 
-// Capsule cast; the same as CastConvexVsTriangle, named for the terrain query layer.
-// Precondition: capsule.shape->type == ShapeType::kCapsule.
-CastResult CastCapsuleVsTriangle(const PosedShape& capsule, const Vec3& translation, const Vec3& a,
-                                 const Vec3& b, const Vec3& c, const CastSettings& settings = {});
-
 }  // namespace voxcol

@@ -10,7 +10,7 @@ namespace voxcol {
 
 struct TriangleCollision {
   bool overlapping = false;
-  ContactPoint contact;  // position on the triangle, normal from the triangle toward the shape
+  ManifoldPoint contact;  // position on the triangle, normal from the triangle toward the shape
 };
 
 // Sphere (center, radius > 0) vs the non-degenerate triangle (a, b, c).

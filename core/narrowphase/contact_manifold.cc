@@ -26,7 +26,7 @@ int ArgMax(int count, Score score) {
 
 }  // namespace
 
-int ReduceContactIndices(const ContactPoint* points, int count, const Vec3& normal,
+int ReduceContactIndices(const ManifoldPoint* points, int count, const Vec3& normal,
                          int out[kMaxManifoldPoints]) {
   if (count <= 0) return 0;
   auto pos = [&](int i) { return points[i].position; };
@@ -78,8 +78,8 @@ int ReduceContactIndices(const ContactPoint* points, int count, const Vec3& norm
   return 4;
 }
 
-int ReduceContacts(const ContactPoint* points, int count, const Vec3& normal,
-                   ContactPoint out[kMaxManifoldPoints]) {
+int ReduceContacts(const ManifoldPoint* points, int count, const Vec3& normal,
+                   ManifoldPoint out[kMaxManifoldPoints]) {
   int kept[kMaxManifoldPoints];
   const int n = ReduceContactIndices(points, count, normal, kept);
   for (int i = 0; i < n; ++i) out[i] = points[kept[i]];

@@ -7,9 +7,10 @@
 
 namespace voxcol {
 
-struct ContactPoint {
+struct ManifoldPoint {
   Vec3 position;  // world space, on the terrain side
   Vec3 normal;    // unit, from terrain toward the shape
+  // > 0: penetration depth along normal; < 0: separation (a speculative point within a margin).
   float depth = 0;
 };
 
@@ -21,11 +22,11 @@ inline constexpr int kMaxManifoldPoints = 4;
 // maximising the triangle area with those two, then the point adding the most area outside that
 // triangle. Points that add no area are dropped, so collinear input gives 2 points and coincident
 // input 1. count may be 0.
-int ReduceContacts(const ContactPoint* points, int count, const Vec3& normal,
-                   ContactPoint out[kMaxManifoldPoints]);
+int ReduceContacts(const ManifoldPoint* points, int count, const Vec3& normal,
+                   ManifoldPoint out[kMaxManifoldPoints]);
 
 // The same choice as indices into points[0..count), for callers that keep data beside each point.
-int ReduceContactIndices(const ContactPoint* points, int count, const Vec3& normal,
+int ReduceContactIndices(const ManifoldPoint* points, int count, const Vec3& normal,
                          int out[kMaxManifoldPoints]);
 
 }  // namespace voxcol

@@ -15,8 +15,9 @@ struct PenetrationSettings {
 
 struct PenetrationResult {
   bool overlapping = false;
-  // Overlapping: penetration depth (>= 0). Otherwise: the separation distance (> 0).
+  // Penetration depth, >= 0; 0 when the shapes are apart.
   float depth = 0;
+  // Distance between the shapes, >= 0; 0 when they overlap.
   float separation = 0;
   // Unit direction from A toward B: translating B by depth * normal separates the shapes. Set in
   // both cases (for separated shapes it is the closest-point direction).

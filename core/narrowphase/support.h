@@ -1,32 +1,13 @@
-// Support mappings of posed shapes and of their Minkowski difference (the configuration space
-// obstacle, CSO, of van den Bergen), the only geometry GJK, EPA and GJK-raycast see.
+// Support mapping of the Minkowski difference of two posed shapes (core/geometry/posed_shape.h;
+// the configuration space obstacle, CSO, of van den Bergen), the only geometry GJK, EPA and
+// GJK-raycast see.
 #pragma once
 
+#include "core/geometry/posed_shape.h"  // IWYU pragma: export
 #include "core/geometry/shapes.h"
 #include "core/geometry/transform.h"
 
 namespace voxcol {
-
-// A shape placed in the world. The shape must outlive this view.
-struct PosedShape {
-  const ConvexShape* shape;
-  RigidTransform pose;
-
-  // Support of the posed core: T(S(R^T d)) for the rigid map T(x) = R x + t.
-  Vec3 SupportCore(const Vec3& dir) const {
-    return pose.Apply(shape->SupportCore(InverseRotate(pose.rotation, dir)));
-  }
-  Vec3 Support(const Vec3& dir) const {
-    return pose.Apply(shape->Support(InverseRotate(pose.rotation, dir)));
-  }
-  float Radius() const { return shape->convex_radius; }
-  // Capsule only: the world-space ends of its core segment.
-  void CapsuleSegment(Vec3* p0, Vec3* p1) const {
-    const Vec3 axis = pose.rotation.Rotate({0, shape->half_height, 0});
-    *p0 = pose.translation - axis;
-    *p1 = pose.translation + axis;
-  }
-};
 
 // A CSO point w = a - b with the shape points it came from, so closest points on A and B can be
 // recovered from barycentric coordinates.

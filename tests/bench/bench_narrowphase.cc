@@ -345,7 +345,7 @@ void BM_GjkRaycast_CapsuleTriangle(benchmark::State& state) {
   for (auto _ : state) {
     const TriangleCast& t = casts[i++ & (kPairs - 1)];
     CastResult r =
-        CastCapsuleVsTriangle({&capsule, {t.rotation, t.start}}, t.translation, t.a, t.b, t.c);
+        CastConvexVsTriangle({&capsule, {t.rotation, t.start}}, t.translation, t.a, t.b, t.c);
     hits += r.hit;
     benchmark::DoNotOptimize(r);
   }

@@ -120,6 +120,7 @@ TEST(CastVsTriangleTest, GjkRaycastSphereAgreesWithClosedForm) {
   }
 }
 
+// Capsule sweeps over terrain go through CastConvexVsTriangle (GJK-raycast).
 TEST(CastVsTriangleTest, CapsuleMatchesSampledOracle) {
   CaseRng rng(703);
   int hits = 0;
@@ -141,7 +142,7 @@ TEST(CastVsTriangleTest, CapsuleMatchesSampledOracle) {
     if (toi == -2 || toi == 0) continue;
     ConvexShape capsule = MakeCapsule(h, r);
     CastResult hit =
-        CastCapsuleVsTriangle({&capsule, {q, sc.start}}, sc.translation, sc.a, sc.b, sc.c);
+        CastConvexVsTriangle({&capsule, {q, sc.start}}, sc.translation, sc.a, sc.b, sc.c);
     ASSERT_EQ(hit.hit, toi >= 0) << i;
     if (toi < 0) continue;
     ++hits;

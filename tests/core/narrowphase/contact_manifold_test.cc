@@ -17,7 +17,7 @@ TEST(ContactManifoldTest, GridOnRotatedPlaneKeepsTheFourCorners) {
   for (int trial = 0; trial < 100; ++trial) {
     Quat q = rng.Rotation();
     Vec3 n = q.Rotate({0, 1, 0});
-    ContactPoint pts[35];
+    ManifoldPoint pts[35];
     int count = 0;
     for (int x = 0; x < 5; ++x) {
       for (int z = 0; z < 7; ++z) {
@@ -25,10 +25,10 @@ TEST(ContactManifoldTest, GridOnRotatedPlaneKeepsTheFourCorners) {
       }
     }
     pts[0].depth = 1;  // the deepest is the (0, 0) corner
-    ContactPoint out[kMaxManifoldPoints];
+    ManifoldPoint out[kMaxManifoldPoints];
     ASSERT_EQ(ReduceContacts(pts, count, n, out), 4);
     std::set<std::pair<int, int>> corners;
-    for (const ContactPoint& c : out) {
+    for (const ManifoldPoint& c : out) {
       Vec3 local = q.Conjugate().Rotate(c.position);
       corners.insert({int(std::lround(local.x)), int(std::lround(local.z))});
     }
@@ -42,13 +42,13 @@ TEST(ContactManifoldTest, KeepsDeepestAndReturnsDistinctInputPoints) {
   for (int trial = 0; trial < 2000; ++trial) {
     int count = 1 + int(rng.Uniform(0, 30));
     Vec3 n = rng.UnitVector();
-    ContactPoint pts[32];
+    ManifoldPoint pts[32];
     int deepest = 0;
     for (int i = 0; i < count; ++i) {
       pts[i] = {rng.InBox(1), n, rng.Uniform(0, 1)};
       if (pts[i].depth > pts[deepest].depth) deepest = i;
     }
-    ContactPoint out[kMaxManifoldPoints];
+    ManifoldPoint out[kMaxManifoldPoints];
     int kept = ReduceContacts(pts, count, n, out);
     ASSERT_GE(kept, 1);
     ASSERT_LE(kept, std::min(count, 4));
@@ -67,26 +67,26 @@ TEST(ContactManifoldTest, KeepsDeepestAndReturnsDistinctInputPoints) {
 // area, so the four kept points are the four corners, not an interior point and three corners.
 TEST(ContactManifoldTest, EquallyDeepPointsKeepTheFourCorners) {
   const Vec3 n{0, 1, 0};
-  ContactPoint pts[25];
+  ManifoldPoint pts[25];
   int count = 0;
   // Interior points first, so "the first of the deepest" would pick one of them.
   for (int x = 1; x <= 3; ++x)
     for (int z = 1; z <= 3; ++z) pts[count++] = {{float(x), 0, float(z)}, n, 0.1f};
   for (int x = 0; x <= 4; x += 4)
     for (int z = 0; z <= 4; z += 4) pts[count++] = {{float(x), 0, float(z)}, n, 0.1f};
-  ContactPoint out[kMaxManifoldPoints];
+  ManifoldPoint out[kMaxManifoldPoints];
   ASSERT_EQ(ReduceContacts(pts, count, n, out), 4);
   std::set<std::pair<int, int>> corners;
-  for (const ContactPoint& c : out) corners.insert({int(c.position.x), int(c.position.z)});
+  for (const ManifoldPoint& c : out) corners.insert({int(c.position.x), int(c.position.z)});
   EXPECT_EQ(corners, (std::set<std::pair<int, int>>{{0, 0}, {4, 0}, {0, 4}, {4, 4}}));
 }
 
 TEST(ContactManifoldTest, CollinearPointsGiveTwoAndCoincidentGiveOne) {
   Vec3 n{0, 1, 0};
-  ContactPoint line[5], same[3];
+  ManifoldPoint line[5], same[3];
   for (int i = 0; i < 5; ++i) line[i] = {{float(i), 0, 0}, n, float(i == 2)};
   for (int i = 0; i < 3; ++i) same[i] = {{1, 2, 3}, n, float(i)};
-  ContactPoint out[kMaxManifoldPoints];
+  ManifoldPoint out[kMaxManifoldPoints];
   ASSERT_EQ(ReduceContacts(line, 5, n, out), 2);
   EXPECT_EQ(out[0].position.x, 2);
   EXPECT_EQ(std::abs(out[1].position.x - 2), 2);
