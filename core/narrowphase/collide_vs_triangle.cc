@@ -133,7 +133,7 @@ TriangleCollision CollideConvexVsTriangle(const PosedShape& shape, const Vec3& a
                                           const Vec3& c, const PenetrationSettings& settings) {
   ConvexShape triangle = MakeTriangle(a, b, c);
   // Triangle as A: the normal then points from the triangle toward the shape.
-  PenetrationResult p = Penetration({&triangle, {}}, shape, settings);
+  PenetrationResult p = ComputePenetration({&triangle, {}}, shape, settings);
   TriangleCollision r;
   r.overlapping = p.overlapping;
   r.contact = {p.point_a, p.normal, p.overlapping ? p.depth : -p.separation};

@@ -25,8 +25,8 @@ PenetrationResult FromCores(const MinkowskiDifference& cso, const JohnsonSimplex
 
 }  // namespace
 
-PenetrationResult Penetration(const PosedShape& a, const PosedShape& b,
-                              const PenetrationSettings& settings) {
+PenetrationResult ComputePenetration(const PosedShape& a, const PosedShape& b,
+                                     const PenetrationSettings& settings) {
   // 1. GJK on the cores.
   MinkowskiDifference cores(a, b, /*rounded=*/false);
   JohnsonSimplex simplex;

@@ -27,7 +27,7 @@ struct PenetrationResult {
   bool epa_failed = false;  // degenerate EPA start; depth is then 0 and normal from the cores
 };
 
-PenetrationResult Penetration(const PosedShape& a, const PosedShape& b,
-                              const PenetrationSettings& settings = {});
+PenetrationResult ComputePenetration(const PosedShape& a, const PosedShape& b,
+                                     const PenetrationSettings& settings = {});
 
 }  // namespace voxcol

@@ -15,13 +15,13 @@ namespace {
 struct ContactsScratch {
   Gathered gathered;
   std::vector<RawContact> contacts;
-  std::vector<ContactPoint> points;
+  std::vector<ManifoldPoint> points;
 };
 
 // Reduces the contacts of one chunk, contacts[begin, end), to at most four spanning the largest
 // area, into `out`.
 void ReduceChunk(const Gathered& g, const std::vector<RawContact>& contacts, size_t begin,
-                 size_t end, std::vector<ContactPoint>* points, ChunkContacts* out) {
+                 size_t end, std::vector<ManifoldPoint>* points, ChunkContacts* out) {
   size_t deepest = begin;
   points->clear();
   for (size_t i = begin; i < end; ++i) {

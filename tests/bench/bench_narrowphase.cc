@@ -145,7 +145,7 @@ void RunPenetration(benchmark::State& state, const std::vector<Pair>& pairs) {
   double depth = 0;
   for (auto _ : state) {
     const Pair& p = pairs[i++ % pairs.size()];
-    PenetrationResult r = Penetration(p.pa, p.pb);
+    PenetrationResult r = ComputePenetration(p.pa, p.pb);
     depth += r.depth;
     failed += !r.overlapping || r.epa_failed;
     benchmark::DoNotOptimize(r);
@@ -199,7 +199,7 @@ void BM_Epa_BoxBox(benchmark::State& state) {
   std::vector<Pair> pairs = MakePairs(PairKind::kBoxBox, true, 11);
   RunPenetration(state, pairs);
   state.counters["mean_err_vs_sat"] =
-      MeanErrorVsSat(pairs, [](const Pair& p) { return Penetration(p.pa, p.pb).depth; });
+      MeanErrorVsSat(pairs, [](const Pair& p) { return ComputePenetration(p.pa, p.pb).depth; });
 }
 void BM_LibccdGjkEpa_BoxBox(benchmark::State& state) {
   std::vector<Pair> pairs = MakePairs(PairKind::kBoxBox, true, 11);

@@ -42,7 +42,7 @@ TEST(PenetrationTest, SphereBoxDepthMatchesClosedForm) {
     double sd = SignedPointBoxDistance(ps.pose.translation, pb.pose, half);
     double expected = sphere.convex_radius - sd;
     if (expected < 1e-3 * s) continue;
-    PenetrationResult r = Penetration(pb, ps);
+    PenetrationResult r = ComputePenetration(pb, ps);
     ASSERT_TRUE(r.overlapping) << i;
     ASSERT_FALSE(r.epa_failed) << i;
     ASSERT_NEAR(r.depth, expected, 1e-3 * s) << i << " sd=" << sd;
@@ -68,7 +68,7 @@ TEST(PenetrationTest, BoxBoxDepthMatchesSatOracle) {
     testing::SatResult sat = testing::SatBoxBox(pa.pose, ha, pb.pose, hb);
     if (sat.depth < 1e-3 * s) continue;
     ++tested;
-    PenetrationResult r = Penetration(pa, pb);
+    PenetrationResult r = ComputePenetration(pa, pb);
     ASSERT_TRUE(r.overlapping) << i;
     ASSERT_FALSE(r.epa_failed) << i;
     ASSERT_NEAR(r.depth, sat.depth, 1e-3 * s) << i;
@@ -83,7 +83,7 @@ TEST(PenetrationTest, BoxBoxDepthMatchesSatOracle) {
 TEST(PenetrationTest, RoundedBoxesUseCoresWhenShallow) {
   // Two unit boxes rounded by 0.2, faces 0.3 apart: cores 0.7 apart, rounded parts overlap 0.1.
   ConvexShape box = MakeBox({1, 1, 1}, 0.2f);
-  PenetrationResult r = Penetration({&box, {{}, {0, 0, 0}}}, {&box, {{}, {1.9f, 0.3f, 0}}});
+  PenetrationResult r = ComputePenetration({&box, {{}, {0, 0, 0}}}, {&box, {{}, {1.9f, 0.3f, 0}}});
   EXPECT_TRUE(r.overlapping);
   EXPECT_FALSE(r.used_epa);
   EXPECT_NEAR(r.depth, 0.1f, 1e-5f);
@@ -92,7 +92,7 @@ TEST(PenetrationTest, RoundedBoxesUseCoresWhenShallow) {
 
 TEST(PenetrationTest, DeepSphereAtBoxCentre) {
   ConvexShape box = MakeBox({1, 2, 3}), sphere = MakeSphere(0.5f);
-  PenetrationResult r = Penetration({&box, {}}, {&sphere, {}});
+  PenetrationResult r = ComputePenetration({&box, {}}, {&sphere, {}});
   ASSERT_TRUE(r.overlapping);
   EXPECT_NEAR(r.depth, 1.5f, 1e-4f);  // out through the nearest (x) face
   EXPECT_NEAR(std::fabs(r.normal.x), 1, 1e-4f);
@@ -101,7 +101,7 @@ TEST(PenetrationTest, DeepSphereAtBoxCentre) {
 TEST(PenetrationTest, IdenticalBoxesSamePose) {
   ConvexShape box = MakeBox({1, 0.25f, 3});
   RigidTransform pose{Quat::FromAxisAngle({1, 2, 3}, 0.9f), {10, 0, -4}};
-  PenetrationResult r = Penetration({&box, pose}, {&box, pose});
+  PenetrationResult r = ComputePenetration({&box, pose}, {&box, pose});
   ASSERT_TRUE(r.overlapping);
   EXPECT_NEAR(r.depth, 0.5f, 1e-4f);  // twice the smallest half extent
 }
@@ -114,7 +114,7 @@ TEST(PenetrationTest, ThinBoxesCrossing) {
     PosedShape pa{&a, {rng.Rotation(), {}}}, pb{&b, {rng.Rotation(), rng.InBox(0.3f)}};
     testing::SatResult sat = testing::SatBoxBox(pa.pose, ha, pb.pose, hb);
     if (sat.depth < 1e-4) continue;
-    PenetrationResult r = Penetration(pa, pb);
+    PenetrationResult r = ComputePenetration(pa, pb);
     ASSERT_TRUE(r.overlapping) << i;
     ASSERT_NEAR(r.depth, sat.depth, 1e-4) << i;
   }
@@ -122,7 +122,7 @@ TEST(PenetrationTest, ThinBoxesCrossing) {
 
 TEST(PenetrationTest, SeparatedShapesReportSeparation) {
   ConvexShape a = MakeSphere(1), b = MakeBox({1, 1, 1});
-  PenetrationResult r = Penetration({&a, {{}, {0, 5, 0}}}, {&b, {}});
+  PenetrationResult r = ComputePenetration({&a, {{}, {0, 5, 0}}}, {&b, {}});
   EXPECT_FALSE(r.overlapping);
   EXPECT_NEAR(r.separation, 3, 1e-5f);
   EXPECT_NEAR(r.normal.y, -1, 1e-5f);
@@ -160,7 +160,7 @@ TEST(PenetrationTest, MtdOfMixedShapesJustSeparates) {
     Vec3 pts_a[kMaxHullPoints], pts_b[kMaxHullPoints];
     ConvexShape a = RandomShape(rng, s, pts_a), b = RandomShape(rng, s, pts_b);
     PosedShape pa{&a, {rng.Rotation(), rng.InBox(s)}}, pb{&b, {rng.Rotation(), rng.InBox(s)}};
-    PenetrationResult r = Penetration(pa, pb);
+    PenetrationResult r = ComputePenetration(pa, pb);
     if (!r.overlapping || r.depth < 2e-3f * s) continue;
     ++tested;
     ASSERT_FALSE(r.epa_failed) << i;
@@ -180,7 +180,7 @@ TEST(PenetrationTest, MtdOfMixedShapesJustSeparates) {
 TEST(PenetrationTest, FaceToFaceTouchingBoxesHaveNoDepth) {
   ConvexShape box = MakeBox({1, 1, 1});
   Quat q = Quat::FromAxisAngle({1, 2, 3}, 0.4f);
-  PenetrationResult r = Penetration({&box, {q, {}}}, {&box, {q, q.Rotate({2, 0.3f, 0.1f})}});
+  PenetrationResult r = ComputePenetration({&box, {q, {}}}, {&box, {q, q.Rotate({2, 0.3f, 0.1f})}});
   EXPECT_LT(r.depth, 1e-5f);
 }
 
