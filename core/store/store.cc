@@ -44,6 +44,7 @@ rocksdb::CompressionType ChooseCompression() {
 rocksdb::Options MakeOptions(const StoreOptions& store_options) {
   rocksdb::Options options;
   options.create_if_missing = true;
+  if (store_options.env) options.env = store_options.env.get();
   options.compression = ChooseCompression();
   options.bottommost_compression = options.compression;
   options.IncreaseParallelism(2);

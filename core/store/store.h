@@ -18,7 +18,8 @@
 
 namespace rocksdb {
 class DB;
-}
+class Env;
+}  // namespace rocksdb
 
 namespace voxcol::store {
 
@@ -29,6 +30,9 @@ struct StoreOptions {
   size_t block_cache_bytes = size_t(32) << 20;
   // Idempotency keys kept durable (the newest; older records are deleted as new ones arrive).
   size_t idempotency_keys = 100000;
+  // The environment RocksDB does its file I/O through; null is the default one. Tests pass a
+  // fault-injecting file system that counts syncs and can drop unsynced writes on a "crash".
+  std::shared_ptr<rocksdb::Env> env;
 };
 
 // An idempotency key made durable together with the batch it identified.

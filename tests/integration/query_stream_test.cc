@@ -2,6 +2,8 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <thread>
 #include <tuple>
 
@@ -159,6 +161,94 @@ TEST_F(QueryStreamTest, MinVersionGivesReadYourWrites) {
   ASSERT_TRUE(stream->Write(batch) && stream->Read(&future));
   EXPECT_EQ(future.code(), int(grpc::StatusCode::FAILED_PRECONDITION)) << future.message();
   EXPECT_NE(future.message().find("min_version"), std::string::npos);
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+// The batch arrives before the edit it asks for: the server must wait, and another client's edit
+// made while it waits must release it with that edit visible. Fails if min_version is checked
+// once without waiting (the batch fails) or ignored (it answers at once, without the edit).
+TEST_F(QueryStreamTest, MinVersionAheadOfTheWorldWaitsForAnotherClientsEdit) {
+  grpc::ClientContext query_context;
+  std::unique_ptr<Stream> stream = query_->Query(&query_context);
+  v1::QueryBatchRequest batch;
+  *batch.add_queries() = Ray(1, -20.5f, 47.5f, -20.5f, 0, -1, 0);
+  v1::QueryBatchResponse before;
+  ASSERT_TRUE(stream->Write(batch) && stream->Read(&before));
+  ASSERT_EQ(before.code(), 0) << before.message();
+  ASSERT_TRUE(before.results(0).raycast().hit());
+  const float ground = before.results(0).raycast().first().position().y();
+  const uint64_t wanted = before.version() + 1;
+
+  // Ask for the next version (--max_min_version_wait_ms is 1000 by default) before it exists.
+  batch.set_batch_id(2);
+  batch.set_min_version(wanted);
+  batch.set_timeout_ms(5000);
+  const auto sent = std::chrono::steady_clock::now();
+  ASSERT_TRUE(stream->Write(batch));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+
+  // Another client (its own channel) builds a rock ball above the ground while the batch waits.
+  auto other = grpc::CreateCustomChannel(server_.address(), grpc::InsecureChannelCredentials(), [] {
+    grpc::ChannelArguments args;
+    args.SetInt("other_client", 1);  // no shared connection
+    return args;
+  }());
+  auto editor = v1::EditService::NewStub(other);
+  grpc::ClientContext edit_context;
+  v1::FillBallRequest fill;
+  fill.mutable_center()->set_x(-20.5f);
+  fill.mutable_center()->set_y(ground + 6);
+  fill.mutable_center()->set_z(-20.5f);
+  fill.set_radius(3);
+  fill.set_material(2);
+  v1::EditAck ack;
+  grpc::Status status = editor->FillBall(&edit_context, fill, &ack);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(ack.version(), wanted);
+
+  v1::QueryBatchResponse after;
+  ASSERT_TRUE(stream->Read(&after));
+  const double waited_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count();
+  EXPECT_EQ(after.batch_id(), 2u);
+  EXPECT_EQ(after.code(), 0) << after.message();
+  EXPECT_GE(after.version(), wanted);
+  ASSERT_EQ(after.results_size(), 1);
+  EXPECT_NEAR(after.results(0).raycast().first().position().y(), ground + 9, 1.0f);
+  EXPECT_GE(waited_ms, 200);  // answered only after the edit
+  std::printf("batch for version %llu answered after %.0f ms at version %llu\n",
+              (unsigned long long)wanted, waited_ms, (unsigned long long)after.version());
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+// The timeout path: a version nobody produces fails the batch with FAILED_PRECONDITION after the
+// batch's own wait (300 ms here, below the server's 1 s cap), not at once and not never.
+TEST_F(QueryStreamTest, MinVersionNotReachedFailsAfterWaitingItsTimeout) {
+  grpc::ClientContext query_context;
+  std::unique_ptr<Stream> stream = query_->Query(&query_context);
+  v1::QueryBatchRequest batch;
+  *batch.add_queries() = Ray(1, -20.5f, 47.5f, -20.5f, 0, -1, 0);
+  v1::QueryBatchResponse now;
+  ASSERT_TRUE(stream->Write(batch) && stream->Read(&now));
+  batch.set_min_version(now.version() + 1);
+  batch.set_timeout_ms(300);
+  const auto sent = std::chrono::steady_clock::now();
+  v1::QueryBatchResponse late;
+  ASSERT_TRUE(stream->Write(batch) && stream->Read(&late));
+  const double waited_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count();
+  EXPECT_EQ(late.code(), int(grpc::StatusCode::FAILED_PRECONDITION)) << late.message();
+  EXPECT_NE(late.message().find("min_version"), std::string::npos) << late.message();
+  EXPECT_EQ(late.results_size(), 0);
+  EXPECT_GE(waited_ms, 250);
+  EXPECT_LT(waited_ms, 2000);
+  std::printf("unreachable min_version failed after %.0f ms (batch timeout 300 ms)\n", waited_ms);
+  // The stream goes on.
+  batch.clear_min_version();
+  ASSERT_TRUE(stream->Write(batch) && stream->Read(&now));
+  EXPECT_EQ(now.code(), 0);
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
 }

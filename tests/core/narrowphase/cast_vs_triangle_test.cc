@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "tests/core/geometry/geometry_oracles.h"
 
@@ -124,8 +125,8 @@ TEST(CastVsTriangleTest, GjkRaycastSphereAgreesWithClosedForm) {
 TEST(CastVsTriangleTest, CapsuleMatchesSampledOracle) {
   CaseRng rng(703);
   int hits = 0;
-  // Fewer cases: the oracle runs a ternary search per sample.
-  for (int i = 0; i < 250; ++i) {
+  // 1,000 cases, not 10,000: the oracle runs a ternary search per sample (10,000 took > 75 s).
+  for (int i = 0; i < 1000; ++i) {
     Scene sc = RandomScene(rng);
     float r = rng.Uniform(0.05f, 0.3f) * sc.s, h = rng.Uniform(0, 0.5f) * sc.s;
     Quat q = rng.Rotation();
@@ -152,7 +153,8 @@ TEST(CastVsTriangleTest, CapsuleMatchesSampledOracle) {
                 1e-3 * sc.s)
         << i;
   }
-  EXPECT_GT(hits, 10);
+  std::printf("capsule vs triangle casts: %d hits of 1000\n", hits);
+  EXPECT_GT(hits, 40);  // measured 68
 }
 
 }  // namespace

@@ -43,9 +43,11 @@ struct AnalyticCase {
   std::function<void(std::mt19937&, Vec3*, Vec3*)> sample;
 };
 
-// Casts `rays` rays from outside at surface targets; every one must hit within 0.1 voxel of the
-// analytic surface with a normal within 10 degrees of the analytic one.
-void CheckAnalytic(const char* name, const AnalyticCase& c, Int3 size, float h, int rays) {
+// Casts `rays` rays from outside at surface targets; every one must hit within `dist_bound` voxel
+// of the analytic surface with a normal within `angle_bound` degrees of the analytic one (bounds
+// within 3x of the measured worst, except where the 0.1 voxel / 10 degree target is tighter).
+void CheckAnalytic(const char* name, const AnalyticCase& c, Int3 size, float h, int rays,
+                   float dist_bound = 0.1f, float angle_bound = 10.0f) {
   auto world = SdfWorld(c.sdf, size, h);
   ChunkCollisionCache cache(*world, size_t(64) << 20);
   BroadphaseIndex index(*world);
@@ -71,11 +73,12 @@ void CheckAnalytic(const char* name, const AnalyticCase& c, Int3 size, float h, 
     max_angle = std::max(max_angle, std::acos(cosine) * 180.0f / kPi);
   }
   std::printf(
-      "%s: %d rays, %d misses, max distance to surface %.4f voxel, max normal error %.2f deg\n",
-      name, rays, misses, max_dist, max_angle);
+      "%s: %d rays, %d misses, max distance to surface %.4f voxel (bound %.4f), max normal error "
+      "%.2f deg (bound %.2f)\n",
+      name, rays, misses, max_dist, dist_bound, max_angle, angle_bound);
   EXPECT_EQ(misses, 0);
-  EXPECT_LE(max_dist, 0.1f);
-  EXPECT_LE(max_angle, 10.0f);
+  EXPECT_LE(max_dist, dist_bound);
+  EXPECT_LE(max_angle, angle_bound);
 }
 
 Vec3 RandomUnit(std::mt19937& rng) {
@@ -95,8 +98,9 @@ TEST(RaycastSmoothTest, BallOfRadiusTenVoxelsIsHitOnTheAnalyticSurface) {
                       *from = center + RandomUnit(rng) * r(rng);
                       *to = center + RandomUnit(rng) * inner(rng);
                     }};
-  CheckAnalytic("ball r=10 voxels, h=0.5", ball, {64, 64, 64}, 0.5f, 5000);
-  CheckAnalytic("ball r=10 voxels, h=1", ball, {64, 64, 64}, 1.0f, 5000);
+  // Measured 0.052 voxel and 8.2 deg at both voxel sizes.
+  CheckAnalytic("ball r=10 voxels, h=0.5", ball, {64, 64, 64}, 0.5f, 5000, 0.1f, 10.0f);
+  CheckAnalytic("ball r=10 voxels, h=1", ball, {64, 64, 64}, 1.0f, 5000, 0.1f, 10.0f);
 }
 
 // Rays from 2.5..12 voxels above the plane, at most 60 degrees from its normal.
@@ -113,7 +117,8 @@ TEST(RaycastSmoothTest, TiltedPlaneIsHitOnTheAnalyticSurface) {
                        float height = up(rng);
                        *from = *to + n * height + lateral * (height * tan_angle(rng));
                      }};
-  CheckAnalytic("tilted plane", plane, {96, 96, 96}, 1.0f, 5000);
+  CheckAnalytic("tilted plane", plane, {96, 96, 96}, 1.0f, 5000, 0.0065f,
+                0.5f);  // measured 0.0023 voxel, 0.18 deg
 }
 
 // Box faces: targets stay 1.5 voxels away from edges, where the analytic normal jumps by 90
@@ -143,7 +148,8 @@ TEST(RaycastSmoothTest, BoxFacesAreHitOnTheAnalyticSurface) {
                      f[(axis + 2) % 3] += lat(rng);
                      *from = f;
                    }};
-  CheckAnalytic("box", box, {64, 64, 64}, 1.0f, 5000);
+  CheckAnalytic("box", box, {64, 64, 64}, 1.0f, 5000, 0.025f,
+                10.0f);  // measured 0.0084 voxel, 7.0 deg
 }
 
 // Rays lying exactly in chunk seam planes (and along seam lines) through a closed ball must hit it.

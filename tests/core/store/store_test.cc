@@ -294,7 +294,8 @@ TEST(Store, ConcurrentEditsAreAllStoredWithDistinctVersionsAndShareWrites) {
     }
     EXPECT_EQ(all.size(), size_t(kThreads * kEditsPerThread));
     EXPECT_EQ(*all.rbegin(), uint64_t(kThreads * kEditsPerThread));
-    EXPECT_LE(w.store->batches_written(), uint64_t(kThreads * kEditsPerThread));
+    // Shared writes: fewer than one per edit (strict bounds on syncs: store_durability_test.cc).
+    EXPECT_LT(w.store->batches_written(), uint64_t(kThreads * kEditsPerThread));
     std::printf("%d edits in %llu synced writes\n", kThreads * kEditsPerThread,
                 (unsigned long long)w.store->batches_written());
     CloseStore(w);

@@ -34,12 +34,9 @@ struct StoredCaveWorld {
   std::unique_ptr<World> world;
 };
 
-inline StoredCaveWorld OpenStoredCaveWorld(const std::string& dir, bool sync = true,
-                                           size_t idempotency_keys = 100000) {
+inline StoredCaveWorld OpenStoredCaveWorld(const std::string& dir,
+                                           const store::StoreOptions& options) {
   StoredCaveWorld w;
-  store::StoreOptions options;
-  options.sync = sync;
-  options.idempotency_keys = idempotency_keys;
   w.store = *store::Store::Open(dir, options);
   WorldConfig config{{128, 96, 128}, 1.0f, 5};
   store::StoredWorld stored = *w.store->OpenWorld(config, CaveGenerator::kVersion);
@@ -50,6 +47,14 @@ inline StoredCaveWorld OpenStoredCaveWorld(const std::string& dir, bool sync = t
   w.world->AddObserver(w.store.get());
   w.world->RestoreVersion(stored.version);
   return w;
+}
+
+inline StoredCaveWorld OpenStoredCaveWorld(const std::string& dir, bool sync = true,
+                                           size_t idempotency_keys = 100000) {
+  store::StoreOptions options;
+  options.sync = sync;
+  options.idempotency_keys = idempotency_keys;
+  return OpenStoredCaveWorld(dir, options);
 }
 
 }  // namespace voxcol::testing
