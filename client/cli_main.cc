@@ -211,12 +211,14 @@ int RunLoadTest() {
         "{\"streams\":%d,\"batch\":%d,\"seconds\":%.2f,\"batches_ok\":%llu,\"batches_shed\":%llu,"
         "\"batches_failed\":%llu,\"queries\":%llu,\"query_errors\":%llu,\"queries_per_second\":%."
         "0f,"
-        "\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"edits_ok\":%llu,\"edits_failed\":%llu}"
+        "\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f,\"slow_batches\":%llu,"
+        "\"edits_ok\":%llu,\"edits_failed\":%llu}"
         "\n",
         o.streams, o.batch_size, r.seconds, (unsigned long long)r.batches_ok,
         (unsigned long long)r.batches_shed, (unsigned long long)r.batches_failed,
         (unsigned long long)r.queries, (unsigned long long)r.query_errors, qps, r.p50_ms, r.p99_ms,
-        r.max_ms, (unsigned long long)r.edits_ok, (unsigned long long)r.edits_failed);
+        r.p999_ms, r.max_ms, (unsigned long long)r.slow_batches, (unsigned long long)r.edits_ok,
+        (unsigned long long)r.edits_failed);
   } else {
     std::printf("%d streams x %d queries/batch for %.1f s\n", o.streams, o.batch_size, r.seconds);
     std::printf("batches   %llu ok, %llu shed (RESOURCE_EXHAUSTED), %llu failed\n",
@@ -224,8 +226,21 @@ int RunLoadTest() {
                 (unsigned long long)r.batches_failed);
     std::printf("queries   %llu (%.0f/s), %llu with errors\n", (unsigned long long)r.queries, qps,
                 (unsigned long long)r.query_errors);
-    std::printf("latency   batch round trip p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", r.p50_ms,
-                r.p99_ms, r.max_ms);
+    std::printf("latency   batch round trip p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms\n",
+                r.p50_ms, r.p99_ms, r.p999_ms, r.max_ms);
+    std::printf(
+        "slow      %llu batches over %.0f ms, by what dominated: outside the server %llu, queue "
+        "%llu, wait (min_version / snapshot) %llu, run with cold chunks %llu, run warm %llu\n",
+        (unsigned long long)r.slow_batches, kSlowBatchMs, (unsigned long long)r.slow_outside,
+        (unsigned long long)r.slow_queue, (unsigned long long)r.slow_wait,
+        (unsigned long long)r.slow_cold, (unsigned long long)r.slow_warm);
+    if (r.slowest_ms > 0) {
+      std::printf(
+          "slowest   %.2f ms: queue %.2f ms, wait %.2f ms, run %.2f ms (%u chunk builds), rest "
+          "outside the server\n",
+          r.slowest_ms, r.slowest_queue_ms, r.slowest_wait_ms, r.slowest_run_ms,
+          r.slowest_cache_builds);
+    }
     std::printf("edits     %llu ok, %llu failed\n", (unsigned long long)r.edits_ok,
                 (unsigned long long)r.edits_failed);
   }

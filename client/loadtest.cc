@@ -63,6 +63,7 @@ v1::QueryBatchRequest RandomBatch(std::mt19937& rng, const v1::Box& b, int size,
       continue;
     }
     v1::RaycastRequest* r = q->mutable_raycast();
+    r->set_include_stats(true);  // cache_builds tells cold batches from warm ones
     if (i % 4 < 2) {
       SetVec(r->mutable_origin(), ux(rng), b.max().y() - 1, uz(rng));
       SetVec(r->mutable_direction(), 0, -1, 0);
@@ -85,6 +86,38 @@ struct Shared {
   }
 };
 
+// Files a batch slower than kSlowBatchMs under the part of its round trip that dominated.
+void ClassifySlow(const v1::QueryBatchResponse& response, double rtt_ms, LoadTestReport* report) {
+  if (rtt_ms <= kSlowBatchMs) return;
+  const v1::BatchTiming& t = response.timing();
+  uint32_t builds = 0;
+  for (const v1::QueryResult& r : response.results()) {
+    if (r.has_raycast()) builds += r.raycast().stats().cache_builds();
+  }
+  const double queue = t.queue_micros() / 1e3, wait = t.wait_micros() / 1e3,
+               run = t.run_micros() / 1e3, outside = rtt_ms - response.server_micros() / 1e3;
+  ++report->slow_batches;
+  const double top = std::max({queue, wait, run, outside});
+  if (top == outside) {
+    ++report->slow_outside;
+  } else if (top == queue) {
+    ++report->slow_queue;
+  } else if (top == wait) {
+    ++report->slow_wait;
+  } else if (builds > 0) {
+    ++report->slow_cold;
+  } else {
+    ++report->slow_warm;
+  }
+  if (rtt_ms > report->slowest_ms) {
+    report->slowest_ms = rtt_ms;
+    report->slowest_queue_ms = queue;
+    report->slowest_wait_ms = wait;
+    report->slowest_run_ms = run;
+    report->slowest_cache_builds = builds;
+  }
+}
+
 void RunStream(const LoadTestOptions& o, const v1::Box& bounds,
                std::shared_ptr<grpc::Channel> channel, int index, Clock::time_point end,
                Shared& shared) {
@@ -100,6 +133,7 @@ void RunStream(const LoadTestOptions& o, const v1::Box& bounds,
     v1::QueryBatchResponse response;
     if (!stream->Write(batch) || !stream->Read(&response)) break;
     latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    ClassifySlow(response, latencies.back(), &local);
     if (response.code() == int(grpc::StatusCode::RESOURCE_EXHAUSTED)) {
       ++local.batches_shed;
     } else if (response.code() != 0) {
@@ -124,6 +158,20 @@ void RunStream(const LoadTestOptions& o, const v1::Box& bounds,
   shared.report.batches_failed += local.batches_failed;
   shared.report.queries += local.queries;
   shared.report.query_errors += local.query_errors;
+  LoadTestReport& r = shared.report;
+  r.slow_batches += local.slow_batches;
+  r.slow_outside += local.slow_outside;
+  r.slow_queue += local.slow_queue;
+  r.slow_wait += local.slow_wait;
+  r.slow_cold += local.slow_cold;
+  r.slow_warm += local.slow_warm;
+  if (local.slowest_ms > r.slowest_ms) {
+    r.slowest_ms = local.slowest_ms;
+    r.slowest_queue_ms = local.slowest_queue_ms;
+    r.slowest_wait_ms = local.slowest_wait_ms;
+    r.slowest_run_ms = local.slowest_run_ms;
+    r.slowest_cache_builds = local.slowest_cache_builds;
+  }
   shared.latencies_ms.insert(shared.latencies_ms.end(), latencies.begin(), latencies.end());
 }
 
@@ -218,6 +266,7 @@ LoadTestReport RunLoadTest(const LoadTestOptions& o) {
   shared.report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   shared.report.p50_ms = Percentile(shared.latencies_ms, 0.50);
   shared.report.p99_ms = Percentile(shared.latencies_ms, 0.99);
+  shared.report.p999_ms = Percentile(shared.latencies_ms, 0.999);
   shared.report.max_ms =
       shared.latencies_ms.empty()
           ? 0

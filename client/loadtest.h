@@ -26,9 +26,22 @@ struct LoadTestReport {
   uint64_t batches_ok = 0, batches_shed = 0, batches_failed = 0, queries = 0, query_errors = 0;
   uint64_t edits_ok = 0, edits_failed = 0;
   double seconds = 0;
-  double p50_ms = 0, p99_ms = 0, max_ms = 0;  // client-observed batch round trip
+  double p50_ms = 0, p99_ms = 0, p999_ms = 0, max_ms = 0;  // client-observed batch round trip
+  // Batches slower than kSlowBatchMs, by the part of their round trip that dominated (from the
+  // server's BatchTiming and the queries' stats).
+  uint64_t slow_batches = 0;
+  uint64_t slow_outside = 0;  // outside the server: network, gRPC, the client
+  uint64_t slow_queue = 0;    // waiting for a query thread
+  uint64_t slow_wait = 0;     // waiting for min_version or the read snapshot (an edit publishing)
+  uint64_t slow_cold = 0;     // running, with chunk meshes and trees built in the batch
+  uint64_t slow_warm = 0;     // running, on cached chunks only
+  // The slowest batch: its round trip and the server's parts, milliseconds.
+  double slowest_ms = 0, slowest_queue_ms = 0, slowest_wait_ms = 0, slowest_run_ms = 0;
+  uint32_t slowest_cache_builds = 0;
   std::string first_error;
 };
+
+constexpr double kSlowBatchMs = 100;
 
 // Runs the load; returns when `seconds` have passed and every stream has drained.
 LoadTestReport RunLoadTest(const LoadTestOptions& options);

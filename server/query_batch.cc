@@ -84,8 +84,11 @@ void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
                                                              batch_limits.max_queries)),
                      response);
   }
+  const absl::Time wait_start = absl::Now();
+  v1::BatchTiming* timing = response->mutable_timing();
   if (!WaitForVersion(world, request.min_version(),
                       std::min(deadline, absl::Now() + batch_limits.max_min_version_wait))) {
+    timing->set_wait_micros(uint32_t(absl::ToInt64Microseconds(absl::Now() - wait_start)));
     return FailBatch(request,
                      absl::FailedPreconditionError(
                          absl::StrCat("min_version: world is at version ", world.version(),
@@ -94,6 +97,8 @@ void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
   }
   World::ReadSnapshot snapshot(world);
   response->set_version(snapshot.version());
+  const absl::Time run_start = absl::Now();
+  timing->set_wait_micros(uint32_t(absl::ToInt64Microseconds(run_start - wait_start)));
   for (const v1::QueryRequest& query : request.queries()) {
     if ((cancelled && cancelled->load(std::memory_order_relaxed))) {
       return FailBatch(request, absl::CancelledError("stream cancelled"), response);
@@ -103,6 +108,7 @@ void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
     }
     RunOne(engine, limits, query, response->add_results());
   }
+  timing->set_run_micros(uint32_t(absl::ToInt64Microseconds(absl::Now() - run_start)));
 }
 
 }  // namespace voxcol::server

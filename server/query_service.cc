@@ -113,8 +113,10 @@ class QueryStream final
     auto shared = std::make_shared<v1::QueryBatchRequest>(std::move(request));
     bool accepted = service_->pool_->TrySubmit([this, shared, arrival, deadline] {
       v1::QueryBatchResponse response;
+      const int64_t queued = absl::ToInt64Microseconds(absl::Now() - arrival);
       ExecuteBatch(service_->engine_, service_->limits_, service_->stream_limits_.batch, *shared,
                    deadline, &cancelled_, &response);
+      response.mutable_timing()->set_queue_micros(uint32_t(queued));
       Complete(std::move(response), arrival);
     });
     if (!accepted) {

@@ -89,6 +89,41 @@ TEST_F(QueryStreamTest, MixedBatchFailsOnlyTheInvalidQueries) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
+// The batch reports where its server time went: the parts are filled and fit in server_micros,
+// and a batch that waits for min_version shows the wait in wait_micros, not in run_micros.
+TEST_F(QueryStreamTest, BatchTimingSplitsTheServerTime) {
+  grpc::ClientContext context;
+  std::unique_ptr<Stream> stream = query_->Query(&context);
+  v1::QueryBatchRequest batch;
+  for (int i = 0; i < 64; ++i) *batch.add_queries() = Ray(i, -30.5f + i, 47.5f, 5.5f, 0, -1, 0);
+  ASSERT_TRUE(stream->Write(batch));
+  v1::QueryBatchResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  ASSERT_EQ(response.code(), 0) << response.message();
+  const v1::BatchTiming& t = response.timing();
+  EXPECT_GT(t.run_micros(), 0u);
+  EXPECT_LE(uint64_t(t.queue_micros()) + t.wait_micros() + t.run_micros(),
+            response.server_micros());
+  EXPECT_LT(t.wait_micros(), 50000u);  // nothing to wait for
+
+  // min_version one ahead and no edit coming: the batch waits out its 200 ms timeout, which its
+  // timing shows as wait, not run.
+  v1::QueryBatchRequest ahead;
+  ahead.set_min_version(response.version() + 1);
+  ahead.set_timeout_ms(200);
+  *ahead.add_queries() = Ray(1, 0.5f, 47.5f, 0.5f, 0, -1, 0);
+  ASSERT_TRUE(stream->Write(ahead));
+  v1::QueryBatchResponse waited;
+  ASSERT_TRUE(stream->Read(&waited));
+  EXPECT_EQ(waited.code(), int(grpc::StatusCode::FAILED_PRECONDITION)) << waited.message();
+  EXPECT_GE(waited.timing().wait_micros(), 150000u);
+  EXPECT_EQ(waited.timing().run_micros(), 0u);
+  EXPECT_LE(uint64_t(waited.timing().queue_micros()) + waited.timing().wait_micros(),
+            waited.server_micros());
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
 TEST_F(QueryStreamTest, ExpiredDeadlinesAreHonoured) {
   // A call whose deadline has already passed fails without reaching the query path.
   {
