@@ -180,7 +180,7 @@ uint32_t Bits(float f) {
   return b;
 }
 
-TEST(GeneratorDeterminism, AtGridIsBitIdenticalToAt) {
+void ExpectAtGridEqualsAt() {
   std::mt19937 rng(3);
   PerlinNoise noise(77);
   for (int trial = 0; trial < 400; ++trial) {
@@ -201,6 +201,24 @@ TEST(GeneratorDeterminism, AtGridIsBitIdenticalToAt) {
       ASSERT_EQ(Bits(grid[i]), Bits(expected)) << "trial " << trial << " point " << i;
     }
   }
+}
+
+// Both code paths: AVX2 (where the CPU has it) and SSE2.
+TEST(GeneratorDeterminism, AtGridIsBitIdenticalToAt) { ExpectAtGridEqualsAt(); }
+
+TEST(GeneratorDeterminism, AtGridSse2IsBitIdenticalToAt) {
+  PerlinNoise::AllowAvx2ForTesting(false);
+  ExpectAtGridEqualsAt();
+  PerlinNoise::AllowAvx2ForTesting(true);
+}
+
+TEST(GeneratorDeterminism, Sse2ChunksMatchGoldenHashes) {
+  PerlinNoise::AllowAvx2ForTesting(false);
+  EXPECT_EQ(HashChunks(CaveGenerator(1, kDefaultWorld), {{-6, -12, -6}, {6, 12, 6}}),
+            0x1168d98254840805ull);
+  EXPECT_EQ(HashChunks(CaveGenerator(12345, kFineBounds, FineParams()), {{-6, -4, -6}, {6, 5, 7}}),
+            0x54695e5aefccfaeeull);
+  PerlinNoise::AllowAvx2ForTesting(true);
 }
 
 }  // namespace
