@@ -1,5 +1,7 @@
 #include "core/worldgen/cave_generator.h"
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -11,6 +13,23 @@ namespace {
 float SmoothMax(float a, float b, float k) {
   float h = std::clamp(0.5f + 0.5f * (b - a) / k, 0.0f, 1.0f);
   return a + h * (b - a) + k * h * (1.0f - h);
+}
+
+// SmoothMax of four lanes: the operations of SmoothMax in the same order. max/min with 0 and 1
+// equal std::clamp here (h = 0.5 + x is never -0 or NaN for finite fields).
+__m128 SmoothMax4(__m128 a, __m128 b, float k) {
+  const __m128 kk = _mm_set1_ps(k), half = _mm_set1_ps(0.5f), one = _mm_set1_ps(1.0f);
+  const __m128 d = _mm_sub_ps(b, a);
+  __m128 h = _mm_add_ps(half, _mm_div_ps(_mm_mul_ps(half, d), kk));
+  h = _mm_min_ps(_mm_max_ps(h, _mm_setzero_ps()), one);
+  return _mm_add_ps(_mm_add_ps(a, _mm_mul_ps(h, d)),
+                    _mm_mul_ps(_mm_mul_ps(kk, h), _mm_sub_ps(one, h)));
+}
+
+// std::lround(f) for f in [0, 255] without the library call: the fraction f - trunc(f) is exact.
+uint8_t RoundOccupancy(float f) {
+  const int t = int(f);
+  return uint8_t(t + (f - float(t) >= 0.5f));
 }
 
 // Typical gradient magnitude of one Perlin field per noise unit; turns noise into voxel distances.
@@ -54,7 +73,7 @@ Voxel CaveGenerator::VoxelAt(const Int3& v) const {
 
 Voxel CaveGenerator::MakeVoxel(int32_t vy, float continent, float density) const {
   float fill = std::clamp(0.5f - density, 0.0f, 1.0f);
-  uint8_t occupancy = uint8_t(std::lround(fill * 255.0f));
+  uint8_t occupancy = RoundOccupancy(fill * 255.0f);
   if (occupancy == 0) {
     // Only open ground below the sea level floods; tunnels under the continent stay dry, otherwise
     // nearly every cave in a deep world would be under water.
@@ -104,13 +123,18 @@ void CaveGenerator::Fields(const Int3& origin, ChunkFields* f) const {
   tunnel_a_.AtGrid(ta[0], ta[1], ta[2], noise);
   tunnel_b_.AtGrid(tb[0], tb[1], tb[2], b);
   const float scale = s * kNoiseGradient;
+  // Continent, Cave and Density four voxels at a time, each operation as in the scalar code.
+  const __m128 sign = _mm_set1_ps(-0.0f), amp = _mm_set1_ps(params_.continent_amplitude);
+  const __m128 radius = _mm_set1_ps(params_.tunnel_radius), scale4 = _mm_set1_ps(scale);
   for (int y = 0; y < kN; ++y) {
-    const float height = p[1][y] - params_.base_height;
-    for (int i = y * kN * kN; i < (y + 1) * kN * kN; ++i) {
-      const float continent = height - params_.continent_amplitude * fbm[i];
-      const float cave = (std::fabs(noise[i]) + std::fabs(b[i]) - params_.tunnel_radius) / scale;
-      f->continent[i] = continent;
-      f->density[i] = SmoothMax(continent, -cave, params_.blend);
+    const __m128 height = _mm_set1_ps(p[1][y] - params_.base_height);
+    for (int i = y * kN * kN; i < (y + 1) * kN * kN; i += 4) {
+      const __m128 continent = _mm_sub_ps(height, _mm_mul_ps(amp, _mm_loadu_ps(fbm + i)));
+      const __m128 sum = _mm_add_ps(_mm_andnot_ps(sign, _mm_loadu_ps(noise + i)),
+                                    _mm_andnot_ps(sign, _mm_loadu_ps(b + i)));
+      const __m128 cave = _mm_div_ps(_mm_sub_ps(sum, radius), scale4);
+      _mm_storeu_ps(f->continent + i, continent);
+      _mm_storeu_ps(f->density + i, SmoothMax4(continent, _mm_xor_ps(cave, sign), params_.blend));
     }
   }
 }
