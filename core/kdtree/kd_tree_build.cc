@@ -5,6 +5,8 @@
 // a larger one splits its largest part while that has more than eight, then parts of three or
 // four, up to four children (Builder::Process). Everything runs on the 16-bit fixed-point vertex
 // coordinates, so boxes and midpoint comparisons are exact integers.
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
@@ -77,18 +79,25 @@ class Builder {
     return pushed;
   }
 
-  // The box of the whole order range [begin, end).
+  // The box of the whole order range [begin, end). Four 16-bit lanes min (low corner) and max
+  // (high corner) per triangle; unsigned 16-bit compares as signed ones on values biased by
+  // 0x8000 (SSE2 has no unsigned 16-bit min/max).
   Part MakePart(uint32_t begin, uint32_t end) const {
+    const __m128i bias = _mm_set1_epi16(int16_t(0x8000));
+    __m128i lo = _mm_set1_epi16(0x7fff), hi = _mm_set1_epi16(int16_t(0x8000));  // biased extremes
+    for (uint32_t i = begin; i < end; ++i) {
+      // Reads the 12 bytes of the box and 4 beyond it (PrepareScratch pads qboxes by one).
+      const __m128i q = _mm_xor_si128(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(s_.qboxes[s_.order[i]].data())), bias);
+      lo = _mm_min_epi16(lo, q);
+      hi = _mm_max_epi16(hi, q);
+    }
+    alignas(16) uint16_t l[8], h[8];
+    _mm_store_si128(reinterpret_cast<__m128i*>(l), _mm_xor_si128(lo, bias));
+    _mm_store_si128(reinterpret_cast<__m128i*>(h), _mm_xor_si128(hi, bias));
     Part p;
     p.begin = begin, p.end = end;
-    for (int a = 0; a < 3; ++a) p.lo[a] = 0xffff, p.hi[a] = 0;
-    for (uint32_t i = begin; i < end; ++i) {
-      const std::array<uint16_t, 6>& q = s_.qboxes[s_.order[i]];
-      for (int a = 0; a < 3; ++a) {
-        p.lo[a] = std::min<uint32_t>(p.lo[a], q[a]);
-        p.hi[a] = std::max<uint32_t>(p.hi[a], q[3 + a]);
-      }
-    }
+    for (int a = 0; a < 3; ++a) p.lo[a] = l[a], p.hi[a] = h[3 + a];
     return p;
   }
 
@@ -145,7 +154,8 @@ KdGrid PrepareScratch(const ChunkMesh& mesh, KdBuildScratch& s) {
   uint32_t n = mesh.triangle_count();
   s.order.resize(n);
   std::iota(s.order.begin(), s.order.end(), 0u);
-  s.qboxes.resize(n);
+  s.qboxes.resize(n + 1);  // one spare box: MakePart loads 16 bytes from each 12-byte box
+  s.qboxes[n] = {};
   uint32_t lo[3] = {0xffff, 0xffff, 0xffff}, hi[3] = {0, 0, 0};
   for (uint32_t t = 0; t < n; ++t) {
     const QuantizedVertex& a = mesh.vertices[mesh.indices[3 * t]];

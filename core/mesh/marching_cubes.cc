@@ -33,28 +33,57 @@ struct Samples {
   uint16_t edge_vertex[3][kSampleCount];
 };
 
-void Gather(const MeshSources& sources, Samples* s) {
-  for (int y = -kLow; y < kSamples - kLow; ++y)
-    for (int z = -kLow; z < kSamples - kLow; ++z)
-      for (int x = -kLow; x < kSamples - kLow; ++x) {
-        int src = MeshSourceIndex(FloorDiv(x, kChunkSize), FloorDiv(y, kChunkSize),
-                                  FloorDiv(z, kChunkSize));
-        Voxel v = sources[src]->At(FloorMod(x, kChunkSize), FloorMod(y, kChunkSize),
-                                   FloorMod(z, kChunkSize));
-        int i = SampleIndex(x, y, z);
-        s->density[i] = IsSolidMaterial(v.material) ? v.occupancy : 0;
-        s->material[i] = v.material;
-      }
+// Occupancy at or above this is inside: the integer form of density > kIsoOccupancy.
+constexpr uint8_t kInsideOccupancy = 128;
+static_assert(kInsideOccupancy - 1 < kIsoOccupancy && kIsoOccupancy < kInsideOccupancy);
+
+// Source offset (-1, 0, 1) of sample coordinate c in [-1, 9] along an axis; the local
+// coordinate in that source is c & 7.
+constexpr int SourceOffset(int c) { return c < 0 ? -1 : (c < kChunkSize ? 0 : 1); }
+
+void GatherSample(Voxel v, Samples* s, int i) {
+  s->density[i] = IsSolidMaterial(v.material) ? v.occupancy : 0;
+  s->material[i] = v.material;
 }
 
-// Cube case of the cell with low corner (x, y, z); corner c at (c & 1, c >> 1 & 1, c >> 2).
-int CellCase(const Samples& s, int x, int y, int z) {
-  int cube_case = 0;
-  for (int c = 0; c < 8; ++c) {
-    int i = SampleIndex(x + (c & 1), y + ((c >> 1) & 1), z + ((c >> 2) & 1));
-    cube_case |= (s.density[i] > kIsoOccupancy) << c;
+// Fills the samples row by row (a row of 11 reads the X neighbours -1, 0, 1 of one Y, Z).
+// Returns true when some cell of the chunk is crossed by the surface, i.e. the cell corners
+// (samples [0, 8] on every axis) are not all on one side of the iso-level.
+bool Gather(const MeshSources& sources, Samples* s) {
+  bool any_inside = false, any_outside = false;
+  for (int y = -kLow; y < kSamples - kLow; ++y)
+    for (int z = -kLow; z < kSamples - kLow; ++z) {
+      const int dy = SourceOffset(y), dz = SourceOffset(z), ly = y & 7, lz = z & 7;
+      const Chunk& lo = *sources[MeshSourceIndex(-1, dy, dz)];
+      const Chunk& mid = *sources[MeshSourceIndex(0, dy, dz)];
+      const Chunk& hi = *sources[MeshSourceIndex(1, dy, dz)];
+      const int row = SampleIndex(0, y, z);
+      GatherSample(lo.At(kChunkSize - 1, ly, lz), s, row - 1);
+      for (int x = 0; x < kChunkSize; ++x) GatherSample(mid.At(x, ly, lz), s, row + x);
+      GatherSample(hi.At(0, ly, lz), s, row + kChunkSize);
+      GatherSample(hi.At(1, ly, lz), s, row + kChunkSize + 1);
+      if (y < 0 || z < 0 || y > kChunkSize || z > kChunkSize) continue;
+      for (int x = 0; x <= kChunkSize; ++x) {
+        const bool inside = s->density[row + x] >= kInsideOccupancy;
+        any_inside |= inside;
+        any_outside |= !inside;
+      }
+    }
+  return any_inside && any_outside;
+}
+
+// Cube cases of the eight cells of row (y, z): cell x has its low corner at sample (x, y, z) and
+// corner c at (c & 1, c >> 1 & 1, c >> 2), bit c set when that corner is inside.
+void RowCases(const Samples& s, int y, int z, uint8_t cases[kChunkSize]) {
+  const int sy = kStride[1], sz = kStride[2];
+  const uint8_t* d = s.density + SampleIndex(0, y, z);
+  for (int x = 0; x < kChunkSize; ++x, ++d) {
+    cases[x] =
+        uint8_t((d[0] >= kInsideOccupancy) | (d[1] >= kInsideOccupancy) << 1 |
+                (d[sy] >= kInsideOccupancy) << 2 | (d[sy + 1] >= kInsideOccupancy) << 3 |
+                (d[sz] >= kInsideOccupancy) << 4 | (d[sz + 1] >= kInsideOccupancy) << 5 |
+                (d[sy + sz] >= kInsideOccupancy) << 6 | (d[sy + sz + 1] >= kInsideOccupancy) << 7);
   }
-  return cube_case;
 }
 
 bool Saturated(uint8_t d) { return d == 0 || d == 255; }
@@ -195,16 +224,18 @@ void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size
   out->origin = ChunkOrigin(key);
   out->voxel_size = voxel_size;
   thread_local Samples samples;
-  Gather(sources, &samples);
+  if (!Gather(sources, &samples)) return;  // every cell entirely inside or outside
   for (auto& ids : samples.edge_vertex)
     for (uint16_t& id : ids) id = kNoVertex;
   CellMesher mesher(samples, ChunkOrigin(key), out);
+  uint8_t cases[kChunkSize];
   for (int y = 0; y < kChunkSize; ++y)
-    for (int z = 0; z < kChunkSize; ++z)
+    for (int z = 0; z < kChunkSize; ++z) {
+      RowCases(samples, y, z, cases);
       for (int x = 0; x < kChunkSize; ++x) {
-        int cube_case = CellCase(samples, x, y, z);
-        if (cube_case != 0 && cube_case != 255) mesher.Mesh(x, y, z, cube_case);
+        if (cases[x] != 0 && cases[x] != 255) mesher.Mesh(x, y, z, cases[x]);
       }
+    }
 }
 
 ChunkMesh MeshChunk(const World& world, const ChunkKey& key) {

@@ -1,5 +1,7 @@
 #include "core/worldgen/cave_generator.h"
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -11,6 +13,23 @@ namespace {
 float SmoothMax(float a, float b, float k) {
   float h = std::clamp(0.5f + 0.5f * (b - a) / k, 0.0f, 1.0f);
   return a + h * (b - a) + k * h * (1.0f - h);
+}
+
+// SmoothMax of four lanes: the operations of SmoothMax in the same order. max/min with 0 and 1
+// equal std::clamp here (h = 0.5 + x is never -0 or NaN for finite fields).
+__m128 SmoothMax4(__m128 a, __m128 b, float k) {
+  const __m128 kk = _mm_set1_ps(k), half = _mm_set1_ps(0.5f), one = _mm_set1_ps(1.0f);
+  const __m128 d = _mm_sub_ps(b, a);
+  __m128 h = _mm_add_ps(half, _mm_div_ps(_mm_mul_ps(half, d), kk));
+  h = _mm_min_ps(_mm_max_ps(h, _mm_setzero_ps()), one);
+  return _mm_add_ps(_mm_add_ps(a, _mm_mul_ps(h, d)),
+                    _mm_mul_ps(_mm_mul_ps(kk, h), _mm_sub_ps(one, h)));
+}
+
+// std::lround(f) for f in [0, 255] without the library call: the fraction f - trunc(f) is exact.
+uint8_t RoundOccupancy(float f) {
+  const int t = int(f);
+  return uint8_t(t + (f - float(t) >= 0.5f));
 }
 
 // Typical gradient magnitude of one Perlin field per noise unit; turns noise into voxel distances.
@@ -49,24 +68,75 @@ Voxel CaveGenerator::VoxelAt(const Int3& v) const {
   if (!bounds_.Contains(v)) return Voxel{};
   float x = v.x + 0.5f, y = v.y + 0.5f, z = v.z + 0.5f;
   float continent = Continent(x, y, z);
-  float density = SmoothMax(continent, -Cave(x, y, z), params_.blend);
+  return MakeVoxel(v.y, continent, SmoothMax(continent, -Cave(x, y, z), params_.blend));
+}
+
+Voxel CaveGenerator::MakeVoxel(int32_t vy, float continent, float density) const {
   float fill = std::clamp(0.5f - density, 0.0f, 1.0f);
-  uint8_t occupancy = uint8_t(std::lround(fill * 255.0f));
+  uint8_t occupancy = RoundOccupancy(fill * 255.0f);
   if (occupancy == 0) {
     // Only open ground below the sea level floods; tunnels under the continent stay dry, otherwise
     // nearly every cave in a deep world would be under water.
     bool open_ground = continent > 0.0f;
-    return open_ground && v.y < params_.sea_level ? Voxel{kMaterialWater, 255} : Voxel{};
+    return open_ground && vy < params_.sea_level ? Voxel{kMaterialWater, 255} : Voxel{};
   }
   // Material by depth below the continent surface.
   float depth = -continent;
   uint8_t material = kMaterialRock;
   if (depth < 1.5f) {
-    material = v.y < params_.sea_level + 2 ? kMaterialSand : kMaterialGrass;
+    material = vy < params_.sea_level + 2 ? kMaterialSand : kMaterialGrass;
   } else if (depth < 5.0f) {
     material = kMaterialDirt;
   }
   return {material, occupancy};
+}
+
+// The fields of a whole chunk with the grid noise (PerlinNoise::AtGrid): the same operations in
+// the same order as Continent, Cave and Density, so every value is bit-identical to theirs.
+void CaveGenerator::Fields(const Int3& origin, ChunkFields* f) const {
+  constexpr int kN = kChunkSize;
+  static_assert(kN == PerlinNoise::kGrid, "AtGrid evaluates one chunk");
+  float p[3][kN];  // voxel centres per axis
+  for (int a = 0; a < 3; ++a)
+    for (int i = 0; i < kN; ++i) p[a][i] = Component(origin, a) + i + 0.5f;
+  const float inv = 1.0f / params_.continent_wavelength, s = params_.tunnel_scale;
+  static constexpr float kOffset[3] = {31.7f, 11.3f, -23.9f};  // tunnel B, as in Cave
+  float c[3][kN], ta[3][kN], tb[3][kN];
+  for (int a = 0; a < 3; ++a)
+    for (int i = 0; i < kN; ++i) {
+      c[a][i] = p[a][i] * inv;
+      ta[a][i] = p[a][i] * s;
+      tb[a][i] = p[a][i] * s + kOffset[a];
+    }
+  // Fbm, octave k at frequency 2^k and amplitude 2^-k.
+  float fbm[kChunkVoxels] = {}, octave[3][kN], noise[kChunkVoxels];
+  float amplitude = 0.5f, frequency = 2.0f;
+  for (int k = 1; k <= 4; ++k) {
+    for (int a = 0; a < 3; ++a)
+      for (int i = 0; i < kN; ++i) octave[a][i] = c[a][i] * frequency;
+    continent_noise_.AtGrid(octave[0], octave[1], octave[2], noise);
+    for (int i = 0; i < kChunkVoxels; ++i) fbm[i] += amplitude * noise[i];
+    amplitude *= 0.5f;
+    frequency *= 2.0f;
+  }
+  float b[kChunkVoxels];
+  tunnel_a_.AtGrid(ta[0], ta[1], ta[2], noise);
+  tunnel_b_.AtGrid(tb[0], tb[1], tb[2], b);
+  const float scale = s * kNoiseGradient;
+  // Continent, Cave and Density four voxels at a time, each operation as in the scalar code.
+  const __m128 sign = _mm_set1_ps(-0.0f), amp = _mm_set1_ps(params_.continent_amplitude);
+  const __m128 radius = _mm_set1_ps(params_.tunnel_radius), scale4 = _mm_set1_ps(scale);
+  for (int y = 0; y < kN; ++y) {
+    const __m128 height = _mm_set1_ps(p[1][y] - params_.base_height);
+    for (int i = y * kN * kN; i < (y + 1) * kN * kN; i += 4) {
+      const __m128 continent = _mm_sub_ps(height, _mm_mul_ps(amp, _mm_loadu_ps(fbm + i)));
+      const __m128 sum = _mm_add_ps(_mm_andnot_ps(sign, _mm_loadu_ps(noise + i)),
+                                    _mm_andnot_ps(sign, _mm_loadu_ps(b + i)));
+      const __m128 cave = _mm_div_ps(_mm_sub_ps(sum, radius), scale4);
+      _mm_storeu_ps(f->continent + i, continent);
+      _mm_storeu_ps(f->density + i, SmoothMax4(continent, _mm_xor_ps(cave, sign), params_.blend));
+    }
+  }
 }
 
 void CaveGenerator::Generate(const ChunkKey& key, Chunk* out) const {
@@ -84,9 +154,20 @@ void CaveGenerator::Generate(const ChunkKey& key, Chunk* out) const {
     }
     return;
   }
+  ChunkFields fields;
+  Fields(origin, &fields);
+  const bool inside =
+      bounds_.Contains(origin) &&
+      bounds_.Contains(origin + Int3{kChunkSize - 1, kChunkSize - 1, kChunkSize - 1});
   for (int y = 0; y < kChunkSize; ++y)
     for (int z = 0; z < kChunkSize; ++z)
-      for (int x = 0; x < kChunkSize; ++x) out->At(x, y, z) = VoxelAt(origin + Int3{x, y, z});
+      for (int x = 0; x < kChunkSize; ++x) {
+        const Int3 v = origin + Int3{x, y, z};
+        const int i = LocalIndex(x, y, z);
+        out->voxels[i] = inside || bounds_.Contains(v)
+                             ? MakeVoxel(v.y, fields.continent[i], fields.density[i])
+                             : Voxel{};
+      }
 }
 
 }  // namespace voxcol

@@ -41,6 +41,14 @@ class CaveGenerator : public ChunkGenerator {
   Voxel VoxelAt(const Int3& voxel) const;
 
  private:
+  // Continent field and density of every voxel centre of a chunk, indexed like Chunk::voxels.
+  struct ChunkFields {
+    float continent[kChunkVoxels];
+    float density[kChunkVoxels];
+  };
+  void Fields(const Int3& origin, ChunkFields* fields) const;
+  // The voxel of a voxel row `vy` with these field values.
+  Voxel MakeVoxel(int32_t vy, float continent, float density) const;
   float Continent(float x, float y, float z) const;
   float Cave(float x, float y, float z) const;
 

@@ -14,7 +14,6 @@ uint64_t SplitMix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-float Fade(float t) { return t * t * t * (t * (t * 6 - 15) + 10); }
 float Lerp(float t, float a, float b) { return a + t * (b - a); }
 
 // Dot product with one of the 12 cube-edge gradient directions, picked by the hash.

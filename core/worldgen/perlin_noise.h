@@ -15,6 +15,22 @@ class PerlinNoise {
   // Sum of `octaves` layers, octave k at frequency 2^k and amplitude 2^-k (k = 1..octaves).
   float Fbm(float x, float y, float z, int octaves) const;
 
+  // Points per axis of AtGrid.
+  static constexpr int kGrid = 8;
+  // out[x + 8 z + 64 y] = At(xs[x], ys[y], zs[z]) for x, y, z in [0, 8), bit-identical to At
+  // (perlin_grid.cc; the layout of a chunk's voxels, see LocalIndex).
+  void AtGrid(const float* xs, const float* ys, const float* zs, float* out) const;
+  // AtGrid takes eight lanes at a time with AVX2 where the CPU has it; tests turn that off to
+  // check the SSE2 path too. Not for concurrent use with AtGrid.
+  static void AllowAvx2ForTesting(bool allowed);
+
+  // Permutation hashes of the eight corners of lattice cell (X, Y, Z) (each in [0, 256)), in the
+  // order At interpolates them: offsets 000, 100, 010, 110, 001, 101, 011, 111.
+  void CornerHashes(int X, int Y, int Z, uint8_t h[8]) const;
+
+  // Quintic fade 6t^5 - 15t^4 + 10t^3, evaluated exactly as At does.
+  static float Fade(float t) { return t * t * t * (t * (t * 6 - 15) + 10); }
+
  private:
   std::array<uint8_t, 512> perm_;
 };

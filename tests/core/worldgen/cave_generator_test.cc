@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <random>
+
 #include "tests/core/test_worlds.h"
 
 namespace voxcol {
@@ -89,6 +92,133 @@ TEST(CaveGenerator, LazyWorldGeneratesOnlyTouchedChunks) {
   EXPECT_EQ(world->resident_chunks(), 1u);
   world->GetVoxel({-1, 0, 0});
   EXPECT_EQ(world->resident_chunks(), 2u);
+}
+
+// Determinism. The generated world must stay exactly what CaveGenerator::kVersion 1 produced:
+// stored worlds record the generator version and keep only edited chunks, so any change of a
+// generated voxel would silently alter every stored world. The fast chunk path
+// (PerlinNoise::AtGrid) is checked three ways: against golden hashes recorded from the original
+// per-voxel code, against the per-voxel function VoxelAt, and noise value by noise value against
+// PerlinNoise::At.
+
+// FNV-1a over every voxel (material | occupancy << 8) of the chunks in `keys`, Y then Z then X.
+uint64_t HashChunks(const CaveGenerator& gen, const IntBox& keys) {
+  uint64_t hash = 1469598103934665603ull;
+  Chunk chunk;
+  for (int y = keys.min.y; y < keys.max.y; ++y)
+    for (int z = keys.min.z; z < keys.max.z; ++z)
+      for (int x = keys.min.x; x < keys.max.x; ++x) {
+        gen.Generate({x, y, z}, &chunk);
+        for (const Voxel& v : chunk.voxels)
+          hash = (hash ^ uint64_t(v.material | v.occupancy << 8)) * 1099511628211ull;
+      }
+  return hash;
+}
+
+// Parameters whose lattice cells are a few voxels wide (several cells per chunk row).
+CaveParams FineParams() {
+  CaveParams p;
+  p.continent_wavelength = 23.0f;
+  p.continent_amplitude = 12.0f;
+  p.tunnel_scale = 0.37f;
+  p.tunnel_radius = 0.3f;
+  p.blend = 1.5f;
+  p.sea_level = 2;
+  p.base_height = 3.5f;
+  return p;
+}
+
+const IntBox kDefaultWorld{{-256, -96, -256}, {256, 96, 256}};  // 512x192x512, the service default
+const IntBox kFineBounds{{-40, -20, -36}, {36, 28, 44}};
+
+// Recorded with the per-voxel generator before the grid path existed (kVersion 1). A mismatch
+// means generated voxels changed: that needs a new kVersion, never a new constant here.
+TEST(GeneratorDeterminism, GoldenHashesOfVersion1) {
+  static_assert(CaveGenerator::kVersion == 1, "re-record the hashes for a new generator version");
+  EXPECT_EQ(HashChunks(CaveGenerator(1, kDefaultWorld), {{-6, -12, -6}, {6, 12, 6}}),
+            0x1168d98254840805ull);
+  EXPECT_EQ(HashChunks(CaveGenerator(1, kDefaultWorld), {{24, -12, -32}, {32, 12, -26}}),
+            0x56d01382270fa204ull);
+  EXPECT_EQ(HashChunks(CaveGenerator(12345, kFineBounds, FineParams()), {{-6, -4, -6}, {6, 5, 7}}),
+            0x54695e5aefccfaeeull);
+  EXPECT_EQ(
+      HashChunks(CaveGenerator(99, {{-64, -48, -64}, {64, 48, 64}}), {{-9, -7, -9}, {9, 7, 9}}),
+      0xd6afb0cc1dcfdd53ull);
+}
+
+TEST(GeneratorDeterminism, ChunksEqualThePerVoxelFunction) {
+  struct Case {
+    uint64_t seed;
+    IntBox bounds;
+    CaveParams params;
+    IntBox keys;
+  } cases[] = {
+      {1, kDefaultWorld, CaveParams{}, {{-33, -13, 29}, {-29, 7, 33}}},  // crosses the world edge
+      {12345, kFineBounds, FineParams(), {{-6, -4, -6}, {6, 5, 7}}},
+      {7, {{-1000, -64, -1000}, {1000, 64, 1000}}, CaveParams{}, {{100, -8, -120}, {104, 6, -116}}},
+  };
+  for (const Case& c : cases) {
+    CaveGenerator gen(c.seed, c.bounds, c.params);
+    Chunk chunk;
+    for (int cy = c.keys.min.y; cy < c.keys.max.y; ++cy)
+      for (int cz = c.keys.min.z; cz < c.keys.max.z; ++cz)
+        for (int cx = c.keys.min.x; cx < c.keys.max.x; ++cx) {
+          const ChunkKey key{cx, cy, cz};
+          gen.Generate(key, &chunk);
+          for (int i = 0; i < kChunkVoxels; ++i) {
+            const Int3 local{i & 7, i >> 6, (i >> 3) & 7};
+            ASSERT_EQ(chunk.voxels[i], gen.VoxelAt(ChunkOrigin(key) + local))
+                << "seed " << c.seed << " chunk " << cx << "," << cy << "," << cz << " voxel " << i;
+          }
+        }
+  }
+}
+
+uint32_t Bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+void ExpectAtGridEqualsAt() {
+  std::mt19937 rng(3);
+  PerlinNoise noise(77);
+  for (int trial = 0; trial < 400; ++trial) {
+    // Spacing from far below to above one lattice cell per point, origins on both sides of 0 and
+    // beyond the 256-cell period.
+    std::uniform_real_distribution<float> origin(-700.0f, 700.0f);
+    const float spacing = std::ldexp(1.0f, int(rng() % 12) - 9) * (1.0f + float(rng() % 7) / 8.0f);
+    float p[3][PerlinNoise::kGrid];
+    for (auto& axis : p) {
+      const float o =
+          trial % 5 == 0 ? float(int(origin(rng))) : origin(rng);  // some on the lattice
+      for (int i = 0; i < PerlinNoise::kGrid; ++i) axis[i] = o + spacing * float(i);
+    }
+    float grid[512];
+    noise.AtGrid(p[0], p[1], p[2], grid);
+    for (int i = 0; i < 512; ++i) {
+      const float expected = noise.At(p[0][i & 7], p[1][i >> 6], p[2][(i >> 3) & 7]);
+      ASSERT_EQ(Bits(grid[i]), Bits(expected)) << "trial " << trial << " point " << i;
+    }
+  }
+}
+
+// Both code paths: AVX2 (where the CPU has it) and SSE2.
+TEST(GeneratorDeterminism, AtGridIsBitIdenticalToAt) { ExpectAtGridEqualsAt(); }
+
+TEST(GeneratorDeterminism, AtGridSse2IsBitIdenticalToAt) {
+  PerlinNoise::AllowAvx2ForTesting(false);
+  ExpectAtGridEqualsAt();
+  PerlinNoise::AllowAvx2ForTesting(true);
+}
+
+TEST(GeneratorDeterminism, Sse2ChunksMatchGoldenHashes) {
+  PerlinNoise::AllowAvx2ForTesting(false);
+  EXPECT_EQ(HashChunks(CaveGenerator(1, kDefaultWorld), {{-6, -12, -6}, {6, 12, 6}}),
+            0x1168d98254840805ull);
+  EXPECT_EQ(HashChunks(CaveGenerator(12345, kFineBounds, FineParams()), {{-6, -4, -6}, {6, 5, 7}}),
+            0x54695e5aefccfaeeull);
+  PerlinNoise::AllowAvx2ForTesting(true);
 }
 
 }  // namespace
