@@ -299,7 +299,15 @@ TEST_F(QueryStreamTest, CancellingAStreamStopsItsWork) {
       *batch.add_queries() = Ray(i, -63.5f + (i % 127), 47.5f, -63.5f, 0.01f, 0.001f, 1, 3000);
     ASSERT_TRUE(stream->Write(batch));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Cancel as soon as the server has taken the batches in (a fixed sleep raced with faster
+  // servers: the batches could finish before it ended).
+  for (int i = 0; i < 500; ++i) {
+    if (testing::MetricValue(testing::HttpGet(server_.metrics_port(), "/metrics"),
+                             "voxcol_batches_total") >= 4) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   context->TryCancel();
   EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::CANCELLED);
   // The server stops the cancelled batches part-way (counted) and keeps serving others promptly.
