@@ -12,6 +12,8 @@
 #include <benchmark/benchmark.h>
 #include <btBulletCollisionCommon.h>
 
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -128,6 +130,103 @@ void BM_BulletWorldRaycast(benchmark::State& state) {
   SetRayCounters(state, hits);
 }
 BENCHMARK(BM_BulletWorldRaycast)->Arg(8)->Arg(64)->Arg(512);
+
+// ---- Cold: fresh worlds, nothing generated, meshed or indexed yet ----
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Blocks of 8x8x8 chunks at the ground and in the caves below it (chunk y -6..1: voxel y -48..15),
+// a different block per iteration, each on a fresh world. Every chunk of the block goes through
+// the cache's build (voxels generated for it and its neighbours, marching cubes, kD-tree), as
+// the first query to touch it would. The times are wall time of the builds alone (the fresh world
+// is made and destroyed outside the timing).
+void BM_ColdChunkPipeline(benchmark::State& state) {
+  constexpr int kBlock = 8;
+  size_t chunks = 0, meshed = 0, generated = 0, block = 0;
+  double seconds = 0;
+  for (auto _ : state) {
+    std::unique_ptr<WorldQueries> q = MakeDefaultWorld();
+    const IntBox range = q->world->chunk_bounds();
+    const int bx = range.min.x + int(block * 3 % 8) * kBlock;
+    const int bz = range.min.z + int(block * 5 % 8) * kBlock;
+    ++block;
+    const Clock::time_point start = Clock::now();
+    for (int y = -6; y < -6 + kBlock; ++y)
+      for (int z = bz; z < bz + kBlock; ++z)
+        for (int x = bx; x < bx + kBlock; ++x)
+          meshed += q->cache->Get({x, y, z})->mesh.triangle_count() > 0;
+    const double s = Seconds(Clock::now() - start);
+    state.SetIterationTime(s);
+    seconds += s;
+    chunks += kBlock * kBlock * kBlock;
+    generated += q->world->resident_chunks();
+  }
+  state.counters["us_per_chunk"] = seconds * 1e6 / double(chunks);
+  state.counters["meshed_fraction"] = double(meshed) / double(chunks);
+  state.counters["generated_per_chunk"] = double(generated) / double(chunks);
+}
+BENCHMARK(BM_ColdChunkPipeline)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// Casts rays [first, first + count) of `rays` on a fresh default world with `threads` query
+// threads; returns the wall time of the casts (world construction and teardown excluded).
+double ColdPass(const std::vector<RaycastInput>& rays, size_t first, size_t count, int threads,
+                size_t* hits) {
+  std::unique_ptr<WorldQueries> q = MakeDefaultWorld();
+  std::atomic<size_t> hit_count{0};
+  const Clock::time_point start = Clock::now();
+  ParallelFor(threads, count, [&](size_t i) {
+    RaycastHit hit = Raycast(*q->index, *q->cache, rays[(first + i) % rays.size()], {});
+    if (hit.hit) hit_count.fetch_add(1, std::memory_order_relaxed);
+  });
+  const double s = Seconds(Clock::now() - start);
+  *hits += hit_count.load();
+  return s;
+}
+
+// The /64 rays of BM_WorldRaycast, 256 per iteration (the next 256 each time), each iteration on
+// a fresh world, one thread.
+void BM_ColdWorldRaycast(benchmark::State& state) {
+  const std::vector<RaycastInput>& rays = BenchWorldRays(int(state.range(0)));
+  constexpr size_t kBatch = 256;
+  size_t first = 0, hits = 0;
+  double seconds = 0;
+  for (auto _ : state) {
+    const double s = ColdPass(rays, first, kBatch, 1, &hits);
+    state.SetIterationTime(s);
+    seconds += s;
+    first += kBatch;
+  }
+  const double n = double(state.iterations() * kBatch);
+  state.counters["rays_per_second"] = n / seconds;
+  state.counters["hit_fraction"] = double(hits) / n;
+}
+BENCHMARK(BM_ColdWorldRaycast)->Arg(64)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// A cold whole-world pass (the first 512 /64 rays on a fresh world) with 1 or 2 query threads
+// sharing the world, broadphase and cache; the ratio of the two rays_per_second is the cold-path
+// scaling. Run the 1-thread case pinned to one core and the 2-thread case on two.
+void BM_ColdWorldPass(benchmark::State& state) {
+  const std::vector<RaycastInput>& rays = BenchWorldRays(64);
+  constexpr size_t kPass = 512;
+  size_t hits = 0;
+  double seconds = 0;
+  for (auto _ : state) {
+    const double s = ColdPass(rays, 0, kPass, int(state.range(0)), &hits);
+    state.SetIterationTime(s);
+    seconds += s;
+  }
+  const double n = double(state.iterations() * kPass);
+  state.counters["rays_per_second"] = n / seconds;
+  state.counters["hit_fraction"] = double(hits) / n;
+}
+BENCHMARK(BM_ColdWorldPass)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace voxcol::bench
