@@ -73,6 +73,7 @@ void BM_EmbreeWorldRaycast(benchmark::State& state) {
   }
   SetRayCounters(state, hits);
   state.counters["scene_triangles"] = double(SharedWorldMeshes().triangles);
+  state.counters["scene_chunks"] = double(SharedWorldMeshes().meshes.size());
 }
 BENCHMARK(BM_EmbreeWorldRaycast)->Arg(8)->Arg(64)->Arg(512);
 
