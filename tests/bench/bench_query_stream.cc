@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <vector>
 
@@ -64,7 +65,7 @@ class InProcessDriver {
  private:
   void Submit() {
     const v1::QueryBatchRequest* batch = &batches_[submitted_++ % batches_.size()];
-    pool_.TrySubmit([this, batch] {
+    const bool queued = pool_.TrySubmit([this, batch] {
       v1::QueryBatchResponse response;
       server::ExecuteBatch(server::QueryEngine{BenchCaveIndex(), BenchCaveCache()}, limits_,
                            batch_limits_, *batch, absl::InfiniteFuture(), nullptr, &response);
@@ -73,6 +74,7 @@ class InProcessDriver {
       ++completed_;
       cv_.notify_one();
     });
+    if (!queued) std::abort();  // cannot happen: kWindow tasks at most, the queue holds 1024
   }
   void WaitFor(size_t n) {
     std::unique_lock<std::mutex> lock(mu_);
