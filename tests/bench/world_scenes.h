@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <thread>
@@ -83,7 +84,7 @@ inline const std::vector<RaycastInput>& BenchWorldRays(int length) {
   }();
   for (size_t i = 0; i < std::size(kWorldRayLengths); ++i)
     if (kWorldRayLengths[i] == length) return (*sets)[i];
-  return (*sets)[1];
+  std::abort();  // not a benchmark length
 }
 
 // Runs fn(i) for i in [0, n) on `threads` threads (dynamic assignment, one index at a time).
