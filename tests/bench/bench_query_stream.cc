@@ -3,6 +3,11 @@
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
 
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
 #include "server/query_batch.h"
 #include "server/query_service.h"
 #include "tests/bench/bench_scenes.h"
@@ -30,36 +35,82 @@ v1::QueryBatchRequest MakeBatch(const std::vector<RaycastInput>& rays, size_t fi
   return batch;
 }
 
-// The same batches executed directly (validation + conversion + query), no network.
-void BM_RaycastInProcess(benchmark::State& state) {
-  World& world = BenchCaveWorld();
-  std::vector<RaycastInput> rays = DownwardRays(world, kRays, 9);
-  const int size = int(state.range(0));
+// Both sides are measured alike (issue 15): wall time (UseRealTime), the same kQueryThreads query
+// threads (a server::WorkerPool, as the server's --query_threads), the same number of batches in
+// flight (the server's per-stream window), and one warm-up pass over every batch before timing.
+constexpr int kQueryThreads = 2;
+constexpr int kWindow = server::StreamLimits{}.max_in_flight_batches;
+
+std::vector<v1::QueryBatchRequest> MakeBatches(int size) {
+  std::vector<RaycastInput> rays = DownwardRays(BenchCaveWorld(), kRays, 9);
   std::vector<v1::QueryBatchRequest> batches;
   for (int b = 0; b < kRays / size; ++b) batches.push_back(MakeBatch(rays, size_t(b) * size, size));
-  server::ServiceLimits limits;
-  server::BatchLimits batch_limits;
-  size_t i = 0;
-  for (auto _ : state) {
-    v1::QueryBatchResponse response;
-    server::ExecuteBatch(server::QueryEngine{BenchCaveIndex(), BenchCaveCache()}, limits,
-                         batch_limits, batches[i++ % batches.size()], absl::InfiniteFuture(),
-                         nullptr, &response);
-    benchmark::DoNotOptimize(response);
-  }
-  state.SetItemsProcessed(state.iterations() * size);
+  return batches;
 }
-BENCHMARK(BM_RaycastInProcess)->Arg(1)->Arg(16)->Arg(256);
 
-// One stream, batches pipelined up to the server's per-stream in-flight limit.
+// Runs batches on a WorkerPool without the network: validation + conversion + query, as the
+// server's stream handler does for each batch it reads, up to kWindow batches in flight.
+class InProcessDriver {
+ public:
+  explicit InProcessDriver(const std::vector<v1::QueryBatchRequest>& batches)
+      : batches_(batches), pool_(kQueryThreads, 1024) {}
+  ~InProcessDriver() { WaitFor(submitted_); }
+
+  // Keeps kWindow batches in flight and waits until one more has completed.
+  void Step() {
+    while (submitted_ - completed_seen_ < size_t(kWindow)) Submit();
+    WaitFor(++completed_seen_);
+  }
+
+ private:
+  void Submit() {
+    const v1::QueryBatchRequest* batch = &batches_[submitted_++ % batches_.size()];
+    const bool queued = pool_.TrySubmit([this, batch] {
+      v1::QueryBatchResponse response;
+      server::ExecuteBatch(server::QueryEngine{BenchCaveIndex(), BenchCaveCache()}, limits_,
+                           batch_limits_, *batch, absl::InfiniteFuture(), nullptr, &response);
+      benchmark::DoNotOptimize(response);
+      std::lock_guard<std::mutex> lock(mu_);
+      ++completed_;
+      cv_.notify_one();
+    });
+    if (!queued) std::abort();  // cannot happen: kWindow tasks at most, the queue holds 1024
+  }
+  void WaitFor(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return completed_ >= n; });
+  }
+
+  const std::vector<v1::QueryBatchRequest>& batches_;
+  const server::ServiceLimits limits_;
+  const server::BatchLimits batch_limits_;
+  server::WorkerPool pool_;
+  size_t submitted_ = 0, completed_seen_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t completed_ = 0;  // guarded by mu_
+};
+
+// The same batches executed directly on kQueryThreads pool threads, no network.
+void BM_RaycastInProcess(benchmark::State& state) {
+  const int size = int(state.range(0));
+  const std::vector<v1::QueryBatchRequest> batches = MakeBatches(size);
+  InProcessDriver driver(batches);
+  for (size_t b = 0; b < batches.size(); ++b) driver.Step();  // warm-up pass
+  for (auto _ : state) driver.Step();
+  state.SetItemsProcessed(state.iterations() * size);
+  state.counters["query_threads"] = kQueryThreads;
+}
+BENCHMARK(BM_RaycastInProcess)->Arg(1)->Arg(16)->Arg(256)->UseRealTime();
+
+// One stream to a server with kQueryThreads query threads, batches pipelined up to the server's
+// per-stream in-flight limit.
 void BM_RaycastGrpcStream(benchmark::State& state) {
   World& world = BenchCaveWorld();
-  std::vector<RaycastInput> rays = DownwardRays(world, kRays, 9);
   const int size = int(state.range(0));
-  std::vector<v1::QueryBatchRequest> batches;
-  for (int b = 0; b < kRays / size; ++b) batches.push_back(MakeBatch(rays, size_t(b) * size, size));
+  const std::vector<v1::QueryBatchRequest> batches = MakeBatches(size);
 
-  server::WorkerPool pool(2, 1024);
+  server::WorkerPool pool(kQueryThreads, 1024);
   server::StreamLimits stream_limits;
   server::QueryServiceImpl service(world, server::QueryEngine{BenchCaveIndex(), BenchCaveCache()},
                                    server::ServiceLimits{}, stream_limits, &pool);
@@ -74,19 +125,21 @@ void BM_RaycastGrpcStream(benchmark::State& state) {
   grpc::ClientContext context;
   auto stream = stub->Query(&context);
 
-  const int window = stream_limits.max_in_flight_batches;
   size_t sent = 0, received = 0;
   v1::QueryBatchResponse response;
-  for (auto _ : state) {
-    while (sent - received < size_t(window)) stream->Write(batches[sent++ % batches.size()]);
+  auto step = [&] {
+    while (sent - received < size_t(kWindow)) stream->Write(batches[sent++ % batches.size()]);
     if (!stream->Read(&response) || response.code() != 0) state.SkipWithError("stream failed");
     ++received;
-  }
+  };
+  for (size_t b = 0; b < batches.size(); ++b) step();  // warm-up pass
+  for (auto _ : state) step();
   while (received < sent && stream->Read(&response)) ++received;
   stream->WritesDone();
   (void)stream->Finish();
   server->Shutdown();
   state.SetItemsProcessed(state.iterations() * size);
+  state.counters["query_threads"] = kQueryThreads;
 }
 BENCHMARK(BM_RaycastGrpcStream)->Arg(1)->Arg(16)->Arg(256)->UseRealTime();
 
