@@ -49,14 +49,16 @@ class ChunkWalk {
 };
 
 // Visits the non-empty chunk trees along the ray up to t_end; `on_chunk(collision, t_exit)` returns
-// true to stop. A chunk whose stored record fails to load stops the walk with that error (meshing
-// it would read it as air).
+// true to stop. The collisions stay valid while `cache_scope` lives. A chunk whose stored record
+// fails to load stops the walk with that error (meshing it would read it as air): the cache loads
+// a chunk before building it, and an entry it holds was built from a chunk that loaded.
 // World chunks whose broadphase record has no solid within one voxel cannot hold a triangle (every
 // cell corner lies in that neighbourhood), so they are stepped over without touching the cache. The
 // layer meshed just outside the world (it closes the surface at the world box) has no record and
 // is always visited.
 template <typename OnChunk>
-absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache, const KdRay& ray,
+absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                        const ChunkCollisionCache::ReadScope& cache_scope, const KdRay& ray,
                         float t_end, QueryStats* stats, OnChunk&& on_chunk) {
   const World& world = index.world();
   BroadphaseIndex::ReadScope scope(index);
@@ -69,15 +71,12 @@ absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache
       if (walk.t_exit() > t_end) break;
       continue;
     }
-    if (absl::StatusOr<ChunkPtr> loaded = world.LoadChunk(walk.key()); !loaded.ok()) {
-      status = loaded.status();
-      break;
-    }
     bool built = false;
-    ChunkCollisionPtr c = cache.Get(walk.key(), &built);
+    const ChunkCollision* c = cache.Find(walk.key(), cache_scope, &status, &built);
+    if (c == nullptr) break;  // load error
     ++chunks;
     builds += built;
-    if (!c->tree.empty() && on_chunk(c, walk.t_exit())) break;
+    if (!c->tree.empty() && on_chunk(*c, walk.t_exit())) break;
     if (walk.t_exit() > t_end) break;
   }
   if (stats) {
@@ -197,14 +196,15 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   const float t_end = water.hit ? water.distance : ray.max_distance;
   const KdRay kray(ray.origin, Normalize(ray.direction));
   ClosestHitCollector closest(t_end);
-  ChunkCollisionPtr best;
+  ChunkCollisionCache::ReadScope cache_scope(cache);
+  const ChunkCollision* best = nullptr;
   KdStats kd;
-  absl::Status walked =
-      WalkChunks(index, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float t_exit) {
+  absl::Status walked = WalkChunks(
+      index, cache, cache_scope, kray, t_end, stats, [&](const ChunkCollision& c, float t_exit) {
         const bool had = closest.has_hit();
         const float before = closest.early_out();
-        c->tree.CastRay(c->mesh, kray, closest, &kd);
-        if (closest.has_hit() && (!had || closest.early_out() != before)) best = c;
+        c.tree.CastRay(c.mesh, kray, closest, &kd);
+        if (closest.has_hit() && (!had || closest.early_out() != before)) best = &c;
         // Later chunks start at t_exit: a hit clearly before it cannot be beaten.
         return closest.has_hit() && closest.hit().t < t_exit - ExitSlack(world, t_exit);
       });
@@ -235,16 +235,17 @@ void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
   const float t_end = water.hit ? water.distance : ray.max_distance;
   const KdRay kray(ray.origin, Normalize(ray.direction));
   thread_local std::vector<TriangleRayHit> chunk_hits;
+  ChunkCollisionCache::ReadScope cache_scope(cache);
   KdStats kd;
-  absl::Status walked =
-      WalkChunks(index, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float) {
-        chunk_hits.clear();
-        AllHitsCollector collector(t_end, &chunk_hits);
-        c->tree.CastRay(c->mesh, kray, collector, &kd);
-        for (const TriangleRayHit& t : chunk_hits)
-          hits->push_back(MakeSmoothHit(world, kray, *c, t));
-        return false;
-      });
+  absl::Status walked = WalkChunks(index, cache, cache_scope, kray, t_end, stats,
+                                   [&](const ChunkCollision& c, float) {
+                                     chunk_hits.clear();
+                                     AllHitsCollector collector(t_end, &chunk_hits);
+                                     c.tree.CastRay(c.mesh, kray, collector, &kd);
+                                     for (const TriangleRayHit& t : chunk_hits)
+                                       hits->push_back(MakeSmoothHit(world, kray, c, t));
+                                     return false;
+                                   });
   AddTreeStats(kd, stats);
   std::sort(hits->begin(), hits->end(),
             [](const RaycastHit& a, const RaycastHit& b) { return a.distance < b.distance; });
