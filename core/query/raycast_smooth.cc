@@ -86,8 +86,29 @@ absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache
   return status;
 }
 
+// World::GetVoxel that keeps the last chunk it loaded: the voxels of one hit lie in one to eight
+// chunks (usually one), so this saves a chunk lookup (lock, hash, reference count) per voxel.
+class VoxelReader {
+ public:
+  explicit VoxelReader(const World& world) : world_(world) {}
+  Voxel Get(const Int3& voxel) {
+    if (!world_.voxel_bounds().Contains(voxel)) return Voxel{};
+    const ChunkKey key = ChunkOf(voxel);
+    if (chunk_ == nullptr || !(key == key_)) {
+      chunk_ = world_.GetChunk(key);
+      key_ = key;
+    }
+    return chunk_->At(LocalOf(voxel));
+  }
+
+ private:
+  const World& world_;
+  ChunkKey key_;
+  ChunkPtr chunk_;
+};
+
 // Solid corner with the highest occupancy of the cell around `p` (the mesher's material rule).
-Int3 DominantSolidCorner(const World& world, const Vec3& p) {
+Int3 DominantSolidCorner(const World& world, VoxelReader& voxels, const Vec3& p) {
   const float h = world.voxel_size();
   Int3 low{int32_t(std::floor(p.x / h - 0.5f)), int32_t(std::floor(p.y / h - 0.5f)),
            int32_t(std::floor(p.z / h - 0.5f))};
@@ -95,7 +116,7 @@ Int3 DominantSolidCorner(const World& world, const Vec3& p) {
   int best_occupancy = -1;
   for (int c = 0; c < 8; ++c) {
     Int3 v = low + Int3{c & 1, (c >> 1) & 1, c >> 2};
-    Voxel x = world.GetVoxel(v);
+    Voxel x = voxels.Get(v);
     if (IsSolidMaterial(x.material) && x.occupancy > kIsoOccupancy &&
         x.occupancy > best_occupancy) {
       best = v;
@@ -153,8 +174,10 @@ RaycastHit MakeSmoothHit(const World& world, const KdRay& ray, const ChunkCollis
   hit.normal = SmoothNormal(c, t.triangle, hit.position);
   hit.front_face = Dot(facet, ray.direction) < 0;
   // Step a hair into the solid so the hit cell is the one behind the surface.
-  hit.voxel = DominantSolidCorner(world, hit.position - facet * (1e-3f * world.voxel_size()));
-  hit.value = {c.mesh.materials[t.triangle], world.GetVoxel(hit.voxel).occupancy};
+  VoxelReader voxels(world);
+  hit.voxel =
+      DominantSolidCorner(world, voxels, hit.position - facet * (1e-3f * world.voxel_size()));
+  hit.value = {c.mesh.materials[t.triangle], voxels.Get(hit.voxel).occupancy};
   hit.chunk = c.key;
   hit.triangle = int32_t(t.triangle);
   return hit;
