@@ -86,25 +86,35 @@ absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache
   return status;
 }
 
-// World::GetVoxel that keeps the last chunk it loaded: the voxels of one hit lie in one to eight
-// chunks (usually one), so this saves a chunk lookup (lock, hash, reference count) per voxel.
+// World::GetVoxel that keeps the last chunk it read: the voxels of one hit lie in one to eight
+// chunks (usually one). A chunk near the surface has a partial broadphase record, which holds the
+// chunk it was built from (the published one: edits rebuild records as they publish chunks), so
+// the voxels are read from there without a world lookup (lock, hash, reference count). Other
+// chunks come from World::GetChunk (air if the chunk fails to load, as GetVoxel).
 class VoxelReader {
  public:
-  explicit VoxelReader(const World& world) : world_(world) {}
+  explicit VoxelReader(const BroadphaseIndex& index) : index_(index), scope_(index) {}
   Voxel Get(const Int3& voxel) {
-    if (!world_.voxel_bounds().Contains(voxel)) return Voxel{};
+    const World& world = index_.world();
+    if (!world.voxel_bounds().Contains(voxel)) return Voxel{};
     const ChunkKey key = ChunkOf(voxel);
     if (chunk_ == nullptr || !(key == key_)) {
-      chunk_ = world_.GetChunk(key);
       key_ = key;
+      chunk_ = index_.Get(key, scope_).chunk().get();
+      if (chunk_ == nullptr) {
+        owner_ = world.GetChunk(key);
+        chunk_ = owner_.get();
+      }
     }
     return chunk_->At(LocalOf(voxel));
   }
 
  private:
-  const World& world_;
+  const BroadphaseIndex& index_;
+  BroadphaseIndex::ReadScope scope_;
   ChunkKey key_;
-  ChunkPtr chunk_;
+  const Chunk* chunk_ = nullptr;
+  ChunkPtr owner_;  // holds chunk_ when it came from the world
 };
 
 // Solid corner with the highest occupancy of the cell around `p` (the mesher's material rule).
@@ -164,8 +174,9 @@ Vec3 SmoothNormal(const ChunkCollision& c, uint32_t tri, const Vec3& p) {
   return LengthSq(smooth) > 0 ? Normalize(smooth) : Normalize(n);
 }
 
-RaycastHit MakeSmoothHit(const World& world, const KdRay& ray, const ChunkCollision& c,
+RaycastHit MakeSmoothHit(const BroadphaseIndex& index, const KdRay& ray, const ChunkCollision& c,
                          const TriangleRayHit& t) {
+  const World& world = index.world();
   RaycastHit hit;
   hit.hit = true;
   hit.distance = t.t;
@@ -174,7 +185,7 @@ RaycastHit MakeSmoothHit(const World& world, const KdRay& ray, const ChunkCollis
   hit.normal = SmoothNormal(c, t.triangle, hit.position);
   hit.front_face = Dot(facet, ray.direction) < 0;
   // Step a hair into the solid so the hit cell is the one behind the surface.
-  VoxelReader voxels(world);
+  VoxelReader voxels(index);
   hit.voxel =
       DominantSolidCorner(world, voxels, hit.position - facet * (1e-3f * world.voxel_size()));
   hit.value = {c.mesh.materials[t.triangle], voxels.Get(hit.voxel).occupancy};
@@ -238,7 +249,7 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
     return failed;
   }
   if (closest.has_hit()) {
-    RaycastHit hit = MakeSmoothHit(world, kray, *best, closest.hit());
+    RaycastHit hit = MakeSmoothHit(index, kray, *best, closest.hit());
     // The first crossing leaves the solid: the ray started inside terrain.
     return hit.front_face ? hit : StartedInside(world, ray);
   }
@@ -266,7 +277,7 @@ void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
                                      AllHitsCollector collector(t_end, &chunk_hits);
                                      c.tree.CastRay(c.mesh, kray, collector, &kd);
                                      for (const TriangleRayHit& t : chunk_hits)
-                                       hits->push_back(MakeSmoothHit(world, kray, c, t));
+                                       hits->push_back(MakeSmoothHit(index, kray, c, t));
                                      return false;
                                    });
   AddTreeStats(kd, stats);
