@@ -262,16 +262,23 @@ bool ChunkCollisionCache::Drop(Shard& shard, const ChunkKey& key) {
 
 // ---- Queries ----
 
+const ChunkCollision* ChunkCollisionCache::FindCached(const ChunkKey& key,
+                                                      const ReadScope& scope) const {
+  Entry* entry = Lookup(key);
+  if (entry == nullptr) return nullptr;
+  const ChunkCollision* data = entry->ready.load(std::memory_order_acquire);
+  if (data == nullptr) return nullptr;
+  if (!entry->referenced.load(std::memory_order_relaxed))
+    entry->referenced.store(true, std::memory_order_relaxed);
+  scope.counter_->hits.fetch_add(1, std::memory_order_relaxed);
+  return data;
+}
+
 const ChunkCollision* ChunkCollisionCache::Find(const ChunkKey& key, const ReadScope& scope,
                                                 absl::Status* error, bool* built) {
-  if (Entry* entry = Lookup(key); entry != nullptr) {
-    if (const ChunkCollision* data = entry->ready.load(std::memory_order_acquire)) {
-      if (!entry->referenced.load(std::memory_order_relaxed))
-        entry->referenced.store(true, std::memory_order_relaxed);
-      scope.counter_->hits.fetch_add(1, std::memory_order_relaxed);
-      if (built) *built = false;
-      return data;
-    }
+  if (const ChunkCollision* data = FindCached(key, scope)) {
+    if (built) *built = false;
+    return data;
   }
   // Never mesh a chunk whose stored record fails to load: it would read as air.
   if (absl::StatusOr<ChunkPtr> loaded = world_.LoadChunk(key); !loaded.ok()) {

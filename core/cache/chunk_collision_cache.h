@@ -94,6 +94,10 @@ class ChunkCollisionCache : public EditObserver {
   const ChunkCollision* Find(const ChunkKey& key, const ReadScope& scope, absl::Status* error,
                              bool* built = nullptr);
 
+  // Find's fast path alone: the built entry of `key`, or null when there is none yet (no build, no
+  // world access).
+  const ChunkCollision* FindCached(const ChunkKey& key, const ReadScope& scope) const;
+
   size_t budget_bytes() const { return shard_budget_ * kShards; }
   ChunkCollisionCacheStats stats() const;
 

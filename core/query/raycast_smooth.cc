@@ -256,8 +256,8 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   if (water.hit) return water;
   // No crossing at all: inside if the origin voxel is solid (the surface stays within a voxel of
   // the blocky one, so a long solid run without a crossing is inside).
-  return IsSolid(world.GetVoxel(world.VoxelAt(ray.origin))) ? StartedInside(world, ray)
-                                                            : RaycastHit{};
+  VoxelReader voxels(index);
+  return IsSolid(voxels.Get(world.VoxelAt(ray.origin))) ? StartedInside(world, ray) : RaycastHit{};
 }
 
 void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
