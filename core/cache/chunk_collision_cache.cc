@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <utility>
 
 #include "core/mesh/marching_cubes.h"
@@ -11,8 +12,9 @@ namespace voxcol {
 
 namespace {
 
-// Map node, LRU node and control blocks: a rough per-entry overhead beyond the payload.
+// Table slot, entry and control blocks: a rough per-entry overhead beyond the payload.
 constexpr size_t kEntryOverhead = 160;
+constexpr size_t kNotListed = std::numeric_limits<size_t>::max();
 
 template <typename T>
 void CopyExact(const std::vector<T>& from, std::vector<T>* to) {
@@ -22,16 +24,121 @@ void CopyExact(const std::vector<T>& from, std::vector<T>* to) {
 
 }  // namespace
 
+struct ChunkCollisionCache::Entry {
+  explicit Entry(const ChunkKey& k) : key(k) {}
+  const ChunkKey key;
+  absl::once_flag once;
+  ChunkCollisionPtr data;                             // written once, under `once`
+  std::atomic<const ChunkCollision*> ready{nullptr};  // data.get() once built
+  std::atomic<bool> referenced{false};                // CLOCK bit, set by hits
+  // Guarded by the shard mutex.
+  size_t bytes = 0;  // 0 until the build is accounted
+  size_t ring_pos = kNotListed;
+};
+
 ChunkCollisionCache::ChunkCollisionCache(World& world, size_t budget_bytes)
-    : world_(world), shard_budget_(budget_bytes / kShards) {
+    : world_(world),
+      shard_budget_(budget_bytes / kShards),
+      range_(MeshedChunkRange(world)),
+      readers_(new ReaderCounter[kReaderShards]) {
+  const Int3 extent = range_.max - range_.min;
+  constexpr int kPageEdge = 1 << kPageBits;
+  pages_ = {(extent.x + kPageEdge - 1) >> kPageBits, (extent.y + kPageEdge - 1) >> kPageBits,
+            (extent.z + kPageEdge - 1) >> kPageBits};
+  directory_size_ = size_t(pages_.x) * size_t(pages_.y) * size_t(pages_.z);
+  directory_ = std::make_unique<std::atomic<Page*>[]>(directory_size_);
+  for (size_t i = 0; i < directory_size_; ++i) directory_[i].store(nullptr);
   world.AddObserver(this);
 }
+
+ChunkCollisionCache::~ChunkCollisionCache() {
+  for (size_t p = 0; p < directory_size_; ++p) {
+    Page* page = directory_[p].load();
+    if (page == nullptr) continue;
+    for (std::atomic<Entry*>& slot : page->slots) delete slot.load();
+    delete page;
+  }
+  absl::MutexLock lock(&retire_mu_);
+  for (auto& list : retired_)
+    for (Entry* e : list) delete e;
+}
+
+// ---- Reclamation ----
+
+ChunkCollisionCache::ReadScope::ReadScope(const ChunkCollisionCache& cache) {
+  // Threads take shards round robin on their first scope.
+  static std::atomic<uint32_t> next_shard{0};
+  thread_local const uint32_t shard =
+      next_shard.fetch_add(1, std::memory_order_relaxed) % kReaderShards;
+  counter_ = &cache.readers_[shard];
+  // Count ourselves in the current epoch; if the epoch moved meanwhile, the writer may already
+  // have checked that counter, so undo and retry with the new epoch.
+  for (;;) {
+    epoch_ = cache.epoch_.load();
+    counter_->count[epoch_ & 1].fetch_add(1);
+    if (cache.epoch_.load() == epoch_) return;
+    counter_->count[epoch_ & 1].fetch_sub(1);
+  }
+}
+
+ChunkCollisionCache::ReadScope::~ReadScope() { counter_->count[epoch_ & 1].fetch_sub(1); }
+
+int64_t ChunkCollisionCache::ActiveReaders(uint64_t parity) const {
+  int64_t n = 0;
+  for (int i = 0; i < kReaderShards; ++i) n += readers_[i].count[parity & 1].load();
+  return n;
+}
+
+void ChunkCollisionCache::Retire(Entry* entry) {
+  absl::MutexLock lock(&retire_mu_);
+  uint64_t e = epoch_.load();
+  retired_[e & 1].push_back(entry);
+  // Entries retired in epoch e-1 are unreachable for readers that entered in epoch e or later.
+  // Once no reader of epoch e-1 remains, free them and advance to e+1 (reusing that counter).
+  std::vector<Entry*>& previous = retired_[(e + 1) & 1];
+  if (ActiveReaders(e + 1) != 0) return;
+  for (Entry* r : previous) delete r;
+  previous.clear();
+  epoch_.store(e + 1);
+}
+
+// ---- Table ----
 
 ChunkCollisionCache::Shard& ChunkCollisionCache::ShardFor(const ChunkKey& key) const {
   uint32_t h =
       uint32_t(key.x) * 73856093u ^ uint32_t(key.y) * 19349663u ^ uint32_t(key.z) * 83492791u;
   return shards_[(h ^ (h >> 16)) % kShards];
 }
+
+std::atomic<ChunkCollisionCache::Entry*>* ChunkCollisionCache::SlotFor(const ChunkKey& key,
+                                                                       bool create) const {
+  if (!range_.Contains(key)) return nullptr;
+  const Int3 k = key - range_.min;
+  std::atomic<Page*>& dir =
+      directory_[(size_t(k.y >> kPageBits) * size_t(pages_.z) + size_t(k.z >> kPageBits)) *
+                     size_t(pages_.x) +
+                 size_t(k.x >> kPageBits)];
+  Page* page = dir.load(std::memory_order_acquire);
+  if (page == nullptr) {
+    if (!create) return nullptr;
+    Page* fresh = new Page;
+    if (dir.compare_exchange_strong(page, fresh, std::memory_order_acq_rel)) {
+      page = fresh;
+    } else {
+      delete fresh;  // another thread allocated it; `page` now holds theirs
+    }
+  }
+  constexpr int kMask = (1 << kPageBits) - 1;
+  return &page->slots[((k.y & kMask) << (2 * kPageBits)) | ((k.z & kMask) << kPageBits) |
+                      (k.x & kMask)];
+}
+
+ChunkCollisionCache::Entry* ChunkCollisionCache::Lookup(const ChunkKey& key) const {
+  std::atomic<Entry*>* slot = SlotFor(key, false);
+  return slot != nullptr ? slot->load(std::memory_order_acquire) : nullptr;
+}
+
+// ---- Builds ----
 
 ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   // Build into reusable per-thread buffers, then keep exact-size copies.
@@ -59,67 +166,145 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   return out;
 }
 
-std::shared_ptr<ChunkCollisionCache::Slot> ChunkCollisionCache::FindOrAddSlot(Shard& shard,
-                                                                              const ChunkKey& key,
-                                                                              uint64_t seen_version,
-                                                                              bool* cacheable) {
-  absl::MutexLock lock(&shard.mu);
-  auto it = shard.map.find(key);
-  if (it != shard.map.end()) {
-    shard.lru.splice(shard.lru.begin(), shard.lru, it->second.lru);
-    hits_.fetch_add(1, std::memory_order_relaxed);
-    *cacheable = true;
-    return it->second.slot;
-  }
-  auto slot = std::make_shared<Slot>();
-  // An edit published after we read the version may have invalidated what we are about to build.
-  *cacheable = shard.invalidated_version <= seen_version;
-  if (*cacheable) {
-    shard.lru.push_front(key);
-    shard.map.emplace(key, Entry{slot, shard.lru.begin(), 0});
-  }
-  return slot;
-}
-
-void ChunkCollisionCache::Erase(Shard& shard, const ChunkKey& key) {
-  auto it = shard.map.find(key);
-  if (it == shard.map.end()) return;
-  shard.bytes -= it->second.bytes;
-  shard.lru.erase(it->second.lru);
-  shard.map.erase(it);
-}
-
-void ChunkCollisionCache::Account(Shard& shard, const ChunkKey& key,
-                                  const std::shared_ptr<Slot>& slot) {
-  absl::MutexLock lock(&shard.mu);
-  auto it = shard.map.find(key);
-  if (it == shard.map.end() || it->second.slot != slot) return;  // invalidated meanwhile
-  it->second.bytes = slot->data->bytes;
-  shard.bytes += it->second.bytes;
-  // Evict least recently used entries; the new one goes too if it alone exceeds the budget.
-  while (shard.bytes > shard_budget_ && !shard.lru.empty()) {
-    ChunkKey victim = shard.lru.back();
-    Erase(shard, victim);
-    evictions_.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
-ChunkCollisionPtr ChunkCollisionCache::Get(const ChunkKey& key, bool* built) {
-  Shard& shard = ShardFor(key);
+ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrAdd(const ChunkKey& key, bool* cacheable) {
   const uint64_t seen_version = world_.version();
-  bool cacheable = false;
-  std::shared_ptr<Slot> slot = FindOrAddSlot(shard, key, seen_version, &cacheable);
+  std::atomic<Entry*>* slot = SlotFor(key, true);  // null outside the table: never cached
+  Shard& shard = ShardFor(key);
+  absl::MutexLock lock(&shard.mu);
+  if (slot != nullptr) {
+    if (Entry* found = slot->load(std::memory_order_relaxed); found != nullptr) {
+      hits_.fetch_add(1, std::memory_order_relaxed);
+      *cacheable = true;
+      return found;
+    }
+  }
+  auto* entry = new Entry(key);
+  // An edit published after we read the version may have invalidated what we are about to build.
+  *cacheable = slot != nullptr && shard.invalidated_version <= seen_version;
+  if (*cacheable) {
+    slot->store(entry, std::memory_order_release);
+    ++shard.entries;
+  }
+  return entry;
+}
+
+const ChunkCollision* ChunkCollisionCache::Ensure(Entry* entry, bool cacheable, bool* built) {
   bool did_build = false;
-  absl::call_once(slot->once, [&] {
-    slot->data = Build(key);
+  absl::call_once(entry->once, [&] {
+    entry->data = Build(entry->key);
+    entry->ready.store(entry->data.get(), std::memory_order_release);
     did_build = true;
   });
   if (did_build) {
     builds_.fetch_add(1, std::memory_order_relaxed);
-    if (cacheable) Account(shard, key, slot);
+    if (cacheable) {
+      Account(ShardFor(entry->key), entry);
+    } else {
+      Retire(entry);  // private to this call; freed after the caller's scope
+    }
   }
   if (built) *built = did_build;
-  return slot->data;
+  return entry->data.get();
+}
+
+void ChunkCollisionCache::Account(Shard& shard, Entry* entry) {
+  absl::MutexLock lock(&shard.mu);
+  std::atomic<Entry*>* slot = SlotFor(entry->key, false);
+  if (slot == nullptr || slot->load(std::memory_order_relaxed) != entry)
+    return;  // invalidated meanwhile
+  entry->bytes = entry->data->bytes;
+  shard.bytes += entry->bytes;
+  entry->referenced.store(true, std::memory_order_relaxed);
+  entry->ring_pos = shard.ring.size();
+  shard.ring.push_back(entry);
+  EvictOver(shard);
+}
+
+void ChunkCollisionCache::EvictOver(Shard& shard) {
+  // CLOCK: the hand clears reference bits and evicts the first entry found without one. After two
+  // laps without success (readers keep setting bits) it evicts regardless. The new entry goes too
+  // if it alone exceeds the budget.
+  size_t steps = 0;
+  while (shard.bytes > shard_budget_ && !shard.ring.empty()) {
+    if (shard.hand >= shard.ring.size()) shard.hand = 0;
+    Entry* e = shard.ring[shard.hand];
+    if (steps++ < 2 * shard.ring.size() && e->referenced.load(std::memory_order_relaxed)) {
+      e->referenced.store(false, std::memory_order_relaxed);
+      ++shard.hand;
+      continue;
+    }
+    Drop(shard, e->key);
+    evictions_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void ChunkCollisionCache::Unring(Shard& shard, Entry* entry) {
+  if (entry->ring_pos == kNotListed) return;
+  Entry* last = shard.ring.back();
+  shard.ring[entry->ring_pos] = last;
+  last->ring_pos = entry->ring_pos;
+  shard.ring.pop_back();
+  entry->ring_pos = kNotListed;
+}
+
+bool ChunkCollisionCache::Drop(Shard& shard, const ChunkKey& key) {
+  std::atomic<Entry*>* slot = SlotFor(key, false);
+  if (slot == nullptr) return false;
+  Entry* entry = slot->load(std::memory_order_relaxed);
+  if (entry == nullptr) return false;
+  slot->store(nullptr, std::memory_order_release);
+  Unring(shard, entry);
+  shard.bytes -= entry->bytes;
+  --shard.entries;
+  Retire(entry);
+  return true;
+}
+
+// ---- Queries ----
+
+const ChunkCollision* ChunkCollisionCache::FindCached(const ChunkKey& key,
+                                                      const ReadScope& scope) const {
+  Entry* entry = Lookup(key);
+  if (entry == nullptr) return nullptr;
+  const ChunkCollision* data = entry->ready.load(std::memory_order_acquire);
+  if (data == nullptr) return nullptr;
+  if (!entry->referenced.load(std::memory_order_relaxed))
+    entry->referenced.store(true, std::memory_order_relaxed);
+  scope.counter_->hits.fetch_add(1, std::memory_order_relaxed);
+  return data;
+}
+
+const ChunkCollision* ChunkCollisionCache::Find(const ChunkKey& key, const ReadScope& scope,
+                                                absl::Status* error, bool* built) {
+  if (const ChunkCollision* data = FindCached(key, scope)) {
+    if (built) *built = false;
+    return data;
+  }
+  // Never mesh a chunk whose stored record fails to load: it would read as air.
+  if (absl::StatusOr<ChunkPtr> loaded = world_.LoadChunk(key); !loaded.ok()) {
+    *error = loaded.status();
+    return nullptr;
+  }
+  bool cacheable = false;
+  Entry* entry = FindOrAdd(key, &cacheable);
+  return Ensure(entry, cacheable, built);
+}
+
+ChunkCollisionPtr ChunkCollisionCache::Get(const ChunkKey& key, bool* built) {
+  ReadScope scope(*this);
+  if (Entry* entry = Lookup(key); entry != nullptr) {
+    if (entry->ready.load(std::memory_order_acquire) != nullptr) {
+      if (!entry->referenced.load(std::memory_order_relaxed))
+        entry->referenced.store(true, std::memory_order_relaxed);
+      scope.counter_->hits.fetch_add(1, std::memory_order_relaxed);
+      if (built) *built = false;
+      return entry->data;
+    }
+  }
+  bool cacheable = false;
+  Entry* entry = FindOrAdd(key, &cacheable);
+  Ensure(entry, cacheable, built);
+  return entry->data;
 }
 
 void ChunkCollisionCache::AfterPublish(const CommittedEdit& edit) {
@@ -131,9 +316,7 @@ void ChunkCollisionCache::AfterPublish(const CommittedEdit& edit) {
           Shard& shard = ShardFor({x, y, z});
           absl::MutexLock lock(&shard.mu);
           shard.invalidated_version = std::max(shard.invalidated_version, edit.result.version);
-          if (shard.map.contains(ChunkKey{x, y, z}))
-            invalidations_.fetch_add(1, std::memory_order_relaxed);
-          Erase(shard, {x, y, z});
+          if (Drop(shard, {x, y, z})) invalidations_.fetch_add(1, std::memory_order_relaxed);
         }
   }
 }
@@ -141,13 +324,15 @@ void ChunkCollisionCache::AfterPublish(const CommittedEdit& edit) {
 ChunkCollisionCacheStats ChunkCollisionCache::stats() const {
   ChunkCollisionCacheStats s;
   s.hits = hits_.load(std::memory_order_relaxed);
+  for (int i = 0; i < kReaderShards; ++i)
+    s.hits += readers_[i].hits.load(std::memory_order_relaxed);
   s.builds = builds_.load(std::memory_order_relaxed);
   s.evictions = evictions_.load(std::memory_order_relaxed);
   s.invalidations = invalidations_.load(std::memory_order_relaxed);
   for (Shard& shard : shards_) {
     absl::MutexLock lock(&shard.mu);
     s.bytes += shard.bytes;
-    s.entries += shard.map.size();
+    s.entries += shard.entries;
   }
   return s;
 }

@@ -7,19 +7,27 @@
 // its voxels before an edit but finished after it is returned to its caller but not cached (each
 // shard remembers the last edit version that invalidated one of its chunks).
 //
-// Concurrency: sharded by chunk key, one mutex per shard held only for map/LRU updates. A chunk is
-// built exactly once per content: concurrent callers share one slot and wait on its once-flag.
+// Lookup: a sparse table indexed by chunk coordinate (pages of 8^3 slots, allocated on first
+// touch; an untouched world costs one directory pointer per 512 chunks) holds an atomic pointer to
+// each chunk's entry. A hit is two dependent loads and a reference bit: no lock, no hash, no list
+// splice. Eviction is CLOCK (second chance on the reference bit) per shard, under the shard's
+// mutex, which only misses, accounting, eviction and invalidation take.
+//
+// Reclamation: entries dropped from the table (evicted, invalidated) are retired and freed once
+// every reader that could still hold them has left its ReadScope (two-epoch reclamation, as in
+// BroadphaseIndex). A chunk is built exactly once per content: concurrent callers find the one
+// entry in the table and wait on its once-flag.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <list>
 #include <memory>
+#include <vector>
 
 #include "absl/base/call_once.h"
-#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "core/kdtree/kd_tree.h"
 #include "core/mesh/chunk_mesh.h"
@@ -46,17 +54,49 @@ struct ChunkCollisionCacheStats {
 };
 
 class ChunkCollisionCache : public EditObserver {
+  struct alignas(64) ReaderCounter {
+    std::atomic<int64_t> count[2] = {0, 0};
+    std::atomic<uint64_t> hits{0};
+  };
+
  public:
   // Registers itself as an edit observer of `world`, so construct it before the world serves edits.
   // `budget_bytes` bounds the cached bytes (split evenly over the shards).
   ChunkCollisionCache(World& world, size_t budget_bytes);
+  ~ChunkCollisionCache() override;
   ChunkCollisionCache(const ChunkCollisionCache&) = delete;
   ChunkCollisionCache& operator=(const ChunkCollisionCache&) = delete;
+
+  // Pins the entries a thread finds for as long as it lives. Cheap (two atomic increments on a
+  // per-thread-shard line); scopes may nest.
+  class ReadScope {
+   public:
+    explicit ReadScope(const ChunkCollisionCache& cache);
+    ~ReadScope();
+    ReadScope(const ReadScope&) = delete;
+    ReadScope& operator=(const ReadScope&) = delete;
+
+   private:
+    friend class ChunkCollisionCache;
+    ReaderCounter* counter_;  // this thread's shard
+    uint64_t epoch_;
+  };
 
   // The mesh and tree of chunk `key` for the world's current content, built on first use. `key`
   // may lie one chunk below the world's min corner (see MeshedChunkRange). Thread-safe. Sets
   // *built when this call did the build.
   ChunkCollisionPtr Get(const ChunkKey& key, bool* built = nullptr);
+
+  // Same data for queries: valid while `scope` lives, without reference counting. Before a chunk
+  // is built, the world chunk at `key` is loaded (World::LoadChunk): if that fails, returns null
+  // and sets *error, never meshes the chunk as air. A cached entry was built from a chunk that
+  // loaded, and edits drop it, so a hit needs no world lookup.
+  const ChunkCollision* Find(const ChunkKey& key, const ReadScope& scope, absl::Status* error,
+                             bool* built = nullptr);
+
+  // Find's fast path alone: the built entry of `key`, or null when there is none yet (no build, no
+  // world access).
+  const ChunkCollision* FindCached(const ChunkKey& key, const ReadScope& scope) const;
 
   size_t budget_bytes() const { return shard_budget_ * kShards; }
   ChunkCollisionCacheStats stats() const;
@@ -65,34 +105,56 @@ class ChunkCollisionCache : public EditObserver {
 
  private:
   static constexpr int kShards = 16;
-  struct Slot {
-    absl::once_flag once;
-    ChunkCollisionPtr data;
-  };
-  struct Entry {
-    std::shared_ptr<Slot> slot;
-    std::list<ChunkKey>::iterator lru;
-    size_t bytes = 0;  // 0 until the build is accounted
+  static constexpr int kPageBits = 3;  // pages of 8^3 slots
+  static constexpr int kPageSlots = 1 << (3 * kPageBits);
+  struct Entry;
+  struct Page {
+    std::atomic<Entry*> slots[kPageSlots] = {};
   };
   struct Shard {
     absl::Mutex mu;
-    absl::flat_hash_map<ChunkKey, Entry> map ABSL_GUARDED_BY(mu);
-    std::list<ChunkKey> lru ABSL_GUARDED_BY(mu);  // most recent first
+    std::vector<Entry*> ring ABSL_GUARDED_BY(mu);  // built, accounted entries (CLOCK order)
+    size_t hand ABSL_GUARDED_BY(mu) = 0;
     size_t bytes ABSL_GUARDED_BY(mu) = 0;
+    size_t entries ABSL_GUARDED_BY(mu) = 0;  // in the table, built or not
     uint64_t invalidated_version ABSL_GUARDED_BY(mu) = 0;
   };
 
   Shard& ShardFor(const ChunkKey& key) const;
-  std::shared_ptr<Slot> FindOrAddSlot(Shard& shard, const ChunkKey& key, uint64_t seen_version,
-                                      bool* cacheable);
+  // The table slot of `key`, or null when its page was never allocated (and `create` is false).
+  std::atomic<Entry*>* SlotFor(const ChunkKey& key, bool create) const;
+  Entry* Lookup(const ChunkKey& key) const;
+  // Slow path: the entry in the table (added if missing), or a private one when an edit may have
+  // invalidated what we are about to build (then *cacheable is false).
+  Entry* FindOrAdd(const ChunkKey& key, bool* cacheable);
+  // Builds the entry's data once; returns the data.
+  const ChunkCollision* Ensure(Entry* entry, bool cacheable, bool* built);
   ChunkCollisionPtr Build(const ChunkKey& key) const;
-  void Account(Shard& shard, const ChunkKey& key, const std::shared_ptr<Slot>& slot);
-  void Erase(Shard& shard, const ChunkKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  void Account(Shard& shard, Entry* entry);
+  void EvictOver(Shard& shard) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  // Removes the table entry of `key` (if any) and retires it. Returns whether there was one.
+  bool Drop(Shard& shard, const ChunkKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  void Unring(Shard& shard, Entry* entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
+  void Retire(Entry* entry);
+  int64_t ActiveReaders(uint64_t parity) const;
 
   const World& world_;
   size_t shard_budget_;
+  IntBox range_;  // keys the table covers (MeshedChunkRange)
+  Int3 pages_;    // directory extent in pages
+  std::unique_ptr<std::atomic<Page*>[]> directory_;
+  size_t directory_size_ = 0;
   mutable std::array<Shard, kShards> shards_;
-  std::atomic<uint64_t> hits_{0}, builds_{0}, evictions_{0}, invalidations_{0};
+  std::atomic<uint64_t> hits_{0};  // slow-path hits (an entry found under the shard lock)
+  std::atomic<uint64_t> builds_{0}, evictions_{0}, invalidations_{0};
+
+  // Two-epoch reclamation: readers count themselves in count[epoch & 1] of their thread's shard
+  // (which also counts that shard's hits, so a hit writes only a line its thread owns).
+  static constexpr int kReaderShards = 16;
+  mutable std::atomic<uint64_t> epoch_{0};
+  std::unique_ptr<ReaderCounter[]> readers_;
+  absl::Mutex retire_mu_;
+  std::vector<Entry*> retired_[2] ABSL_GUARDED_BY(retire_mu_);
 };
 
 }  // namespace voxcol

@@ -49,14 +49,16 @@ class ChunkWalk {
 };
 
 // Visits the non-empty chunk trees along the ray up to t_end; `on_chunk(collision, t_exit)` returns
-// true to stop. A chunk whose stored record fails to load stops the walk with that error (meshing
-// it would read it as air).
+// true to stop. The collisions stay valid while `cache_scope` lives. A chunk whose stored record
+// fails to load stops the walk with that error (meshing it would read it as air): the cache loads
+// a chunk before building it, and an entry it holds was built from a chunk that loaded.
 // World chunks whose broadphase record has no solid within one voxel cannot hold a triangle (every
 // cell corner lies in that neighbourhood), so they are stepped over without touching the cache. The
 // layer meshed just outside the world (it closes the surface at the world box) has no record and
 // is always visited.
 template <typename OnChunk>
-absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache, const KdRay& ray,
+absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                        const ChunkCollisionCache::ReadScope& cache_scope, const KdRay& ray,
                         float t_end, QueryStats* stats, OnChunk&& on_chunk) {
   const World& world = index.world();
   BroadphaseIndex::ReadScope scope(index);
@@ -69,15 +71,12 @@ absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache
       if (walk.t_exit() > t_end) break;
       continue;
     }
-    if (absl::StatusOr<ChunkPtr> loaded = world.LoadChunk(walk.key()); !loaded.ok()) {
-      status = loaded.status();
-      break;
-    }
     bool built = false;
-    ChunkCollisionPtr c = cache.Get(walk.key(), &built);
+    const ChunkCollision* c = cache.Find(walk.key(), cache_scope, &status, &built);
+    if (c == nullptr) break;  // load error
     ++chunks;
     builds += built;
-    if (!c->tree.empty() && on_chunk(c, walk.t_exit())) break;
+    if (!c->tree.empty() && on_chunk(*c, walk.t_exit())) break;
     if (walk.t_exit() > t_end) break;
   }
   if (stats) {
@@ -87,8 +86,39 @@ absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache
   return status;
 }
 
+// World::GetVoxel that keeps the last chunk it read: the voxels of one hit lie in one to eight
+// chunks (usually one). A chunk near the surface has a partial broadphase record, which holds the
+// chunk it was built from (the published one: edits rebuild records as they publish chunks), so
+// the voxels are read from there without a world lookup (lock, hash, reference count). Other
+// chunks come from World::GetChunk (air if the chunk fails to load, as GetVoxel).
+class VoxelReader {
+ public:
+  explicit VoxelReader(const BroadphaseIndex& index) : index_(index), scope_(index) {}
+  Voxel Get(const Int3& voxel) {
+    const World& world = index_.world();
+    if (!world.voxel_bounds().Contains(voxel)) return Voxel{};
+    const ChunkKey key = ChunkOf(voxel);
+    if (chunk_ == nullptr || !(key == key_)) {
+      key_ = key;
+      chunk_ = index_.Get(key, scope_).chunk().get();
+      if (chunk_ == nullptr) {
+        owner_ = world.GetChunk(key);
+        chunk_ = owner_.get();
+      }
+    }
+    return chunk_->At(LocalOf(voxel));
+  }
+
+ private:
+  const BroadphaseIndex& index_;
+  BroadphaseIndex::ReadScope scope_;
+  ChunkKey key_;
+  const Chunk* chunk_ = nullptr;
+  ChunkPtr owner_;  // holds chunk_ when it came from the world
+};
+
 // Solid corner with the highest occupancy of the cell around `p` (the mesher's material rule).
-Int3 DominantSolidCorner(const World& world, const Vec3& p) {
+Int3 DominantSolidCorner(const World& world, VoxelReader& voxels, const Vec3& p) {
   const float h = world.voxel_size();
   Int3 low{int32_t(std::floor(p.x / h - 0.5f)), int32_t(std::floor(p.y / h - 0.5f)),
            int32_t(std::floor(p.z / h - 0.5f))};
@@ -96,7 +126,7 @@ Int3 DominantSolidCorner(const World& world, const Vec3& p) {
   int best_occupancy = -1;
   for (int c = 0; c < 8; ++c) {
     Int3 v = low + Int3{c & 1, (c >> 1) & 1, c >> 2};
-    Voxel x = world.GetVoxel(v);
+    Voxel x = voxels.Get(v);
     if (IsSolidMaterial(x.material) && x.occupancy > kIsoOccupancy &&
         x.occupancy > best_occupancy) {
       best = v;
@@ -144,8 +174,9 @@ Vec3 SmoothNormal(const ChunkCollision& c, uint32_t tri, const Vec3& p) {
   return LengthSq(smooth) > 0 ? Normalize(smooth) : Normalize(n);
 }
 
-RaycastHit MakeSmoothHit(const World& world, const KdRay& ray, const ChunkCollision& c,
+RaycastHit MakeSmoothHit(const BroadphaseIndex& index, const KdRay& ray, const ChunkCollision& c,
                          const TriangleRayHit& t) {
+  const World& world = index.world();
   RaycastHit hit;
   hit.hit = true;
   hit.distance = t.t;
@@ -154,8 +185,10 @@ RaycastHit MakeSmoothHit(const World& world, const KdRay& ray, const ChunkCollis
   hit.normal = SmoothNormal(c, t.triangle, hit.position);
   hit.front_face = Dot(facet, ray.direction) < 0;
   // Step a hair into the solid so the hit cell is the one behind the surface.
-  hit.voxel = DominantSolidCorner(world, hit.position - facet * (1e-3f * world.voxel_size()));
-  hit.value = {c.mesh.materials[t.triangle], world.GetVoxel(hit.voxel).occupancy};
+  VoxelReader voxels(index);
+  hit.voxel =
+      DominantSolidCorner(world, voxels, hit.position - facet * (1e-3f * world.voxel_size()));
+  hit.value = {c.mesh.materials[t.triangle], voxels.Get(hit.voxel).occupancy};
   hit.chunk = c.key;
   hit.triangle = int32_t(t.triangle);
   return hit;
@@ -197,14 +230,15 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   const float t_end = water.hit ? water.distance : ray.max_distance;
   const KdRay kray(ray.origin, Normalize(ray.direction));
   ClosestHitCollector closest(t_end);
-  ChunkCollisionPtr best;
+  ChunkCollisionCache::ReadScope cache_scope(cache);
+  const ChunkCollision* best = nullptr;
   KdStats kd;
-  absl::Status walked =
-      WalkChunks(index, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float t_exit) {
+  absl::Status walked = WalkChunks(
+      index, cache, cache_scope, kray, t_end, stats, [&](const ChunkCollision& c, float t_exit) {
         const bool had = closest.has_hit();
         const float before = closest.early_out();
-        c->tree.CastRay(c->mesh, kray, closest, &kd);
-        if (closest.has_hit() && (!had || closest.early_out() != before)) best = c;
+        c.tree.CastRay(c.mesh, kray, closest, &kd);
+        if (closest.has_hit() && (!had || closest.early_out() != before)) best = &c;
         // Later chunks start at t_exit: a hit clearly before it cannot be beaten.
         return closest.has_hit() && closest.hit().t < t_exit - ExitSlack(world, t_exit);
       });
@@ -215,15 +249,15 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
     return failed;
   }
   if (closest.has_hit()) {
-    RaycastHit hit = MakeSmoothHit(world, kray, *best, closest.hit());
+    RaycastHit hit = MakeSmoothHit(index, kray, *best, closest.hit());
     // The first crossing leaves the solid: the ray started inside terrain.
     return hit.front_face ? hit : StartedInside(world, ray);
   }
   if (water.hit) return water;
   // No crossing at all: inside if the origin voxel is solid (the surface stays within a voxel of
   // the blocky one, so a long solid run without a crossing is inside).
-  return IsSolid(world.GetVoxel(world.VoxelAt(ray.origin))) ? StartedInside(world, ray)
-                                                            : RaycastHit{};
+  VoxelReader voxels(index);
+  return IsSolid(voxels.Get(world.VoxelAt(ray.origin))) ? StartedInside(world, ray) : RaycastHit{};
 }
 
 void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
@@ -235,16 +269,17 @@ void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
   const float t_end = water.hit ? water.distance : ray.max_distance;
   const KdRay kray(ray.origin, Normalize(ray.direction));
   thread_local std::vector<TriangleRayHit> chunk_hits;
+  ChunkCollisionCache::ReadScope cache_scope(cache);
   KdStats kd;
-  absl::Status walked =
-      WalkChunks(index, cache, kray, t_end, stats, [&](const ChunkCollisionPtr& c, float) {
-        chunk_hits.clear();
-        AllHitsCollector collector(t_end, &chunk_hits);
-        c->tree.CastRay(c->mesh, kray, collector, &kd);
-        for (const TriangleRayHit& t : chunk_hits)
-          hits->push_back(MakeSmoothHit(world, kray, *c, t));
-        return false;
-      });
+  absl::Status walked = WalkChunks(index, cache, cache_scope, kray, t_end, stats,
+                                   [&](const ChunkCollision& c, float) {
+                                     chunk_hits.clear();
+                                     AllHitsCollector collector(t_end, &chunk_hits);
+                                     c.tree.CastRay(c.mesh, kray, collector, &kd);
+                                     for (const TriangleRayHit& t : chunk_hits)
+                                       hits->push_back(MakeSmoothHit(index, kray, c, t));
+                                     return false;
+                                   });
   AddTreeStats(kd, stats);
   std::sort(hits->begin(), hits->end(),
             [](const RaycastHit& a, const RaycastHit& b) { return a.distance < b.distance; });

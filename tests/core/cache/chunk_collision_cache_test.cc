@@ -128,5 +128,83 @@ TEST(NarrowphaseCacheTest, CacheMatchesFreshMeshesAfterRandomEdits) {
     EXPECT_TRUE(SameMesh(cache.Get(key)->mesh, MeshChunk(*world, key)));
 }
 
+// Lock-free hits under churn: readers find entries while an editor invalidates them and a small
+// budget evicts them; every entry a reader holds stays intact for its scope, and afterwards the
+// cache still matches fresh meshes.
+TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntries) {
+  auto world = testing::MakeCaveWorld(35, {48, 48, 48});
+  ChunkCollisionCache cache(*world, 96 * 1024);
+  std::vector<ChunkKey> keys = AllMeshedKeys(*world);
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      while (!stop.load()) {
+        ChunkCollisionCache::ReadScope scope(cache);
+        std::vector<const ChunkCollision*> held;
+        for (int i = 0; i < 16; ++i) {
+          const ChunkKey& key = keys[rng() % keys.size()];
+          absl::Status error;
+          const ChunkCollision* c = cache.Find(key, scope, &error);
+          if (c == nullptr || !(c->key == key) || !(c->mesh.origin == ChunkOrigin(key))) ++bad;
+          held.push_back(c);
+        }
+        for (const ChunkCollision* c : held) {  // still intact while the scope lives
+          if (c == nullptr || c->mesh.indices.size() != 3 * c->mesh.materials.size()) ++bad;
+        }
+      }
+    });
+  }
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-22, 22), ur(1.5f, 5.0f);
+  for (int i = 0; i < 30; ++i) {
+    FillBallParams p{{u(rng), u(rng), u(rng)},
+                     ur(rng),
+                     kMaterialRock,
+                     i % 2 ? EditMode::kAdd : EditMode::kSubtract};
+    ASSERT_TRUE(world->Edit([&](ChunkEdit& e) { return FillBall(e, p, EditLimits{}); }).ok());
+  }
+  stop = true;
+  for (std::thread& th : readers) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  ChunkCollisionCacheStats s = cache.stats();
+  EXPECT_GT(s.evictions, 0u);
+  EXPECT_LE(s.bytes, cache.budget_bytes());
+  ChunkCollisionCache::ReadScope scope(cache);
+  for (const ChunkKey& key : keys) {
+    absl::Status error;
+    const ChunkCollision* c = cache.Find(key, scope, &error);
+    ASSERT_NE(c, nullptr);
+    EXPECT_TRUE(SameMesh(c->mesh, MeshChunk(*world, key)));
+  }
+}
+
+// Find reports a chunk that fails to load instead of meshing it as air, and caches nothing for it.
+TEST(NarrowphaseCacheTest, FindReportsLoadErrors) {
+  class FailingLoader : public ChunkLoader {
+   public:
+    absl::StatusOr<ChunkPtr> Load(const ChunkKey& key) const override {
+      if (key == ChunkKey{0, 0, 0}) return absl::DataLossError("corrupt");
+      return ChunkPtr(nullptr);
+    }
+  };
+  auto world = testing::MakeCaveWorld(36, {32, 32, 32});
+  FailingLoader loader;
+  world->SetLoader(&loader);
+  ChunkCollisionCache cache(*world, size_t(1) << 30);
+  ChunkCollisionCache::ReadScope scope(cache);
+  for (int round = 0; round < 2; ++round) {
+    absl::Status error;
+    EXPECT_EQ(cache.Find({0, 0, 0}, scope, &error), nullptr);
+    EXPECT_EQ(error.code(), absl::StatusCode::kDataLoss);
+  }
+  absl::Status error;
+  EXPECT_NE(cache.Find({1, 0, 0}, scope, &error), nullptr);
+  EXPECT_TRUE(error.ok());
+  EXPECT_EQ(cache.stats().builds, 1u);
+}
+
 }  // namespace
 }  // namespace voxcol
