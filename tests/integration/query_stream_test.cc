@@ -291,12 +291,22 @@ TEST_F(QueryStreamTest, MinVersionNotReachedFailsAfterWaitingItsTimeout) {
 TEST_F(QueryStreamTest, CancellingAStreamStopsItsWork) {
   auto context = std::make_unique<grpc::ClientContext>();
   std::unique_ptr<Stream> stream = query_->Query(context.get());
-  // Four heavy batches (as many as may run at once on one stream), then cancel.
+  // Four heavy batches (as many as may run at once on one stream), then cancel. Each query is a
+  // large sphere's contacts in the caves (milliseconds each), so a batch runs for seconds and the
+  // cancel always lands mid-batch, however fast rays get.
   for (int b = 0; b < 4; ++b) {
     v1::QueryBatchRequest batch;
     batch.set_batch_id(b);
-    for (int i = 0; i < 4000; ++i)
-      *batch.add_queries() = Ray(i, -63.5f + (i % 127), 47.5f, -63.5f, 0.01f, 0.001f, 1, 3000);
+    for (int i = 0; i < 2000; ++i) {
+      v1::QueryRequest* q = batch.add_queries();
+      q->set_client_id(uint64_t(i));
+      v1::PosedShape* shape = q->mutable_contacts()->mutable_shape();
+      shape->mutable_shape()->mutable_sphere()->set_radius(12);
+      v1::Vec3* p = shape->mutable_position();
+      p->set_x(-50.5f + float((i * 7) % 100));
+      p->set_y(-20.5f + float(i % 40));
+      p->set_z(-50.5f + float((i * 13) % 100));
+    }
     ASSERT_TRUE(stream->Write(batch));
   }
   // Cancel as soon as the server has taken the batches in (a fixed sleep raced with faster
