@@ -25,7 +25,7 @@ absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits,
   RaycastInput ray;
   RaycastSettings settings;
   absl::Status status = FromProto(request, &ray, &settings);
-  if (status.ok()) status = ValidateRaycast(engine.world(), ray, limits.query);
+  if (status.ok()) status = ValidateRaycast(engine.world(), &ray, limits.query);
   if (!status.ok()) return status;
   QueryStats stats;
   RaycastHit hit;

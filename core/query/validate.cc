@@ -45,18 +45,24 @@ absl::Status CheckProbeSize(const char* field, float v, float max_extent) {
   return absl::OkStatus();
 }
 
-// Squared length below ~1e-24 cannot be normalized reliably in float.
-absl::Status CheckDirection(const Vec3& d) {
-  if (!IsFinite(d))
+// A finite, non-zero direction of any length, scaled to unit length in place. The length is taken
+// in double: in float, |d|^2 overflows above ~1.8e19 and underflows below ~1e-19, and the ray would
+// silently miss or be refused.
+absl::Status NormalizeDirection(Vec3* d) {
+  if (!IsFinite(*d)) {
     return absl::InvalidArgumentError("direction must be finite (no NaN or infinity)");
-  if (!(LengthSq(d) > 1e-24f)) return absl::InvalidArgumentError("direction must be non-zero");
+  }
+  const double x = d->x, y = d->y, z = d->z;
+  const double length = std::sqrt(x * x + y * y + z * z);
+  if (!(length > 0)) return absl::InvalidArgumentError("direction must be non-zero");
+  *d = Vec3(float(x / length), float(y / length), float(z / length));
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status ValidateRaycast(const World& world, const RaycastInput& ray,
-                             const QueryLimits& limits) {
+absl::Status ValidateRaycast(const World& world, RaycastInput* input, const QueryLimits& limits) {
+  RaycastInput& ray = *input;
   if (!IsFinite(ray.origin))
     return absl::InvalidArgumentError("origin must be finite (no NaN or infinity)");
   if (!world.ContainsPoint(ray.origin)) {
@@ -64,7 +70,7 @@ absl::Status ValidateRaycast(const World& world, const RaycastInput& ray,
                                                    ", ", ray.origin.z,
                                                    ") is outside the world bounds"));
   }
-  if (absl::Status s = CheckDirection(ray.direction); !s.ok()) return s;
+  if (absl::Status s = NormalizeDirection(&ray.direction); !s.ok()) return s;
   if (!std::isfinite(ray.max_distance) || ray.max_distance <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_distance must be finite and > 0, got ", ray.max_distance));
@@ -198,7 +204,7 @@ absl::Status ValidateSweep(const World& world, SweepInput* input, SweepSettings*
                            const QueryLimits& limits) {
   if (absl::Status s = ValidatePosedShape(world, &input->shape, limits, "shape."); !s.ok())
     return s;
-  if (absl::Status s = CheckDirection(input->direction); !s.ok()) return s;
+  if (absl::Status s = NormalizeDirection(&input->direction); !s.ok()) return s;
   if (!std::isfinite(input->distance) || input->distance <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("distance must be finite and > 0, got ", Num(input->distance)));

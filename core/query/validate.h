@@ -27,10 +27,9 @@ struct QueryLimits {
   uint32_t max_probe_voxels = 65536;   // most touched voxels one probe returns
 };
 
-// Origin finite and inside the world, direction finite and non-zero, max_distance in
-// (0, limits.max_ray_distance].
-absl::Status ValidateRaycast(const World& world, const RaycastInput& ray,
-                             const QueryLimits& limits);
+// Origin finite and inside the world, direction finite and non-zero (of any length: it is
+// normalized in place, in double), max_distance in (0, limits.max_ray_distance].
+absl::Status ValidateRaycast(const World& world, RaycastInput* ray, const QueryLimits& limits);
 
 // Centre finite and inside the world, sizes finite, >= 0 and <= limits.max_shape_extent,
 // settings.max_voxels <= limits.max_probe_voxels. Fields: box.center, box.half_extents.x|y|z,
@@ -45,7 +44,8 @@ absl::Status ValidateProbe(const World& world, const ProbeShape& shape,
 absl::Status ValidatePosedShape(const World& world, PosedShape* shape, const QueryLimits& limits,
                                 const std::string& prefix);
 
-// The shape (prefix "shape."), a finite non-zero direction and a distance in
+// The shape (prefix "shape."), a finite non-zero direction (normalized in place, as for rays) and a
+// distance in
 // (0, limits.max_sweep_distance]; caps settings->max_hits at limits.max_sweep_hits.
 absl::Status ValidateSweep(const World& world, SweepInput* input, SweepSettings* settings,
                            const QueryLimits& limits);

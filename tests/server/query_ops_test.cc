@@ -66,6 +66,33 @@ v1::RaycastRequest DownRay(float x, float z) {
   return request;
 }
 
+// Direction length is irrelevant: a 1e30-long direction hits exactly where a unit one does (in
+// float its squared length overflows), and so does a 1e-30-long one.
+TEST_F(QueryOpsTest, RaycastDirectionOfAnyLengthHitsLikeAUnitOne) {
+  v1::RaycastRequest unit = DownRay(0.3f, -0.6f);
+  v1::RaycastResponse expected;
+  ASSERT_TRUE(RunRaycast(engine_, limits_, unit, &expected).ok());
+  ASSERT_TRUE(expected.hit());
+  for (float scale : {1e30f, 1e-30f}) {
+    v1::RaycastRequest request = unit;
+    *request.mutable_direction() = V(0, -scale, 0);
+    v1::RaycastResponse response;
+    ASSERT_TRUE(RunRaycast(engine_, limits_, request, &response).ok()) << scale;
+    ASSERT_TRUE(response.hit()) << scale;
+    EXPECT_EQ(response.first().distance(), expected.first().distance()) << scale;
+  }
+  // Sweeps too.
+  v1::SweepRequest sweep;
+  sweep.mutable_shape()->mutable_shape()->mutable_sphere()->set_radius(0.5f);
+  *sweep.mutable_shape()->mutable_position() = V(0.3f, 10, -0.6f);
+  *sweep.mutable_direction() = V(0, -1e30f, 0);
+  sweep.set_distance(100);
+  v1::SweepResponse swept;
+  ASSERT_TRUE(RunSweep(engine_, limits_, sweep, &swept).ok());
+  ASSERT_TRUE(swept.hit());
+  EXPECT_NEAR(swept.first().distance(), 10 - kGround - 0.5f, 1e-2f);
+}
+
 TEST_F(QueryOpsTest, RaycastDownHitsTheGroundAtItsHeight) {
   v1::RaycastRequest request = DownRay(0.3f, -0.6f);
   request.set_include_stats(true);

@@ -219,12 +219,42 @@ TEST(ValidateRaycast, RejectsBadInputNamingTheField) {
       {{{0, 0, 0}, {0, -1, 0}, NAN}, "max_distance"},
       {{{0, 0, 0}, {0, -1, 0}, 1e9f}, "max_distance"},
   };
-  for (const Bad& bad : cases) {
-    absl::Status s = ValidateRaycast(*world, bad.ray, limits);
+  for (Bad& bad : cases) {
+    absl::Status s = ValidateRaycast(*world, &bad.ray, limits);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(s.message().find(bad.field), std::string::npos) << s;
   }
-  EXPECT_TRUE(ValidateRaycast(*world, {{0, 0, 0}, {0, -1e-3f, 0}, 10}, limits).ok());
+  // Any finite non-zero length is accepted and normalized in place (in double: |d|^2 of these
+  // overflows or underflows in float).
+  for (float scale : {1e-3f, 1e-30f, 1e30f, 3e38f}) {
+    RaycastInput ray{{0, 0, 0}, {0, -scale, 0}, 10};
+    ASSERT_TRUE(ValidateRaycast(*world, &ray, limits).ok()) << scale;
+    EXPECT_EQ(ray.direction, Vec3(0, -1, 0)) << scale;
+  }
+  RaycastInput skew{{0, 0, 0}, {3e37f, -4e37f, 0}, 10};
+  ASSERT_TRUE(ValidateRaycast(*world, &skew, limits).ok());
+  EXPECT_NEAR(skew.direction.x, 0.6f, 1e-7f);
+  EXPECT_NEAR(skew.direction.y, -0.8f, 1e-7f);
+}
+
+// A direction 1e30 long hits exactly like the unit one (before, |d|^2 overflowed and the ray
+// silently missed).
+TEST(ValidateRaycast, HugeDirectionHitsLikeAUnitOne) {
+  auto world = testing::MakeFunctionWorld([](const Int3& v) {
+    return v.y < 0 ? Voxel{kMaterialRock, 255} : Voxel{};
+  });
+  BroadphaseIndex index(*world);
+  QueryLimits limits;
+  RaycastInput unit{{0.5f, 10.5f, 0.5f}, {0.1f, -1, 0.2f}, 100};
+  RaycastInput huge{{0.5f, 10.5f, 0.5f}, {1e29f, -1e30f, 2e29f}, 100};
+  ASSERT_TRUE(ValidateRaycast(*world, &unit, limits).ok());
+  ASSERT_TRUE(ValidateRaycast(*world, &huge, limits).ok());
+  RaycastHit a = RaycastBlocky(index, unit, RaycastSettings{});
+  RaycastHit b = RaycastBlocky(index, huge, RaycastSettings{});
+  ASSERT_TRUE(a.hit);
+  ASSERT_TRUE(b.hit);
+  EXPECT_NEAR(b.distance, a.distance, 1e-5f);
+  EXPECT_EQ(b.voxel, a.voxel);
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ void CheckAnalytic(const char* name, const AnalyticCase& c, Int3 size, float h, 
     Vec3 from, to;  // voxel units
     c.sample(rng, &from, &to);
     RaycastInput ray{from * h, (to - from), Length(to - from) * h * 2.0f};
-    ASSERT_TRUE(ValidateRaycast(*world, ray, QueryLimits{}).ok());
+    ASSERT_TRUE(ValidateRaycast(*world, &ray, QueryLimits{}).ok());
     RaycastHit hit = RaycastSmooth(index, cache, ray, RaycastSettings{});
     if (!hit.hit || hit.started_inside) {
       if (misses < 5)
@@ -172,7 +172,7 @@ TEST(RaycastSmoothTest, RaysGrazingChunkSeamsNeverPassThroughAClosedSurface) {
     Vec3 origin = target - dir * 20.0f;
     origin[axis] = center[axis];  // exactly in the seam plane
     RaycastInput ray{origin, dir, 40.0f};
-    ASSERT_TRUE(ValidateRaycast(*world, ray, QueryLimits{}).ok());
+    ASSERT_TRUE(ValidateRaycast(*world, &ray, QueryLimits{}).ok());
     RaycastHit hit = RaycastSmooth(index, cache, ray, RaycastSettings{});
     ++rays;
     misses += !hit.hit || hit.started_inside || !hit.front_face;
