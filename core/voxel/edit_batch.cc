@@ -84,6 +84,13 @@ absl::Status ApplyPrimitive(ChunkEdit& edit, const EditPrimitive& primitive,
 
 absl::Status ValidateEditBatch(const World& world, const EditBatch& batch,
                                const EditLimits& limits) {
+  if (batch.idempotency_key.size() > kMaxIdempotencyKeyBytes) {
+    // Keys are kept in memory and stored with their edits: unbounded keys would let one client
+    // grow the server by megabytes per batch.
+    return absl::InvalidArgumentError(
+        absl::StrCat("idempotency_key is ", batch.idempotency_key.size(),
+                     " bytes, more than the maximum of ", kMaxIdempotencyKeyBytes));
+  }
   if (batch.primitives.empty()) return absl::InvalidArgumentError("primitives must not be empty");
   if (batch.primitives.size() > size_t(limits.max_batch_primitives)) {
     return absl::InvalidArgumentError(absl::StrCat("primitives has ", batch.primitives.size(),

@@ -45,7 +45,10 @@ struct EditBatch {
       expected_version;  // the batch applies only if the world is at this version
 };
 
-// Checks every primitive; messages are prefixed with the path, e.g.
+// Longest idempotency key accepted, bytes (a UUID in text is 36).
+constexpr size_t kMaxIdempotencyKeyBytes = 128;
+
+// Checks the key's length and every primitive; messages are prefixed with the path, e.g.
 // "primitives[2].fill_block.size.x".
 absl::Status ValidateEditBatch(const World& world, const EditBatch& batch,
                                const EditLimits& limits);

@@ -287,6 +287,13 @@ TEST_F(EditFeedTest, CliReadWriteVoxelsRoundTripAndSubscribeTail) {
       Cli({"fill-block", "--center=0.5,0.5,0.5", "--size=5,3,4",
            "--rotation=0.9238795,0,0.3826834,0", "--material=sand", "--idempotency_key=cli-1"});
   EXPECT_NE(again.out.find("replayed"), std::string::npos) << again.out;
+  // A key over 128 bytes is refused at the wire boundary, naming the field (exit 1: the server
+  // answered an error).
+  CommandResult long_key = Cli({"fill-block", "--center=0.5,0.5,0.5", "--size=5,3,4",
+                                "--material=sand", "--idempotency_key=" + std::string(129, 'k')});
+  EXPECT_EQ(long_key.exit_code, 1);
+  EXPECT_NE(long_key.err.find("INVALID_ARGUMENT"), std::string::npos) << long_key.err;
+  EXPECT_NE(long_key.err.find("idempotency_key"), std::string::npos) << long_key.err;
   std::string file = dir_.path() + "/voxels.bin";
   ASSERT_EQ(Cli({"read-voxels", "--min=-4,-4,-4", "--max=5,5,5", "--out=" + file}).exit_code, 0);
   CommandResult write = Cli({"--json", "write-voxels", "--in=" + file, "--at=20,-4,20"});

@@ -76,6 +76,26 @@ TEST(EditBatch, RejectsEmptyAndOversizedBatches) {
   EXPECT_NE(too_many.message().find("maximum 2"), std::string::npos) << too_many;
 }
 
+// Keys are bounded: 128 bytes are accepted, 129 (or megabytes) are refused naming the field, and
+// the refused batch changes nothing.
+TEST(EditBatch, IdempotencyKeysLongerThan128BytesAreRefused) {
+  auto world = testing::MakeEmptyWorld();
+  EditBatcher batcher(*world, EditLimits{}, 16);
+  EditBatch batch;
+  batch.primitives.push_back(
+      FillRegionParams{{{0, 0, 0}, {2, 2, 2}}, kMaterialRock, EditMode::kAdd});
+  batch.idempotency_key = std::string(kMaxIdempotencyKeyBytes, 'k');
+  ASSERT_TRUE(batcher.Apply(batch).ok());
+  EXPECT_EQ(world->version(), 1u);
+  for (size_t size : {kMaxIdempotencyKeyBytes + 1, size_t(5) << 20}) {
+    batch.idempotency_key = std::string(size, 'k');
+    absl::Status status = batcher.Apply(batch).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << size;
+    EXPECT_EQ(status.message().rfind("idempotency_key", 0), 0u) << status;
+  }
+  EXPECT_EQ(world->version(), 1u);
+}
+
 TEST(EditBatch, RetriedKeyReturnsTheOriginalAckAndAppliesOnce) {
   auto world = testing::MakeEmptyWorld();
   EditBatcher batcher(*world, EditLimits{}, 16);
