@@ -37,4 +37,4 @@ EXPOSE 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["voxcol", "--server=127.0.0.1:50051", "--timeout_ms=2000", "health"]
 ENTRYPOINT ["voxcol_server"]
-CMD ["--data_dir=/data", "--listen=0.0.0.0:50051", "--metrics_listen=0.0.0.0:9464"]
+CMD ["--data_dir=/data", "--backup_root=/data/backups", "--listen=0.0.0.0:50051", "--metrics_listen=0.0.0.0:9464"]

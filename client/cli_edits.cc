@@ -277,7 +277,8 @@ int RunImportRegion(Client& client) {
 int RunCheckpoint(Client& client) {
   v1::CreateCheckpointRequest request;
   request.set_dir(absl::GetFlag(FLAGS_dir));
-  if (request.dir().empty()) return Usage("checkpoint needs --dir=/absolute/path/on/the/server");
+  if (request.dir().empty())
+    return Usage("checkpoint needs --dir=NAME (a new directory inside the server's --backup_root)");
   v1::CreateCheckpointResponse r;
   if (int done = FailedOrJson("checkpoint", client.CreateCheckpoint(request, &r), r);
       done != kPrintSummary) {

@@ -74,7 +74,7 @@ ABSL_FLAG(bool, shape_queries, false,
 ABSL_FLAG(float, extent, 64,
           "loadtest: play area |x|,|z| <= extent world units around the origin (0: whole world)");
 ABSL_FLAG(std::string, dir, "",
-          "checkpoint: absolute directory on the server host, must not exist");
+          "checkpoint: a new directory inside the server's --backup_root (name or absolute path)");
 ABSL_FLAG(std::string, file, "", "export-region / import-region: local packed region file");
 ABSL_FLAG(std::string, size, "",
           "fill-block, fill-wedge: edge lengths X,Y,Z along the local axes, world units");
@@ -131,8 +131,8 @@ constexpr char kUsage[] =
     "              [--shape_queries]: bounded load from this\n"
     "              machine; only shedding (RESOURCE_EXHAUSTED) is tolerated, other errors exit "
     "1\n"
-    "  checkpoint  --dir=/abs/path   online backup of the server's store (path on the server "
-    "host)\n"
+    "  checkpoint  --dir=NAME        online backup of the server's store into a new directory "
+    "inside its --backup_root\n"
     "  export-region --min=X,Y,Z --max=X,Y,Z --file=PATH   voxels of a box to a packed file\n"
     "  import-region --file=PATH     write a packed region back as one edit\n"
     "  fill-block  --center=X,Y,Z --size=X,Y,Z [--rotation=W,X,Y,Z] [--material] [--mode]\n"

@@ -1,5 +1,6 @@
 #include "server/admin_service.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
@@ -16,14 +17,51 @@ IntBox FromProto(const v1::VoxelBox& box) {
           {box.max().x(), box.max().y(), box.max().z()}};
 }
 
-absl::Status ValidateCheckpointDir(const std::string& dir) {
-  if (dir.empty() || !std::filesystem::path(dir).is_absolute()) {
-    return absl::InvalidArgumentError("dir must be an absolute path on the server");
+namespace fs = std::filesystem;
+
+// Longest path component most file systems accept (NAME_MAX).
+constexpr size_t kMaxComponentBytes = 255;
+
+// Where a checkpoint named `dir` goes: inside `root` (relative names are taken from it; absolute
+// paths must already lie in it), with symlinks of the existing part resolved, so that a client
+// cannot write elsewhere on the server. Client mistakes are INVALID_ARGUMENT naming `dir`.
+absl::StatusOr<fs::path> CheckpointPath(const fs::path& root, const std::string& dir) {
+  if (dir.empty()) return absl::InvalidArgumentError("dir must not be empty");
+  for (const fs::path& part : fs::path(dir)) {
+    if (part.native().size() > kMaxComponentBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("dir has a path component of ",
+                                                     part.native().size(), " bytes, more than ",
+                                                     kMaxComponentBytes));
+    }
   }
   std::error_code ec;
-  if (std::filesystem::exists(dir, ec))
-    return absl::AlreadyExistsError(absl::StrCat("dir ", dir, " already exists"));
-  return absl::OkStatus();
+  const fs::path base = fs::weakly_canonical(root, ec);
+  if (ec) return absl::FailedPreconditionError("the server's --backup_root cannot be resolved");
+  const fs::path target = fs::weakly_canonical(base / dir, ec);
+  const auto [end, _] = std::mismatch(base.begin(), base.end(), target.begin(), target.end());
+  if (ec || end != base.end() || target == base) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "dir must name a new directory inside the server's --backup_root (", base.string(), ")"));
+  }
+  if (fs::exists(target, ec)) {
+    return absl::AlreadyExistsError(absl::StrCat("dir ", target.string(), " already exists"));
+  }
+  return target;
+}
+
+// Creates the checkpoint's directory; a path through a regular file or without permission is the
+// caller's precondition, not a server fault.
+absl::Status CreateCheckpointDir(const fs::path& path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (!ec) return absl::OkStatus();
+  const std::string why = absl::StrCat("dir ", path.string(), " cannot be created: ", ec.message());
+  if (ec == std::errc::not_a_directory || ec == std::errc::permission_denied ||
+      ec == std::errc::file_exists || ec == std::errc::read_only_file_system) {
+    return absl::FailedPreconditionError(why);
+  }
+  if (ec == std::errc::filename_too_long) return absl::InvalidArgumentError(why);
+  return absl::InternalError(why);
 }
 
 }  // namespace
@@ -31,21 +69,19 @@ absl::Status ValidateCheckpointDir(const std::string& dir) {
 grpc::Status AdminServiceImpl::CreateCheckpoint(grpc::ServerContext*,
                                                 const v1::CreateCheckpointRequest* request,
                                                 v1::CreateCheckpointResponse* response) {
-  if (absl::Status s = ValidateCheckpointDir(request->dir()); !s.ok()) return ToGrpcStatus(s);
+  absl::StatusOr<fs::path> path = CheckpointPath(backup_root_, request->dir());
+  if (!path.ok()) return ToGrpcStatus(path.status());
   uint64_t version = world_.version();  // published implies durable, so the checkpoint holds it
   // The checkpoint is laid out as a data directory, so a server can start on it directly.
-  std::error_code ec;
-  std::filesystem::create_directories(request->dir(), ec);
-  absl::Status status =
-      ec ? absl::InternalError(absl::StrCat("cannot create ", request->dir(), ": ", ec.message()))
-         : store_.CreateCheckpoint(DataDirStorePath(request->dir()));
+  absl::Status status = CreateCheckpointDir(*path);
+  if (status.ok()) status = store_.CreateCheckpoint(DataDirStorePath(path->string()));
   if (!status.ok()) {
-    LogError("event=checkpoint_failed dir=%s message=\"%s\"", request->dir(), status.message());
+    LogError("event=checkpoint_failed dir=%s message=\"%s\"", path->string(), status.message());
     return ToGrpcStatus(status);
   }
-  LogInfo("event=checkpoint dir=%s version=%d", request->dir(), version);
+  LogInfo("event=checkpoint dir=%s version=%d", path->string(), version);
   response->set_version(version);
-  response->set_dir(request->dir());
+  response->set_dir(path->string());
   return grpc::Status::OK;
 }
 

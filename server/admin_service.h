@@ -1,6 +1,9 @@
 // AdminService: online checkpoints and region export/import over the durable store.
 #pragma once
 
+#include <string>
+#include <utility>
+
 #include "core/store/store.h"
 #include "core/voxel/world.h"
 #include "voxcol/v1/admin_service.grpc.pb.h"
@@ -9,7 +12,9 @@ namespace voxcol::server {
 
 class AdminServiceImpl final : public v1::AdminService::Service {
  public:
-  AdminServiceImpl(World& world, store::Store& store) : world_(world), store_(store) {}
+  // Checkpoints are written only inside `backup_root`.
+  AdminServiceImpl(World& world, store::Store& store, std::string backup_root)
+      : world_(world), store_(store), backup_root_(std::move(backup_root)) {}
 
   grpc::Status CreateCheckpoint(grpc::ServerContext* context,
                                 const v1::CreateCheckpointRequest* request,
@@ -22,6 +27,7 @@ class AdminServiceImpl final : public v1::AdminService::Service {
  private:
   World& world_;
   store::Store& store_;
+  const std::string backup_root_;
 };
 
 }  // namespace voxcol::server

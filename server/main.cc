@@ -74,6 +74,9 @@ ABSL_FLAG(uint32_t, max_sweep_hits, 1024,
 ABSL_FLAG(uint32_t, max_probe_voxels, 65536, "Most touched voxels one Probe may return");
 ABSL_FLAG(uint64_t, chunk_collision_cache_mb, 256,
           "Byte budget of the lazily built chunk meshes + kD-trees of smooth queries, MiB");
+ABSL_FLAG(std::string, backup_root, "./backups",
+          "Directory that CreateCheckpoint writes into (created when needed); a checkpoint's dir "
+          "names a new directory inside it");
 ABSL_FLAG(std::string, port_file, "",
           "If set, write the bound port number to this file once serving");
 ABSL_FLAG(uint64_t, store_cache_mb, 256,
@@ -352,7 +355,7 @@ int RunServer() {
   QueryServiceImpl query_service(world, QueryEngine{broadphase, chunk_collision_cache},
                                  config->limits, config->stream_limits, &query_pool);
   EditServiceImpl edit_service(world, config->limits, batcher, change_log);
-  AdminServiceImpl admin_service(world, *data->store);
+  AdminServiceImpl admin_service(world, *data->store, absl::GetFlag(FLAGS_backup_root));
   int port = 0;
   std::unique_ptr<grpc::Server> server = StartGrpcServer(
       *config, {&world_service, &query_service, &edit_service, &admin_service}, &port);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -25,10 +26,12 @@ using testing::TempDir;
 class StoreAdminTest : public testing::CliFixture {
  protected:
   std::string DataDir() const { return dir_.path() + "/data"; }
+  std::string BackupRoot() const { return dir_.path() + "/backups"; }
 
   void StartServer(const std::string& data_dir) {
     ASSERT_TRUE(server_.Start(VOXCOL_SERVER_PATH,
-                              {"--data_dir=" + data_dir, "--seed=9", "--world_size=128,96,128"},
+                              {"--data_dir=" + data_dir, "--seed=9", "--world_size=128,96,128",
+                               "--backup_root=" + BackupRoot()},
                               dir_.path()))
         << server_.Log();
   }
@@ -80,13 +83,46 @@ TEST_F(StoreAdminTest, IdempotencyKeysSurviveKillNine) {
   EXPECT_NE(reused.err.find("INVALID_ARGUMENT"), std::string::npos) << reused.err;
 }
 
+// Checkpoints cannot be written outside the backup root, and client mistakes are never INTERNAL:
+// each bad dir gets its code and names the field.
+TEST_F(StoreAdminTest, CheckpointPathsOutsideTheBackupRootAreRefused) {
+  StartServer(DataDir());
+  ASSERT_TRUE(std::filesystem::create_directories(BackupRoot()));
+  std::ofstream(BackupRoot() + "/a-file") << "x";
+  struct Case {
+    std::string dir;
+    const char* code;
+  } cases[] = {
+      {"../escaped", "INVALID_ARGUMENT"},
+      {"ok/../../escaped", "INVALID_ARGUMENT"},
+      {dir_.path() + "/outside", "INVALID_ARGUMENT"},
+      {"/tmp/voxcol-outside-the-root", "INVALID_ARGUMENT"},
+      {std::string(300, 'n'), "INVALID_ARGUMENT"},
+      {"a-file/sub", "FAILED_PRECONDITION"},
+      {"a-file", "ALREADY_EXISTS"},
+  };
+  for (const Case& c : cases) {
+    CommandResult r = Cli({"checkpoint", "--dir=" + c.dir});
+    EXPECT_EQ(r.exit_code, 1) << c.dir;
+    EXPECT_NE(r.err.find(c.code), std::string::npos) << c.dir << ": " << r.err;
+    EXPECT_NE(r.err.find("dir"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("INTERNAL"), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/outside"));
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/escaped"));
+  EXPECT_FALSE(std::filesystem::exists("/tmp/voxcol-outside-the-root"));
+  EXPECT_TRUE(server_.Running());
+}
+
 TEST_F(StoreAdminTest, CheckpointIsADataDirectoryWithTheEditsUpToIt) {
   StartServer(DataDir());
   CliJson<v1::EditAck>({"fill-ball", "--center=-10,40,3", "--radius=3", "--material=50"});
-  std::string backup = dir_.path() + "/backup";
-  auto checkpoint = CliJson<v1::CreateCheckpointResponse>({"checkpoint", "--dir=" + backup});
+  // A name relative to the backup root; the answer is the absolute path.
+  auto checkpoint = CliJson<v1::CreateCheckpointResponse>({"checkpoint", "--dir=world-1"});
   EXPECT_EQ(checkpoint.version(), 1u);
-  CommandResult again = Cli({"checkpoint", "--dir=" + backup});
+  const std::string backup = checkpoint.dir();
+  EXPECT_EQ(backup, std::filesystem::weakly_canonical(BackupRoot() + "/world-1").string());
+  CommandResult again = Cli({"checkpoint", "--dir=" + backup});  // absolute, inside the root
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_NE(again.err.find("ALREADY_EXISTS"), std::string::npos) << again.err;
   CliJson<v1::EditAck>({"fill-ball", "--center=-10,40,3", "--radius=3", "--material=51"});
