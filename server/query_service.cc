@@ -2,6 +2,7 @@
 
 #include <deque>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "server/convert.h"
@@ -35,11 +36,13 @@ grpc::Status RunUnary(const World& world, const QueryEngine& engine, const Servi
 }  // namespace
 
 // One Query stream. Reads batches, runs each on the shared worker pool, writes each response as it
-// completes. At most max_in_flight_batches run per stream; beyond that the stream stops reading, so
-// a fast client is slowed by HTTP/2 flow control instead of growing server queues. gRPC allows one
-// outstanding write per stream, so finished responses queue here until the previous write is done.
-class QueryStream final
-    : public grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse> {
+// completes. Messages are read raw and parsed here: gRPC reports a message that does not parse
+// exactly like the client's end of stream, and the stream would end with OK; parsing ourselves
+// lets it end with INVALID_ARGUMENT saying which message failed. At most max_in_flight_batches run
+// per stream; beyond that the stream stops reading, so a fast client is slowed by HTTP/2 flow
+// control instead of growing server queues. gRPC allows one outstanding write per stream, so
+// finished responses queue here until the previous write is done.
+class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   QueryStream(QueryServiceImpl* service, grpc::CallbackServerContext* context)
       : service_(service),
@@ -68,8 +71,20 @@ class QueryStream final
       MaybeFinish();
       return;
     }
-    v1::QueryBatchRequest request = std::move(request_);
-    request_.Clear();
+    v1::QueryBatchRequest request;
+    grpc::Status parsed =
+        grpc::SerializationTraits<v1::QueryBatchRequest>::Deserialize(&request_, &request);
+    ++messages_read_;
+    if (!parsed.ok()) {
+      // The batches before it are still answered; nothing after it is read.
+      absl::MutexLock lock(&mu_);
+      error_ = absl::InvalidArgumentError(
+          absl::StrCat("message ", messages_read_, " on the stream is not a QueryBatchRequest (",
+                       parsed.error_message(), "); the stream ends here"));
+      reads_done_ = true;
+      MaybeFinish();
+      return;
+    }
     Submit(std::move(request));
     absl::MutexLock lock(&mu_);
     if (in_flight_ >= service_->stream_limits_.max_in_flight_batches) {
@@ -133,9 +148,17 @@ class QueryStream final
     absl::Duration elapsed = absl::Now() - arrival;
     GetServerMetrics().batch_latency->Observe(absl::ToDoubleSeconds(elapsed));
     response.set_server_micros(uint32_t(absl::ToInt64Microseconds(elapsed)));
+    grpc::ByteBuffer buffer;
+    bool own_buffer = false;
+    grpc::Status serialized = grpc::SerializationTraits<v1::QueryBatchResponse>::Serialize(
+        response, &buffer, &own_buffer);
     absl::MutexLock lock(&mu_);
     --in_flight_;
-    if (!cancelled_.load()) writes_.push_back(std::move(response));
+    if (!serialized.ok() && error_.ok()) {
+      error_ = absl::InternalError(
+          absl::StrCat("a batch response could not be serialized: ", serialized.error_message()));
+    }
+    if (!cancelled_.load() && serialized.ok()) writes_.push_back(std::move(buffer));
     StartNextWrite();
     if (reading_paused_ && in_flight_ < service_->stream_limits_.max_in_flight_batches) {
       reading_paused_ = false;
@@ -155,17 +178,19 @@ class QueryStream final
     if (finished_ || in_flight_ > 0 || writing_ || !(reads_done_ || cancelled)) return;
     if (!cancelled && !writes_.empty()) return;
     finished_ = true;
-    Finish(cancelled ? grpc::Status::CANCELLED : grpc::Status::OK);
+    Finish(cancelled ? grpc::Status::CANCELLED : ToGrpcStatus(error_));
   }
 
   QueryServiceImpl* service_;
   const absl::Time call_deadline_;
   const std::string host_;
-  bool counted_ = true;            // holds one of the host's stream slots
-  v1::QueryBatchRequest request_;  // read buffer; only touched by the reading side
+  bool counted_ = true;        // holds one of the host's stream slots
+  grpc::ByteBuffer request_;   // read buffer; only touched by the reading side
+  int64_t messages_read_ = 0;  // only touched by the reading side
   std::atomic<bool> cancelled_{false};
   absl::Mutex mu_;
-  std::deque<v1::QueryBatchResponse> writes_ ABSL_GUARDED_BY(mu_);
+  std::deque<grpc::ByteBuffer> writes_ ABSL_GUARDED_BY(mu_);
+  absl::Status error_ ABSL_GUARDED_BY(mu_);  // why the stream ends, if not OK
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   bool reading_paused_ ABSL_GUARDED_BY(mu_) = false;
@@ -186,7 +211,7 @@ void QueryServiceImpl::ReleaseStream(const std::string& host) {
   if (--streams_per_host_[host] <= 0) streams_per_host_.erase(host);
 }
 
-grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse>* QueryServiceImpl::Query(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* QueryServiceImpl::Query(
     grpc::CallbackServerContext* context) {
   return new QueryStream(this, context);
 }

@@ -24,7 +24,7 @@ struct StreamLimits {
 };
 
 class QueryServiceImpl final
-    : public v1::QueryService::WithCallbackMethod_Query<v1::QueryService::Service> {
+    : public v1::QueryService::WithRawCallbackMethod_Query<v1::QueryService::Service> {
  public:
   // `engine` holds the broadphase and narrowphase cache of `world` (both observing its edits);
   // `pool` runs the batches of every stream. All of them must outlive the server.
@@ -46,7 +46,8 @@ class QueryServiceImpl final
                         v1::ContactsResponse* response) override;
   grpc::Status Probe(grpc::ServerContext* context, const v1::ProbeRequest* request,
                      v1::ProbeResponse* response) override;
-  grpc::ServerBidiReactor<v1::QueryBatchRequest, v1::QueryBatchResponse>* Query(
+  // Raw messages: the stream parses each batch itself (see QueryStream).
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Query(
       grpc::CallbackServerContext* context) override;
 
  private:

@@ -1,4 +1,5 @@
 // The batched bidirectional Query stream against the real server binary.
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -122,6 +123,66 @@ TEST_F(QueryStreamTest, BatchTimingSplitsTheServerTime) {
             waited.server_micros());
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
+}
+
+// A message that is not a QueryBatchRequest ends the stream with INVALID_ARGUMENT saying which
+// message it was, after the batches before it are answered; nothing after it is answered. (gRPC
+// reports an unparsable message like the client's end of stream, so the stream used to end OK
+// and the batches sent after it were silently dropped.) Raw bytes need the generic stub.
+TEST_F(QueryStreamTest, UnparsableMessageEndsTheStreamWithInvalidArgument) {
+  grpc::CompletionQueue cq;
+  auto wait = [&cq](intptr_t want) {
+    void* tag = nullptr;
+    bool ok = false;
+    EXPECT_TRUE(cq.Next(&tag, &ok));
+    EXPECT_EQ(reinterpret_cast<intptr_t>(tag), want);
+    return ok;
+  };
+  auto bytes = [](const std::string& raw) {
+    grpc::Slice slice(raw);
+    return grpc::ByteBuffer(&slice, 1);
+  };
+  auto batch = [&](uint64_t id) {
+    v1::QueryBatchRequest request;
+    request.set_batch_id(id);
+    *request.add_queries() = Ray(1, 3.5f, 47.5f, -7.5f, 0, -1, 0);
+    return bytes(request.SerializeAsString());
+  };
+  grpc::GenericStub stub(channel_);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  auto call = stub.PrepareCall(&context, "/voxcol.v1.QueryService/Query", &cq);
+  call->StartCall(reinterpret_cast<void*>(1));
+  ASSERT_TRUE(wait(1));
+  grpc::ByteBuffer first = batch(1);
+  call->Write(first, reinterpret_cast<void*>(2));
+  ASSERT_TRUE(wait(2));
+  grpc::ByteBuffer answer;
+  call->Read(&answer, reinterpret_cast<void*>(3));
+  ASSERT_TRUE(wait(3));
+  v1::QueryBatchResponse response;
+  ASSERT_TRUE(
+      grpc::SerializationTraits<v1::QueryBatchResponse>::Deserialize(&answer, &response).ok());
+  EXPECT_EQ(response.batch_id(), 1u);
+  EXPECT_EQ(response.code(), 0);
+  // Field 1 (batch_id) as length-delimited with a truncated length: not a QueryBatchRequest.
+  grpc::ByteBuffer garbage = bytes(std::string("\x0a\xff", 2));
+  call->Write(garbage, reinterpret_cast<void*>(4));
+  wait(4);
+  grpc::ByteBuffer third = batch(3);
+  call->Write(third, reinterpret_cast<void*>(5));
+  wait(5);  // may fail: the server may have ended the stream already
+  call->WritesDone(reinterpret_cast<void*>(6));
+  wait(6);
+  call->Read(&answer, reinterpret_cast<void*>(7));
+  EXPECT_FALSE(wait(7)) << "a batch after the unparsable message was answered";
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(8));
+  ASSERT_TRUE(wait(8));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_NE(status.error_message().find("message 2"), std::string::npos) << status.error_message();
+  EXPECT_NE(status.error_message().find("QueryBatchRequest"), std::string::npos);
+  EXPECT_TRUE(server_.Running());
 }
 
 TEST_F(QueryStreamTest, ExpiredDeadlinesAreHonoured) {
