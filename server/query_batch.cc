@@ -21,29 +21,29 @@ bool WaitForVersion(const World& world, uint64_t version, absl::Time until) {
 }
 
 void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::QueryRequest& query,
-            v1::QueryResult* result) {
+            const QueryInterrupt& interrupt, v1::QueryResult* result) {
   result->set_client_id(query.client_id());
   absl::Status status;
   switch (query.query_case()) {
     case v1::QueryRequest::kRaycast:
       GetServerMetrics().queries_raycast->Add();
-      status = RunRaycast(engine, limits, query.raycast(), result->mutable_raycast());
+      status = RunRaycast(engine, limits, query.raycast(), result->mutable_raycast(), interrupt);
       break;
     case v1::QueryRequest::kOverlap:
       GetServerMetrics().queries_overlap->Add();
-      status = RunOverlap(engine, limits, query.overlap(), result->mutable_overlap());
+      status = RunOverlap(engine, limits, query.overlap(), result->mutable_overlap(), interrupt);
       break;
     case v1::QueryRequest::kSweep:
       GetServerMetrics().queries_sweep->Add();
-      status = RunSweep(engine, limits, query.sweep(), result->mutable_sweep());
+      status = RunSweep(engine, limits, query.sweep(), result->mutable_sweep(), interrupt);
       break;
     case v1::QueryRequest::kContacts:
       GetServerMetrics().queries_contacts->Add();
-      status = RunContacts(engine, limits, query.contacts(), result->mutable_contacts());
+      status = RunContacts(engine, limits, query.contacts(), result->mutable_contacts(), interrupt);
       break;
     case v1::QueryRequest::kProbe:
       GetServerMetrics().queries_probe->Add();
-      status = RunProbe(engine, limits, query.probe(), result->mutable_probe());
+      status = RunProbe(engine, limits, query.probe(), result->mutable_probe(), interrupt);
       break;
     case v1::QueryRequest::QUERY_NOT_SET:
       status = absl::InvalidArgumentError("query: no query kind set");
@@ -99,6 +99,8 @@ void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
   response->set_version(snapshot.version());
   const absl::Time run_start = absl::Now();
   timing->set_wait_micros(uint32_t(absl::ToInt64Microseconds(run_start - wait_start)));
+  // Shape queries stop inside their work at the batch deadline or the stream's cancellation.
+  const QueryInterrupt interrupt{deadline, cancelled};
   for (const v1::QueryRequest& query : request.queries()) {
     if ((cancelled && cancelled->load(std::memory_order_relaxed))) {
       return FailBatch(request, absl::CancelledError("stream cancelled"), response);
@@ -106,7 +108,7 @@ void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
     if (absl::Now() > deadline) {
       return FailBatch(request, absl::DeadlineExceededError("batch deadline passed"), response);
     }
-    RunOne(engine, limits, query, response->add_results());
+    RunOne(engine, limits, query, interrupt, response->add_results());
   }
   timing->set_run_micros(uint32_t(absl::ToInt64Microseconds(absl::Now() - run_start)));
 }

@@ -11,8 +11,9 @@ namespace voxcol::server {
 namespace {
 
 // A chunk the query needed could not be loaded (a corrupt stored record): never answer from
-// garbage.
+// garbage. Also passes on a query stopped by its interrupt (not logged: the caller's deadline).
 absl::Status LoadFailure(const char* query, const absl::Status& status) {
+  if (absl::IsDeadlineExceeded(status) || absl::IsCancelled(status)) return status;
   LogError("event=chunk_load_failed query=%s code=%s message=\"%s\"", query,
            absl::StatusCodeToString(status.code()), status.message());
   return status;
@@ -21,7 +22,8 @@ absl::Status LoadFailure(const char* query, const absl::Status& status) {
 }  // namespace
 
 absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits,
-                        const v1::RaycastRequest& request, v1::RaycastResponse* response) {
+                        const v1::RaycastRequest& request, v1::RaycastResponse* response,
+                        const QueryInterrupt& interrupt) {
   RaycastInput ray;
   RaycastSettings settings;
   absl::Status status = FromProto(request, &ray, &settings);
@@ -46,7 +48,8 @@ absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits,
 }
 
 absl::Status RunSweep(const QueryEngine& engine, const ServiceLimits& limits,
-                      const v1::SweepRequest& request, v1::SweepResponse* response) {
+                      const v1::SweepRequest& request, v1::SweepResponse* response,
+                      const QueryInterrupt& interrupt) {
   DecodedShape shape;
   SweepInput input;
   SweepSettings settings;
@@ -55,6 +58,7 @@ absl::Status RunSweep(const QueryEngine& engine, const ServiceLimits& limits,
   input.shape = shape.posed();
   if (status.ok()) status = ValidateSweep(engine.world(), &input, &settings, limits.query);
   if (!status.ok()) return status;
+  settings.interrupt = &interrupt;
   thread_local SweepResult result;
   QueryStats stats;
   Sweep(engine.index, engine.cache, input, settings, &result, &stats);
@@ -65,13 +69,15 @@ absl::Status RunSweep(const QueryEngine& engine, const ServiceLimits& limits,
 }
 
 absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits,
-                        const v1::OverlapRequest& request, v1::OverlapResponse* response) {
+                        const v1::OverlapRequest& request, v1::OverlapResponse* response,
+                        const QueryInterrupt& interrupt) {
   DecodedShape shape;
   OverlapSettings settings;
   absl::Status status = FromProto(request.shape(), &shape);
   FromProto(request, &settings);
   if (status.ok()) status = ValidateOverlap(engine.world(), &shape.posed(), limits.query);
   if (!status.ok()) return status;
+  settings.interrupt = &interrupt;
   thread_local OverlapResult result;
   QueryStats stats;
   Overlap(engine.index, engine.cache, shape.posed(), settings, &result, &stats);
@@ -82,7 +88,8 @@ absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits,
 }
 
 absl::Status RunContacts(const QueryEngine& engine, const ServiceLimits& limits,
-                         const v1::ContactsRequest& request, v1::ContactsResponse* response) {
+                         const v1::ContactsRequest& request, v1::ContactsResponse* response,
+                         const QueryInterrupt& interrupt) {
   DecodedShape shape;
   ContactsSettings settings;
   absl::Status status = FromProto(request.shape(), &shape);
@@ -91,6 +98,7 @@ absl::Status RunContacts(const QueryEngine& engine, const ServiceLimits& limits,
     status = ValidateContacts(engine.world(), &shape.posed(), settings, limits.query);
   }
   if (!status.ok()) return status;
+  settings.interrupt = &interrupt;
   thread_local ContactsResult result;
   QueryStats stats;
   Contacts(engine.index, engine.cache, shape.posed(), settings, &result, &stats);
@@ -101,7 +109,8 @@ absl::Status RunContacts(const QueryEngine& engine, const ServiceLimits& limits,
 }
 
 absl::Status RunProbe(const QueryEngine& engine, const ServiceLimits& limits,
-                      const v1::ProbeRequest& request, v1::ProbeResponse* response) {
+                      const v1::ProbeRequest& request, v1::ProbeResponse* response,
+                      const QueryInterrupt& interrupt) {
   ProbeShape shape;
   ProbeSettings settings;
   absl::Status status = FromProto(request, limits.query.max_probe_voxels, &shape, &settings);

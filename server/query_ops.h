@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "core/broadphase/broadphase_index.h"
 #include "core/cache/chunk_collision_cache.h"
+#include "core/query/query_types.h"
 #include "server/service_limits.h"
 #include "voxcol/v1/query_service.pb.h"
 
@@ -20,16 +21,22 @@ struct QueryEngine {
 };
 
 // INVALID_ARGUMENT naming the field for bad input, DATA_LOSS for a chunk that could not be
-// loaded; otherwise fills `response` (without version).
+// loaded, DEADLINE_EXCEEDED / CANCELLED when `interrupt` stopped a shape query (raycasts and probes
+// are bounded by their limits and do not check it); otherwise fills `response` (without version).
 absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits,
-                        const v1::RaycastRequest& request, v1::RaycastResponse* response);
+                        const v1::RaycastRequest& request, v1::RaycastResponse* response,
+                        const QueryInterrupt& interrupt = QueryInterrupt{});
 absl::Status RunSweep(const QueryEngine& engine, const ServiceLimits& limits,
-                      const v1::SweepRequest& request, v1::SweepResponse* response);
+                      const v1::SweepRequest& request, v1::SweepResponse* response,
+                      const QueryInterrupt& interrupt = QueryInterrupt{});
 absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits,
-                        const v1::OverlapRequest& request, v1::OverlapResponse* response);
+                        const v1::OverlapRequest& request, v1::OverlapResponse* response,
+                        const QueryInterrupt& interrupt = QueryInterrupt{});
 absl::Status RunContacts(const QueryEngine& engine, const ServiceLimits& limits,
-                         const v1::ContactsRequest& request, v1::ContactsResponse* response);
+                         const v1::ContactsRequest& request, v1::ContactsResponse* response,
+                         const QueryInterrupt& interrupt = QueryInterrupt{});
 absl::Status RunProbe(const QueryEngine& engine, const ServiceLimits& limits,
-                      const v1::ProbeRequest& request, v1::ProbeResponse* response);
+                      const v1::ProbeRequest& request, v1::ProbeResponse* response,
+                      const QueryInterrupt& interrupt = QueryInterrupt{});
 
 }  // namespace voxcol::server

@@ -14,16 +14,21 @@ namespace voxcol::server {
 namespace {
 
 // One unary query: counted, timed, run on one world version, which the response reports.
+// The call's deadline stops shape queries inside their work.
 template <typename Request, typename Response>
 grpc::Status RunUnary(const World& world, const QueryEngine& engine, const ServiceLimits& limits,
                       absl::Status (*run)(const QueryEngine&, const ServiceLimits&, const Request&,
-                                          Response*),
-                      Counter* queries, Histogram* latency, const Request& request,
-                      Response* response) {
+                                          Response*, const QueryInterrupt&),
+                      Counter* queries, Histogram* latency, const grpc::ServerContext& context,
+                      const Request& request, Response* response) {
   absl::Time start = absl::Now();
   queries->Add();
+  QueryInterrupt interrupt;
+  if (context.deadline() != std::chrono::system_clock::time_point::max()) {
+    interrupt.deadline = absl::FromChrono(context.deadline());
+  }
   World::ReadSnapshot snapshot(world);
-  absl::Status status = run(engine, limits, request, response);
+  absl::Status status = run(engine, limits, request, response, interrupt);
   latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
   if (!status.ok()) {
     GetServerMetrics().query_failures->Add();
@@ -216,39 +221,42 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* QueryServiceImpl::Q
   return new QueryStream(this, context);
 }
 
-grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext*, const v1::RaycastRequest* request,
+grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext* context,
+                                       const v1::RaycastRequest* request,
                                        v1::RaycastResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
   return RunUnary(world_, engine_, limits_, &RunRaycast, metrics.queries_raycast,
-                  metrics.raycast_latency, *request, response);
+                  metrics.raycast_latency, *context, *request, response);
 }
 
-grpc::Status QueryServiceImpl::Sweep(grpc::ServerContext*, const v1::SweepRequest* request,
+grpc::Status QueryServiceImpl::Sweep(grpc::ServerContext* context, const v1::SweepRequest* request,
                                      v1::SweepResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
   return RunUnary(world_, engine_, limits_, &RunSweep, metrics.queries_sweep, metrics.sweep_latency,
-                  *request, response);
+                  *context, *request, response);
 }
 
-grpc::Status QueryServiceImpl::Overlap(grpc::ServerContext*, const v1::OverlapRequest* request,
+grpc::Status QueryServiceImpl::Overlap(grpc::ServerContext* context,
+                                       const v1::OverlapRequest* request,
                                        v1::OverlapResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
   return RunUnary(world_, engine_, limits_, &RunOverlap, metrics.queries_overlap,
-                  metrics.overlap_latency, *request, response);
+                  metrics.overlap_latency, *context, *request, response);
 }
 
-grpc::Status QueryServiceImpl::Contacts(grpc::ServerContext*, const v1::ContactsRequest* request,
+grpc::Status QueryServiceImpl::Contacts(grpc::ServerContext* context,
+                                        const v1::ContactsRequest* request,
                                         v1::ContactsResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
   return RunUnary(world_, engine_, limits_, &RunContacts, metrics.queries_contacts,
-                  metrics.contacts_latency, *request, response);
+                  metrics.contacts_latency, *context, *request, response);
 }
 
-grpc::Status QueryServiceImpl::Probe(grpc::ServerContext*, const v1::ProbeRequest* request,
+grpc::Status QueryServiceImpl::Probe(grpc::ServerContext* context, const v1::ProbeRequest* request,
                                      v1::ProbeResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
   return RunUnary(world_, engine_, limits_, &RunProbe, metrics.queries_probe, metrics.probe_latency,
-                  *request, response);
+                  *context, *request, response);
 }
 
 }  // namespace voxcol::server

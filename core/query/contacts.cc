@@ -63,6 +63,7 @@ void Contacts(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Po
   thread_local ContactsScratch sc;
   Gathered& g = sc.gathered;
   g.Clear();
+  g.interrupt = settings.interrupt;
   // 1. Triangles within the margin of the shape's bounds, and their contacts.
   const float h = index.world().voxel_size();
   const Aabb box = terrain::Grow(terrain::PosedBounds(shape), settings.margin + 1e-3f * h);
@@ -72,6 +73,10 @@ void Contacts(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Po
   }
   terrain::CollectContacts(shape, g, settings.margin, true, &sc.contacts);
   if (stats) stats->triangles_tested += g.tests;
+  if (!g.stopped.ok()) {
+    result->load_status = g.stopped;
+    return;
+  }
   // 2. Tris (and so contacts) come chunk by chunk in Y, Z, X order: reduce each run.
   for (size_t begin = 0, end = 0; begin < sc.contacts.size(); begin = end) {
     const ChunkCollision* chunk = g.tris[sc.contacts[begin].tri].chunk;

@@ -41,6 +41,8 @@ struct ContactsSettings {
   // with negative depth.
   float margin = 0;
   bool water = true;  // compute WaterContact
+  // Optional: stops the query early (result status DEADLINE_EXCEEDED or CANCELLED).
+  const QueryInterrupt* interrupt = nullptr;
 };
 
 struct ContactsResult {

@@ -41,6 +41,7 @@ void Overlap(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Pos
   thread_local Gathered g;
   thread_local std::vector<RawContact> contacts;
   g.Clear();
+  g.interrupt = settings.interrupt;
   // 1. Penetrating contacts with the triangles around the shape.
   const float h = index.world().voxel_size();
   const Aabb box = terrain::Grow(terrain::PosedBounds(shape), 1e-3f * h);
@@ -50,6 +51,10 @@ void Overlap(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Pos
   }
   terrain::CollectContacts(shape, g, 0.0f, false, &contacts);
   if (stats) stats->triangles_tested += g.tests;
+  if (!g.stopped.ok()) {
+    result->load_status = g.stopped;
+    return;
+  }
   const RawContact* deepest = nullptr;
   for (const RawContact& c : contacts) {
     if (c.depth <= 0) continue;

@@ -16,6 +16,8 @@ namespace voxcol {
 
 struct OverlapSettings {
   bool include_penetration = false;  // fill OverlapResult::penetration
+  // Optional: stops the query early (result status DEADLINE_EXCEEDED or CANCELLED).
+  const QueryInterrupt* interrupt = nullptr;
 };
 
 struct OverlapResult {

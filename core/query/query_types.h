@@ -1,8 +1,12 @@
 // Types every world query shares: cost statistics, hit collection modes and penetrations.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
+#include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "core/geometry/vec3.h"
 
 namespace voxcol {
@@ -31,6 +35,24 @@ struct Penetration {
   Vec3 normal;      // unit, from the terrain toward the shape
   Vec3 position;    // world units: the deepest point on the terrain side, or the shape's centre
                     // when it is buried with no surface within reach
+};
+
+// Lets a long query stop early: shape queries check it between chunks and every few triangle
+// tests, so the work ends within milliseconds of the deadline or the caller's cancellation.
+struct QueryInterrupt {
+  absl::Time deadline = absl::InfiniteFuture();
+  const std::atomic<bool>* cancelled = nullptr;  // set by the caller to stop the query
+
+  // DEADLINE_EXCEEDED or CANCELLED when the query must stop, else OK.
+  absl::Status Check() const {
+    if (cancelled != nullptr && cancelled->load(std::memory_order_relaxed)) {
+      return absl::CancelledError("the query was cancelled");
+    }
+    if (deadline != absl::InfiniteFuture() && absl::Now() > deadline) {
+      return absl::DeadlineExceededError("the query passed its deadline");
+    }
+    return absl::OkStatus();
+  }
 };
 
 }  // namespace voxcol

@@ -14,6 +14,7 @@
 namespace voxcol {
 
 using terrain::Gathered;
+using terrain::kInterruptStride;
 using terrain::RawContact;
 using terrain::Tri;
 
@@ -34,6 +35,7 @@ class SweepRun {
         result_(result),
         stats_(stats) {
     g_.Clear();
+    g_.interrupt = settings.interrupt;
     touching_.clear();
   }
   ~SweepRun() {
@@ -103,6 +105,10 @@ bool SweepRun::StartPose() {
     return true;
   }
   terrain::CollectContacts(s_, g_, 1e-4f * h_, false, &contacts_);
+  if (!g_.stopped.ok()) {
+    result_->load_status = g_.stopped;
+    return true;
+  }
   const RawContact* deepest = nullptr;
   for (const RawContact& c : contacts_) {
     if (!deepest || c.depth > deepest->depth) deepest = &c;
@@ -189,6 +195,10 @@ void SweepRun::CastAlongPath() {
     const float t0 = k * step, t1 = std::min(length_, (k + 1) * step);
     if (!GatherBox(t0, t1)) return;
     for (; next < g_.tris.size(); ++next) {
+      if (next % kInterruptStride == 0 && g_.Interrupted()) {
+        result_->load_status = g_.stopped;
+        return;
+      }
       if (CastTriangle(next, edges)) return;
     }
     // Everything that can be hit before t1 has been gathered by now.

@@ -32,6 +32,8 @@ struct SweepSettings {
   // resting on the ground can slide along it.
   float overlap_tolerance = 1e-3f;
   uint32_t max_hits = 1024;  // kAll: the nearest this many are kept
+  // Optional: stops the query early (result status DEADLINE_EXCEEDED or CANCELLED).
+  const QueryInterrupt* interrupt = nullptr;
 };
 
 // One place the swept shape meets the terrain.
@@ -54,8 +56,8 @@ struct SweepResult {
   SweepHit first;               // the hit (kClosest: nearest; kAny: one of them)
   std::vector<SweepHit> hits;   // kAll: every hit, nearest first (first == hits[0])
   bool hits_truncated = false;  // kAll: more than max_hits
-  // OK, or the error of a chunk that could not be loaded (DATA_LOSS for a corrupt record); the
-  // other fields then mean nothing.
+  // OK, or the error of a chunk that could not be loaded (DATA_LOSS for a corrupt record), or
+  // DEADLINE_EXCEEDED / CANCELLED from settings.interrupt; the other fields then mean nothing.
   absl::Status load_status;
 
   void Clear();

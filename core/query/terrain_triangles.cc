@@ -57,6 +57,7 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
         if (world.chunk_bounds().Contains(key) && !index.Get(key, scope).MayTouch(kClassSolid)) {
           continue;
         }
+        if (g->Interrupted()) return g->stopped;
         if (absl::StatusOr<ChunkPtr> loaded = world.LoadChunk(key); !loaded.ok()) {
           return loaded.status();
         }

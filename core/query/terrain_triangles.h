@@ -53,18 +53,33 @@ struct Gathered {
   absl::flat_hash_set<std::pair<const ChunkCollision*, uint32_t>> seen;  // sweeps only
   std::vector<uint32_t> scratch;
   uint32_t tests = 0;  // narrow tests, for stats
+  // Checked between chunks and every kInterruptStride triangle tests; when it fires, `stopped`
+  // holds why and the work stops.
+  const QueryInterrupt* interrupt = nullptr;
+  absl::Status stopped;
 
   void Clear() {
     chunks.clear();
     tris.clear();
     seen.clear();
     tests = 0;
+    interrupt = nullptr;
+    stopped = absl::OkStatus();
+  }
+  // True when the query must stop (and records why). Cheap enough to call often.
+  bool Interrupted() {
+    if (interrupt == nullptr || !stopped.ok()) return !stopped.ok();
+    stopped = interrupt->Check();
+    return !stopped.ok();
   }
 };
 
+// Triangle tests between two interrupt checks.
+constexpr uint32_t kInterruptStride = 16;
+
 // Adds every triangle of the mesh chunks near `box` whose bounds overlap it, chunk by chunk in
 // Y, Z, X order. `dedupe` drops triangles gathered before (sweeps gather box after box). Returns
-// the error of a chunk that could not be loaded.
+// the error of a chunk that could not be loaded, or g->stopped when g->interrupt fired.
 absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
                     bool dedupe, Gathered* g, QueryStats* stats);
 

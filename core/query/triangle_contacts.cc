@@ -125,6 +125,7 @@ void CollectContacts(const PosedShape& s, Gathered& g, float margin, bool face_p
   out->clear();
   EdgeTable edges(g.tris);
   for (uint32_t i = 0; i < g.tris.size(); ++i) {
+    if (i % kInterruptStride == 0 && g.Interrupted()) return;
     RawContact c;
     ++g.tests;
     if (!ContactWithTriangle(s, g.tris[i], margin, &c)) continue;

@@ -23,6 +23,7 @@ int IncidentFeature(const PosedShape& s, const Vec3& n, Vec3 out[4]);
 // `face_points`, a contact along a triangle's face normal is replaced by the clipped incident
 // feature of boxes and capsules (AddFacePoints), so a box resting on the ground reports its
 // corners and a lying capsule both ends.
+// Stops early (out then holds what was found so far) when g.Interrupted(); callers check g.stopped.
 void CollectContacts(const PosedShape& s, Gathered& g, float margin, bool face_points,
                      std::vector<RawContact>* out);
 

@@ -132,6 +132,7 @@ class ServerProcess {
   ~ServerProcess() { Stop(SIGKILL, std::chrono::seconds(5)); }
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   // Port of the Prometheus endpoint, read from the server's startup log line.
   int metrics_port() const {
     std::string log = Log();

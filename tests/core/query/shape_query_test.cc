@@ -619,3 +619,45 @@ TEST(ShapeQueryTest, ValidationNamesTheField) {
 
 }  // namespace
 }  // namespace voxcol
+
+namespace voxcol {
+namespace {
+
+// A passed deadline or a set cancel flag stops shape queries with that status (the service
+// passes the call's deadline and the stream's cancellation; see QueryInterrupt).
+TEST(ShapeQueryTest, InterruptStopsSweepsOverlapsAndContacts) {
+  Scene s = SdfScene([](const Vec3& p) { return p.y - 0.37f; });
+  const ConvexShape sphere = MakeSphere(20.0f);
+  const PosedShape posed{&sphere, {{}, {0.5f, 0.5f, 0.5f}}};
+  QueryInterrupt passed;
+  passed.deadline = absl::Now() - absl::Seconds(1);
+  std::atomic<bool> cancel{true};
+  QueryInterrupt cancelled;
+  cancelled.cancelled = &cancel;
+  for (const auto& [interrupt, code] : {std::pair{&passed, absl::StatusCode::kDeadlineExceeded},
+                                        std::pair{&cancelled, absl::StatusCode::kCancelled}}) {
+    ContactsSettings contacts_settings;
+    contacts_settings.interrupt = interrupt;
+    ContactsResult contacts;
+    Contacts(*s.index, *s.cache, posed, contacts_settings, &contacts);
+    EXPECT_EQ(contacts.load_status.code(), code);
+    OverlapSettings overlap_settings;
+    overlap_settings.interrupt = interrupt;
+    OverlapResult overlap;
+    Overlap(*s.index, *s.cache, posed, overlap_settings, &overlap);
+    EXPECT_EQ(overlap.load_status.code(), code);
+    SweepSettings sweep_settings;
+    sweep_settings.interrupt = interrupt;
+    SweepResult sweep;
+    Sweep(*s.index, *s.cache, {posed, {1, 0, 0}, 10}, sweep_settings, &sweep);
+    EXPECT_EQ(sweep.load_status.code(), code);
+  }
+  // Without an interrupt the same query answers.
+  ContactsResult contacts;
+  Contacts(*s.index, *s.cache, posed, ContactsSettings{}, &contacts);
+  EXPECT_TRUE(contacts.load_status.ok());
+  EXPECT_GT(contacts.total_points(), 0);
+}
+
+}  // namespace
+}  // namespace voxcol
