@@ -18,6 +18,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "core/voxel/change_log.h"
 #include "core/voxel/edit_batch.h"
 #include "core/worldgen/cave_generator.h"
@@ -371,6 +372,8 @@ int RunServer() {
 }  // namespace voxcol::server
 
 int main(int argc, char** argv) {
+  // Debian's abseil enables mutex deadlock detection (a graph update on every lock); off here.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::SetProgramUsageMessage("voxcol_server: voxel terrain collision and query service");
   absl::ParseCommandLine(argc, argv);
   return voxcol::server::RunServer();

@@ -54,18 +54,18 @@ size_t MaskRecord::HeapBytes() const {
   return sizeof(MaskRecord) + sizeof(uint64_t) * kChunkSize * (has_solid_ + has_water_);
 }
 
-const MaskRecord& MaskRecord::Empty() {
-  static const MaskRecord kEmpty(MaskKind::kEmpty, 0);
-  return kEmpty;
-}
+// Constant-initialized (constexpr constructor), so usable from any static initializer.
+const MaskRecord MaskRecord::kShared[3] = {MaskRecord(MaskKind::kEmpty, 0),
+                                           MaskRecord(MaskKind::kFullSolid, kClassSolid),
+                                           MaskRecord(MaskKind::kFullWater, kClassWater)};
+
+const MaskRecord& MaskRecord::Empty() { return kShared[0]; }
 
 const MaskRecord* MaskRecord::Make(const ChunkMasks& masks, ChunkPtr chunk) {
   // Shared constants for the cases that need no per-chunk storage.
-  static const MaskRecord kFullSolid(MaskKind::kFullSolid, kClassSolid);
-  static const MaskRecord kFullWater(MaskKind::kFullWater, kClassWater);
-  if (masks.kind == MaskKind::kEmpty) return &Empty();
-  if (masks.kind == MaskKind::kFullSolid) return &kFullSolid;
-  if (masks.kind == MaskKind::kFullWater) return &kFullWater;
+  if (masks.kind == MaskKind::kEmpty) return &kShared[0];
+  if (masks.kind == MaskKind::kFullSolid) return &kShared[kClassSolid];
+  if (masks.kind == MaskKind::kFullWater) return &kShared[kClassWater];
   // Header and the non-zero masks in one allocation: solid words first, then water words.
   bool has_solid = AnyBits(masks.solid), has_water = AnyBits(masks.water);
   size_t bytes = sizeof(MaskRecord) + sizeof(uint64_t) * kChunkSize * (has_solid + has_water);
@@ -95,9 +95,15 @@ BroadphaseIndex::BroadphaseIndex(const World& world)
   slot_count_ = size_t(chunk_bounds_.Volume());
   slots_ = std::make_unique<std::atomic<const MaskRecord*>[]>(slot_count_);
   for (size_t i = 0; i < slot_count_; ++i) slots_[i].store(nullptr, std::memory_order_relaxed);
+  // All-zero words are valid (unknown) codes; calloc leaves untouched pages unallocated.
+  class_words_ = (slot_count_ + 15) / 16;
+  class_codes_ =
+      static_cast<std::atomic<uint64_t>*>(std::calloc(class_words_, sizeof(std::atomic<uint64_t>)));
+  if (class_codes_ == nullptr) throw std::bad_alloc();
 }
 
 BroadphaseIndex::~BroadphaseIndex() {
+  std::free(class_codes_);
   for (size_t i = 0; i < slot_count_; ++i) MaskRecord::Destroy(slots_[i].load());
   absl::MutexLock lock(&writer_mu_);
   for (auto& list : retired_)
@@ -159,14 +165,42 @@ const MaskRecord* BroadphaseIndex::Build(const ChunkKey& key) const {
   return MaskRecord::Make(masks, std::move(owners[NeighbourIndex(0, 0, 0)]));
 }
 
+unsigned BroadphaseIndex::CodeOf(const MaskRecord* record) {
+  return kCodeKnown | (record->IsShared() ? kCodeShared : 0) | record->classes_;
+}
+
+void BroadphaseIndex::SetClassCode(size_t i, unsigned code) const {
+  // Writers of codes hold class_mu_, so a plain read-modify-write cannot lose a neighbour's code.
+  std::atomic<uint64_t>& word = class_codes_[i >> 4];
+  const int shift = int(i & 15) * 4;
+  uint64_t w = word.load(std::memory_order_relaxed);
+  w = (w & ~(uint64_t(15) << shift)) | uint64_t(code) << shift;
+  word.store(w, std::memory_order_release);
+}
+
 const MaskRecord& BroadphaseIndex::BuildSlot(std::atomic<const MaskRecord*>& slot,
                                              const ChunkKey& key) const {
   // Only null is replaced here, so an edit's newer record always wins the race.
   const MaskRecord* built = Build(key);
   const MaskRecord* record = nullptr;
-  if (slot.compare_exchange_strong(record, built, std::memory_order_acq_rel)) return *built;
+  if (slot.compare_exchange_strong(record, built, std::memory_order_acq_rel)) {
+    // An edit may have replaced our record since; its code is then already right.
+    absl::MutexLock lock(&class_mu_);
+    if (slot.load(std::memory_order_acquire) == built) SetClassCode(SlotIndex(key), CodeOf(built));
+    return *built;
+  }
   MaskRecord::Destroy(built);
   return *record;
+}
+
+const MaskRecord* BroadphaseIndex::Replace(size_t i, const MaskRecord* record) {
+  // Clear the code first: a reader that saw the new record in the slot can then never read the
+  // old code afterwards.
+  absl::MutexLock lock(&class_mu_);
+  SetClassCode(i, 0);
+  const MaskRecord* old = slots_[i].exchange(record, std::memory_order_acq_rel);
+  SetClassCode(i, CodeOf(record));
+  return old;
 }
 
 void BroadphaseIndex::Update(const EditResult& result) {
@@ -175,7 +209,7 @@ void BroadphaseIndex::Update(const EditResult& result) {
     if (!chunk_bounds_.Contains(key)) continue;
     // Store even where nothing was built yet: a lazy builder that read pre-edit data can then
     // no longer install its stale record (its compare-and-swap from null fails).
-    Retire(Slot(key).exchange(Build(key), std::memory_order_acq_rel));
+    Retire(Replace(SlotIndex(key), Build(key)));
   }
   TryReclaim();
 }
@@ -205,7 +239,7 @@ void BroadphaseIndex::BuildAll() {
 BroadphaseMemory BroadphaseIndex::Memory() const {
   ReadScope scope(*this);
   BroadphaseMemory m;
-  m.slot_bytes = slot_count_ * sizeof(slots_[0]);
+  m.slot_bytes = slot_count_ * sizeof(slots_[0]) + class_words_ * sizeof(class_codes_[0]);
   for (size_t i = 0; i < slot_count_; ++i) {
     const MaskRecord* r = slots_[i].load(std::memory_order_acquire);
     if (r == nullptr) continue;

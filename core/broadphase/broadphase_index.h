@@ -10,6 +10,15 @@
 // replace records under a writer mutex; a replaced record is retired and freed only once every
 // reader that could still hold it has left its scope (two-epoch reclamation).
 //
+// Class table: next to the slots, four bits per chunk say what the slot holds when that is known:
+// a shared record (empty, FULL solid, FULL water) or a partial record and the classes it may touch.
+// Empty and FULL chunks, and the question "may this chunk touch class C", are then answered from
+// the table (0.5 byte per chunk, mostly cache resident) without loading the slot or the record, so
+// a ray stepping over empty or FULL chunks costs no memory miss. A slot's code only ever describes
+// the record in the slot: writers clear the code, swap the slot and set the new code under
+// class_mu_, and a lazy builder sets its code under class_mu_ only while its record is still in
+// the slot. A zero code means "look at the slot".
+//
 // Versioning: a partial record carries the ChunkPtr it was built from, and queries that test
 // voxels (the blocky raycast) read voxels from that snapshot, never from the live world. So the
 // mask a reader pairs with voxel data is always built from exactly that data: never older. Empty
@@ -59,7 +68,9 @@ class MaskRecord {
 
  private:
   friend class BroadphaseIndex;
-  MaskRecord(MaskKind kind, uint8_t classes) : kind_(kind), classes_(classes) {}
+  constexpr MaskRecord(MaskKind kind, uint8_t classes) : kind_(kind), classes_(classes) {}
+  // The shared records: [0] empty, [1] FULL solid, [2] FULL water (index = classes_).
+  static const MaskRecord kShared[3];
   static const MaskRecord* Make(const ChunkMasks& masks, ChunkPtr chunk);
   static void Destroy(const MaskRecord* record);
   bool IsShared() const { return kind_ != MaskKind::kPartial; }
@@ -73,7 +84,7 @@ class MaskRecord {
 
 // Memory used by the index. Bits per voxel are over the partial chunks (non-empty, non-full).
 struct BroadphaseMemory {
-  size_t slot_bytes = 0;    // the per-chunk pointer array
+  size_t slot_bytes = 0;    // the per-chunk pointer array and the class table (4 bits per chunk)
   size_t record_bytes = 0;  // partial records: header + masks, as requested from the allocator
   size_t mask_bytes = 0;    // the mask words alone
   size_t built_chunks = 0, empty_chunks = 0, full_chunks = 0, partial_chunks = 0;
@@ -112,9 +123,21 @@ class BroadphaseIndex : public EditObserver {
   // reference stays valid while `scope` lives. Thread-safe.
   const MaskRecord& Get(const ChunkKey& key, const ReadScope& scope) const {
     if (!chunk_bounds_.Contains(key)) return MaskRecord::Empty();
-    std::atomic<const MaskRecord*>& slot = Slot(key);
+    const size_t i = SlotIndex(key);
+    const unsigned code = ClassCode(i);
+    if ((code & kCodeShared) != 0) return MaskRecord::kShared[code & 3];
+    std::atomic<const MaskRecord*>& slot = slots_[i];
     const MaskRecord* record = slot.load(std::memory_order_acquire);
     return record != nullptr ? *record : BuildSlot(slot, key);  // built once, then a single load
+  }
+
+  // Get(key, scope).MayTouch(classes), answered from the class table when it knows the chunk
+  // (every built chunk): no slot or record load. Thread-safe.
+  bool MayTouch(const ChunkKey& key, uint8_t classes, const ReadScope& scope) const {
+    if (!chunk_bounds_.Contains(key)) return false;
+    const unsigned code = ClassCode(SlotIndex(key));
+    if ((code & kCodeKnown) != 0) return (code & classes) != 0;
+    return Get(key, scope).MayTouch(classes);
   }
 
   // Rebuilds the records of result.dirty_chunks from the world's current data. Called by
@@ -128,10 +151,21 @@ class BroadphaseIndex : public EditObserver {
   BroadphaseMemory Memory() const;
 
  private:
-  std::atomic<const MaskRecord*>& Slot(const ChunkKey& key) const {
+  size_t SlotIndex(const ChunkKey& key) const {
     const Int3 k = key - chunk_bounds_.min;
-    return slots_[(size_t(k.y) * chunk_size_.z + k.z) * chunk_size_.x + k.x];
+    return (size_t(k.y) * chunk_size_.z + k.z) * chunk_size_.x + k.x;
   }
+  std::atomic<const MaskRecord*>& Slot(const ChunkKey& key) const { return slots_[SlotIndex(key)]; }
+
+  // Class codes, 4 bits per slot: kCodeKnown | [kCodeShared] | classes. Zero: unknown.
+  static constexpr unsigned kCodeKnown = 8, kCodeShared = 4;
+  static unsigned CodeOf(const MaskRecord* record);
+  unsigned ClassCode(size_t i) const {
+    return unsigned(class_codes_[i >> 4].load(std::memory_order_acquire) >> ((i & 15) * 4)) & 15;
+  }
+  void SetClassCode(size_t i, unsigned code) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(class_mu_);
+  // Swaps slot i to `record` (with its code) and returns the previous record.
+  const MaskRecord* Replace(size_t i, const MaskRecord* record);
   const MaskRecord* Build(const ChunkKey& key) const;
   // Lazy build of an empty slot; returns whichever record won the race to fill it.
   const MaskRecord& BuildSlot(std::atomic<const MaskRecord*>& slot, const ChunkKey& key) const;
@@ -143,6 +177,10 @@ class BroadphaseIndex : public EditObserver {
   Int3 chunk_size_;  // chunk_bounds_ extent
   size_t slot_count_ = 0;
   std::unique_ptr<std::atomic<const MaskRecord*>[]> slots_;
+  // 16 codes per word; zero-filled by calloc, so pages never written stay unallocated.
+  std::atomic<uint64_t>* class_codes_ = nullptr;
+  size_t class_words_ = 0;
+  mutable absl::Mutex class_mu_;  // orders code updates against slot swaps; never held by readers
 
   // Two-epoch reclamation: readers count themselves in count[epoch & 1] of their thread's shard.
   // Sharding keeps concurrent readers on different cache lines; the writer sums the shards.

@@ -45,9 +45,9 @@ bool RayChunkWalk::Next(RayChunkSpan* span) {
     t_max_[a] = FaceT(a);
     entered_axis_ = a;
     done_ = t_ > t_end_ || !bounds_.Contains(key_);
-    const MaskRecord& record = index_.Get(key, scope_);
-    if (!record.MayTouch(classes_)) continue;
-    *span = {key, t_enter, t_exit, entered, &record};
+    // The class table answers for skipped chunks without loading their slot or record.
+    if (!index_.MayTouch(key, classes_, scope_)) continue;
+    *span = {key, t_enter, t_exit, entered, &index_.Get(key, scope_)};
     return true;
   }
   return false;

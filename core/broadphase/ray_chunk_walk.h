@@ -2,7 +2,7 @@
 //
 // Amanatides & Woo, "A Fast Voxel Traversal Algorithm for Ray Tracing" (Eurographics 1987), on the
 // 8^3 chunk grid. Chunks whose masks are empty for the requested classes are stepped over without
-// reading any voxel, so rays through open air or water cost one slot load per chunk.
+// reading any voxel, so rays through open air or water cost one class-table read per chunk.
 #pragma once
 
 #include <cstdint>

@@ -71,5 +71,8 @@ using ChunkPtr = std::shared_ptr<const Chunk>;
 
 // Shared instance of a chunk filled with one voxel value (air, full rock, full water...).
 ChunkPtr UniformChunk(Voxel v);
+// The interned chunk UniformChunk(v) returns, read without locking (interned chunks live as long
+// as the process). Precondition: a UniformChunk(v) call happened before this one.
+const ChunkPtr& InternedUniformChunk(Voxel v);
 
 }  // namespace voxcol

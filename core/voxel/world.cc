@@ -35,6 +35,38 @@ World::World(const WorldConfig& config, std::unique_ptr<ChunkGenerator> generato
     : config_(config), generator_(std::move(generator)), air_(UniformChunk(Voxel{})) {
   voxel_bounds_ = WorldVoxelBounds(config);
   chunk_bounds_ = {ChunkOf(voxel_bounds_.min), ChunkOf(voxel_bounds_.max)};
+  const size_t chunks = size_t(chunk_bounds_.Volume());
+  uniform_page_count_ = (chunks + (size_t(1) << kUniformPageBits) - 1) >> kUniformPageBits;
+  uniform_pages_ = std::make_unique<std::atomic<std::atomic<uint32_t>*>[]>(uniform_page_count_);
+  for (size_t i = 0; i < uniform_page_count_; ++i) uniform_pages_[i].store(nullptr);
+}
+
+World::~World() {
+  for (size_t i = 0; i < uniform_page_count_; ++i) delete[] uniform_pages_[i].load();
+}
+
+void World::SetUniformCode(const ChunkKey& key, const Chunk* chunk) const {
+  if (!chunk_bounds_.Contains(key)) return;
+  uint32_t code = 0;
+  if (chunk != nullptr && chunk->IsUniform()) {
+    const Voxel v = chunk->voxels[0];
+    UniformChunk(v);  // interned before any reader can see the code (InternedUniformChunk)
+    code = kUniformBit | uint32_t(v.material) << 8 | v.occupancy;
+  }
+  const size_t i = ChunkIndex(key);
+  std::atomic<std::atomic<uint32_t>*>& dir = uniform_pages_[i >> kUniformPageBits];
+  std::atomic<uint32_t>* page = dir.load(std::memory_order_acquire);
+  if (page == nullptr) {
+    if (code == 0) return;
+    // Shards share pages, so two writers may race to create one: the first install wins.
+    auto* fresh = new std::atomic<uint32_t>[size_t(1) << kUniformPageBits]();
+    if (dir.compare_exchange_strong(page, fresh, std::memory_order_acq_rel)) {
+      page = fresh;
+    } else {
+      delete[] fresh;
+    }
+  }
+  page[i & ((1u << kUniformPageBits) - 1)].store(code, std::memory_order_release);
 }
 
 Aabb World::world_bounds() const {
@@ -52,6 +84,7 @@ World::Shard& World::ShardFor(const ChunkKey& key) const {
 
 absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const {
   if (!chunk_bounds_.Contains(key)) return air_;
+  if (const uint32_t code = UniformCode(key)) return InternedUniformChunk(VoxelOfCode(code));
   Shard& shard = ShardFor(key);
   while (true) {
     uint64_t evictions;
@@ -81,6 +114,7 @@ absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const {
     // copy could then be stale, so read again.
     if (shard.evictions != evictions) continue;
     shard.chunks.emplace(key, result);
+    SetUniformCode(key, result.get());
     EvictOver(shard, key);
     return result;
   }
@@ -96,6 +130,7 @@ void World::EvictOver(Shard& shard, const ChunkKey& keep) const {
       ++it;
       continue;
     }
+    SetUniformCode(it->first, nullptr);
     shard.chunks.erase(it++);
   }
   ++shard.evictions;
@@ -124,7 +159,17 @@ ChunkPtr World::GetChunk(const ChunkKey& key) const {
 
 Voxel World::GetVoxel(const Int3& voxel) const {
   if (!voxel_bounds_.Contains(voxel)) return Voxel{};
-  return GetChunk(ChunkOf(voxel))->At(LocalOf(voxel));
+  const ChunkKey key = ChunkOf(voxel);
+  if (const uint32_t code = UniformCode(key)) return VoxelOfCode(code);
+  {
+    // Resident: read the voxel under the shard's reader lock, without copying the ChunkPtr (two
+    // atomic reference-count updates on a pointer other threads share).
+    Shard& shard = ShardFor(key);
+    absl::ReaderMutexLock lock(&shard.mu);
+    auto it = shard.chunks.find(key);
+    if (it != shard.chunks.end()) return it->second->At(LocalOf(voxel));
+  }
+  return GetChunk(key)->At(LocalOf(voxel));
 }
 
 Int3 World::VoxelAt(const Vec3& p) const {
@@ -146,7 +191,12 @@ bool World::ContainsPoint(const Vec3& p) const {
 void World::Publish(const ChunkKey& key, ChunkPtr chunk) {
   Shard& shard = ShardFor(key);
   absl::MutexLock lock(&shard.mu);
+  // Clear the code before the map changes: a reader that found the new chunk in the shard can
+  // then never read the old chunk's code afterwards.
+  SetUniformCode(key, nullptr);
+  const Chunk* raw = chunk.get();
   shard.chunks[key] = std::move(chunk);
+  SetUniformCode(key, raw);
 }
 
 size_t World::resident_chunks() const {

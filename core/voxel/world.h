@@ -107,6 +107,9 @@ class ChunkLoader {
 class World {
  public:
   World(const WorldConfig& config, std::unique_ptr<ChunkGenerator> generator);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
 
   const WorldConfig& config() const { return config_; }
   const ChunkGenerator& generator() const { return *generator_; }
@@ -196,6 +199,27 @@ class World {
     absl::Status status;
   };
   Shard& ShardFor(const ChunkKey& key) const;
+  // Uniform table: per chunk of the world, 0 (look in the shard: not resident, not uniform, or
+  // failed to load) or kUniformBit | material << 8 | occupancy while the resident chunk is uniform.
+  // Lets LoadChunk/GetVoxel answer deep rock and open sky without the shard lock and hash lookup.
+  // Written only under the key's shard lock (cleared before the map changes, set after), read
+  // without locks. Sparse: pages of 4096 entries allocated on first uniform chunk.
+  static constexpr uint32_t kUniformBit = 1u << 16;
+  static constexpr int kUniformPageBits = 12;
+  uint32_t UniformCode(const ChunkKey& key) const {
+    const size_t i = ChunkIndex(key);
+    const std::atomic<uint32_t>* page =
+        uniform_pages_[i >> kUniformPageBits].load(std::memory_order_acquire);
+    if (page == nullptr) return 0;
+    return page[i & ((1u << kUniformPageBits) - 1)].load(std::memory_order_acquire);
+  }
+  static Voxel VoxelOfCode(uint32_t code) { return Voxel{uint8_t(code >> 8), uint8_t(code)}; }
+  size_t ChunkIndex(const ChunkKey& key) const {
+    const Int3 k = key - chunk_bounds_.min, n = chunk_bounds_.max - chunk_bounds_.min;
+    return (size_t(k.y) * size_t(n.z) + size_t(k.z)) * size_t(n.x) + size_t(k.x);
+  }
+  // Caller holds ShardFor(key).mu; `chunk` is what the shard now holds for key (null: nothing).
+  void SetUniformCode(const ChunkKey& key, const Chunk* chunk) const;
   void Publish(const ChunkKey& key, ChunkPtr chunk);
   void EvictOver(Shard& shard, const ChunkKey& keep) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // The chunk as the next edit must see it: staged by an unpublished edit, else LoadChunk.
@@ -219,6 +243,8 @@ class World {
   ChunkPtr air_;
   size_t shard_budget_ = 0;  // resident chunks per shard; 0 = unlimited
   mutable std::array<Shard, kShards> shards_;
+  size_t uniform_page_count_ = 0;
+  std::unique_ptr<std::atomic<std::atomic<uint32_t>*>[]> uniform_pages_;
   // Lock order: commit_mu_ before edit_mu_ before shard locks.
   mutable absl::Mutex edit_mu_;  // serializes staging; readers never take it
   absl::flat_hash_map<ChunkKey, ChunkPtr> staged_ ABSL_GUARDED_BY(edit_mu_);

@@ -365,5 +365,61 @@ TEST(Broadphase, ConcurrentReadersDuringEditsSeeConsistentMasks) {
   EXPECT_EQ(CompareAllChunks(index, DilatedGrid(*world)), 0);
 }
 
+// The class table (4 bits per chunk) must always describe the record in the slot: lazy builders
+// race with edits here, on a world small enough that they collide on the same table words.
+TEST(Broadphase, ClassTableAgreesWithRecordsUnderConcurrentBuildsAndEdits) {
+  auto world = testing::MakeCaveWorld(11, {64, 64, 64});
+  BroadphaseIndex index(*world);
+  world->AddObserver(&index);
+  const IntBox chunks = world->chunk_bounds();
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; ++t) {
+    readers.emplace_back([&, t] {
+      std::mt19937 rng(100 + t);
+      std::uniform_int_distribution<int> cx(chunks.min.x, chunks.max.x - 1),
+          cy(chunks.min.y, chunks.max.y - 1), cz(chunks.min.z, chunks.max.z - 1);
+      while (!stop.load()) {
+        // Under a snapshot no edit publishes (and the index updates while publishing), so the
+        // table and the record must agree exactly, whoever built the record.
+        World::ReadSnapshot snapshot(*world);
+        BroadphaseIndex::ReadScope scope(index);
+        for (int i = 0; i < 16; ++i) {
+          const ChunkKey key{cx(rng), cy(rng), cz(rng)};
+          const uint8_t c = uint8_t(1 + (i % 3));
+          const bool table = index.MayTouch(key, c, scope);
+          bad.fetch_add(table != index.Get(key, scope).MayTouch(c));
+        }
+      }
+    });
+  }
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-30, 30);
+  for (int i = 0; i < 60; ++i) {
+    FillBallParams ball{{u(rng), u(rng), u(rng)},
+                        5,
+                        uint8_t(i % 3 == 0   ? kMaterialAir
+                                : i % 3 == 1 ? kMaterialWater
+                                             : kMaterialRock)};
+    ASSERT_TRUE(world->Edit([&](ChunkEdit& e) { return FillBall(e, ball, EditLimits{}); }).ok());
+  }
+  stop.store(true);
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  // Quiescent: every chunk's table answer equals its record's, and the records are exact.
+  BroadphaseIndex::ReadScope scope(index);
+  int disagreements = 0;
+  for (int y = chunks.min.y; y < chunks.max.y; ++y)
+    for (int z = chunks.min.z; z < chunks.max.z; ++z)
+      for (int x = chunks.min.x; x < chunks.max.x; ++x)
+        for (uint8_t c : {uint8_t(kClassSolid), uint8_t(kClassWater), uint8_t(kClassAny)})
+          disagreements +=
+              index.MayTouch({x, y, z}, c, scope) != index.Get({x, y, z}, scope).MayTouch(c);
+  EXPECT_EQ(disagreements, 0);
+  EXPECT_EQ(CompareAllChunks(index, DilatedGrid(*world)), 0);
+  EXPECT_FALSE(index.MayTouch(chunks.max, kClassAny, scope));  // outside the world
+}
+
 }  // namespace
 }  // namespace voxcol

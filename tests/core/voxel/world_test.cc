@@ -277,3 +277,81 @@ TEST(WorldReadSnapshot, ReadersSeeOneVersionWhileEditsQueueBehindThem) {
 
 }  // namespace
 }  // namespace voxcol
+
+namespace voxcol {
+namespace {
+
+// The uniform table answers for resident uniform chunks without the shard; it must follow edits
+// that make a chunk uniform or not, under concurrent readers.
+TEST(WorldUniformTable, ReadersSeeEditsThatMakeAChunkUniformOrNot) {
+  auto world = testing::MakeEmptyWorld();
+  std::atomic<bool> stop{false};
+  std::atomic<int> torn{0}, reads{0};
+  std::thread reader([&] {
+    while (!stop) {
+      // Under a snapshot the chunk is one published version: GetVoxel, LoadChunk and the two
+      // voxels of the chunk agree.
+      World::ReadSnapshot snapshot(*world);
+      Voxel a = world->GetVoxel({1, 1, 1}), b = world->GetVoxel({6, 6, 6});
+      absl::StatusOr<ChunkPtr> chunk = world->LoadChunk({0, 0, 0});
+      torn += !chunk.ok() || a != b || (*chunk)->At(1, 1, 1) != a || (*chunk)->At(6, 6, 6) != b;
+      ++reads;
+    }
+  });
+  for (int i = 1; i <= 200 || reads < 1000; ++i) {
+    // Odd: the whole chunk rock of one occupancy (uniform); even: only voxel (6,6,6) changes.
+    ASSERT_TRUE(world
+                    ->Edit([&](ChunkEdit& e) {
+                      const Voxel v{kMaterialRock, uint8_t(i % 250 + 1)};
+                      if (i % 2 == 1) {
+                        for (int y = 0; y < 8; ++y)
+                          for (int z = 0; z < 8; ++z)
+                            for (int x = 0; x < 8; ++x) e.Set({x, y, z}, v);
+                      } else {
+                        e.Set({6, 6, 6}, v);
+                        e.Set({1, 1, 1}, v);
+                      }
+                      return absl::OkStatus();
+                    })
+                    .ok());
+    if (i % 2 == 1) {
+      EXPECT_EQ(world->GetVoxel({3, 4, 5}), (Voxel{kMaterialRock, uint8_t(i % 250 + 1)}));
+    }
+  }
+  stop = true;
+  reader.join();
+  EXPECT_EQ(torn.load(), 0);
+}
+
+// An evicted uniform chunk is read through the loader again: its load error is reported, never
+// answered from the table.
+class FlakyLoader : public ChunkLoader {
+ public:
+  absl::StatusOr<ChunkPtr> Load(const ChunkKey& key) const override {
+    if (key == ChunkKey{0, 0, 0}) {
+      if (broken) return absl::DataLossError("chunk (0,0,0) is corrupt");
+      return UniformChunk({kMaterialDirt, 200});
+    }
+    return ChunkPtr(nullptr);
+  }
+  std::atomic<bool> broken{false};
+};
+
+TEST(WorldUniformTable, EvictedChunksAreLoadedAgainAndReportLoadErrors) {
+  auto world = testing::MakeEmptyWorld();
+  FlakyLoader loader;
+  world->SetLoader(&loader);
+  world->SetResidentBudget(1);  // one chunk per shard
+  EXPECT_EQ(world->GetVoxel({3, 3, 3}), (Voxel{kMaterialDirt, 200}));
+  ASSERT_TRUE(world->LoadChunk({0, 0, 0}).ok());
+  // Touch enough other chunks that (0,0,0)'s shard evicts it.
+  for (int x = 1; x < 4; ++x)
+    for (int y = 0; y < 4; ++y)
+      for (int z = 0; z < 4; ++z) world->GetChunk({x, y, z});
+  loader.broken = true;
+  EXPECT_EQ(world->LoadChunk({0, 0, 0}).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(world->GetVoxel({3, 3, 3}), Voxel{});  // GetVoxel reads a failed chunk as air
+}
+
+}  // namespace
+}  // namespace voxcol
