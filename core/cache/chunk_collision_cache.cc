@@ -152,6 +152,7 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   CopyExact(scratch_mesh.vertices, &out->mesh.vertices);
   CopyExact(scratch_mesh.indices, &out->mesh.indices);
   CopyExact(scratch_mesh.materials, &out->mesh.materials);
+  CopyExact(scratch_mesh.normals, &out->mesh.normals);
   out->tree.Build(out->mesh, &scratch_tree);
 #ifdef VOXCOL_VALIDATE
   // Expensive: every triangle in exactly one leaf, child boxes bound their subtrees, depth bound.

@@ -86,6 +86,11 @@ template <typename Collector>
 void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collector,
                      KdStats* stats) const {
   if (nodes_.empty()) return;
+  // The root is usually a cache miss (rays visit chunks scattered over the world): start loading
+  // it before the clip, which reads other lines.
+  const char* root = reinterpret_cast<const char*>(nodes_.data());
+  __builtin_prefetch(root);
+  __builtin_prefetch(root + sizeof(KdNode) - 1);
   // Float error of a crossing: relative to t (KdBoxClip::kRelEps), plus the rounding of
   // coordinates of this size: the origin's and the tree's. 1e-6 of their magnitude is several
   // ulps, so the grown box below is strictly larger than the bounds however far they are from 0.

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "core/geometry/vec3.h"
@@ -16,12 +17,50 @@ using QuantizedVertex = std::array<uint16_t, 3>;
 constexpr int32_t kVertexSteps = 4096;                 // fixed-point steps per voxel
 constexpr float kVertexQuantum = 1.0f / kVertexSteps;  // voxels
 
+// A vertex normal: three IEEE half floats (binary16) of the area-weighted sum of the face normals
+// around the vertex, in voxel^2 units times kNormalScale. The sum keeps its length (the smooth
+// normal interpolates the sums, so larger neighbourhoods weigh more); halves keep ~11 bits of
+// every component whatever its size. Software conversion: the baseline is SSE2 (no F16C).
+using PackedNormal = std::array<uint16_t, 3>;
+constexpr float kNormalScale = 512.0f;  // |sum| <= ~30 voxel^2 (valence x max 2 x area) < 65504
+
+namespace mesh_internal {
+inline uint32_t FloatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float BitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+}  // namespace mesh_internal
+
+// Float to half, round to nearest (ties away), saturating at the largest finite half. Exact for
+// halves; subnormal halves come out through the float subnormal range (x * 2^-112).
+inline uint16_t FloatToHalf(float f) {
+  using namespace mesh_internal;
+  const uint32_t sign = (FloatBits(f) >> 16) & 0x8000u;
+  float a = BitsFloat(FloatBits(f) & 0x7fffffffu);
+  if (!(a < 65504.0f)) a = 65504.0f;                  // also NaN -> max
+  const uint32_t u = FloatBits(a * 1.92592994e-34f);  // 2^-112: half exponent bias in the float
+  return uint16_t(sign | ((u + 0x1000u) >> 13));
+}
+inline float HalfToFloat(uint16_t h) {
+  using namespace mesh_internal;
+  const float a = BitsFloat(uint32_t(h & 0x7fffu) << 13) * 5.19229686e33f;  // 2^112
+  return BitsFloat(FloatBits(a) | uint32_t(h & 0x8000u) << 16);
+}
+
 struct ChunkMesh {
   Int3 origin;                            // voxel coordinates of the chunk's min corner
   float voxel_size = 1;                   // world units per voxel
   std::vector<QuantizedVertex> vertices;  // welded: one per crossed lattice edge
   std::vector<uint16_t> indices;   // three per triangle, counter-clockwise seen from empty space
   std::vector<uint8_t> materials;  // one solid material per triangle
+  // One per vertex (ComputeVertexNormals) or none (a mesh built by hand).
+  std::vector<PackedNormal> normals;
 
   uint32_t triangle_count() const { return uint32_t(materials.size()); }
   uint32_t vertex_count() const { return uint32_t(vertices.size()); }
@@ -47,16 +86,56 @@ struct ChunkMesh {
     const Vec3 a = Corner(tri, 0);
     return Normalize(Cross(Corner(tri, 1) - a, Corner(tri, 2) - a));
   }
+  bool has_normals() const { return !vertices.empty() && normals.size() == vertices.size(); }
+  // Area-weighted normal sum of vertex i (ComputeVertexNormals), up to one positive scale shared
+  // by every vertex of every mesh: normalize it, or interpolate and then normalize.
+  Vec3 VertexNormal(uint32_t i) const {
+    const PackedNormal& n = normals[i];
+    return Vec3(HalfToFloat(n[0]), HalfToFloat(n[1]), HalfToFloat(n[2]));
+  }
+  // Fills `normals`: per vertex, the sum of Cross(b - a, c - a) over the triangles using it (twice
+  // their area along their normal), from the 16-bit corners, in voxel^2 units x kNormalScale.
+  void ComputeVertexNormals() {
+    std::vector<std::array<float, 3>>& sums = NormalScratch();
+    sums.assign(vertices.size(), {0.0f, 0.0f, 0.0f});
+    constexpr float kScale = kNormalScale / (float(kVertexSteps) * float(kVertexSteps));
+    for (size_t t = 0; t < indices.size(); t += 3) {
+      const QuantizedVertex &a = vertices[indices[t]], &b = vertices[indices[t + 1]],
+                            &c = vertices[indices[t + 2]];
+      float u[3], v[3];
+      for (int k = 0; k < 3; ++k) {
+        u[k] = float(int32_t(b[k]) - int32_t(a[k]));  // exact
+        v[k] = float(int32_t(c[k]) - int32_t(a[k]));
+      }
+      const float n[3] = {(u[1] * v[2] - u[2] * v[1]) * kScale,
+                          (u[2] * v[0] - u[0] * v[2]) * kScale,
+                          (u[0] * v[1] - u[1] * v[0]) * kScale};
+      for (int j = 0; j < 3; ++j) {
+        std::array<float, 3>& s = sums[indices[t + j]];
+        for (int k = 0; k < 3; ++k) s[k] += n[k];
+      }
+    }
+    normals.resize(vertices.size());
+    for (size_t i = 0; i < sums.size(); ++i)
+      for (int k = 0; k < 3; ++k) normals[i][k] = FloatToHalf(sums[i][k]);
+  }
   // Clears the mesh and keeps the capacity for reuse.
   void Clear() {
     vertices.clear();
     indices.clear();
     materials.clear();
+    normals.clear();
   }
   // Bytes of mesh data (payload only, not vector headers or spare capacity).
   size_t DataBytes() const {
     return vertices.size() * sizeof(QuantizedVertex) + indices.size() * sizeof(uint16_t) +
-           materials.size();
+           materials.size() + normals.size() * sizeof(PackedNormal);
+  }
+
+ private:
+  static std::vector<std::array<float, 3>>& NormalScratch() {
+    thread_local std::vector<std::array<float, 3>> sums;
+    return sums;
   }
 };
 

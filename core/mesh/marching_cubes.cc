@@ -236,6 +236,7 @@ void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size
         if (cases[x] != 0 && cases[x] != 255) mesher.Mesh(x, y, z, cases[x]);
       }
     }
+  out->ComputeVertexNormals();
 }
 
 ChunkMesh MeshChunk(const World& world, const ChunkKey& key) {

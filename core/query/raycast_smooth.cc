@@ -136,7 +136,8 @@ Int3 DominantSolidCorner(const World& world, VoxelReader& voxels, const Vec3& p)
   return best;
 }
 
-// Accumulates area-weighted face normals at the three vertices of one triangle.
+// Accumulates area-weighted face normals at the three vertices of one triangle (meshes without
+// stored vertex normals).
 class VertexNormalCollector {
  public:
   VertexNormalCollector(const ChunkMesh& mesh, uint32_t tri) : mesh_(mesh) {
@@ -162,15 +163,23 @@ class VertexNormalCollector {
 // Smooth normal at point p of triangle `tri`: the area-weighted vertex normals of the chunk mesh,
 // interpolated with p's barycentric coordinates (Phong). Flat facets of marching cubes tilt by up
 // to ~10 degrees on curved surfaces; the vertex average follows the underlying surface closely.
+// The vertex sums come from the mesh (computed when it was built); a mesh without them gathers the
+// triangles around the vertices through the tree.
 Vec3 SmoothNormal(const ChunkCollision& c, uint32_t tri, const Vec3& p) {
-  VertexNormalCollector normals(c.mesh, tri);
-  c.tree.CollideAabb(c.mesh, TriangleBounds(c.mesh, tri), normals, nullptr);
-  const Vec3 &a = c.mesh.Corner(tri, 0), &b = c.mesh.Corner(tri, 1), &d = c.mesh.Corner(tri, 2);
+  const ChunkMesh& m = c.mesh;
+  Vec3 vn[3];
+  if (m.has_normals()) {
+    for (int k = 0; k < 3; ++k) vn[k] = m.VertexNormal(m.indices[3 * tri + k]);
+  } else {
+    VertexNormalCollector normals(m, tri);
+    c.tree.CollideAabb(m, TriangleBounds(m, tri), normals, nullptr);
+    for (int k = 0; k < 3; ++k) vn[k] = normals.normal(k);
+  }
+  const Vec3 &a = m.Corner(tri, 0), &b = m.Corner(tri, 1), &d = m.Corner(tri, 2);
   const Vec3 n = Cross(b - a, d - a);
   const float inv = 1.0f / LengthSq(n);
   const float wb = Dot(Cross(p - a, d - a), n) * inv, wc = Dot(Cross(b - a, p - a), n) * inv;
-  Vec3 smooth =
-      normals.normal(0) * (1.0f - wb - wc) + normals.normal(1) * wb + normals.normal(2) * wc;
+  Vec3 smooth = vn[0] * (1.0f - wb - wc) + vn[1] * wb + vn[2] * wc;
   return LengthSq(smooth) > 0 ? Normalize(smooth) : Normalize(n);
 }
 

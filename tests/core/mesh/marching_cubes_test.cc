@@ -211,6 +211,47 @@ TEST(MarchingCubesTest, VerticesStayInTheChunkCellRegion) {
     }
 }
 
+// The stored vertex normals are the area-weighted sums of the face normals around each vertex
+// (the smooth raycast interpolates them), within the half-float rounding.
+TEST(MarchingCubesTest, StoredVertexNormalsAreTheAreaWeightedFaceSums) {
+  auto world = testing::MakeCaveWorld(6, {64, 64, 64});
+  IntBox range = MeshedChunkRange(*world);
+  size_t vertices = 0;
+  double max_angle = 0, max_rel = 0;
+  for (int y = range.min.y; y < range.max.y; ++y)
+    for (int x = range.min.x; x < range.max.x; ++x) {
+      ChunkMesh mesh = MeshChunk(*world, {x, y, 1});
+      if (mesh.empty()) continue;
+      ASSERT_TRUE(mesh.has_normals());
+      std::vector<Vec3> sums(mesh.vertex_count());
+      for (uint32_t t = 0; t < mesh.triangle_count(); ++t) {
+        const Vec3 a = mesh.Corner(t, 0);
+        const Vec3 n = Cross(mesh.Corner(t, 1) - a, mesh.Corner(t, 2) - a);
+        for (int k = 0; k < 3; ++k) sums[mesh.indices[3 * t + k]] += n;
+      }
+      for (uint32_t i = 0; i < mesh.vertex_count(); ++i) {
+        const Vec3 want = sums[i] * kNormalScale, got = mesh.VertexNormal(i);
+        ASSERT_GT(Length(want), 0.0f);
+        const double cosine = Dot(want, got) / (Length(want) * Length(got));
+        max_angle = std::max(max_angle, std::acos(std::min(1.0, cosine)));
+        max_rel = std::max(max_rel, double(Length(got - want) / Length(want)));
+        ++vertices;
+      }
+    }
+  std::printf("%zu vertices, max angle %.3g rad, max relative error %.3g\n", vertices, max_angle,
+              max_rel);
+  EXPECT_GT(vertices, 1000u);
+  EXPECT_LT(max_angle, 2e-3);
+  EXPECT_LT(max_rel, 2e-3);
+}
+
+TEST(MarchingCubesTest, HalfFloatsRoundTrip) {
+  for (float f : {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f, -1023.5f})
+    EXPECT_EQ(HalfToFloat(FloatToHalf(f)), f) << f;
+  EXPECT_EQ(HalfToFloat(FloatToHalf(1e6f)), 65504.0f);
+  EXPECT_NEAR(HalfToFloat(FloatToHalf(0.1f)), 0.1f, 0.1f / 2048);
+}
+
 TEST(MarchingCubesTest, UniformChunksHaveNoTriangles) {
   auto world = testing::MakeFunctionWorld([](const Int3& v) { return Voxel{kMaterialRock, 255}; });
   EXPECT_TRUE(MeshChunk(*world, {0, 0, 0}).empty());
