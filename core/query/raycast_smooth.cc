@@ -67,7 +67,7 @@ absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache
   absl::Status status;
   for (; walk.InRange(); walk.Next()) {
     if (world.chunk_bounds().Contains(walk.key()) &&
-        !index.Get(walk.key(), scope).MayTouch(kClassSolid)) {
+        !index.MayTouch(walk.key(), kClassSolid, scope)) {
       if (walk.t_exit() > t_end) break;
       continue;
     }

@@ -54,7 +54,7 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
     for (int32_t z = keys.min.z; z < keys.max.z; ++z)
       for (int32_t x = keys.min.x; x < keys.max.x; ++x) {
         const ChunkKey key{x, y, z};
-        if (world.chunk_bounds().Contains(key) && !index.Get(key, scope).MayTouch(kClassSolid)) {
+        if (world.chunk_bounds().Contains(key) && !index.MayTouch(key, kClassSolid, scope)) {
           continue;
         }
         if (g->Interrupted()) return g->stopped;
