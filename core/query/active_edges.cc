@@ -2,6 +2,33 @@
 
 namespace voxcol::terrain {
 
+int EdgeTable::Neighbour(uint32_t i, int k, uint32_t j) const {
+  const Tri& t = tris_[i];
+  const Tri& u = tris_[j];
+  if (j == i || !Has(u, t.key[k]) || !Has(u, t.key[(k + 1) % 3])) return -1;
+  if (Dot(t.normal, u.normal) >= kActiveEdgeCos) return 0;  // flat
+  // The neighbour lies behind this face for a convex edge, in front of it for a concave one.
+  const Vec3 centroid = (u.v[0] + u.v[1] + u.v[2]) * (1.0f / 3.0f);
+  return Dot(centroid - t.v[k], t.normal) < 0 ? 1 : 0;
+}
+
+bool EdgeTable::Active(uint32_t i, int k) const {
+  bool any_neighbour = false;
+  // Every neighbour has a corner at the edge's first vertex.
+  const bool convex = ForEachCornerAt(tris_[i].key[k], [&](uint32_t j, int) {
+    const int n = Neighbour(i, k, j);
+    any_neighbour |= n >= 0;
+    return n == 1;
+  });
+  // No neighbour: the surface ends here (world border), which is a real edge.
+  return convex || !any_neighbour;
+}
+
+bool EdgeTable::VertexActive(uint32_t i, int k) const {
+  return ForEachCornerAt(tris_[i].key[k],
+                         [&](uint32_t j, int c) { return Active(j, c) || Active(j, (c + 2) % 3); });
+}
+
 bool FixInternalEdge(const PosedShape& s, const Tri& t, uint32_t tri_index, const EdgeTable& edges,
                      bool recompute_depth, RawContact* c) {
   if (Dot(c->normal, t.normal) >= 0.99995f) return false;  // already the face normal (~0.6 deg)

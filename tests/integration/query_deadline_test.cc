@@ -1,6 +1,8 @@
-// Every query is bounded: a shape query that would run for many seconds stops inside its work
-// when the call's deadline passes, so the server's CPU falls idle instead of finishing work nobody
-// waits for (a radius-40 sphere's contacts in the caves take ~15 s of CPU on this world).
+// Every query is bounded: a huge shape query either answers within its deadline or stops inside
+// its work when the deadline passes, so the server's CPU falls idle instead of finishing work
+// nobody waits for (a radius-40 sphere's contacts took ~15 s of CPU on this world before the
+// internal-edge lookup was indexed; now ~0.1 s). tests/server checks that the interrupt reaches
+// the queries.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -58,7 +60,7 @@ class QueryDeadlineTest : public ::testing::Test {
         grpc::CreateChannel(server_.address(), grpc::InsecureChannelCredentials()));
   }
 
-  // Runs `call` with a 100 ms deadline, expects DEADLINE_EXCEEDED, then measures how long the
+  // Runs `call` with a 100 ms deadline, expects OK or DEADLINE_EXCEEDED, then measures how long the
   // server keeps burning CPU: the time until its CPU clock stops advancing, and asserts it is
   // idle one second after the deadline (a generous bound for a loaded CI machine).
   void ExpectIdleAfterDeadline(const char* name,
@@ -67,7 +69,8 @@ class QueryDeadlineTest : public ::testing::Test {
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(100));
     const Clock::time_point start = Clock::now();
     grpc::Status status = call(&context);
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+    // Either answer in time or stop at the deadline; never run on for seconds.
+    EXPECT_TRUE(status.ok() || status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED)
         << name << ": " << status.error_message();
     const Clock::time_point deadline = start + std::chrono::milliseconds(100);
     // Idle once the CPU clock stands still for 100 ms (10 ticks of 10 ms polls).

@@ -68,6 +68,36 @@ v1::RaycastRequest DownRay(float x, float z) {
 
 // Direction length is irrelevant: a 1e30-long direction hits exactly where a unit one does (in
 // float its squared length overflows), and so does a 1e-30-long one.
+// The interrupt the service passes (the call's deadline, the stream's cancellation) reaches the
+// shape queries: with a deadline already passed they stop with DEADLINE_EXCEEDED instead of
+// answering.
+TEST_F(QueryOpsTest, ShapeQueriesStopAtAPassedDeadline) {
+  QueryInterrupt passed;
+  passed.deadline = absl::Now() - absl::Seconds(1);
+  v1::PosedShape shape;
+  shape.mutable_shape()->mutable_sphere()->set_radius(4);
+  *shape.mutable_position() = V(0.3f, kGround + 1, -0.6f);
+  v1::ContactsRequest contacts;
+  *contacts.mutable_shape() = shape;
+  v1::ContactsResponse contacts_response;
+  EXPECT_EQ(RunContacts(engine_, limits_, contacts, &contacts_response, passed).code(),
+            absl::StatusCode::kDeadlineExceeded);
+  v1::OverlapRequest overlap;
+  *overlap.mutable_shape() = shape;
+  v1::OverlapResponse overlap_response;
+  EXPECT_EQ(RunOverlap(engine_, limits_, overlap, &overlap_response, passed).code(),
+            absl::StatusCode::kDeadlineExceeded);
+  v1::SweepRequest sweep;
+  *sweep.mutable_shape() = shape;
+  *sweep.mutable_direction() = V(1, 0, 0);
+  sweep.set_distance(10);
+  v1::SweepResponse sweep_response;
+  EXPECT_EQ(RunSweep(engine_, limits_, sweep, &sweep_response, passed).code(),
+            absl::StatusCode::kDeadlineExceeded);
+  // Without the interrupt the same contacts answer.
+  EXPECT_TRUE(RunContacts(engine_, limits_, contacts, &contacts_response).ok());
+}
+
 TEST_F(QueryOpsTest, RaycastDirectionOfAnyLengthHitsLikeAUnitOne) {
   v1::RaycastRequest unit = DownRay(0.3f, -0.6f);
   v1::RaycastResponse expected;
