@@ -11,13 +11,6 @@ using terrain::Tri;
 
 namespace {
 
-// Thread-local buffers: queries run on worker threads and must not allocate in steady state.
-struct ContactsScratch {
-  Gathered gathered;
-  std::vector<RawContact> contacts;
-  std::vector<ManifoldPoint> points;
-};
-
 // Reduces the contacts of one chunk, contacts[begin, end), to at most four spanning the largest
 // area, into `out`.
 void ReduceChunk(const Gathered& g, const std::vector<RawContact>& contacts, size_t begin,
@@ -60,7 +53,8 @@ int ContactsResult::total_points() const {
 void Contacts(const BroadphaseIndex& index, ChunkCollisionCache& cache, const PosedShape& shape,
               const ContactsSettings& settings, ContactsResult* result, QueryStats* stats) {
   result->Clear();
-  thread_local ContactsScratch sc;
+  terrain::ShapeQueryScratch& sc = terrain::LocalScratch();
+  thread_local std::vector<ManifoldPoint> points;
   Gathered& g = sc.gathered;
   g.Clear();
   g.interrupt = settings.interrupt;
@@ -83,7 +77,7 @@ void Contacts(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Po
     for (end = begin; end < sc.contacts.size() && g.tris[sc.contacts[end].tri].chunk == chunk;) {
       ++end;
     }
-    ReduceChunk(g, sc.contacts, begin, end, &sc.points, &result->chunks.emplace_back());
+    ReduceChunk(g, sc.contacts, begin, end, &points, &result->chunks.emplace_back());
   }
   // 3. No contact at all: the shape may be buried with no surface within reach.
   if (sc.contacts.empty()) {

@@ -38,8 +38,9 @@ void OverlapResult::Clear() {
 void Overlap(const BroadphaseIndex& index, ChunkCollisionCache& cache, const PosedShape& shape,
              const OverlapSettings& settings, OverlapResult* result, QueryStats* stats) {
   result->Clear();
-  thread_local Gathered g;
-  thread_local std::vector<RawContact> contacts;
+  terrain::ShapeQueryScratch& scratch = terrain::LocalScratch();
+  Gathered& g = scratch.gathered;
+  std::vector<RawContact>& contacts = scratch.contacts;
   g.Clear();
   g.interrupt = settings.interrupt;
   // 1. Penetrating contacts with the triangles around the shape.

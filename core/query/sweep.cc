@@ -30,6 +30,7 @@ class SweepRun {
         s_(input.shape),
         dir_(Normalize(input.direction)),
         length_(input.distance),
+        translation_(dir_ * length_),
         h_(index.world().voxel_size()),
         settings_(settings),
         result_(result),
@@ -61,19 +62,19 @@ class SweepRun {
   const PosedShape& s_;
   const Vec3 dir_;
   const float length_;
+  const Vec3 translation_;  // the whole motion
   const float h_;
   const SweepSettings& settings_;
   SweepResult* result_;
   QueryStats* stats_;
   float best_ = std::numeric_limits<float>::infinity();
   // Thread-local buffers: queries run on worker threads and must not allocate in steady state.
-  static thread_local Gathered g_;
-  static thread_local std::vector<RawContact> contacts_;
-  static thread_local absl::flat_hash_set<uint32_t> touching_;  // handled by the start contacts
+  Gathered& g_ = terrain::LocalScratch().gathered;
+  std::vector<RawContact>& contacts_ = terrain::LocalScratch().contacts;
+  // Gathered triangles handled by the start contacts.
+  static thread_local absl::flat_hash_set<uint32_t> touching_;
 };
 
-thread_local Gathered SweepRun::g_;
-thread_local std::vector<RawContact> SweepRun::contacts_;
 thread_local absl::flat_hash_set<uint32_t> SweepRun::touching_;
 
 SweepHit SweepRun::MakeHit(const Tri& t, float distance, const Vec3& position,
@@ -165,11 +166,10 @@ bool SweepRun::CastTriangle(uint32_t i, const terrain::EdgeTable& edges) {
   // One-sided: only faces the motion runs into can stop it.
   if (Dot(dir_, t.normal) >= 0 || touching_.contains(i)) return false;
   ++g_.tests;
-  const Vec3 translation = dir_ * length_;
   CastResult r = s_.shape->type == ShapeType::kSphere
-                     ? CastSphereVsTriangle(s_.pose.translation, s_.Radius(), translation, t.v[0],
+                     ? CastSphereVsTriangle(s_.pose.translation, s_.Radius(), translation_, t.v[0],
                                             t.v[1], t.v[2])
-                     : CastConvexVsTriangle(s_, translation, t.v[0], t.v[1], t.v[2]);
+                     : CastConvexVsTriangle(s_, translation_, t.v[0], t.v[1], t.v[2]);
   if (!r.hit) return false;
   if (r.initially_overlapping) {
     RawContact c;

@@ -92,4 +92,9 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
   return absl::OkStatus();
 }
 
+ShapeQueryScratch& LocalScratch() {
+  thread_local ShapeQueryScratch scratch;
+  return scratch;
+}
+
 }  // namespace voxcol::terrain

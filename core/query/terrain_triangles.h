@@ -96,4 +96,13 @@ inline float PlaneDepth(const PosedShape& s, const Tri& t) {
   return Dot(t.normal, t.v[0]) - Dot(t.normal, s.Support(-t.normal));
 }
 
+// The gathered triangles and their contacts of the shape query running on this thread. Queries
+// run on worker threads and must not allocate in steady state; one query runs at a time per
+// thread, and none calls another, so Sweep, Overlap and Contacts share these buffers.
+struct ShapeQueryScratch {
+  Gathered gathered;
+  std::vector<RawContact> contacts;
+};
+ShapeQueryScratch& LocalScratch();
+
 }  // namespace voxcol::terrain
