@@ -162,6 +162,12 @@ class WaterColumns {
     }
   }
 
+  // The window's chunks are released when the integration ends (the vector keeps its capacity),
+  // so a thread's last query does not keep chunks alive that the world has since replaced.
+  ~WaterColumns() { window_.clear(); }
+  WaterColumns(const WaterColumns&) = delete;
+  WaterColumns& operator=(const WaterColumns&) = delete;
+
   absl::Status Load() {
     window_.assign(size_t(span_.x) * span_.y * span_.z, nullptr);
     for (int32_t y = 0; y < span_.y; ++y)
