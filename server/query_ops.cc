@@ -39,7 +39,7 @@ absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits,
     if (!hits.empty()) hit = hits.front();
   } else {
     hit = Raycast(engine.index, engine.cache, ray, settings, &stats);
-    if (hit.hit) hits.push_back(hit);
+    if (hit.hit && request.all_hits()) hits.push_back(hit);  // blocky: its one hit
   }
   if (!hit.load_status.ok()) return LoadFailure("raycast", hit.load_status);
   ToProto(hit, request.all_hits() ? &hits : nullptr, response);
