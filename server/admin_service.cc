@@ -6,16 +6,12 @@
 #include "absl/strings/str_cat.h"
 #include "core/store/region_file.h"
 #include "server/convert.h"
+#include "server/convert_edit.h"
 #include "server/data_dir.h"
 #include "server/log.h"
 
 namespace voxcol::server {
 namespace {
-
-IntBox FromProto(const v1::VoxelBox& box) {
-  return {{box.min().x(), box.min().y(), box.min().z()},
-          {box.max().x(), box.max().y(), box.max().z()}};
-}
 
 namespace fs = std::filesystem;
 
