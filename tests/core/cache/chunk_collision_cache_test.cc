@@ -137,6 +137,7 @@ TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntrie
   std::vector<ChunkKey> keys = AllMeshedKeys(*world);
   std::atomic<bool> stop{false};
   std::atomic<int> bad{0};
+  std::atomic<int> rounds{0};  // reader rounds finished; the editor paces itself on them
   std::vector<std::thread> readers;
   for (int t = 0; t < 3; ++t) {
     readers.emplace_back([&, t] {
@@ -154,12 +155,16 @@ TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntrie
         for (const ChunkCollision* c : held) {  // still intact while the scope lives
           if (c == nullptr || c->mesh.indices.size() != 3 * c->mesh.materials.size()) ++bad;
         }
+        ++rounds;
       }
     });
   }
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> u(-22, 22), ur(1.5f, 5.0f);
   for (int i = 0; i < 30; ++i) {
+    // Readers must really run between edits, however the scheduler treats this thread: without the
+    // pacing a loaded machine can finish all edits before any reader starts (no churn, no eviction).
+    while (rounds.load() < 8 * (i + 1)) std::this_thread::yield();
     FillBallParams p{{u(rng), u(rng), u(rng)},
                      ur(rng),
                      kMaterialRock,
