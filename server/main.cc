@@ -83,6 +83,9 @@ ABSL_FLAG(std::string, port_file, "",
 ABSL_FLAG(uint64_t, store_cache_mb, 256,
           "Budget for decoded chunks kept in memory, MiB (evicted chunks reload from the store or "
           "regenerate on the next touch); 0 = unlimited");
+ABSL_FLAG(uint64_t, max_snapshot_history_mb, 256,
+          "Budget for old chunk versions kept for queries that began before an edit, MiB; past "
+          "it the oldest running batches fail with ABORTED; 0 = unlimited");
 ABSL_FLAG(uint64_t, store_block_cache_mb, 32, "RocksDB block cache for stored chunk records, MiB");
 ABSL_FLAG(bool, store_sync, true,
           "Sync the write-ahead log before acknowledging an edit; false risks losing acknowledged "
@@ -98,7 +101,8 @@ struct ServerConfig {
   std::string data_dir;
   WorldConfig new_world;  // used only when the data directory holds no world yet
   store::StoreOptions store;
-  uint64_t resident_chunk_bytes = 0;  // 0 = unlimited
+  uint64_t resident_chunk_bytes = 0;    // 0 = unlimited
+  uint64_t snapshot_history_bytes = 0;  // 0 = unlimited
   ChangeLogConfig change_log;
   uint64_t idempotency_keys = 0;
   ServiceLimits limits;
@@ -174,6 +178,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.store.block_cache_bytes = absl::GetFlag(FLAGS_store_block_cache_mb) << 20;
   config.store.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
   config.resident_chunk_bytes = absl::GetFlag(FLAGS_store_cache_mb) << 20;
+  config.snapshot_history_bytes = absl::GetFlag(FLAGS_max_snapshot_history_mb) << 20;
   config.change_log = {absl::GetFlag(FLAGS_change_log_versions),
                        absl::GetFlag(FLAGS_change_log_chunks)};
   config.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
@@ -208,6 +213,7 @@ void AttachStore(const ServerConfig& config, DataDir& data, World& world) {
   world.AddObserver(data.store.get());
   world.RestoreVersion(data.world.version);
   world.SetResidentBudget(config.resident_chunk_bytes);
+  world.SetHistoryBudget(config.snapshot_history_bytes);
   const WorldConfig& w = data.world.config;
   LogInfo("event=world_open data_dir=%s created=%d seed=%d size=%d,%d,%d voxel_size=%g version=%d",
           config.data_dir, data.world.created, w.seed, w.size_voxels.x, w.size_voxels.y,
@@ -230,6 +236,13 @@ void RegisterStateMetrics(const World& world, const WorkerPool& query_pool,
                     [&world] { return double(world.version()); });
   registry.AddGauge("voxcol_chunks_resident", "Chunks held in memory",
                     [&world] { return double(world.resident_chunks()); });
+  registry.AddGauge("voxcol_snapshot_history_bytes",
+                    "Old chunk versions kept for running queries (bounded by "
+                    "--max_snapshot_history_mb)",
+                    [&world] { return double(world.history_stats().bytes); });
+  registry.AddCounterCallback("voxcol_snapshots_expired_total",
+                              "Query snapshots expired because the history outgrew its budget",
+                              [&world] { return double(world.history_stats().expired); });
   registry.AddGauge("voxcol_query_queue_length", "Batches waiting for a query thread",
                     [&query_pool] { return double(query_pool.queued()); });
   // The cache keeps its counters as atomics.

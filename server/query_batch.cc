@@ -59,6 +59,12 @@ void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::Qu
 
 }  // namespace
 
+absl::Status SnapshotExpiredError() {
+  return absl::AbortedError(
+      "the world changed faster than this query's snapshot could be kept: old chunk versions "
+      "exceeded --max_snapshot_history_mb while it ran; retry, or use smaller batches");
+}
+
 void FailBatch(const v1::QueryBatchRequest& request, const absl::Status& status,
                v1::QueryBatchResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
@@ -110,6 +116,8 @@ void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
     }
     RunOne(engine, limits, query, interrupt, response->add_results());
   }
+  // Answers read through an expired snapshot may mix versions: never return them.
+  if (snapshot.expired()) return FailBatch(request, SnapshotExpiredError(), response);
   timing->set_run_micros(uint32_t(absl::ToInt64Microseconds(absl::Now() - run_start)));
 }
 

@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "server/query_ops.h"
 #include "server/service_limits.h"
@@ -22,6 +23,10 @@ void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
                   const BatchLimits& batch_limits, const v1::QueryBatchRequest& request,
                   absl::Time deadline, const std::atomic<bool>* cancelled,
                   v1::QueryBatchResponse* response);
+
+// ABORTED: the query's snapshot expired because old chunk versions outgrew
+// --max_snapshot_history_mb while it ran (edits kept coming); retrying sees the newest version.
+absl::Status SnapshotExpiredError();
 
 // Sets a batch-level failure (no results).
 void FailBatch(const v1::QueryBatchRequest& request, const absl::Status& status,

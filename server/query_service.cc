@@ -6,6 +6,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "server/convert.h"
+#include "server/query_batch.h"
 #include "server/query_ops.h"
 #include "server/server_metrics.h"
 
@@ -29,6 +30,7 @@ grpc::Status RunUnary(const World& world, const QueryEngine& engine, const Servi
   }
   World::ReadSnapshot snapshot(world);
   absl::Status status = run(engine, limits, request, response, interrupt);
+  if (status.ok() && snapshot.expired()) status = SnapshotExpiredError();
   latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
   if (!status.ok()) {
     GetServerMetrics().query_failures->Add();

@@ -193,6 +193,15 @@ const MaskRecord& BroadphaseIndex::BuildSlot(std::atomic<const MaskRecord*>& slo
   return *record;
 }
 
+const MaskRecord& BroadphaseIndex::SnapshotRecord(const ChunkKey& key) const {
+  // Build reads the chunks through World::LoadChunk, which answers as of the thread's snapshot.
+  const MaskRecord* built = Build(key);
+  absl::MutexLock lock(&writer_mu_);
+  Retire(built);  // the caller's ReadScope keeps the epoch from reclaiming it
+  TryReclaim();
+  return *built;
+}
+
 const MaskRecord* BroadphaseIndex::Replace(size_t i, const MaskRecord* record) {
   // Clear the code first: a reader that saw the new record in the slot can then never read the
   // old code afterwards.
@@ -214,11 +223,11 @@ void BroadphaseIndex::Update(const EditResult& result) {
   TryReclaim();
 }
 
-void BroadphaseIndex::Retire(const MaskRecord* record) {
+void BroadphaseIndex::Retire(const MaskRecord* record) const {
   if (record != nullptr && !record->IsShared()) retired_[epoch_.load() & 1].push_back(record);
 }
 
-void BroadphaseIndex::TryReclaim() {
+void BroadphaseIndex::TryReclaim() const {
   // Records retired in epoch e-1 are unreachable for readers that entered in epoch e or later.
   // Once no reader of epoch e-1 remains, free them and advance to e+1 (reusing that counter).
   uint64_t e = epoch_.load();

@@ -121,14 +121,23 @@ class BroadphaseIndex : public EditObserver {
 
   // The record of chunk `key`, building it on first use. Chunks outside the world are empty. The
   // reference stays valid while `scope` lives. Thread-safe.
+  // Under a World::ReadSnapshot, the record describes the snapshot's version: where an edit
+  // published since may have rebuilt the slot, a private record is built from the snapshot's
+  // chunks (and freed after `scope`).
   const MaskRecord& Get(const ChunkKey& key, const ReadScope& scope) const {
     if (!chunk_bounds_.Contains(key)) return MaskRecord::Empty();
     const size_t i = SlotIndex(key);
     const unsigned code = ClassCode(i);
-    if ((code & kCodeShared) != 0) return MaskRecord::kShared[code & 3];
-    std::atomic<const MaskRecord*>& slot = slots_[i];
-    const MaskRecord* record = slot.load(std::memory_order_acquire);
-    return record != nullptr ? *record : BuildSlot(slot, key);  // built once, then a single load
+    const MaskRecord* record;
+    if ((code & kCodeShared) != 0) {
+      record = &MaskRecord::kShared[code & 3];
+    } else {
+      std::atomic<const MaskRecord*>& slot = slots_[i];
+      record = slot.load(std::memory_order_acquire);
+      if (record == nullptr) record = &BuildSlot(slot, key);  // built once, then a single load
+    }
+    if (world_.NewerThanSnapshot(key)) return SnapshotRecord(key);
+    return *record;
   }
 
   // Get(key, scope).MayTouch(classes), answered from the class table when it knows the chunk
@@ -136,7 +145,7 @@ class BroadphaseIndex : public EditObserver {
   bool MayTouch(const ChunkKey& key, uint8_t classes, const ReadScope& scope) const {
     if (!chunk_bounds_.Contains(key)) return false;
     const unsigned code = ClassCode(SlotIndex(key));
-    if ((code & kCodeKnown) != 0) return (code & classes) != 0;
+    if ((code & kCodeKnown) != 0 && !world_.NewerThanSnapshot(key)) return (code & classes) != 0;
     return Get(key, scope).MayTouch(classes);
   }
 
@@ -167,10 +176,13 @@ class BroadphaseIndex : public EditObserver {
   // Swaps slot i to `record` (with its code) and returns the previous record.
   const MaskRecord* Replace(size_t i, const MaskRecord* record);
   const MaskRecord* Build(const ChunkKey& key) const;
+  // A record of the calling thread's snapshot, private to it: retired at once, so it lives until
+  // the caller's ReadScope ends.
+  const MaskRecord& SnapshotRecord(const ChunkKey& key) const;
   // Lazy build of an empty slot; returns whichever record won the race to fill it.
   const MaskRecord& BuildSlot(std::atomic<const MaskRecord*>& slot, const ChunkKey& key) const;
-  void Retire(const MaskRecord* record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_mu_);
-  void TryReclaim() ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_mu_);
+  void Retire(const MaskRecord* record) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_mu_);
+  void TryReclaim() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(writer_mu_);
 
   const World& world_;
   IntBox chunk_bounds_;
@@ -191,8 +203,8 @@ class BroadphaseIndex : public EditObserver {
   int64_t ActiveReaders(uint64_t parity) const;
   mutable std::atomic<uint64_t> epoch_{0};
   mutable ReaderCounter readers_[kReaderShards];
-  absl::Mutex writer_mu_;
-  std::vector<const MaskRecord*> retired_[2] ABSL_GUARDED_BY(writer_mu_);
+  mutable absl::Mutex writer_mu_;
+  mutable std::vector<const MaskRecord*> retired_[2] ABSL_GUARDED_BY(writer_mu_);
 };
 
 // Recomputes the masks of `key` voxel by voxel from the world (27 reads per voxel) and compares

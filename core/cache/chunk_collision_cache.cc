@@ -168,7 +168,8 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
 }
 
 ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrAdd(const ChunkKey& key, bool* cacheable) {
-  const uint64_t seen_version = world_.version();
+  // The version our build will read (the thread's snapshot, else the newest).
+  const uint64_t seen_version = world_.ReadVersion();
   std::atomic<Entry*>* slot = SlotFor(key, true);  // null outside the table: never cached
   Shard& shard = ShardFor(key);
   absl::MutexLock lock(&shard.mu);
@@ -269,10 +270,26 @@ const ChunkCollision* ChunkCollisionCache::FindCached(const ChunkKey& key,
   if (entry == nullptr) return nullptr;
   const ChunkCollision* data = entry->ready.load(std::memory_order_acquire);
   if (data == nullptr) return nullptr;
+  // An entry built for a version newer than the thread's snapshot is not for this reader.
+  if (world_.NewerThanSnapshot(key)) return nullptr;
   if (!entry->referenced.load(std::memory_order_relaxed))
     entry->referenced.store(true, std::memory_order_relaxed);
   scope.counter_->hits.fetch_add(1, std::memory_order_relaxed);
   return data;
+}
+
+ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrBuildFor(const ChunkKey& key,
+                                                                bool* cacheable) {
+  // A reader whose snapshot is older than an edit near `key` builds a private entry from its
+  // snapshot's chunks (Build reads through World::LoadChunk) and caches nothing. Checked before
+  // (no table entry for a stale build) and after (the table's entry may be from a newer reader).
+  if (!world_.NewerThanSnapshot(key)) {
+    Entry* entry = FindOrAdd(key, cacheable);
+    // A private entry (not cacheable) is built from this snapshot anyway.
+    if (!*cacheable || !world_.NewerThanSnapshot(key)) return entry;
+  }
+  *cacheable = false;
+  return new Entry(key);
 }
 
 const ChunkCollision* ChunkCollisionCache::Find(const ChunkKey& key, const ReadScope& scope,
@@ -287,14 +304,14 @@ const ChunkCollision* ChunkCollisionCache::Find(const ChunkKey& key, const ReadS
     return nullptr;
   }
   bool cacheable = false;
-  Entry* entry = FindOrAdd(key, &cacheable);
+  Entry* entry = FindOrBuildFor(key, &cacheable);
   return Ensure(entry, cacheable, built);
 }
 
 ChunkCollisionPtr ChunkCollisionCache::Get(const ChunkKey& key, bool* built) {
   ReadScope scope(*this);
   if (Entry* entry = Lookup(key); entry != nullptr) {
-    if (entry->ready.load(std::memory_order_acquire) != nullptr) {
+    if (entry->ready.load(std::memory_order_acquire) != nullptr && !world_.NewerThanSnapshot(key)) {
       if (!entry->referenced.load(std::memory_order_relaxed))
         entry->referenced.store(true, std::memory_order_relaxed);
       scope.counter_->hits.fetch_add(1, std::memory_order_relaxed);
@@ -303,7 +320,7 @@ ChunkCollisionPtr ChunkCollisionCache::Get(const ChunkKey& key, bool* built) {
     }
   }
   bool cacheable = false;
-  Entry* entry = FindOrAdd(key, &cacheable);
+  Entry* entry = FindOrBuildFor(key, &cacheable);
   Ensure(entry, cacheable, built);
   return entry->data;
 }

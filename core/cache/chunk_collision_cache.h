@@ -127,6 +127,9 @@ class ChunkCollisionCache : public EditObserver {
   // Slow path: the entry in the table (added if missing), or a private one when an edit may have
   // invalidated what we are about to build (then *cacheable is false).
   Entry* FindOrAdd(const ChunkKey& key, bool* cacheable);
+  // FindOrAdd for the calling thread's snapshot: a private, uncacheable entry when the table may
+  // hold a newer version of the chunk's data than the snapshot.
+  Entry* FindOrBuildFor(const ChunkKey& key, bool* cacheable);
   // Builds the entry's data once; returns the data.
   const ChunkCollision* Ensure(Entry* entry, bool cacheable, bool* built);
   ChunkCollisionPtr Build(const ChunkKey& key) const;

@@ -84,6 +84,22 @@ World::Shard& World::ShardFor(const ChunkKey& key) const {
 
 absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const {
   if (!chunk_bounds_.Contains(key)) return air_;
+  const ReadSnapshot* snapshot = ThreadSnapshot();
+  if (snapshot == nullptr) return LoadLatest(key);
+  const uint64_t version = snapshot->version_;
+  if (publishing_version_.load(std::memory_order_acquire) > version) {
+    if (ChunkPtr old = HistoryAt(key, version)) return old;
+  }
+  absl::StatusOr<ChunkPtr> latest = LoadLatest(key);
+  // Look again after the read: an edit that replaced the chunk (in memory or in the store) before
+  // we read it recorded the history and then set publishing_version_, both before the swap.
+  if (publishing_version_.load(std::memory_order_acquire) > version) {
+    if (ChunkPtr old = HistoryAt(key, version)) return old;
+  }
+  return latest;
+}
+
+absl::StatusOr<ChunkPtr> World::LoadLatest(const ChunkKey& key) const {
   if (const uint32_t code = UniformCode(key)) return InternedUniformChunk(VoxelOfCode(code));
   Shard& shard = ShardFor(key);
   while (true) {
@@ -149,7 +165,8 @@ void World::RestoreVersion(uint64_t version) {
 absl::StatusOr<ChunkPtr> World::StagedOrLoaded(const ChunkKey& key) const {
   auto it = staged_.find(key);
   if (it != staged_.end()) return it->second;
-  return LoadChunk(key);
+  // Edits build on the newest content even on a thread that holds a snapshot.
+  return chunk_bounds_.Contains(key) ? LoadLatest(key) : air_;
 }
 
 ChunkPtr World::GetChunk(const ChunkKey& key) const {
@@ -160,6 +177,18 @@ ChunkPtr World::GetChunk(const ChunkKey& key) const {
 Voxel World::GetVoxel(const Int3& voxel) const {
   if (!voxel_bounds_.Contains(voxel)) return Voxel{};
   const ChunkKey key = ChunkOf(voxel);
+  const Voxel latest = LatestVoxel(key, voxel);
+  if (world_internal::current_snapshot == nullptr) return latest;
+  const ReadSnapshot* snapshot = ThreadSnapshot();
+  // As in LoadChunk: read first, then check whether an edit newer than the snapshot began.
+  if (snapshot != nullptr &&
+      publishing_version_.load(std::memory_order_acquire) > snapshot->version_) {
+    if (ChunkPtr old = HistoryAt(key, snapshot->version_)) return old->At(LocalOf(voxel));
+  }
+  return latest;
+}
+
+Voxel World::LatestVoxel(const ChunkKey& key, const Int3& voxel) const {
   if (const uint32_t code = UniformCode(key)) return VoxelOfCode(code);
   {
     // Resident: read the voxel under the shard's reader lock, without copying the ChunkPtr (two
@@ -169,7 +198,8 @@ Voxel World::GetVoxel(const Int3& voxel) const {
     auto it = shard.chunks.find(key);
     if (it != shard.chunks.end()) return it->second->At(LocalOf(voxel));
   }
-  return GetChunk(key)->At(LocalOf(voxel));
+  absl::StatusOr<ChunkPtr> chunk = LoadLatest(key);
+  return chunk.ok() ? (*chunk)->At(LocalOf(voxel)) : Voxel{};
 }
 
 Int3 World::VoxelAt(const Vec3& p) const {
@@ -216,6 +246,13 @@ size_t World::resident_chunks() const {
 // learn that their edit is done from commit_mu_, which the leader holds only briefly.
 absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdit&)>& edit,
                                        const EditTag& tag) {
+  // Edits build on the newest content, and this thread may lead a commit whose observers rebuild
+  // derived data from the world: neither may read through a snapshot the caller holds.
+  struct NoSnapshot {
+    const ReadSnapshot* saved = world_internal::current_snapshot;
+    NoSnapshot() { world_internal::current_snapshot = nullptr; }
+    ~NoSnapshot() { world_internal::current_snapshot = saved; }
+  } no_snapshot;
   PendingEdit pending;
   pending.tag = tag;
   staging_.fetch_add(1, std::memory_order_relaxed);
@@ -273,6 +310,7 @@ absl::Status World::Diff(const ChunkEdit& scratch, PendingEdit* pending) const {
     result.changes.push_back({key, {origin + lo, origin + hi + Int3{1, 1, 1}}});
     pending->chunks.emplace_back(
         key, chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(chunk));
+    pending->before.push_back(before);
   }
   std::sort(result.changes.begin(), result.changes.end(),
             [](const ChunkChange& a, const ChunkChange& b) { return a.key < b.key; });
@@ -292,8 +330,20 @@ absl::Status World::Diff(const ChunkEdit& scratch, PendingEdit* pending) const {
   std::sort(result.dirty_chunks.begin(), result.dirty_chunks.end());
   result.dirty_chunks.erase(std::unique(result.dirty_chunks.begin(), result.dirty_chunks.end()),
                             result.dirty_chunks.end());
-  std::sort(pending->chunks.begin(), pending->chunks.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Sort chunks by key, and `before` along with them.
+  std::vector<size_t> order(pending->chunks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return pending->chunks[a].first < pending->chunks[b].first;
+  });
+  std::vector<std::pair<ChunkKey, ChunkPtr>> chunks;
+  std::vector<ChunkPtr> before;
+  for (size_t i : order) {
+    chunks.push_back(std::move(pending->chunks[i]));
+    before.push_back(std::move(pending->before[i]));
+  }
+  pending->chunks = std::move(chunks);
+  pending->before = std::move(before);
   return absl::OkStatus();
 }
 
@@ -330,13 +380,16 @@ void World::CommitQueued() {
 
 void World::PublishGroup(const std::vector<PendingEdit*>& group) {
   for (PendingEdit* p : group) {
-    // Derived data (broadphase masks, change feed) is updated before readers can look, so a
-    // snapshot never pairs new chunks with old masks.
-    absl::WriterMutexLock lock(&publish_mu_);
+    // Order matters (see ReadSnapshot): history and publishing_version_ first, so a reader that
+    // sees anything of this edit also finds what it replaced; derived data next; the version
+    // last, so a snapshot at this version never sees derived data of the previous one.
+    RecordHistory(*p);
     for (const auto& [key, chunk] : p->chunks) Publish(key, chunk);
-    version_.store(p->result.version, std::memory_order_release);
     CommittedEdit committed{p->result, p->chunks, &p->tag};
     for (EditObserver* observer : observers_) observer->AfterPublish(committed);
+    version_.store(p->result.version, std::memory_order_release);
+    absl::MutexLock lock(&history_mu_);
+    PruneHistoryLocked();
   }
   // Staged chunks that no later edit replaced are now published; editors can read them there.
   absl::MutexLock lock(&edit_mu_);

@@ -4,7 +4,9 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,9 +91,10 @@ class EditObserver {
     }
     return absl::OkStatus();
   }
-  // As the chunks and the version become visible, while query snapshots are held off: update
-  // derived data (broadphase) and feed subscribers. Called per edit in version order; keep it short
-  // and never block on readers.
+  // After the edit's chunks are swapped in and before its version becomes visible: update derived
+  // data (broadphase, caches) and feed subscribers. Snapshots that began earlier keep running and
+  // must not use what this rebuilds (World::NewerThanSnapshot). Called per edit in version order;
+  // keep it short and never block on readers.
   virtual void AfterPublish(const CommittedEdit& edit) {}
 };
 
@@ -134,8 +137,9 @@ class World {
   // would forget edits. Call before serving.
   void SetResidentBudget(size_t bytes);
 
-  // The chunk at `key`: resident, else loaded, else generated on first touch. Chunks outside the
-  // world are air. A chunk whose stored record cannot be loaded is an error here.
+  // The chunk at `key` as of the calling thread's ReadSnapshot (the newest version without one):
+  // resident, else loaded, else generated on first touch. Chunks outside the world are air. A
+  // chunk whose stored record cannot be loaded is an error here.
   absl::StatusOr<ChunkPtr> LoadChunk(const ChunkKey& key) const;
   // Same as LoadChunk, but a chunk that fails to load reads as air (callers that must report
   // DATA_LOSS use LoadChunk). Thread-safe.
@@ -154,7 +158,8 @@ class World {
   // synced store write), published with its version, and only then returned. Readers never see an
   // edit before BeforePublish succeeded; versions become visible in order. An edit that changes
   // nothing still gets a new version so that every acknowledged batch has its own. If `edit`
-  // returns an error nothing is published and the version stays.
+  // returns an error nothing is published and the version stays. A ReadSnapshot the calling thread
+  // holds does not apply inside: the edit reads the newest content.
   absl::StatusOr<EditResult> Edit(const std::function<absl::Status(ChunkEdit&)>& edit,
                                   const EditTag& tag = {});
 
@@ -166,19 +171,57 @@ class World {
   // Number of chunks currently resident (generated or edited).
   size_t resident_chunks() const;
 
-  // While alive, no edit becomes visible, so every read sees the world at version(). Staging and
-  // the durable write of edits go on; only their publication (pointer swaps) waits. Hold it for
-  // one query batch, not longer.
+  // Snapshot isolation. While alive, every read this thread makes of the world (LoadChunk,
+  // GetChunk, GetVoxel) sees the world at version(), whatever edits are published meanwhile: a
+  // chunk replaced since then is read from the world's history of replaced chunks. Edits never
+  // wait for snapshots; a snapshot only keeps the chunks it may still read alive (see
+  // history_stats). Derived data (broadphase masks, meshes) must ask NewerThanSnapshot before
+  // using what an edit may have rebuilt. Create and destroy it on one thread; snapshots of one
+  // world nest (an inner one keeps the outer one's version).
   class ReadSnapshot {
    public:
-    explicit ReadSnapshot(const World& world)
-        : lock_(&world.publish_mu_), version_(world.version()) {}
+    explicit ReadSnapshot(const World& world);
+    ~ReadSnapshot();
+    ReadSnapshot(const ReadSnapshot&) = delete;
+    ReadSnapshot& operator=(const ReadSnapshot&) = delete;
     uint64_t version() const { return version_; }
+    // True once the world dropped history this snapshot may need because the history outgrew its
+    // budget (SetHistoryBudget): reads may then mix versions, so discard what was read and fail
+    // the request (ABORTED). Checked by the caller after its reads.
+    bool expired() const { return expired_.load(std::memory_order_acquire); }
 
    private:
-    absl::ReaderMutexLock lock_;
+    friend class World;
+    const World& world_;
     uint64_t version_;
+    std::atomic<bool> expired_{false};
+    const ReadSnapshot* enclosing_;  // the thread's previous innermost snapshot (any world)
+    bool registered_;                // false when nested in a snapshot of the same world
   };
+
+  // The version the calling thread reads this world at: its snapshot's, else the current one.
+  uint64_t ReadVersion() const;
+  // True when data derived from chunk `key` and its borders (masks, meshes: anything computed
+  // from voxels within two voxels of the chunk) may already describe a version newer than the
+  // calling thread's snapshot. Such data must not be used: rebuild it from LoadChunk instead. Call
+  // it after reading the derived data, never before. Costs one thread-local and one atomic load
+  // unless an edit was published since the snapshot began.
+  bool NewerThanSnapshot(const ChunkKey& key) const;
+
+  // Bounds the history kept for snapshots: when replaced chunks exceed `bytes`, the oldest
+  // snapshots expire (ReadSnapshot::expired) and their history is dropped. 0 means unlimited (the
+  // default). Call before serving.
+  void SetHistoryBudget(size_t bytes) { history_budget_ = bytes; }
+
+  // Chunks kept for snapshots that began before they were replaced, and the snapshots alive.
+  struct HistoryStats {
+    size_t chunks = 0;     // replaced chunk versions kept
+    size_t bytes = 0;      // their voxel payload
+    size_t snapshots = 0;  // registered ReadSnapshots alive
+    uint64_t oldest = 0;   // version of the oldest alive snapshot (0 when none)
+    uint64_t expired = 0;  // snapshots expired by the budget so far
+  };
+  HistoryStats history_stats() const;
 
  private:
   friend class ChunkEdit;
@@ -195,6 +238,7 @@ class World {
     EditTag tag;
     EditResult result;
     std::vector<std::pair<ChunkKey, ChunkPtr>> chunks;
+    std::vector<ChunkPtr> before;  // per entry of `chunks`: the content this edit replaces
     bool done = false;
     absl::Status status;
   };
@@ -221,6 +265,24 @@ class World {
   // Caller holds ShardFor(key).mu; `chunk` is what the shard now holds for key (null: nothing).
   void SetUniformCode(const ChunkKey& key, const Chunk* chunk) const;
   void Publish(const ChunkKey& key, ChunkPtr chunk);
+  Voxel LatestVoxel(const ChunkKey& key, const Int3& voxel) const;
+  // LoadChunk as of the newest published version, ignoring the thread's snapshot.
+  absl::StatusOr<ChunkPtr> LoadLatest(const ChunkKey& key) const;
+  // The content of `key` at `version` if an edit published after it replaced the chunk: the
+  // history entry with the smallest replacing version above `version`; else null.
+  ChunkPtr HistoryAt(const ChunkKey& key, uint64_t version) const;
+  bool DirtiedAfter(const ChunkKey& key, uint64_t version) const;
+  // The calling thread's snapshot of this world, or null.
+  const ReadSnapshot* ThreadSnapshot() const;
+  bool NewerThanSnapshotSlow(const ChunkKey& key) const;
+  // Keeps what edit `p` replaces for older snapshots; before its chunks are swapped in.
+  void RecordHistory(const PendingEdit& p);
+  // Drops history no alive, unexpired snapshot can read. Caller holds history_mu_.
+  void PruneHistoryLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(history_mu_);
+  // Expires the oldest snapshots until the history fits its budget. Caller holds history_mu_.
+  void EnforceHistoryBudgetLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(history_mu_);
+  // Version of the oldest unexpired snapshot, else the current version.
+  uint64_t OldestReaderLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(history_mu_);
   void EvictOver(Shard& shard, const ChunkKey& keep) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // The chunk as the next edit must see it: staged by an unpublished edit, else LoadChunk.
   // Caller holds edit_mu_.
@@ -253,11 +315,49 @@ class World {
   std::atomic<int> staging_{0};  // threads in Edit that have not queued (or failed) yet
   absl::Mutex commit_mu_;  // guards the leader role and PendingEdit::done/status; never held long
   bool committing_ ABSL_GUARDED_BY(commit_mu_) = false;  // a leader is committing a group
-  // Readers hold it shared for a snapshot; an edit's publication (chunks, version, AfterPublish)
-  // holds it exclusively. Lock order: commit_mu_ before publish_mu_ before shard locks.
-  mutable absl::Mutex publish_mu_;
+  // History for snapshots (see ReadSnapshot). Lock order: shard locks are never held with it.
+  mutable absl::Mutex history_mu_;
+  struct Replaced {
+    uint64_t until;  // the version that replaced `chunk`
+    ChunkPtr chunk;  // content at versions [.., until)
+  };
+  // Per key, ascending `until`.
+  mutable absl::flat_hash_map<ChunkKey, std::vector<Replaced>> replaced_
+      ABSL_GUARDED_BY(history_mu_);
+  // Per key, the newest version whose edit changed a voxel within two voxels of the chunk.
+  mutable absl::flat_hash_map<ChunkKey, uint64_t> dirtied_ ABSL_GUARDED_BY(history_mu_);
+  struct HistoryEntry {
+    uint64_t version;
+    std::vector<ChunkKey> replaced, dirtied;
+  };
+  mutable std::deque<HistoryEntry> history_ ABSL_GUARDED_BY(history_mu_);  // ascending version
+  mutable size_t history_chunks_ ABSL_GUARDED_BY(history_mu_) = 0;
+  // Alive registered snapshots by version.
+  mutable std::multimap<uint64_t, ReadSnapshot*> snapshots_ ABSL_GUARDED_BY(history_mu_);
+  mutable uint64_t expired_snapshots_ ABSL_GUARDED_BY(history_mu_) = 0;
+  size_t history_budget_ = 0;  // bytes; 0 = unlimited
+  // The version of the edit being (or last) published: set before its chunks and derived data
+  // change and before version_, so a reader that saw any of them sees it too.
+  std::atomic<uint64_t> publishing_version_{0};
   std::atomic<uint64_t> version_{0};
 };
+
+namespace world_internal {
+// The calling thread's innermost ReadSnapshot (of any world), or null.
+inline thread_local const World::ReadSnapshot* current_snapshot = nullptr;
+}  // namespace world_internal
+
+inline bool World::NewerThanSnapshot(const ChunkKey& key) const {
+  // No snapshot: the thread reads the newest data, derived data included.
+  const ReadSnapshot* snapshot = world_internal::current_snapshot;
+  if (snapshot == nullptr) return false;
+  // Nothing newer than the snapshot has begun publishing: all data is of its version.
+  if (&snapshot->world_ == this &&
+      publishing_version_.load(std::memory_order_acquire) <= snapshot->version_) {
+    return false;
+  }
+  return NewerThanSnapshotSlow(key);
+}
 
 // Mutable view used inside World::Edit. Reads see the batch's own earlier writes. If a chunk fails
 // to load, the whole edit fails with that error.

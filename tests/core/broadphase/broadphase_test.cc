@@ -381,8 +381,8 @@ TEST(Broadphase, ClassTableAgreesWithRecordsUnderConcurrentBuildsAndEdits) {
       std::uniform_int_distribution<int> cx(chunks.min.x, chunks.max.x - 1),
           cy(chunks.min.y, chunks.max.y - 1), cz(chunks.min.z, chunks.max.z - 1);
       while (!stop.load()) {
-        // Under a snapshot no edit publishes (and the index updates while publishing), so the
-        // table and the record must agree exactly, whoever built the record.
+        // Edits publish (and the index updates) while the snapshot is held, but both answers
+        // describe the snapshot's version, so they must agree exactly, whoever built the record.
         World::ReadSnapshot snapshot(*world);
         BroadphaseIndex::ReadScope scope(index);
         for (int i = 0; i < 16; ++i) {

@@ -163,7 +163,8 @@ TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntrie
   std::uniform_real_distribution<float> u(-22, 22), ur(1.5f, 5.0f);
   for (int i = 0; i < 30; ++i) {
     // Readers must really run between edits, however the scheduler treats this thread: without the
-    // pacing a loaded machine can finish all edits before any reader starts (no churn, no eviction).
+    // pacing a loaded machine can finish all edits before any reader starts (no churn, no
+    // eviction).
     while (rounds.load() < 8 * (i + 1)) std::this_thread::yield();
     FillBallParams p{{u(rng), u(rng), u(rng)},
                      ur(rng),

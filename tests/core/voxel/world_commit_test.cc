@@ -36,7 +36,12 @@ class SlowGroupObserver : public EditObserver {
   }
   void AfterPublish(const CommittedEdit& e) override {
     absl::MutexLock lock(&mu);
-    if (world->version() != e.result.version) out_of_order = true;
+    // The edit's chunks are in place, its version is not visible yet (snapshots at it must find
+    // derived data already updated), and the previous edit's is.
+    if (world->version() + 1 != e.result.version) out_of_order = true;
+    for (const auto& [key, chunk] : e.chunks) {
+      if (world->GetChunk(key) != chunk) out_of_order = true;
+    }
     after.push_back(e.result.version);
   }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <random>
 #include <thread>
 
@@ -238,19 +240,21 @@ TEST(WorldLoader, StoredChunksWinOverTheGeneratorAndLoadErrorsFailEdits) {
 namespace voxcol {
 namespace {
 
-TEST(WorldReadSnapshot, ReadersSeeOneVersionWhileEditsQueueBehindThem) {
+// Version v writes value v % 255 + 1 into two voxels of different chunks, so every read tells
+// which version it saw.
+uint8_t ValueAt(uint64_t version) { return uint8_t(version % 255 + 1); }
+
+TEST(WorldReadSnapshot, ReadersSeeTheirVersionWhileEditsPublishBehindThem) {
   auto world = testing::MakeEmptyWorld();
   std::atomic<bool> stop{false};
-  std::atomic<int> torn{0}, snapshots{0};
-  // Each edit writes the same new value into two voxels in different chunks; a consistent
-  // snapshot can never see them differ.
+  std::atomic<int> wrong{0}, snapshots{0}, overtaken{0};
   std::thread editor([&] {
     // At least 300 edits, and keep going until the reader has taken plenty of snapshots.
     for (int i = 1; i <= 300 || snapshots < 2000; ++i) {
       ASSERT_TRUE(world
                       ->Edit([&](ChunkEdit& e) {
-                        e.Set({0, 0, 0}, {kMaterialRock, uint8_t(i % 255 + 1)});
-                        e.Set({20, 20, 20}, {kMaterialRock, uint8_t(i % 255 + 1)});
+                        e.Set({0, 0, 0}, {kMaterialRock, ValueAt(i)});
+                        e.Set({20, 20, 20}, {kMaterialRock, ValueAt(i)});
                         return absl::OkStatus();
                       })
                       .ok());
@@ -260,19 +264,100 @@ TEST(WorldReadSnapshot, ReadersSeeOneVersionWhileEditsQueueBehindThem) {
   std::thread reader([&] {
     while (!stop) {
       World::ReadSnapshot snapshot(*world);
+      const uint8_t expected = snapshot.version() == 0 ? 0 : ValueAt(snapshot.version());
       Voxel a = world->GetVoxel({0, 0, 0});
-      std::this_thread::yield();
+      // Every 64th snapshot is held while edits go on: they must publish meanwhile.
+      if (snapshots % 64 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
       Voxel b = world->GetVoxel({20, 20, 20});
-      torn += a != b;
-      EXPECT_EQ(snapshot.version(), world->version());
+      absl::StatusOr<ChunkPtr> chunk = world->LoadChunk({2, 2, 2});
+      wrong += a.occupancy != expected || b.occupancy != expected || !chunk.ok() ||
+               (*chunk)->At(4, 4, 4).occupancy != expected;
+      overtaken += world->version() > snapshot.version();
       ++snapshots;
     }
   });
   editor.join();
   reader.join();
-  EXPECT_EQ(torn.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
   EXPECT_GE(snapshots.load(), 2000);
+  EXPECT_GT(overtaken.load(), 0);  // edits did not wait for readers
   EXPECT_GE(world->version(), 300u);
+  // Nothing is held for snapshots that ended.
+  World::HistoryStats history = world->history_stats();
+  EXPECT_EQ(history.snapshots, 0u);
+  EXPECT_EQ(history.chunks, 0u);
+}
+
+// The history kept for snapshots has a budget: past it the oldest snapshot expires (its reader
+// must discard what it read) and its history goes, so memory stays bounded under an endless edit
+// stream; younger snapshots keep theirs.
+TEST(WorldReadSnapshot, HistoryOverBudgetExpiresTheOldestSnapshot) {
+  auto world = testing::MakeEmptyWorld();
+  world->SetHistoryBudget(8 * sizeof(Chunk));
+  auto touch = [&](int i) {  // replaces 2 chunks
+    ASSERT_TRUE(world
+                    ->Edit([&](ChunkEdit& e) {
+                      e.Set({0, 0, 0}, {kMaterialRock, uint8_t(i)});
+                      e.Set({8, 0, 0}, {kMaterialRock, uint8_t(i)});
+                      return absl::OkStatus();
+                    })
+                    .ok());
+  };
+  touch(1);
+  World::ReadSnapshot old_snapshot(*world);
+  std::unique_ptr<World::ReadSnapshot> young;
+  std::thread other([&] {
+    touch(2);
+    young = std::make_unique<World::ReadSnapshot>(*world);  // at version 2, on this thread
+    for (int i = 3; i <= 4; ++i) touch(i);
+    // Within budget (6 chunks): the old snapshot still reads version 1.
+    EXPECT_FALSE(old_snapshot.expired());
+    for (int i = 5; i <= 40; ++i) {
+      touch(i);
+      EXPECT_LE(world->history_stats().bytes, 8 * sizeof(Chunk));
+    }
+    EXPECT_TRUE(young->expired());  // it too fell behind by more than the budget
+    young.reset();
+  });
+  other.join();
+  EXPECT_TRUE(old_snapshot.expired());
+  EXPECT_EQ(world->history_stats().expired, 2u);
+  EXPECT_EQ(world->history_stats().chunks, 0u);
+}
+
+// An edit publishes at once while a snapshot is held, without waiting for it. Under the snapshot
+// the old content stays readable, also for chunks that were never resident; the history holds
+// exactly the replaced chunks and is dropped when the snapshot ends.
+TEST(WorldReadSnapshot, EditsPublishAtOnceAndOldChunksLiveAsLongAsTheSnapshot) {
+  auto world = testing::MakeEmptyWorld();
+  auto fill = [&](uint8_t occupancy) {
+    return world->Edit([&](ChunkEdit& e) {
+      for (int x = 0; x < 24; x += 8) e.Set({x, 0, 0}, {kMaterialRock, occupancy});
+      return absl::OkStatus();
+    });
+  };
+  ASSERT_TRUE(fill(10).ok());
+  {
+    World::ReadSnapshot snapshot(*world);
+    std::thread editor([&] { ASSERT_TRUE(fill(20).ok()); });
+    editor.join();  // would deadlock if the edit waited for the snapshot
+    EXPECT_EQ(world->version(), 2u);
+    EXPECT_EQ(snapshot.version(), 1u);
+    for (int x = 0; x < 24; x += 8) EXPECT_EQ(world->GetVoxel({x, 0, 0}).occupancy, 10);
+    World::HistoryStats history = world->history_stats();
+    EXPECT_EQ(history.chunks, 3u);
+    EXPECT_EQ(history.snapshots, 1u);
+    EXPECT_EQ(history.oldest, 1u);
+    {
+      World::ReadSnapshot nested(*world);  // keeps the outer version
+      EXPECT_EQ(nested.version(), 1u);
+      EXPECT_EQ(world->GetVoxel({8, 0, 0}).occupancy, 10);
+    }
+    std::thread other([&] { EXPECT_EQ(world->GetVoxel({8, 0, 0}).occupancy, 20); });
+    other.join();
+  }
+  EXPECT_EQ(world->GetVoxel({8, 0, 0}).occupancy, 20);
+  EXPECT_EQ(world->history_stats().chunks, 0u);
 }
 
 }  // namespace
