@@ -203,14 +203,29 @@ RaycastHit MakeSmoothHit(const BroadphaseIndex& index, const KdRay& ray, const C
   return hit;
 }
 
-RaycastHit StartedInside(const World& world, const RaycastInput& ray) {
+RaycastHit StartedInside(const World& world, VoxelReader& voxels, const RaycastInput& ray) {
   RaycastHit hit;
   hit.hit = hit.started_inside = true;
   hit.position = ray.origin;
   hit.voxel = world.VoxelAt(ray.origin);
-  hit.value = world.GetVoxel(hit.voxel);
+  hit.value = voxels.Get(hit.voxel);
   hit.chunk = ChunkOf(hit.voxel);
   return hit;
+}
+
+// True when the marching-cubes cell around `p` lies in a resident uniform chunk whose voxels are
+// all inside the surface (IsSolid: the mesher's inside test). Such a cell has no triangles and lies
+// inside the solid, so the first surface crossing of any ray from p leaves the solid: the walk
+// would end in StartedInside (a back face first, or no crossing from a solid voxel). Deep rock is
+// answered here without walking chunks of empty meshes.
+bool InUniformSolidCell(const World& world, const Vec3& p) {
+  const float h = world.voxel_size();
+  const Int3 low{int32_t(std::floor(p.x / h - 0.5f)), int32_t(std::floor(p.y / h - 0.5f)),
+                 int32_t(std::floor(p.z / h - 0.5f))};
+  const ChunkKey key = ChunkOf(low);
+  if (!(ChunkOf(low + Int3{1, 1, 1}) == key)) return false;  // the cell spans two chunks
+  Voxel v;
+  return world.UniformVoxel(key, &v) && IsSolid(v);
 }
 
 // The blocky water surface when the settings stop there; a miss otherwise.
@@ -236,6 +251,9 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
                          QueryStats* stats) {
   const World& world = index.world();
   const RaycastHit water = WaterHit(index, ray, settings, stats);
+  VoxelReader voxels(index);
+  // With a water hit the answer can be the water (its face may come before the smooth exit).
+  if (!water.hit && InUniformSolidCell(world, ray.origin)) return StartedInside(world, voxels, ray);
   const float t_end = water.hit ? water.distance : ray.max_distance;
   const KdRay kray(ray.origin, Normalize(ray.direction));
   ClosestHitCollector closest(t_end);
@@ -260,13 +278,13 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   if (closest.has_hit()) {
     RaycastHit hit = MakeSmoothHit(index, kray, *best, closest.hit());
     // The first crossing leaves the solid: the ray started inside terrain.
-    return hit.front_face ? hit : StartedInside(world, ray);
+    return hit.front_face ? hit : StartedInside(world, voxels, ray);
   }
   if (water.hit) return water;
   // No crossing at all: inside if the origin voxel is solid (the surface stays within a voxel of
   // the blocky one, so a long solid run without a crossing is inside).
-  VoxelReader voxels(index);
-  return IsSolid(voxels.Get(world.VoxelAt(ray.origin))) ? StartedInside(world, ray) : RaycastHit{};
+  return IsSolid(voxels.Get(world.VoxelAt(ray.origin))) ? StartedInside(world, voxels, ray)
+                                                        : RaycastHit{};
 }
 
 void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,

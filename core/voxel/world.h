@@ -146,6 +146,16 @@ class World {
   ChunkPtr GetChunk(const ChunkKey& key) const;
   // One voxel; air outside the world. Thread-safe.
   Voxel GetVoxel(const Int3& voxel) const;
+  // The voxel filling chunk `key` when the chunk is resident and uniform as of the calling thread's
+  // snapshot; false when that is not known (outside the world, not resident, not uniform, or
+  // possibly changed since the snapshot). Lock-free: for fast paths that may fall back.
+  bool UniformVoxel(const ChunkKey& key, Voxel* voxel) const {
+    if (!chunk_bounds_.Contains(key)) return false;
+    const uint32_t code = UniformCode(key);
+    if (code == 0 || NewerThanSnapshot(key)) return false;
+    *voxel = VoxelOfCode(code);
+    return true;
+  }
   // Voxel containing a world-space point (floor of p / voxel_size).
   Int3 VoxelAt(const Vec3& p) const;
   // Centre of a voxel in world units.

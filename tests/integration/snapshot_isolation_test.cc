@@ -39,8 +39,8 @@ struct Server {
     // The long batch's contact manifolds make a response of several MiB.
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(-1);
-    auto channel = grpc::CreateCustomChannel(process.address(), grpc::InsecureChannelCredentials(),
-                                             args);
+    auto channel =
+        grpc::CreateCustomChannel(process.address(), grpc::InsecureChannelCredentials(), args);
     query = v1::QueryService::NewStub(channel);
     edit = v1::EditService::NewStub(channel);
   }
@@ -165,11 +165,11 @@ TEST(SnapshotIsolationTest, EditsAreAckedWhileALongBatchRunsAndItAnswersItsVersi
   std::sort(latencies.begin(), latencies.end());
   ASSERT_FALSE(latencies.empty());
   const double p99 = latencies[std::min(latencies.size() - 1, latencies.size() * 99 / 100)];
-  std::printf("batch ran %u ms at version %llu; %zu edits acked before its answer; ack latency "
-              "p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
-              snapshot_answer.timing().run_micros() / 1000,
-              (unsigned long long)snapshot_answer.version(), acked_before_answer,
-              latencies[latencies.size() / 2], p99, latencies.back());
+  std::printf(
+      "batch ran %u ms at version %llu; %zu edits acked before its answer; ack latency "
+      "p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
+      snapshot_answer.timing().run_micros() / 1000, (unsigned long long)snapshot_answer.version(),
+      acked_before_answer, latencies[latencies.size() / 2], p99, latencies.back());
   // Edits did not wait for the batch: several were acknowledged while it ran.
   EXPECT_GE(acked_before_answer, 3u);
   EXPECT_EQ(snapshot_answer.version(), uint64_t(kBefore));

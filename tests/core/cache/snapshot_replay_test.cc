@@ -61,9 +61,8 @@ Answers RunQueries(Scene& s) {
       settings.mode = mode;
       RaycastHit hit = Raycast(*s.index, *s.cache, ray, settings);
       EXPECT_TRUE(hit.load_status.ok());
-      out.values.insert(out.values.end(),
-                        {float(hit.hit), hit.distance, hit.normal.x, hit.normal.y,
-                         float(hit.value.material), float(hit.started_inside)});
+      out.values.insert(out.values.end(), {float(hit.hit), hit.distance, hit.normal.x, hit.normal.y,
+                                           float(hit.value.material), float(hit.started_inside)});
     }
   }
   const ConvexShape sphere = MakeSphere(3.5f);
