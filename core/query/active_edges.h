@@ -23,9 +23,13 @@ constexpr float kFeatureEpsilon = 1e-3f;
 // ~5 degrees) and which only split a flat or concave surface into triangles. Neighbours are the
 // other gathered triangles sharing both vertex keys of the edge. A query usually gathers tens of
 // triangles and asks about a few edges, so a scan finds them; past kIndexedTriangles the table
-// sorts (vertex key, triangle) pairs once, on the first question, and looks neighbours up there
-// (a radius-40 sphere gathers ~10^5 triangles, and the scan made its contacts quadratic). Both
-// ways find the same neighbours, so the answers are identical.
+// indexes the (vertex key, triangle) pairs once, on the first question, and looks neighbours up
+// there (a radius-40 sphere gathers ~10^5 triangles, and the scan made its contacts quadratic).
+// The index buckets the pairs by the 2-voxel cell of their key (a counting sort) and sorts each
+// bucket, so a look-up is a binary search in a few tens of pairs that stay in cache (one global
+// sort of 10^6 pairs and searches across it took most of a radius-64 sphere's 150 ms), and the
+// answers are memoized per edge and per vertex. Every way finds the same neighbours, and Active /
+// VertexActive only ask whether any neighbour qualifies, so the answers are identical.
 class EdgeTable {
  public:
   explicit EdgeTable(const std::vector<Tri>& tris) : tris_(tris) {}
@@ -39,25 +43,62 @@ class EdgeTable {
 
  private:
   static constexpr size_t kIndexedTriangles = 64;
+  // Corner `corner` of triangle `tri`, with 16-bit hashes of the triangle's next and previous
+  // corner keys: Active rejects most candidates by them without loading the triangle.
   struct Corner {
     VertexKey key;
     uint32_t tri;
-    int corner;
+    uint8_t corner;
+    uint16_t next_hash, prev_hash;
   };
+  static uint16_t Hash16(const VertexKey& v) {
+    return uint16_t(
+        (uint32_t(v.x) * 0x9E3779B1u ^ uint32_t(v.y) * 0x85EBCA77u ^ uint32_t(v.z) * 0xC2B2AE3Du) >>
+        16);
+  }
+  Corner CornerOf(uint32_t j, int c) const {
+    const Tri& t = tris_[j];
+    return {t.key[c], j, uint8_t(c), Hash16(t.key[(c + 1) % 3]), Hash16(t.key[(c + 2) % 3])};
+  }
+
+  // Bucket cells are 2^kCellShift fixed-point steps (2 voxels) wide. Past kMaxCellsPerCorner
+  // cells per pair (a long diagonal sweep's sparse box) the index is one bucket.
+  static constexpr int kCellShift = 13;
+  static constexpr size_t kMaxCellsPerCorner = 4;
 
   static bool Has(const Tri& t, const VertexKey& v) {
     return t.key[0] == v || t.key[1] == v || t.key[2] == v;
   }
-  // Calls visit(j, c) for every corner c of a gathered triangle j at vertex key `v`, until it
+  // Calls visit(corner) for every corner of a gathered triangle at vertex key `v`, until it
   // returns true; returns whether it did.
   template <typename Visit>
   bool ForEachCornerAt(const VertexKey& v, Visit&& visit) const;
   // The neighbour test of Active for one candidate triangle j: 1 convex edge, 0 flat or concave
   // neighbour, -1 not a neighbour.
   int Neighbour(uint32_t i, int k, uint32_t j) const;
+  // The memo byte of corner / edge k of triangle i past kIndexedTriangles (bits 0-1: Active,
+  // bits 2-3: VertexActive; 0 unknown, 1 false, 2 true), else null. A large query asks about the
+  // same edges from both sides and from every triangle around a vertex.
+  uint8_t* Memo(uint32_t i, int k) const;
+  // Fills corners_ and bucket_begin_ (first use past kIndexedTriangles).
+  void BuildIndex() const;
+  // The bucket of key `v`: its dense cell index, or -1 when no pair can be there.
+  int64_t Bucket(const VertexKey& v) const;
+  static bool KeyLess(const VertexKey& a, const VertexKey& b) {
+    return a.x != b.x ? a.x < b.x : (a.y != b.y ? a.y < b.y : a.z < b.z);
+  }
 
   const std::vector<Tri>& tris_;
-  mutable std::vector<Corner> corners_;  // sorted by key; built on first use past kIndexed...
+  // Built on first use past kIndexedTriangles: the pairs grouped by bucket, each bucket sorted by
+  // key; bucket b is corners_[bucket_begin_[b], bucket_begin_[b + 1]).
+  mutable std::vector<Corner> corners_;
+  mutable std::vector<uint32_t> bucket_begin_;
+  mutable Int3 cell_min_, cell_count_;  // the dense box of cells the buckets cover
+  mutable bool one_bucket_ = false;     // too sparse for cells: every pair in bucket 0
+  mutable std::vector<uint8_t> memo_;   // see Memo
+  // The triangles in the index: those gathered when it was built. Later ones (a sweep gathers box
+  // after box) neither appear as neighbours nor are memoized, as before the memo.
+  mutable uint32_t indexed_ = 0;
 };
 
 // Internal-edge handling: a normal off the face normal comes from an edge or vertex of the
@@ -71,27 +112,20 @@ bool EdgeTable::ForEachCornerAt(const VertexKey& v, Visit&& visit) const {
   if (tris_.size() <= kIndexedTriangles) {
     for (uint32_t j = 0; j < tris_.size(); ++j) {
       for (int c = 0; c < 3; ++c) {
-        if (tris_[j].key[c] == v && visit(j, c)) return true;
+        if (tris_[j].key[c] == v && visit(CornerOf(j, c))) return true;
       }
     }
     return false;
   }
-  auto less = [](const Corner& a, const VertexKey& b) {
-    return a.key.x != b.x ? a.key.x < b.x : (a.key.y != b.y ? a.key.y < b.y : a.key.z < b.z);
-  };
-  if (corners_.empty()) {
-    corners_.reserve(tris_.size() * 3);
-    for (uint32_t j = 0; j < tris_.size(); ++j) {
-      for (int c = 0; c < 3; ++c) corners_.push_back({tris_[j].key[c], j, c});
-    }
-    std::sort(corners_.begin(), corners_.end(), [&](const Corner& a, const Corner& b) {
-      return less(a, b.key) ||
-             (a.key == b.key && (a.tri < b.tri || (a.tri == b.tri && a.corner < b.corner)));
-    });
-  }
-  for (auto it = std::lower_bound(corners_.begin(), corners_.end(), v, less);
-       it != corners_.end() && it->key == v; ++it) {
-    if (visit(it->tri, it->corner)) return true;
+  if (corners_.empty()) BuildIndex();
+  const int64_t b = Bucket(v);
+  if (b < 0) return false;
+  const auto first = corners_.begin() + bucket_begin_[size_t(b)];
+  const auto last = corners_.begin() + bucket_begin_[size_t(b) + 1];
+  auto it = std::lower_bound(first, last, v,
+                             [](const Corner& a, const VertexKey& k) { return KeyLess(a.key, k); });
+  for (; it != last && it->key == v; ++it) {
+    if (visit(*it)) return true;
   }
   return false;
 }
