@@ -25,11 +25,12 @@ constexpr float kFeatureEpsilon = 1e-3f;
 // triangles and asks about a few edges, so a scan finds them; past kIndexedTriangles the table
 // indexes the (vertex key, triangle) pairs once, on the first question, and looks neighbours up
 // there (a radius-40 sphere gathers ~10^5 triangles, and the scan made its contacts quadratic).
-// The index buckets the pairs by the 2-voxel cell of their key (a counting sort) and sorts each
-// bucket, so a look-up is a binary search in a few tens of pairs that stay in cache (one global
-// sort of 10^6 pairs and searches across it took most of a radius-64 sphere's 150 ms), and the
-// answers are memoized per edge and per vertex. Every way finds the same neighbours, and Active /
-// VertexActive only ask whether any neighbour qualifies, so the answers are identical.
+// The index buckets the pairs by a hash of the 1-voxel cell of their key (a counting sort), so a
+// look-up scans a few pairs that stay in cache (one global sort of 10^6 pairs and searches across
+// it took most of a radius-64 sphere's 150 ms); answers are memoized per edge and per vertex, and
+// VertexActive finds the neighbours across every edge at a vertex in its one look-up. Every way
+// finds the same neighbours, and Active / VertexActive only ask whether any neighbour qualifies,
+// so the answers are identical.
 class EdgeTable {
  public:
   explicit EdgeTable(const std::vector<Tri>& tris) : tris_(tris) {}
@@ -61,10 +62,13 @@ class EdgeTable {
     return {t.key[c], j, uint8_t(c), Hash16(t.key[(c + 1) % 3]), Hash16(t.key[(c + 2) % 3])};
   }
 
-  // Bucket cells are 2^kCellShift fixed-point steps (2 voxels) wide. Past kMaxCellsPerCorner
-  // cells per pair (a long diagonal sweep's sparse box) the index is one bucket.
-  static constexpr int kCellShift = 13;
-  static constexpr size_t kMaxCellsPerCorner = 4;
+  // Pairs are bucketed by a hash of their key's cell, 2^kCellShift fixed-point steps (1 voxel)
+  // wide, into a power of two of buckets, about kPairsPerBucket pairs each on average.
+  static constexpr int kCellShift = 12;
+  static constexpr size_t kPairsPerBucket = 4;
+  // Buckets up to this many pairs (nearly all: a 1-voxel cell holds up to ~20) are scanned,
+  // larger ones sorted by key and searched.
+  static constexpr ptrdiff_t kScannedBucket = 64;
 
   static bool Has(const Tri& t, const VertexKey& v) {
     return t.key[0] == v || t.key[1] == v || t.key[2] == v;
@@ -80,22 +84,25 @@ class EdgeTable {
   // bits 2-3: VertexActive; 0 unknown, 1 false, 2 true), else null. A large query asks about the
   // same edges from both sides and from every triangle around a vertex.
   uint8_t* Memo(uint32_t i, int k) const;
+  // Active(i, k) when `around` holds every corner at one end of the edge and far_hash is the
+  // Hash16 of the other end's key: the same neighbours, without a second look-up.
+  bool ActiveAround(uint32_t i, int k, uint16_t far_hash, const Corner* around, int count) const;
+  static constexpr int kMaxAround = 32;  // corners at a vertex VertexActive gathers (~6 usual)
   // Fills corners_ and bucket_begin_ (first use past kIndexedTriangles).
   void BuildIndex() const;
-  // The bucket of key `v`: its dense cell index, or -1 when no pair can be there.
-  int64_t Bucket(const VertexKey& v) const;
+  // The bucket of key `v`.
+  size_t Bucket(const VertexKey& v) const;
   static bool KeyLess(const VertexKey& a, const VertexKey& b) {
     return a.x != b.x ? a.x < b.x : (a.y != b.y ? a.y < b.y : a.z < b.z);
   }
 
   const std::vector<Tri>& tris_;
-  // Built on first use past kIndexedTriangles: the pairs grouped by bucket, each bucket sorted by
-  // key; bucket b is corners_[bucket_begin_[b], bucket_begin_[b + 1]).
+  // Built on first use past kIndexedTriangles: the pairs grouped by bucket, large buckets sorted
+  // by key; bucket b is corners_[bucket_begin_[b], bucket_begin_[b + 1]).
   mutable std::vector<Corner> corners_;
   mutable std::vector<uint32_t> bucket_begin_;
-  mutable Int3 cell_min_, cell_count_;  // the dense box of cells the buckets cover
-  mutable bool one_bucket_ = false;     // too sparse for cells: every pair in bucket 0
-  mutable std::vector<uint8_t> memo_;   // see Memo
+  mutable size_t bucket_mask_ = 0;     // buckets - 1
+  mutable std::vector<uint8_t> memo_;  // see Memo
   // The triangles in the index: those gathered when it was built. Later ones (a sweep gathers box
   // after box) neither appear as neighbours nor are memoized, as before the memo.
   mutable uint32_t indexed_ = 0;
@@ -118,10 +125,15 @@ bool EdgeTable::ForEachCornerAt(const VertexKey& v, Visit&& visit) const {
     return false;
   }
   if (corners_.empty()) BuildIndex();
-  const int64_t b = Bucket(v);
-  if (b < 0) return false;
-  const auto first = corners_.begin() + bucket_begin_[size_t(b)];
-  const auto last = corners_.begin() + bucket_begin_[size_t(b) + 1];
+  const size_t b = Bucket(v);
+  const auto first = corners_.begin() + bucket_begin_[b];
+  const auto last = corners_.begin() + bucket_begin_[b + 1];
+  if (last - first <= kScannedBucket) {
+    for (auto it = first; it != last; ++it) {
+      if (it->key == v && visit(*it)) return true;
+    }
+    return false;
+  }
   auto it = std::lower_bound(first, last, v,
                              [](const Corner& a, const VertexKey& k) { return KeyLess(a.key, k); });
   for (; it != last && it->key == v; ++it) {
