@@ -128,6 +128,10 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
           used = true;
         }
         if (used) g->chunks.push_back(std::move(c));
+        if (g->budget.max_triangles != 0 && g->tris.size() > g->budget.max_triangles) {
+          g->stopped = g->budget.Exceeded();
+          return g->stopped;
+        }
       }
   if (stats) {
     stats->chunks_visited += visited;

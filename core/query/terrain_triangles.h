@@ -86,6 +86,9 @@ struct Gathered {
   absl::Status stopped;
   // Triangles whose bounds miss this ball are not gathered, nor chunks whose mesh bounds miss it.
   Reach reach;
+  // Past budget.max_triangles gathered triangles, Gather stops with budget.Exceeded() (also held
+  // in `stopped`, so the narrow tests stop too).
+  QueryBudget budget;
 
   void Clear() {
     chunks.clear();
@@ -95,6 +98,7 @@ struct Gathered {
     interrupt = nullptr;
     stopped = absl::OkStatus();
     reach = {};
+    budget = {};
   }
   // True when the query must stop (and records why). Cheap enough to call often.
   bool Interrupted() {
@@ -109,7 +113,8 @@ constexpr uint32_t kInterruptStride = 16;
 
 // Adds every triangle of the mesh chunks near `box` whose bounds overlap it and g->reach, chunk by
 // chunk in Y, Z, X order. `dedupe` drops triangles gathered before (sweeps gather box after box).
-// Returns the error of a chunk that could not be loaded, or g->stopped when g->interrupt fired.
+// Returns the error of a chunk that could not be loaded, or g->stopped when g->interrupt fired or
+// the gathered triangles went past g->budget.
 absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
                     bool dedupe, Gathered* g, QueryStats* stats);
 

@@ -5,12 +5,14 @@
 
 #include <map>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "core/query/active_edges.h"
 #include "core/query/contacts.h"
 #include "core/query/overlap.h"
+#include "core/query/sweep.h"
 #include "tests/core/test_worlds.h"
 
 namespace voxcol {
@@ -132,6 +134,56 @@ TEST(LargeQueryTest, CulledOverlapsEqualThePlainGather) {
   }
   EXPECT_GE(touching, 20);
   EXPECT_GE(culled, 20);
+}
+
+// The work budget: each shape query that gathers more triangles than settings.budget allows stops
+// with RESOURCE_EXHAUSTED naming the budget's flag and limit; the same query within the budget
+// (or with the limit 0, none) answers.
+TEST(LargeQueryTest, QueriesPastTheTriangleBudgetAreResourceExhausted) {
+  CaveScene& s = Scene();
+  const ConvexShape sphere = MakeSphere(40);
+  const Aabb w = s.world->world_bounds();
+  const PosedShape pose{&sphere, {Quat(), (w.min + w.max) * 0.5f}};
+  ContactsResult contacts;
+  QueryStats stats;
+  Contacts(s.index, s.cache, pose, {}, &contacts, &stats);
+  ASSERT_TRUE(contacts.load_status.ok());
+  const uint32_t gathered = stats.triangles_tested;  // the narrow phase tests each one once
+  ASSERT_GT(gathered, 20000u);
+
+  auto expect_exhausted = [](const absl::Status& st, uint32_t limit) {
+    EXPECT_EQ(st.code(), absl::StatusCode::kResourceExhausted) << st;
+    EXPECT_NE(st.message().find(absl::StrCat("--max_query_triangles=", limit)), std::string::npos)
+        << st;
+  };
+  ContactsSettings tight;
+  tight.budget.max_triangles = gathered / 2;
+  Contacts(s.index, s.cache, pose, tight, &contacts);
+  expect_exhausted(contacts.load_status, gathered / 2);
+  OverlapSettings tight_overlap;
+  tight_overlap.budget.max_triangles = gathered / 2;
+  OverlapResult overlap;
+  Overlap(s.index, s.cache, pose, tight_overlap, &overlap);
+  expect_exhausted(overlap.load_status, gathered / 2);
+  SweepSettings tight_sweep;
+  tight_sweep.collection = HitCollection::kAll;
+  tight_sweep.budget.max_triangles = 1000;
+  SweepResult sweep;
+  Sweep(s.index, s.cache, {pose, {1, 0, 0}, 40}, tight_sweep, &sweep);
+  expect_exhausted(sweep.load_status, 1000);
+
+  // Exactly at the budget, and without one, the query answers.
+  ContactsSettings exact;
+  exact.budget.max_triangles = gathered;
+  Contacts(s.index, s.cache, pose, exact, &contacts);
+  EXPECT_TRUE(contacts.load_status.ok()) << contacts.load_status;
+  ContactsSettings unlimited;
+  unlimited.budget.max_triangles = 0;
+  Contacts(s.index, s.cache, pose, unlimited, &contacts);
+  EXPECT_TRUE(contacts.load_status.ok()) << contacts.load_status;
+  tight_sweep.budget.max_triangles = 0;
+  Sweep(s.index, s.cache, {pose, {1, 0, 0}, 40}, tight_sweep, &sweep);
+  EXPECT_TRUE(sweep.load_status.ok()) << sweep.load_status;
 }
 
 // The edge rule of active_edges.h evaluated by brute force: neighbours of edge k of triangle i are
