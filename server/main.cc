@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "core/query/query_types.h"
 #include "core/voxel/change_log.h"
 #include "core/voxel/edit_batch.h"
 #include "core/worldgen/cave_generator.h"
@@ -73,6 +74,9 @@ ABSL_FLAG(float, max_sweep_distance, 4096.0f, "Longest Sweep distance accepted, 
 ABSL_FLAG(uint32_t, max_sweep_hits, 1024,
           "Most hits one Sweep with HIT_COLLECTION_ALL returns (nearest kept)");
 ABSL_FLAG(uint32_t, max_probe_voxels, 65536, "Most touched voxels one Probe may return");
+ABSL_FLAG(uint32_t, max_query_triangles, voxcol::kDefaultMaxQueryTriangles,
+          "Work budget of one Sweep, Overlap or Contacts: most terrain triangles it may gather; "
+          "past it the query fails with RESOURCE_EXHAUSTED. 0: no limit");
 ABSL_FLAG(uint64_t, chunk_collision_cache_mb, 256,
           "Byte budget of the lazily built chunk meshes + kD-trees of smooth queries, MiB");
 ABSL_FLAG(std::string, backup_root, "./backups",
@@ -149,6 +153,7 @@ absl::StatusOr<ServiceLimits> LimitsFromFlags() {
   limits.query.max_probe_voxels = absl::GetFlag(FLAGS_max_probe_voxels);
   limits.query.max_sweep_distance = absl::GetFlag(FLAGS_max_sweep_distance);
   limits.query.max_sweep_hits = std::max(1u, absl::GetFlag(FLAGS_max_sweep_hits));
+  limits.query.max_query_triangles = absl::GetFlag(FLAGS_max_query_triangles);
   return limits;
 }
 

@@ -11,9 +11,13 @@ namespace voxcol::server {
 namespace {
 
 // A chunk the query needed could not be loaded (a corrupt stored record): never answer from
-// garbage. Also passes on a query stopped by its interrupt (not logged: the caller's deadline).
+// garbage. Also passes on a query stopped by its interrupt (the caller's deadline) or by its work
+// budget (RESOURCE_EXHAUSTED, --max_query_triangles), neither logged as a load failure.
 absl::Status LoadFailure(const char* query, const absl::Status& status) {
-  if (absl::IsDeadlineExceeded(status) || absl::IsCancelled(status)) return status;
+  if (absl::IsDeadlineExceeded(status) || absl::IsCancelled(status) ||
+      absl::IsResourceExhausted(status)) {
+    return status;
+  }
   LogError("event=chunk_load_failed query=%s code=%s message=\"%s\"", query,
            absl::StatusCodeToString(status.code()), status.message());
   return status;
@@ -59,6 +63,7 @@ absl::Status RunSweep(const QueryEngine& engine, const ServiceLimits& limits,
   if (status.ok()) status = ValidateSweep(engine.world(), &input, &settings, limits.query);
   if (!status.ok()) return status;
   settings.interrupt = &interrupt;
+  settings.budget.max_triangles = limits.query.max_query_triangles;
   thread_local SweepResult result;
   QueryStats stats;
   Sweep(engine.index, engine.cache, input, settings, &result, &stats);
@@ -78,6 +83,7 @@ absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits,
   if (status.ok()) status = ValidateOverlap(engine.world(), &shape.posed(), limits.query);
   if (!status.ok()) return status;
   settings.interrupt = &interrupt;
+  settings.budget.max_triangles = limits.query.max_query_triangles;
   thread_local OverlapResult result;
   QueryStats stats;
   Overlap(engine.index, engine.cache, shape.posed(), settings, &result, &stats);
@@ -99,6 +105,7 @@ absl::Status RunContacts(const QueryEngine& engine, const ServiceLimits& limits,
   }
   if (!status.ok()) return status;
   settings.interrupt = &interrupt;
+  settings.budget.max_triangles = limits.query.max_query_triangles;
   thread_local ContactsResult result;
   QueryStats stats;
   Contacts(engine.index, engine.cache, shape.posed(), settings, &result, &stats);

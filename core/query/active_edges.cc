@@ -2,6 +2,42 @@
 
 namespace voxcol::terrain {
 
+size_t EdgeTable::Bucket(const VertexKey& v) const {
+  const uint32_t x = uint32_t(v.x >> kCellShift), y = uint32_t(v.y >> kCellShift),
+                 z = uint32_t(v.z >> kCellShift);
+  return size_t((x * 0x9E3779B1u ^ y * 0x85EBCA77u ^ z * 0xC2B2AE3Du) >> 7) & bucket_mask_;
+}
+
+void EdgeTable::BuildIndex() const {
+  // 1. A power of two of buckets, about kPairsPerBucket pairs each.
+  indexed_ = uint32_t(tris_.size());
+  memo_.assign(tris_.size() * 3, 0);
+  const size_t pairs = tris_.size() * 3;
+  size_t buckets = 64;
+  while (buckets * kPairsPerBucket < pairs) buckets *= 2;
+  bucket_mask_ = buckets - 1;
+  // 2. Counting sort of the pairs by bucket.
+  bucket_begin_.assign(buckets + 1, 0);
+  for (const Tri& t : tris_) {
+    for (const VertexKey& k : t.key) ++bucket_begin_[Bucket(k) + 1];
+  }
+  for (size_t b = 0; b < buckets; ++b) bucket_begin_[b + 1] += bucket_begin_[b];
+  std::vector<uint32_t> next(bucket_begin_.begin(), bucket_begin_.end() - 1);
+  corners_.resize(pairs);
+  for (uint32_t j = 0; j < tris_.size(); ++j) {
+    for (int c = 0; c < 3; ++c) {
+      corners_[next[Bucket(tris_[j].key[c])]++] = CornerOf(j, c);
+    }
+  }
+  // 3. Large buckets in key order (the order among equal keys changes no answer: Active and
+  // VertexActive ask whether any neighbour qualifies).
+  for (size_t b = 0; b < buckets; ++b) {
+    if (bucket_begin_[b + 1] - bucket_begin_[b] <= uint32_t(kScannedBucket)) continue;
+    std::sort(corners_.begin() + bucket_begin_[b], corners_.begin() + bucket_begin_[b + 1],
+              [](const Corner& a, const Corner& o) { return KeyLess(a.key, o.key); });
+  }
+}
+
 int EdgeTable::Neighbour(uint32_t i, int k, uint32_t j) const {
   const Tri& t = tris_[i];
   const Tri& u = tris_[j];
@@ -12,21 +48,87 @@ int EdgeTable::Neighbour(uint32_t i, int k, uint32_t j) const {
   return Dot(centroid - t.v[k], t.normal) < 0 ? 1 : 0;
 }
 
+uint8_t* EdgeTable::Memo(uint32_t i, int k) const {
+  if (tris_.size() <= kIndexedTriangles) return nullptr;
+  if (corners_.empty()) BuildIndex();
+  // Triangles gathered after the index was built (a sweep gathers box after box) are not in it.
+  if (i >= indexed_) return nullptr;
+  return &memo_[3 * size_t(i) + size_t(k)];
+}
+
 bool EdgeTable::Active(uint32_t i, int k) const {
+  uint8_t* memo = Memo(i, k);
+  if (memo != nullptr && (*memo & 3) != 0) return (*memo & 3) == 2;
   bool any_neighbour = false;
   // Every neighbour has a corner at the edge's first vertex.
-  const bool convex = ForEachCornerAt(tris_[i].key[k], [&](uint32_t j, int) {
-    const int n = Neighbour(i, k, j);
+  const uint16_t other = Hash16(tris_[i].key[(k + 1) % 3]);
+  const bool convex = ForEachCornerAt(tris_[i].key[k], [&](const Corner& c) {
+    if (c.next_hash != other && c.prev_hash != other) return false;  // not at the edge's end
+    const int n = Neighbour(i, k, c.tri);
     any_neighbour |= n >= 0;
     return n == 1;
   });
   // No neighbour: the surface ends here (world border), which is a real edge.
-  return convex || !any_neighbour;
+  const bool active = convex || !any_neighbour;
+  if (memo != nullptr) *memo |= active ? 2 : 1;
+  return active;
+}
+
+bool EdgeTable::ActiveAround(uint32_t i, int k, uint16_t far_hash, const Corner* around,
+                             int count) const {
+  uint8_t* memo = Memo(i, k);
+  if (memo != nullptr && (*memo & 3) != 0) return (*memo & 3) == 2;
+  bool any_neighbour = false, convex = false;
+  for (int m = 0; m < count && !convex; ++m) {
+    const Corner& c = around[m];
+    if (c.next_hash != far_hash && c.prev_hash != far_hash) continue;
+    const int n = Neighbour(i, k, c.tri);
+    any_neighbour |= n >= 0;
+    convex = n == 1;
+  }
+  const bool active = convex || !any_neighbour;  // as in Active
+  if (memo != nullptr) *memo |= active ? 2 : 1;
+  return active;
 }
 
 bool EdgeTable::VertexActive(uint32_t i, int k) const {
-  return ForEachCornerAt(tris_[i].key[k],
-                         [&](uint32_t j, int c) { return Active(j, c) || Active(j, (c + 2) % 3); });
+  const uint8_t* memo = Memo(i, k);
+  if (memo != nullptr && (*memo & 12) != 0) return (*memo & 12) == 8;
+  const VertexKey& v = tris_[i].key[k];
+  // Every neighbour across an edge at v has a corner at v too: one look-up finds them all.
+  Corner around[kMaxAround];
+  int count = 0;
+  const bool crowded = ForEachCornerAt(v, [&](const Corner& c) {
+    if (count == kMaxAround) return true;
+    around[count++] = c;
+    return false;
+  });
+  bool active = false;
+  if (crowded) {
+    active = ForEachCornerAt(v, [&](const Corner& c) {
+      return Active(c.tri, c.corner) || Active(c.tri, (c.corner + 2) % 3);
+    });
+  } else {
+    // Corner c's edges at v: edge c (v to corner c + 1) and edge c + 2 (corner c + 2 to v).
+    for (int m = 0; m < count && !active; ++m) {
+      const Corner& c = around[m];
+      active = ActiveAround(c.tri, c.corner, c.next_hash, around, count) ||
+               ActiveAround(c.tri, (c.corner + 2) % 3, c.prev_hash, around, count);
+    }
+  }
+  // The answer belongs to the vertex: every corner there shares it.
+  if (memo != nullptr) {
+    auto mark = [&](const Corner& c) {
+      memo_[3 * size_t(c.tri) + c.corner] |= active ? 8 : 4;
+      return false;
+    };
+    if (crowded) {
+      ForEachCornerAt(v, mark);
+    } else {
+      for (int m = 0; m < count; ++m) mark(around[m]);
+    }
+  }
+  return active;
 }
 
 bool FixInternalEdge(const PosedShape& s, const Tri& t, uint32_t tri_index, const EdgeTable& edges,

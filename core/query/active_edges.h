@@ -23,9 +23,14 @@ constexpr float kFeatureEpsilon = 1e-3f;
 // ~5 degrees) and which only split a flat or concave surface into triangles. Neighbours are the
 // other gathered triangles sharing both vertex keys of the edge. A query usually gathers tens of
 // triangles and asks about a few edges, so a scan finds them; past kIndexedTriangles the table
-// sorts (vertex key, triangle) pairs once, on the first question, and looks neighbours up there
-// (a radius-40 sphere gathers ~10^5 triangles, and the scan made its contacts quadratic). Both
-// ways find the same neighbours, so the answers are identical.
+// indexes the (vertex key, triangle) pairs once, on the first question, and looks neighbours up
+// there (a radius-40 sphere gathers ~10^5 triangles, and the scan made its contacts quadratic).
+// The index buckets the pairs by a hash of the 1-voxel cell of their key (a counting sort), so a
+// look-up scans a few pairs that stay in cache (one global sort of 10^6 pairs and searches across
+// it took most of a radius-64 sphere's 150 ms); answers are memoized per edge and per vertex, and
+// VertexActive finds the neighbours across every edge at a vertex in its one look-up. Every way
+// finds the same neighbours, and Active / VertexActive only ask whether any neighbour qualifies,
+// so the answers are identical.
 class EdgeTable {
  public:
   explicit EdgeTable(const std::vector<Tri>& tris) : tris_(tris) {}
@@ -39,25 +44,68 @@ class EdgeTable {
 
  private:
   static constexpr size_t kIndexedTriangles = 64;
+  // Corner `corner` of triangle `tri`, with 16-bit hashes of the triangle's next and previous
+  // corner keys: Active rejects most candidates by them without loading the triangle.
   struct Corner {
     VertexKey key;
     uint32_t tri;
-    int corner;
+    uint8_t corner;
+    uint16_t next_hash, prev_hash;
   };
+  static uint16_t Hash16(const VertexKey& v) {
+    return uint16_t(
+        (uint32_t(v.x) * 0x9E3779B1u ^ uint32_t(v.y) * 0x85EBCA77u ^ uint32_t(v.z) * 0xC2B2AE3Du) >>
+        16);
+  }
+  Corner CornerOf(uint32_t j, int c) const {
+    const Tri& t = tris_[j];
+    return {t.key[c], j, uint8_t(c), Hash16(t.key[(c + 1) % 3]), Hash16(t.key[(c + 2) % 3])};
+  }
+
+  // Pairs are bucketed by a hash of their key's cell, 2^kCellShift fixed-point steps (1 voxel)
+  // wide, into a power of two of buckets, about kPairsPerBucket pairs each on average.
+  static constexpr int kCellShift = 12;
+  static constexpr size_t kPairsPerBucket = 4;
+  // Buckets up to this many pairs (nearly all: a 1-voxel cell holds up to ~20) are scanned,
+  // larger ones sorted by key and searched.
+  static constexpr ptrdiff_t kScannedBucket = 64;
 
   static bool Has(const Tri& t, const VertexKey& v) {
     return t.key[0] == v || t.key[1] == v || t.key[2] == v;
   }
-  // Calls visit(j, c) for every corner c of a gathered triangle j at vertex key `v`, until it
+  // Calls visit(corner) for every corner of a gathered triangle at vertex key `v`, until it
   // returns true; returns whether it did.
   template <typename Visit>
   bool ForEachCornerAt(const VertexKey& v, Visit&& visit) const;
   // The neighbour test of Active for one candidate triangle j: 1 convex edge, 0 flat or concave
   // neighbour, -1 not a neighbour.
   int Neighbour(uint32_t i, int k, uint32_t j) const;
+  // The memo byte of corner / edge k of triangle i past kIndexedTriangles (bits 0-1: Active,
+  // bits 2-3: VertexActive; 0 unknown, 1 false, 2 true), else null. A large query asks about the
+  // same edges from both sides and from every triangle around a vertex.
+  uint8_t* Memo(uint32_t i, int k) const;
+  // Active(i, k) when `around` holds every corner at one end of the edge and far_hash is the
+  // Hash16 of the other end's key: the same neighbours, without a second look-up.
+  bool ActiveAround(uint32_t i, int k, uint16_t far_hash, const Corner* around, int count) const;
+  static constexpr int kMaxAround = 32;  // corners at a vertex VertexActive gathers (~6 usual)
+  // Fills corners_ and bucket_begin_ (first use past kIndexedTriangles).
+  void BuildIndex() const;
+  // The bucket of key `v`.
+  size_t Bucket(const VertexKey& v) const;
+  static bool KeyLess(const VertexKey& a, const VertexKey& b) {
+    return a.x != b.x ? a.x < b.x : (a.y != b.y ? a.y < b.y : a.z < b.z);
+  }
 
   const std::vector<Tri>& tris_;
-  mutable std::vector<Corner> corners_;  // sorted by key; built on first use past kIndexed...
+  // Built on first use past kIndexedTriangles: the pairs grouped by bucket, large buckets sorted
+  // by key; bucket b is corners_[bucket_begin_[b], bucket_begin_[b + 1]).
+  mutable std::vector<Corner> corners_;
+  mutable std::vector<uint32_t> bucket_begin_;
+  mutable size_t bucket_mask_ = 0;     // buckets - 1
+  mutable std::vector<uint8_t> memo_;  // see Memo
+  // The triangles in the index: those gathered when it was built. Later ones (a sweep gathers box
+  // after box) neither appear as neighbours nor are memoized, as before the memo.
+  mutable uint32_t indexed_ = 0;
 };
 
 // Internal-edge handling: a normal off the face normal comes from an edge or vertex of the
@@ -71,27 +119,25 @@ bool EdgeTable::ForEachCornerAt(const VertexKey& v, Visit&& visit) const {
   if (tris_.size() <= kIndexedTriangles) {
     for (uint32_t j = 0; j < tris_.size(); ++j) {
       for (int c = 0; c < 3; ++c) {
-        if (tris_[j].key[c] == v && visit(j, c)) return true;
+        if (tris_[j].key[c] == v && visit(CornerOf(j, c))) return true;
       }
     }
     return false;
   }
-  auto less = [](const Corner& a, const VertexKey& b) {
-    return a.key.x != b.x ? a.key.x < b.x : (a.key.y != b.y ? a.key.y < b.y : a.key.z < b.z);
-  };
-  if (corners_.empty()) {
-    corners_.reserve(tris_.size() * 3);
-    for (uint32_t j = 0; j < tris_.size(); ++j) {
-      for (int c = 0; c < 3; ++c) corners_.push_back({tris_[j].key[c], j, c});
+  if (corners_.empty()) BuildIndex();
+  const size_t b = Bucket(v);
+  const auto first = corners_.begin() + bucket_begin_[b];
+  const auto last = corners_.begin() + bucket_begin_[b + 1];
+  if (last - first <= kScannedBucket) {
+    for (auto it = first; it != last; ++it) {
+      if (it->key == v && visit(*it)) return true;
     }
-    std::sort(corners_.begin(), corners_.end(), [&](const Corner& a, const Corner& b) {
-      return less(a, b.key) ||
-             (a.key == b.key && (a.tri < b.tri || (a.tri == b.tri && a.corner < b.corner)));
-    });
+    return false;
   }
-  for (auto it = std::lower_bound(corners_.begin(), corners_.end(), v, less);
-       it != corners_.end() && it->key == v; ++it) {
-    if (visit(it->tri, it->corner)) return true;
+  auto it = std::lower_bound(first, last, v,
+                             [](const Corner& a, const VertexKey& k) { return KeyLess(a.key, k); });
+  for (; it != last && it->key == v; ++it) {
+    if (visit(*it)) return true;
   }
   return false;
 }

@@ -58,9 +58,11 @@ void Contacts(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Po
   Gathered& g = sc.gathered;
   g.Clear();
   g.interrupt = settings.interrupt;
+  g.budget = settings.budget;
   // 1. Triangles within the margin of the shape's bounds, and their contacts.
   const float h = index.world().voxel_size();
   const Aabb box = terrain::Grow(terrain::PosedBounds(shape), settings.margin + 1e-3f * h);
+  g.reach = terrain::ContactReach(shape, settings.margin, h);
   if (absl::Status st = terrain::Gather(index, cache, box, false, &g, stats); !st.ok()) {
     result->load_status = st;
     return;

@@ -43,6 +43,7 @@ struct ContactsSettings {
   bool water = true;  // compute WaterContact
   // Optional: stops the query early (result status DEADLINE_EXCEEDED or CANCELLED).
   const QueryInterrupt* interrupt = nullptr;
+  QueryBudget budget;  // past it: result status RESOURCE_EXHAUSTED
 };
 
 struct ContactsResult {

@@ -43,9 +43,11 @@ void Overlap(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Pos
   std::vector<RawContact>& contacts = scratch.contacts;
   g.Clear();
   g.interrupt = settings.interrupt;
+  g.budget = settings.budget;
   // 1. Penetrating contacts with the triangles around the shape.
   const float h = index.world().voxel_size();
   const Aabb box = terrain::Grow(terrain::PosedBounds(shape), 1e-3f * h);
+  g.reach = terrain::ContactReach(shape, 0.0f, h);
   if (absl::Status st = terrain::Gather(index, cache, box, false, &g, stats); !st.ok()) {
     result->load_status = st;
     return;

@@ -18,6 +18,7 @@ struct OverlapSettings {
   bool include_penetration = false;  // fill OverlapResult::penetration
   // Optional: stops the query early (result status DEADLINE_EXCEEDED or CANCELLED).
   const QueryInterrupt* interrupt = nullptr;
+  QueryBudget budget;  // past it: result status RESOURCE_EXHAUSTED
 };
 
 struct OverlapResult {

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/geometry/vec3.h"
@@ -35,6 +36,26 @@ struct Penetration {
   Vec3 normal;      // unit, from the terrain toward the shape
   Vec3 position;    // world units: the deepest point on the terrain side, or the shape's centre
                     // when it is buried with no surface within reach
+};
+
+// Default work budget of one shape query, in terrain triangles gathered (--max_query_triangles).
+// On the benchmark cave world a radius-64 sphere's Contacts gathers ~1.7e5 on average; the largest
+// shapes with the largest margin (half extent 64, margin 64: a reach of 128) gathered up to ~1.2e6
+// (60 random positions each), and a query needs ~200 bytes of scratch per gathered triangle.
+constexpr uint32_t kDefaultMaxQueryTriangles = 1000000;
+
+// The most work one shape query (Sweep, Overlap, Contacts) may do: past it the query stops with
+// RESOURCE_EXHAUSTED instead of answering.
+struct QueryBudget {
+  uint32_t max_triangles = kDefaultMaxQueryTriangles;  // terrain triangles gathered; 0: no limit
+
+  // The error of a query that went past the budget; it names the budget and its flag.
+  absl::Status Exceeded() const {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the query gathers more than ", max_triangles,
+                     " terrain triangles, its work budget (--max_query_triangles=", max_triangles,
+                     "); use a smaller shape, margin or sweep distance"));
+  }
 };
 
 // Lets a long query stop early: shape queries check it between chunks and every few triangle

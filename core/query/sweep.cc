@@ -37,6 +37,7 @@ class SweepRun {
         stats_(stats) {
     g_.Clear();
     g_.interrupt = settings.interrupt;
+    g_.budget = settings.budget;
     touching_.clear();
   }
   ~SweepRun() {

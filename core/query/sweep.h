@@ -34,6 +34,7 @@ struct SweepSettings {
   uint32_t max_hits = 1024;  // kAll: the nearest this many are kept
   // Optional: stops the query early (result status DEADLINE_EXCEEDED or CANCELLED).
   const QueryInterrupt* interrupt = nullptr;
+  QueryBudget budget;  // past it: result status RESOURCE_EXHAUSTED
 };
 
 // One place the swept shape meets the terrain.

@@ -14,7 +14,44 @@ VertexKey KeyOf(const ChunkMesh& m, uint32_t tri, int k) {
   return {m.FixedOrigin(0) + q[0], m.FixedOrigin(1) + q[1], m.FixedOrigin(2) + q[2]};
 }
 
+// Squared distance from p to the box [lo, hi].
+float DistanceSq(const Vec3& p, const Vec3& lo, const Vec3& hi) {
+  const Vec3 d = Max(Max(lo - p, p - hi), Vec3(0, 0, 0));
+  return Dot(d, d);
+}
+
+// Whether the box [lo, hi] misses the ball.
+bool Misses(const Reach& r, const Vec3& lo, const Vec3& hi) {
+  return DistanceSq(r.centre, lo, hi) > r.radius * r.radius;
+}
+
 }  // namespace
+
+bool& ReachCullingForTesting() {
+  thread_local bool enabled = true;
+  return enabled;
+}
+
+float BoundingRadius(const ConvexShape& shape) {
+  float core = 0;
+  switch (shape.type) {
+    case ShapeType::kSphere:
+      break;
+    case ShapeType::kCapsule:
+      core = shape.half_height;
+      break;
+    case ShapeType::kBox:
+      core = Length(shape.half_extents);
+      break;
+    case ShapeType::kConvexHull:
+      for (int i = 0; i < shape.num_points; ++i) core = std::max(core, Length(shape.points[i]));
+      break;
+    case ShapeType::kTriangle:
+      for (const Vec3& p : shape.triangle) core = std::max(core, Length(p));
+      break;
+  }
+  return core + shape.convex_radius;
+}
 
 // World-space bounding box of a posed shape (exact for its supports along the axes).
 Aabb PosedBounds(const PosedShape& s) {
@@ -57,6 +94,10 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
         if (world.chunk_bounds().Contains(key) && !index.MayTouch(key, kClassSolid, scope)) {
           continue;
         }
+        const Vec3 lo = Vec3(float(kChunkSize * x) + 0.5f, float(kChunkSize * y) + 0.5f,
+                             float(kChunkSize * z) + 0.5f) *
+                        world.voxel_size();
+        if (Misses(g->reach, lo, lo + Vec3(1, 1, 1) * (kChunkSize * world.voxel_size()))) continue;
         if (g->Interrupted()) return g->stopped;
         if (absl::StatusOr<ChunkPtr> loaded = world.LoadChunk(key); !loaded.ok()) {
           return loaded.status();
@@ -78,11 +119,19 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
                   {c->mesh.Corner(t, 0), c->mesh.Corner(t, 1), c->mesh.Corner(t, 2)},
                   {},
                   {KeyOf(c->mesh, t, 0), KeyOf(c->mesh, t, 1), KeyOf(c->mesh, t, 2)}};
+          if (Misses(g->reach, Min(Min(tri.v[0], tri.v[1]), tri.v[2]),
+                     Max(Max(tri.v[0], tri.v[1]), tri.v[2]))) {
+            continue;
+          }
           tri.normal = Normalize(Cross(tri.v[1] - tri.v[0], tri.v[2] - tri.v[0]));
           g->tris.push_back(tri);
           used = true;
         }
         if (used) g->chunks.push_back(std::move(c));
+        if (g->budget.max_triangles != 0 && g->tris.size() > g->budget.max_triangles) {
+          g->stopped = g->budget.Exceeded();
+          return g->stopped;
+        }
       }
   if (stats) {
     stats->chunks_visited += visited;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -46,6 +47,32 @@ struct Tri {
   VertexKey key[3];
 };
 
+// A ball around a posed shape that holds every point within some distance of it: the triangles
+// and chunks outside it cannot touch the shape within that distance (Gather skips them).
+struct Reach {
+  Vec3 centre;
+  float radius = std::numeric_limits<float>::infinity();  // world units; infinite: no culling
+};
+
+// Whether Contacts and Overlap cull by their reach on this thread (default true). Tests turn it
+// off to get the answer of the plain gather.
+bool& ReachCullingForTesting();
+
+// Radius of a ball about the shape's origin (its pose's translation) that holds the whole shape.
+// Exact for spheres and capsules; the half diagonal plus rounding for boxes.
+float BoundingRadius(const ConvexShape& shape);
+
+// The reach of CollectContacts with `margin` (world units) on a world of voxel size h: a contact
+// lies within margin of the shape, and the triangles its internal-edge fix consults share the
+// contact's edge or vertex up to a barycentric 1e-3 of an edge (< 2e-3 h), so one voxel of slack
+// keeps every triangle that can change a contact, and the contacts equal those without culling.
+// With ReachCullingForTesting() false (this thread only), it is infinite: the plain gather that
+// tests compare the culled one with.
+inline Reach ContactReach(const PosedShape& s, float margin, float h) {
+  if (!ReachCullingForTesting()) return {};
+  return {s.pose.translation, BoundingRadius(*s.shape) + margin + h};
+}
+
 // Triangles gathered for one query, and the chunks they came from (kept alive).
 struct Gathered {
   std::vector<ChunkCollisionPtr> chunks;
@@ -57,6 +84,11 @@ struct Gathered {
   // holds why and the work stops.
   const QueryInterrupt* interrupt = nullptr;
   absl::Status stopped;
+  // Triangles whose bounds miss this ball are not gathered, nor chunks whose mesh bounds miss it.
+  Reach reach;
+  // Past budget.max_triangles gathered triangles, Gather stops with budget.Exceeded() (also held
+  // in `stopped`, so the narrow tests stop too).
+  QueryBudget budget;
 
   void Clear() {
     chunks.clear();
@@ -65,6 +97,8 @@ struct Gathered {
     tests = 0;
     interrupt = nullptr;
     stopped = absl::OkStatus();
+    reach = {};
+    budget = {};
   }
   // True when the query must stop (and records why). Cheap enough to call often.
   bool Interrupted() {
@@ -77,9 +111,10 @@ struct Gathered {
 // Triangle tests between two interrupt checks.
 constexpr uint32_t kInterruptStride = 16;
 
-// Adds every triangle of the mesh chunks near `box` whose bounds overlap it, chunk by chunk in
-// Y, Z, X order. `dedupe` drops triangles gathered before (sweeps gather box after box). Returns
-// the error of a chunk that could not be loaded, or g->stopped when g->interrupt fired.
+// Adds every triangle of the mesh chunks near `box` whose bounds overlap it and g->reach, chunk by
+// chunk in Y, Z, X order. `dedupe` drops triangles gathered before (sweeps gather box after box).
+// Returns the error of a chunk that could not be loaded, or g->stopped when g->interrupt fired or
+// the gathered triangles went past g->budget.
 absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
                     bool dedupe, Gathered* g, QueryStats* stats);
 

@@ -25,6 +25,9 @@ struct QueryLimits {
   float max_sweep_distance = 4096.0f;  // world units (--max_sweep_distance)
   uint32_t max_sweep_hits = 1024;      // most hits one kAll sweep returns
   uint32_t max_probe_voxels = 65536;   // most touched voxels one probe returns
+  // Work budget of one Sweep, Overlap or Contacts: terrain triangles gathered (QueryBudget; 0: no
+  // limit) (--max_query_triangles).
+  uint32_t max_query_triangles = kDefaultMaxQueryTriangles;
 };
 
 // Origin finite and inside the world, direction finite and non-zero (of any length: it is

@@ -7,6 +7,8 @@
 // Bullet peers in bench_shape_peers.cc.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
+#include <random>
 #include <vector>
 
 #include "core/query/sweep.h"
@@ -68,6 +70,69 @@ BENCHMARK(BM_CapsuleContacts);
 
 void BM_BoxContacts(benchmark::State& state) { RunContacts(state, BoxRestingSet()); }
 BENCHMARK(BM_BoxContacts);
+
+// Centres of the large-sphere contacts: open cave points (a small sphere there touches no solid,
+// and the terrain lies both straight above and straight below), from a fixed seed, kept only where
+// `sphere` there has contacts, so every query really meets terrain surfaces.
+std::vector<PosedShape> LargeSpherePoses(const ConvexShape* sphere) {
+  const BroadphaseIndex& index = BenchCaveIndex();
+  ChunkCollisionCache& cache = BenchCaveCache();
+  const Aabb b = BenchCaveWorld().world_bounds();
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> ux(b.min.x + 8, b.max.x - 8), uy(b.min.y + 8, b.max.y - 8),
+      uz(b.min.z + 8, b.max.z - 8);
+  const ConvexShape probe = MakeSphere(0.5f);
+  std::vector<PosedShape> poses;
+  OverlapResult overlap;
+  ContactsResult contacts;
+  while (poses.size() < 8) {
+    const Vec3 c{ux(rng), uy(rng), uz(rng)};
+    Overlap(index, cache, {&probe, {Quat(), c}}, {}, &overlap);
+    if (overlap.touches_solid || overlap.touches_water) continue;
+    const float span = b.max.y - b.min.y;
+    if (!Raycast(index, cache, {c, {0, 1, 0}, span}, RaycastSettings{}).hit ||
+        !Raycast(index, cache, {c, {0, -1, 0}, span}, RaycastSettings{}).hit) {
+      continue;
+    }
+    const PosedShape pose{sphere, {Quat(), c}};
+    Contacts(index, cache, pose, {}, &contacts);
+    if (contacts.total_points() > 0) poses.push_back(pose);
+  }
+  return poses;
+}
+
+// Issue 16: Contacts of a sphere of radius state.range(0) (world units; 1 unit voxels) at eight
+// cave positions, through the core function the server's Contacts RPC calls; one iteration runs
+// all eight. Warm: the poses are chosen with the same queries, so every chunk mesh and kD-tree
+// they touch is built before timing. ms_per_query is wall time per query.
+void BM_ContactsLargeSphere(benchmark::State& state) {
+  const ConvexShape sphere = MakeSphere(float(state.range(0)));
+  const std::vector<PosedShape> poses = LargeSpherePoses(&sphere);
+  const BroadphaseIndex& index = BenchCaveIndex();
+  ChunkCollisionCache& cache = BenchCaveCache();
+  ContactsSettings settings;  // no margin, water contact included, as the RPC's defaults
+  ContactsResult result;
+  size_t points = 0;
+  QueryStats stats;
+  const auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    for (const PosedShape& pose : poses) {
+      Contacts(index, cache, pose, settings, &result, &stats);
+      points += size_t(result.total_points());
+      benchmark::DoNotOptimize(result);
+    }
+  }
+  const double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double n = double(state.iterations() * poses.size());
+  state.SetLabel("warm cache, wall time");
+  state.counters["ms_per_query"] = wall_ms / n;
+  state.counters["contacts_per_query"] = double(points) / n;
+  state.counters["triangles_per_query"] = double(stats.triangles_tested) / n;
+  state.counters["chunks_per_query"] = double(stats.chunks_visited) / n;
+  state.counters["cache_builds"] = double(stats.cache_builds);
+}
+BENCHMARK(BM_ContactsLargeSphere)->Arg(16)->Arg(32)->Arg(64)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace voxcol::bench

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "server/convert.h"
 #include "tests/core/test_worlds.h"
 #include "tests/server/server_test_util.h"
 
@@ -96,6 +97,42 @@ TEST_F(QueryOpsTest, ShapeQueriesStopAtAPassedDeadline) {
             absl::StatusCode::kDeadlineExceeded);
   // Without the interrupt the same contacts answer.
   EXPECT_TRUE(RunContacts(engine_, limits_, contacts, &contacts_response).ok());
+}
+
+// The work budget (--max_query_triangles): a sphere sunk in the ground past it fails with
+// RESOURCE_EXHAUSTED naming the budget and its flag, in every shape query, and the gRPC status is
+// RESOURCE_EXHAUSTED too; within the default budget the same requests answer.
+TEST_F(QueryOpsTest, ShapeQueriesPastTheWorkBudgetAreResourceExhausted) {
+  const v1::PosedShape shape = Sphere(12, V(0.3f, kGround + 2, -0.6f));
+  v1::ContactsRequest contacts;
+  *contacts.mutable_shape() = shape;
+  contacts.set_include_stats(true);
+  v1::ContactsResponse contacts_response;
+  ASSERT_TRUE(RunContacts(engine_, limits_, contacts, &contacts_response).ok());
+  // The ground under the sphere has a few hundred triangles: a budget of 50 is too small.
+  ASSERT_GT(contacts_response.stats().triangles_tested(), 100u);
+  v1::OverlapRequest overlap;
+  *overlap.mutable_shape() = shape;
+  v1::OverlapResponse overlap_response;
+  ASSERT_TRUE(RunOverlap(engine_, limits_, overlap, &overlap_response).ok());
+  v1::SweepRequest sweep;
+  *sweep.mutable_shape() = Sphere(12, V(0.3f, kGround + 14, -0.6f));
+  *sweep.mutable_direction() = V(0, -1, 0);
+  sweep.set_distance(20);
+  v1::SweepResponse sweep_response;
+  ASSERT_TRUE(RunSweep(engine_, limits_, sweep, &sweep_response).ok());
+  ASSERT_TRUE(sweep_response.hit());
+
+  ServiceLimits tight = limits_;
+  tight.query.max_query_triangles = 50;
+  const absl::Status statuses[] = {RunContacts(engine_, tight, contacts, &contacts_response),
+                                   RunOverlap(engine_, tight, overlap, &overlap_response),
+                                   RunSweep(engine_, tight, sweep, &sweep_response)};
+  for (const absl::Status& status : statuses) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+    EXPECT_NE(status.message().find("--max_query_triangles=50"), std::string::npos) << status;
+    EXPECT_EQ(ToGrpcStatus(status).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  }
 }
 
 TEST_F(QueryOpsTest, RaycastDirectionOfAnyLengthHitsLikeAUnitOne) {
