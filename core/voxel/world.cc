@@ -422,6 +422,11 @@ absl::StatusOr<uint64_t> World::ReadConsistent(const std::function<absl::Status(
   ReadSnapshot snapshot(*this);
   absl::Status status = read();
   if (!status.ok()) return status;
+  if (snapshot.expired()) {
+    return absl::AbortedError(
+        "the world changed faster than this read's snapshot could be kept (old chunk versions "
+        "exceeded the history budget); retry");
+  }
   return snapshot.version();
 }
 

@@ -175,7 +175,7 @@ class World {
 
   // Runs `read` (which loads chunks of this world) under a ReadSnapshot so that everything it sees
   // belongs to one published version, and returns that version. An error from `read` is returned
-  // as is.
+  // as is; ABORTED if the snapshot expired meanwhile (SetHistoryBudget).
   absl::StatusOr<uint64_t> ReadConsistent(const std::function<absl::Status()>& read) const;
 
   // Number of chunks currently resident (generated or edited).

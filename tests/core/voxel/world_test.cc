@@ -325,6 +325,33 @@ TEST(WorldReadSnapshot, HistoryOverBudgetExpiresTheOldestSnapshot) {
   EXPECT_EQ(world->history_stats().chunks, 0u);
 }
 
+// A consistent read whose snapshot expired while it ran is refused rather than answered.
+TEST(WorldReadSnapshot, ReadConsistentIsAbortedWhenItsSnapshotExpires) {
+  auto world = testing::MakeEmptyWorld();
+  world->SetHistoryBudget(2 * sizeof(Chunk));
+  auto touch = [&](int i) {
+    std::thread editor([&] {
+      ASSERT_TRUE(world
+                      ->Edit([&](ChunkEdit& e) {
+                        e.Set({8 * (i % 4), 0, 0}, {kMaterialRock, uint8_t(i)});
+                        return absl::OkStatus();
+                      })
+                      .ok());
+    });
+    editor.join();
+  };
+  absl::StatusOr<uint64_t> within = world->ReadConsistent([&] {
+    touch(1);
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(within.ok());
+  absl::StatusOr<uint64_t> over = world->ReadConsistent([&] {
+    for (int i = 2; i < 8; ++i) touch(i);
+    return absl::OkStatus();
+  });
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kAborted) << over.status();
+}
+
 // An edit publishes at once while a snapshot is held, without waiting for it. Under the snapshot
 // the old content stays readable, also for chunks that were never resident; the history holds
 // exactly the replaced chunks and is dropped when the snapshot ends.
