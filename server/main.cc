@@ -371,7 +371,7 @@ int RunServer() {
   if (!StartMetricsHttp(config->metrics_listen, registry, &metrics_http)) return 1;
 
   WorldServiceImpl world_service(world, cave.sea_level);
-  QueryServiceImpl query_service(world, QueryEngine{broadphase, chunk_collision_cache},
+  QueryServiceImpl query_service(world, QueryEngine{broadphase, chunk_collision_cache, &batcher},
                                  config->limits, config->stream_limits, &query_pool);
   EditServiceImpl edit_service(world, config->limits, batcher, change_log);
   AdminServiceImpl admin_service(world, *data->store, absl::GetFlag(FLAGS_backup_root));

@@ -1,10 +1,13 @@
 #include "server/query_batch.h"
 
+#include <memory>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "server/query_ops.h"
 #include "server/server_metrics.h"
+#include "server/tick.h"
 
 namespace voxcol::server {
 
@@ -101,7 +104,28 @@ void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
                                       ", batch requires ", request.min_version())),
                      response);
   }
-  World::ReadSnapshot snapshot(world);
+  // A tick applies its edits first and reads exactly the version they produced.
+  std::unique_ptr<World::ReadSnapshot> pinned;
+  if (request.has_edits()) {
+    if (absl::Now() > deadline) {  // never apply edits whose answers nobody waits for
+      return FailBatch(
+          request, absl::DeadlineExceededError("batch deadline passed before its edits"), response);
+    }
+    v1::EditAck ack;
+    absl::Status edited =
+        engine.batcher == nullptr
+            ? absl::UnimplementedError("edits: this server does not apply edits in Query batches")
+            : ApplyTickEdits(*engine.batcher, request.edits(), &ack, &pinned);
+    if (!edited.ok()) return FailBatch(request, edited, response);
+    *response->mutable_edit_ack() = ack;
+  }
+  std::optional<World::ReadSnapshot> current;
+  if (pinned != nullptr) {
+    pinned->Enter();
+  } else {
+    current.emplace(world);
+  }
+  const World::ReadSnapshot& snapshot = pinned != nullptr ? *pinned : *current;
   response->set_version(snapshot.version());
   const absl::Time run_start = absl::Now();
   timing->set_wait_micros(uint32_t(absl::ToInt64Microseconds(run_start - wait_start)));

@@ -7,6 +7,7 @@
 #include "core/broadphase/broadphase_index.h"
 #include "core/cache/chunk_collision_cache.h"
 #include "core/query/query_types.h"
+#include "core/voxel/edit_batch.h"
 #include "server/service_limits.h"
 #include "voxcol/v1/query_service.pb.h"
 
@@ -17,6 +18,8 @@ namespace voxcol::server {
 struct QueryEngine {
   const BroadphaseIndex& index;
   ChunkCollisionCache& cache;
+  // Applies the edits of tick batches (QueryBatchRequest.edits); null: such batches are refused.
+  EditBatcher* batcher = nullptr;
   const World& world() const { return index.world(); }
 };
 

@@ -107,7 +107,8 @@ absl::Status ValidateEditBatch(const World& world, const EditBatch& batch,
 EditBatcher::EditBatcher(World& world, const EditLimits& limits, size_t idempotency_keys)
     : world_(world), limits_(limits), table_(idempotency_keys) {}
 
-absl::StatusOr<BatchAck> EditBatcher::Apply(const EditBatch& batch) {
+absl::StatusOr<BatchAck> EditBatcher::Apply(const EditBatch& batch,
+                                            std::unique_ptr<World::ReadSnapshot>* pinned) {
   absl::Status status = ValidateEditBatch(world_, batch, limits_);
   if (!status.ok()) return status;
   const bool keyed = !batch.idempotency_key.empty();
@@ -141,7 +142,7 @@ absl::StatusOr<BatchAck> EditBatcher::Apply(const EditBatch& batch) {
         }
         return s;
       },
-      tag);
+      tag, pinned);
   BatchAck ack;
   if (result.ok()) ack = {result->version, uint32_t(result->changes.size()), false};
   if (keyed) {

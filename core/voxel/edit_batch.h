@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -66,7 +67,10 @@ class EditBatcher {
   // already applied returns that batch's ack with `replayed` set and changes nothing.
   // The key travels with the edit (EditTag), so a store observer makes it durable together with
   // the edit's chunks.
-  absl::StatusOr<BatchAck> Apply(const EditBatch& batch);
+  // With `pinned`, an applied (not replayed) batch also returns a snapshot of exactly its version
+  // (World::Edit); a replayed one leaves it null.
+  absl::StatusOr<BatchAck> Apply(const EditBatch& batch,
+                                 std::unique_ptr<World::ReadSnapshot>* pinned = nullptr);
 
   // Re-registers a key that an earlier process applied (from the store at startup), oldest first.
   void Restore(const std::string& key, const IdempotencyTable::Entry& entry);

@@ -245,7 +245,7 @@ size_t World::resident_chunks() const {
 // writers share one sync, and versions are published in the order they were assigned. Waiters
 // learn that their edit is done from commit_mu_, which the leader holds only briefly.
 absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdit&)>& edit,
-                                       const EditTag& tag) {
+                                       const EditTag& tag, std::unique_ptr<ReadSnapshot>* pinned) {
   // Edits build on the newest content, and this thread may lead a commit whose observers rebuild
   // derived data from the world: neither may read through a snapshot the caller holds.
   struct NoSnapshot {
@@ -255,6 +255,7 @@ absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdi
   } no_snapshot;
   PendingEdit pending;
   pending.tag = tag;
+  pending.want_pin = pinned != nullptr;
   staging_.fetch_add(1, std::memory_order_relaxed);
   if (absl::Status s = Stage(edit, &pending); !s.ok()) return s;
   {
@@ -264,12 +265,16 @@ absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdi
     };
     commit_mu_.Await(absl::Condition(&ready));
     if (pending.done && !pending.status.ok()) return pending.status;
-    if (pending.done) return std::move(pending.result);
+    if (pending.done) {
+      if (pinned) *pinned = std::move(pending.pinned);
+      return std::move(pending.result);
+    }
     committing_ = true;  // our edit is still queued, so leading the next group commits it
   }
   CommitQueued();
   absl::MutexLock lock(&commit_mu_);
   if (!pending.status.ok()) return pending.status;
+  if (pinned) *pinned = std::move(pending.pinned);
   return std::move(pending.result);
 }
 
@@ -389,6 +394,9 @@ void World::PublishGroup(const std::vector<PendingEdit*>& group) {
     for (EditObserver* observer : observers_) observer->AfterPublish(committed);
     version_.store(p->result.version, std::memory_order_release);
     absl::MutexLock lock(&history_mu_);
+    // Before the next edit records anything, so the pin keeps exactly what it needs.
+    if (p->want_pin)
+      p->pinned.reset(new ReadSnapshot(*this, p->result.version, ReadSnapshot::Pinned{}));
     PruneHistoryLocked();
   }
   // Staged chunks that no later edit replaced are now published; editors can read them there.

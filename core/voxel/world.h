@@ -109,6 +109,7 @@ class ChunkLoader {
 
 class World {
  public:
+  class ReadSnapshot;  // see below
   World(const WorldConfig& config, std::unique_ptr<ChunkGenerator> generator);
   ~World();
   World(const World&) = delete;
@@ -170,8 +171,12 @@ class World {
   // nothing still gets a new version so that every acknowledged batch has its own. If `edit`
   // returns an error nothing is published and the version stays. A ReadSnapshot the calling thread
   // holds does not apply inside: the edit reads the newest content.
+  // With `pinned`, also returns a snapshot of exactly the edit's version, registered as the
+  // version is published (before any later edit), for reads that must see this edit and nothing
+  // after it; call Enter() on it before reading.
   absl::StatusOr<EditResult> Edit(const std::function<absl::Status(ChunkEdit&)>& edit,
-                                  const EditTag& tag = {});
+                                  const EditTag& tag = {},
+                                  std::unique_ptr<ReadSnapshot>* pinned = nullptr);
 
   // Runs `read` (which loads chunks of this world) under a ReadSnapshot so that everything it sees
   // belongs to one published version, and returns that version. An error from `read` is returned
@@ -195,6 +200,10 @@ class World {
     ReadSnapshot(const ReadSnapshot&) = delete;
     ReadSnapshot& operator=(const ReadSnapshot&) = delete;
     uint64_t version() const { return version_; }
+    // For a snapshot pinned by World::Edit (its `pinned` argument): makes it the calling thread's
+    // snapshot until it is destroyed, on this thread. Precondition: called once, and the thread
+    // holds no other snapshot of this world.
+    void Enter();
     // True once the world dropped history this snapshot may need because the history outgrew its
     // budget (SetHistoryBudget): reads may then mix versions, so discard what was read and fail
     // the request (ABORTED). Checked by the caller after its reads.
@@ -202,9 +211,13 @@ class World {
 
    private:
     friend class World;
+    struct Pinned {};
+    // Registered at `version` by the commit leader (which holds history_mu_), not yet entered.
+    ReadSnapshot(const World& world, uint64_t version, Pinned);
     const World& world_;
     uint64_t version_;
     std::atomic<bool> expired_{false};
+    bool entered_ = true;            // is (or was) the thread's snapshot; restored on destruction
     const ReadSnapshot* enclosing_;  // the thread's previous innermost snapshot (any world)
     bool registered_;                // false when nested in a snapshot of the same world
   };
@@ -248,7 +261,9 @@ class World {
     EditTag tag;
     EditResult result;
     std::vector<std::pair<ChunkKey, ChunkPtr>> chunks;
-    std::vector<ChunkPtr> before;  // per entry of `chunks`: the content this edit replaces
+    std::vector<ChunkPtr> before;          // per entry of `chunks`: the content this edit replaces
+    bool want_pin = false;                 // the caller asked for a snapshot at its version
+    std::unique_ptr<ReadSnapshot> pinned;  // set by the leader as the version is published
     bool done = false;
     absl::Status status;
   };

@@ -21,8 +21,19 @@ World::ReadSnapshot::ReadSnapshot(const World& world)
   world_internal::current_snapshot = this;
 }
 
+World::ReadSnapshot::ReadSnapshot(const World& world, uint64_t version, Pinned)
+    : world_(world), version_(version), enclosing_(nullptr), registered_(true), entered_(false) {
+  world.snapshots_.emplace(version_, this);
+}
+
+void World::ReadSnapshot::Enter() {
+  enclosing_ = world_internal::current_snapshot;
+  world_internal::current_snapshot = this;
+  entered_ = true;
+}
+
 World::ReadSnapshot::~ReadSnapshot() {
-  world_internal::current_snapshot = enclosing_;
+  if (entered_) world_internal::current_snapshot = enclosing_;
   if (!registered_) return;
   absl::MutexLock lock(&world_.history_mu_);
   auto [first, last] = world_.snapshots_.equal_range(version_);

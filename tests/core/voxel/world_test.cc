@@ -4,10 +4,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <random>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "core/voxel/edit.h"
 #include "tests/core/test_worlds.h"
 
@@ -323,6 +325,66 @@ TEST(WorldReadSnapshot, HistoryOverBudgetExpiresTheOldestSnapshot) {
   EXPECT_TRUE(old_snapshot.expired());
   EXPECT_EQ(world->history_stats().expired, 2u);
   EXPECT_EQ(world->history_stats().chunks, 0u);
+}
+
+// An edit can pin a snapshot of exactly its own version: later edits (from other threads, racing
+// it into the same commit groups) are not visible through it, its own changes are.
+TEST(WorldReadSnapshot, PinnedSnapshotSeesExactlyItsEditsVersion) {
+  auto world = testing::MakeEmptyWorld();
+  std::atomic<bool> stop{false};
+  absl::Mutex mu;
+  std::map<uint64_t, uint8_t> other_writes;  // version -> value the other editor wrote
+  std::thread other([&] {
+    for (int i = 1; !stop.load(); ++i) {
+      const uint8_t value = uint8_t(i % 250 + 1);
+      absl::StatusOr<EditResult> r = world->Edit([&](ChunkEdit& e) {
+        e.Set({16, 0, 0}, {kMaterialRock, value});
+        return absl::OkStatus();
+      });
+      ASSERT_TRUE(r.ok());
+      absl::MutexLock lock(&mu);
+      other_writes[r->version] = value;
+    }
+  });
+  int overtaken = 0;
+  for (int i = 1; i <= 60; ++i) {
+    std::unique_ptr<World::ReadSnapshot> pinned;
+    absl::StatusOr<EditResult> result = world->Edit(
+        [&](ChunkEdit& e) {
+          e.Set({0, 0, 0}, {kMaterialRock, uint8_t(i)});
+          return absl::OkStatus();
+        },
+        EditTag{}, &pinned);
+    ASSERT_TRUE(result.ok());
+    ASSERT_NE(pinned, nullptr);
+    EXPECT_EQ(pinned->version(), result->version);
+    std::this_thread::sleep_for(std::chrono::microseconds(300));  // let the other editor go on
+    pinned->Enter();
+    EXPECT_EQ(world->ReadVersion(), result->version);
+    EXPECT_EQ(world->GetVoxel({0, 0, 0}).occupancy, i);
+    const uint8_t seen = world->GetVoxel({16, 0, 0}).occupancy;
+    pinned.reset();
+    overtaken += world->version() > result->version;
+    // What the other editor had written by this version (its acks may lag its publication, so
+    // wait until every version below ours is recorded or known to be ours).
+    int expected = -1;
+    for (int tries = 0; tries < 5000 && expected < 0; ++tries) {
+      {
+        absl::MutexLock lock(&mu);
+        auto it = other_writes.lower_bound(result->version);
+        // Versions below ours are our i - 1 earlier edits and the other editor's.
+        if (uint64_t(std::distance(other_writes.begin(), it)) + uint64_t(i) == result->version) {
+          expected = it == other_writes.begin() ? 0 : std::prev(it)->second;
+        }
+      }
+      if (expected < 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(int(seen), expected) << "at version " << result->version;
+  }
+  stop = true;
+  other.join();
+  EXPECT_GT(overtaken, 0);
+  EXPECT_EQ(world->history_stats().snapshots, 0u);
 }
 
 // A consistent read whose snapshot expired while it ran is refused rather than answered.
