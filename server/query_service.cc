@@ -80,15 +80,15 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
       return;
     }
     auto batch = std::make_shared<StreamBatch>();
-    grpc::Status parsed =
-        grpc::SerializationTraits<v1::QueryBatchRequest>::Deserialize(&request_, batch->request);
+    absl::Status parsed = ParseFromByteBuffer(&request_, batch->request);
+    request_.Clear();
     ++messages_read_;
     if (!parsed.ok()) {
       // The batches before it are still answered; nothing after it is read.
       absl::MutexLock lock(&mu_);
       error_ = absl::InvalidArgumentError(
           absl::StrCat("message ", messages_read_, " on the stream is not a QueryBatchRequest (",
-                       parsed.error_message(), "); the stream ends here"));
+                       parsed.message(), "); the stream ends here"));
       reads_done_ = true;
       MaybeFinish();
       return;
@@ -167,14 +167,12 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     GetServerMetrics().batch_latency->Observe(absl::ToDoubleSeconds(elapsed));
     batch.response->set_server_micros(uint32_t(absl::ToInt64Microseconds(elapsed)));
     grpc::ByteBuffer buffer;
-    bool own_buffer = false;
-    grpc::Status serialized = grpc::SerializationTraits<v1::QueryBatchResponse>::Serialize(
-        *batch.response, &buffer, &own_buffer);
+    absl::Status serialized = SerializeToByteBuffer(*batch.response, &buffer);
     absl::MutexLock lock(&mu_);
     --in_flight_;
     if (!serialized.ok() && error_.ok()) {
       error_ = absl::InternalError(
-          absl::StrCat("a batch response could not be serialized: ", serialized.error_message()));
+          absl::StrCat("a batch response could not be serialized: ", serialized.message()));
     }
     if (!cancelled_.load() && serialized.ok()) writes_.push_back(std::move(buffer));
     StartNextWrite();
