@@ -1,5 +1,7 @@
 #include "server/convert.h"
 
+#include <grpcpp/support/proto_buffer_reader.h>
+
 #include "absl/strings/str_cat.h"
 
 namespace voxcol::server {
@@ -48,6 +50,32 @@ void ChunksToProto(const std::vector<TouchedChunk>& chunks,
 }
 
 }  // namespace
+
+absl::Status SerializeToByteBuffer(const google::protobuf::MessageLite& message,
+                                   grpc::ByteBuffer* out) {
+  const size_t size = message.ByteSizeLong();
+  if (size > size_t(INT32_MAX)) {
+    return absl::InternalError(absl::StrCat("message of ", size, " bytes is over 2 GB"));
+  }
+  grpc::Slice slice(size);
+  message.SerializeWithCachedSizesToArray(const_cast<uint8_t*>(slice.begin()));
+  grpc::ByteBuffer buffer(&slice, 1);
+  out->Swap(&buffer);
+  return absl::OkStatus();
+}
+
+absl::Status ParseFromByteBuffer(grpc::ByteBuffer* buffer, google::protobuf::MessageLite* message) {
+  grpc::Slice slice;
+  if (buffer->TrySingleSlice(&slice).ok()) {
+    if (message->ParseFromArray(slice.begin(), int(slice.size()))) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("could not parse ", slice.size(), " bytes as ", message->GetTypeName()));
+  }
+  grpc::ProtoBufferReader reader(buffer);
+  if (reader.status().ok() && message->ParseFromZeroCopyStream(&reader)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("could not parse ", buffer->Length(), " bytes as ", message->GetTypeName()));
+}
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;

@@ -28,6 +28,17 @@ namespace voxcol::server {
 // returns with an error is built here.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
+// Serializes `message` into one contiguous slice of `out`: its size computed once, then one flat
+// write. (gRPC's default serializer streams messages over a few bytes through a zero-copy writer
+// that computes the size twice.) INTERNAL if the message is over 2 GB.
+absl::Status SerializeToByteBuffer(const google::protobuf::MessageLite& message,
+                                   grpc::ByteBuffer* out);
+
+// Parses `buffer` into `message` (its arena, if any, holds the parts). A buffer of one slice is
+// parsed from its bytes in place; others through gRPC's reader. INVALID_ARGUMENT if the bytes are
+// not such a message. `buffer` may be left empty.
+absl::Status ParseFromByteBuffer(grpc::ByteBuffer* buffer, google::protobuf::MessageLite* message);
+
 Vec3 ToCore(const v1::Vec3& v);
 void ToProto(const Vec3& v, v1::Vec3* out);
 void ToProto(const Int3& v, v1::Int3* out);

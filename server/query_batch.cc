@@ -62,6 +62,13 @@ void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::Qu
 
 }  // namespace
 
+google::protobuf::ArenaOptions BatchArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = 16 << 10;
+  options.max_block_size = 64 << 10;
+  return options;
+}
+
 absl::Status SnapshotExpiredError() {
   return absl::AbortedError(
       "the world changed faster than this query's snapshot could be kept: old chunk versions "

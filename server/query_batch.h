@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "google/protobuf/arena.h"
 #include "server/query_ops.h"
 #include "server/service_limits.h"
 #include "voxcol/v1/query_service.pb.h"
@@ -16,6 +17,12 @@ struct BatchLimits {
   int max_queries = 4096;  // per batch; more -> INVALID_ARGUMENT for the batch
   absl::Duration max_min_version_wait = absl::Seconds(1);
 };
+
+// Arena blocks for one batch's request and response. A batch of 256 raycasts takes ~40 KB parsed
+// and ~80 KB answered; on the heap that is ~7 objects per query (the results' nested messages), on
+// an arena with these blocks a handful of allocations per batch. Blocks stay below glibc's mmap
+// threshold so they are recycled rather than mapped.
+google::protobuf::ArenaOptions BatchArenaOptions();
 
 // Fills `response` (batch_id, version, code, results). `deadline` is absolute; `cancelled`, if not
 // null, is polled between queries so a cancelled stream stops consuming CPU.

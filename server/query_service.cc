@@ -1,6 +1,7 @@
 #include "server/query_service.h"
 
 #include <deque>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -78,21 +79,21 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
       MaybeFinish();
       return;
     }
-    v1::QueryBatchRequest request;
-    grpc::Status parsed =
-        grpc::SerializationTraits<v1::QueryBatchRequest>::Deserialize(&request_, &request);
+    auto batch = std::make_shared<StreamBatch>();
+    absl::Status parsed = ParseFromByteBuffer(&request_, batch->request);
+    request_.Clear();
     ++messages_read_;
     if (!parsed.ok()) {
       // The batches before it are still answered; nothing after it is read.
       absl::MutexLock lock(&mu_);
       error_ = absl::InvalidArgumentError(
           absl::StrCat("message ", messages_read_, " on the stream is not a QueryBatchRequest (",
-                       parsed.error_message(), "); the stream ends here"));
+                       parsed.message(), "); the stream ends here"));
       reads_done_ = true;
       MaybeFinish();
       return;
     }
-    Submit(std::move(request));
+    Submit(std::move(batch));
     absl::MutexLock lock(&mu_);
     if (in_flight_ >= service_->stream_limits_.max_in_flight_batches) {
       reading_paused_ = true;  // Complete() resumes reading
@@ -122,48 +123,56 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   }
 
  private:
-  void Submit(v1::QueryBatchRequest request) {
+  // One batch read from the stream. Its request and response live on one arena: parsing and
+  // answering it allocate a few blocks, not several objects per query.
+  struct StreamBatch {
+    google::protobuf::Arena arena{BatchArenaOptions()};
+    v1::QueryBatchRequest* request =
+        google::protobuf::Arena::CreateMessage<v1::QueryBatchRequest>(&arena);
+    v1::QueryBatchResponse* response =
+        google::protobuf::Arena::CreateMessage<v1::QueryBatchResponse>(&arena);
+    absl::Time arrival;
+  };
+
+  void Submit(std::shared_ptr<StreamBatch> batch) {
     GetServerMetrics().batches->Add();
-    absl::Time arrival = absl::Now();
+    batch->arrival = absl::Now();
     absl::Time deadline = call_deadline_;
-    if (request.timeout_ms() > 0)
-      deadline = std::min(deadline, arrival + absl::Milliseconds(request.timeout_ms()));
+    if (batch->request->timeout_ms() > 0) {
+      deadline =
+          std::min(deadline, batch->arrival + absl::Milliseconds(batch->request->timeout_ms()));
+    }
     {
       absl::MutexLock lock(&mu_);
       ++in_flight_;
     }
-    auto shared = std::make_shared<v1::QueryBatchRequest>(std::move(request));
-    bool accepted = service_->pool_->TrySubmit([this, shared, arrival, deadline] {
-      v1::QueryBatchResponse response;
-      const int64_t queued = absl::ToInt64Microseconds(absl::Now() - arrival);
-      ExecuteBatch(service_->engine_, service_->limits_, service_->stream_limits_.batch, *shared,
-                   deadline, &cancelled_, &response);
-      response.mutable_timing()->set_queue_micros(uint32_t(queued));
-      Complete(std::move(response), arrival);
+    bool accepted = service_->pool_->TrySubmit([this, batch, deadline] {
+      const int64_t queued = absl::ToInt64Microseconds(absl::Now() - batch->arrival);
+      ExecuteBatch(service_->engine_, service_->limits_, service_->stream_limits_.batch,
+                   *batch->request, deadline, &cancelled_, batch->response);
+      batch->response->mutable_timing()->set_queue_micros(uint32_t(queued));
+      Complete(*batch);
     });
     if (!accepted) {
-      v1::QueryBatchResponse response;
-      FailBatch(*shared,
+      FailBatch(*batch->request,
                 absl::ResourceExhaustedError("server overloaded: query queue is full, retry later"),
-                &response);
-      Complete(std::move(response), arrival);
+                batch->response);
+      Complete(*batch);
     }
   }
 
   // Queues a finished batch for writing and resumes reading if the stream was throttled.
-  void Complete(v1::QueryBatchResponse response, absl::Time arrival) {
-    absl::Duration elapsed = absl::Now() - arrival;
+  void Complete(StreamBatch& batch) {
+    absl::Duration elapsed = absl::Now() - batch.arrival;
     GetServerMetrics().batch_latency->Observe(absl::ToDoubleSeconds(elapsed));
-    response.set_server_micros(uint32_t(absl::ToInt64Microseconds(elapsed)));
+    batch.response->set_server_micros(uint32_t(absl::ToInt64Microseconds(elapsed)));
     grpc::ByteBuffer buffer;
-    bool own_buffer = false;
-    grpc::Status serialized = grpc::SerializationTraits<v1::QueryBatchResponse>::Serialize(
-        response, &buffer, &own_buffer);
+    absl::Status serialized = SerializeToByteBuffer(*batch.response, &buffer);
     absl::MutexLock lock(&mu_);
     --in_flight_;
     if (!serialized.ok() && error_.ok()) {
       error_ = absl::InternalError(
-          absl::StrCat("a batch response could not be serialized: ", serialized.error_message()));
+          absl::StrCat("a batch response could not be serialized: ", serialized.message()));
     }
     if (!cancelled_.load() && serialized.ok()) writes_.push_back(std::move(buffer));
     StartNextWrite();

@@ -110,6 +110,41 @@ TEST_F(QueryStreamTest, BatchTimingSplitsTheServerTime) {
   EXPECT_TRUE(stream->Finish().ok());
 }
 
+// A batch big enough to span several of the server's arena blocks (~300 bytes of answer per hit) is
+// answered query for query exactly as the unary Raycast answers each ray alone.
+TEST_F(QueryStreamTest, LargeBatchAnswersEqualTheUnaryAnswers) {
+  grpc::ClientContext context;
+  std::unique_ptr<Stream> stream = query_->Query(&context);
+  v1::QueryBatchRequest batch;
+  batch.set_batch_id(11);
+  for (int i = 0; i < 1500; ++i) {
+    *batch.add_queries() = Ray(i, -60.5f + float(i % 120), 47.5f, -40.5f + float(i / 120) * 6.0f,
+                               0.1f * float(i % 7 - 3), -1, 0.05f * float(i % 5 - 2));
+  }
+  *batch.add_queries() = Ray(9999, 0, 0, 0, 0, 0, 0);  // a failure among them
+  ASSERT_TRUE(stream->Write(batch));
+  v1::QueryBatchResponse response;
+  ASSERT_TRUE(stream->Read(&response));
+  ASSERT_EQ(response.code(), 0) << response.message();
+  ASSERT_EQ(response.results_size(), batch.queries_size());
+  int hits = 0;
+  for (int i = 0; i < batch.queries_size(); ++i) {
+    const v1::QueryResult& r = response.results(i);
+    EXPECT_EQ(r.client_id(), batch.queries(i).client_id());
+    grpc::ClientContext unary_context;
+    v1::RaycastResponse unary;
+    grpc::Status status = query_->Raycast(&unary_context, batch.queries(i).raycast(), &unary);
+    EXPECT_EQ(r.code(), int(status.error_code())) << i;
+    if (!status.ok()) continue;
+    unary.clear_version();  // a batch reports its version once, not per query
+    hits += unary.hit();
+    EXPECT_EQ(r.raycast().SerializeAsString(), unary.SerializeAsString()) << i;
+  }
+  EXPECT_GT(hits, 1000);
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
 // A message that is not a QueryBatchRequest ends the stream with INVALID_ARGUMENT saying which
 // message it was, after the batches before it are answered; nothing after it is answered. (gRPC
 // reports an unparsable message like the client's end of stream, so the stream used to end OK

@@ -276,5 +276,60 @@ TEST(StatsToProto, EveryCounter) {
   EXPECT_EQ(out.cache_builds(), 5u);
 }
 
+// ---- Whole messages to and from gRPC byte buffers.
+
+v1::QueryBatchResponse MakeBatchResponse(int results) {
+  v1::QueryBatchResponse response;
+  response.set_batch_id(42);
+  response.set_version(7);
+  for (int i = 0; i < results; ++i) {
+    v1::QueryResult* r = response.add_results();
+    r->set_client_id(uint64_t(i));
+    ToProto(MakeRaycastHit(float(i) * 0.5f, i % 2 == 0), nullptr, r->mutable_raycast());
+  }
+  return response;
+}
+
+TEST(ConvertWireTest, SerializedBufferIsOneSliceOfTheStandardBytes) {
+  const v1::QueryBatchResponse response = MakeBatchResponse(300);
+  grpc::ByteBuffer buffer;
+  ASSERT_TRUE(SerializeToByteBuffer(response, &buffer).ok());
+  grpc::Slice slice;
+  ASSERT_TRUE(buffer.TrySingleSlice(&slice).ok());
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(slice.begin()), slice.size()),
+            response.SerializeAsString());
+}
+
+TEST(ConvertWireTest, ParsesOneSliceAndManySlicesAlike) {
+  const std::string bytes = MakeBatchResponse(300).SerializeAsString();
+  grpc::Slice one(bytes);
+  grpc::ByteBuffer single(&one, 1);
+  // The same bytes cut at arbitrary places, as the transport delivers a large message.
+  std::vector<grpc::Slice> pieces;
+  for (size_t at = 0; at < bytes.size(); at += 997) pieces.emplace_back(bytes.substr(at, 997));
+  grpc::ByteBuffer split(pieces.data(), pieces.size());
+  for (grpc::ByteBuffer* buffer : {&single, &split}) {
+    google::protobuf::Arena arena;
+    auto* parsed = google::protobuf::Arena::CreateMessage<v1::QueryBatchResponse>(&arena);
+    ASSERT_TRUE(ParseFromByteBuffer(buffer, parsed).ok());
+    EXPECT_EQ(parsed->SerializeAsString(), bytes);
+  }
+}
+
+TEST(ConvertWireTest, BytesThatAreNotTheMessageAreInvalidArgument) {
+  const std::string garbage("\x0a\xff", 2);  // field 1 length-delimited, truncated length
+  grpc::Slice slice(garbage);
+  grpc::ByteBuffer single(&slice, 1);
+  grpc::Slice halves[] = {grpc::Slice(garbage.substr(0, 1)), grpc::Slice(garbage.substr(1))};
+  grpc::ByteBuffer split(halves, 2);
+  for (grpc::ByteBuffer* buffer : {&single, &split}) {
+    v1::QueryBatchRequest request;
+    absl::Status status = ParseFromByteBuffer(buffer, &request);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("voxcol.v1.QueryBatchRequest"), std::string::npos)
+        << status.message();
+  }
+}
+
 }  // namespace
 }  // namespace voxcol::server
