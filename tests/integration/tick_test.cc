@@ -51,10 +51,10 @@ v1::QueryRequest RayAlongTunnel(uint64_t id) {
 class TickTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(server_.Start(VOXCOL_SERVER_PATH,
-                              {"--data_dir=" + dir_.path() + "/data", "--world_size=128,96,128",
-                               "--query_threads=2"},
-                              dir_.path()))
+    ASSERT_TRUE(server_.Start(
+        VOXCOL_SERVER_PATH,
+        {"--data_dir=" + dir_.path() + "/data", "--world_size=128,96,128", "--query_threads=2"},
+        dir_.path()))
         << server_.Log();
     channel_ = grpc::CreateChannel(server_.address(), grpc::InsecureChannelCredentials());
     query_ = v1::QueryService::NewStub(channel_);
@@ -136,8 +136,7 @@ TEST_F(TickTest, ABatchWhoseEditsFailAnswersNoQuery) {
   *bad.add_queries() = RayAlongTunnel(9);
   v1::QueryBatchResponse refused = Run(bad);
   EXPECT_EQ(refused.code(), int(grpc::StatusCode::INVALID_ARGUMENT));
-  EXPECT_NE(refused.message().find("edits.primitives[1]"), std::string::npos)
-      << refused.message();
+  EXPECT_NE(refused.message().find("edits.primitives[1]"), std::string::npos) << refused.message();
   EXPECT_EQ(refused.results_size(), 0);
   EXPECT_FALSE(refused.has_edit_ack());
 
