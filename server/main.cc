@@ -49,9 +49,13 @@ ABSL_FLAG(uint64_t, idempotency_keys, 100000,
           "ApplyEdits idempotency keys remembered (the newest; stored with their edits, so retries "
           "after a restart are recognised)");
 ABSL_FLAG(uint64_t, change_log_versions, 4096,
-          "Change feed retention window: newest versions kept for Subscribe");
+          "Change feed retention window: newest versions kept for Subscribe (stored with the "
+          "edits, so the window survives restarts)");
 ABSL_FLAG(uint64_t, change_log_chunks, 65536,
-          "Change feed retention budget: changed chunks kept (~1 KiB each); shrinks the window");
+          "Change feed retention budget: changed chunks kept; shrinks the window");
+ABSL_FLAG(uint64_t, change_log_mb, 64,
+          "Change feed retention budget, MiB of changed voxels (2 bytes each, plus 40 bytes per "
+          "changed chunk), kept in memory and in the store; shrinks the window");
 ABSL_FLAG(float, max_ray_distance, 4096.0f, "Longest ray accepted, world units");
 ABSL_FLAG(int, query_threads, 0, "Threads running query batches; 0 = one per core");
 ABSL_FLAG(
@@ -185,7 +189,9 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.resident_chunk_bytes = absl::GetFlag(FLAGS_store_cache_mb) << 20;
   config.snapshot_history_bytes = absl::GetFlag(FLAGS_max_snapshot_history_mb) << 20;
   config.change_log = {absl::GetFlag(FLAGS_change_log_versions),
-                       absl::GetFlag(FLAGS_change_log_chunks)};
+                       absl::GetFlag(FLAGS_change_log_chunks),
+                       absl::GetFlag(FLAGS_change_log_mb) << 20};
+  config.store.change_log = config.change_log;  // the store trims its copy by the same rule
   config.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
   config.query_threads = absl::GetFlag(FLAGS_query_threads);
   if (config.query_threads <= 0) {
@@ -357,8 +363,12 @@ int RunServer() {
   // The broadphase and the change feed follow every edit: they observe before the first request.
   BroadphaseIndex broadphase(world);
   world.AddObserver(&broadphase);
-  ChangeLog change_log(world.version(), config->change_log);
+  // The feed continues from the entries stored by earlier processes (same window).
+  ChangeLog change_log(world.version(), config->change_log, data->store->TakeFeedAtOpen());
   world.AddObserver(&change_log);
+  LogInfo("event=change_feed_restored oldest_resumable_version=%d newest_version=%d bytes=%d",
+          change_log.oldest_resumable_version(), change_log.newest_version(),
+          change_log.retained_bytes());
   EditBatcher batcher(world, config->limits.edit, config->idempotency_keys);
   RestoreIdempotencyKeys(*data->store, batcher);
   ChunkCollisionCache chunk_collision_cache(world, config->chunk_collision_cache_bytes);
