@@ -41,8 +41,8 @@ std::vector<std::string> ServerArgs(const TempDir& dir) {
 }
 
 // Reads events until one has version >= `last` (or the stream ends); returns them.
-std::vector<v1::SubscribeResponse> ReadThrough(client::Client& client, uint64_t from,
-                                               uint64_t last, grpc::Status* status) {
+std::vector<v1::SubscribeResponse> ReadThrough(client::Client& client, uint64_t from, uint64_t last,
+                                               grpc::Status* status) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   v1::SubscribeRequest request;
