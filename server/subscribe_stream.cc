@@ -25,8 +25,8 @@ class FinishedSubscribe final : public grpc::ServerWriteReactor<v1::SubscribeRes
 // thread ever waits for this client.
 class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeResponse> {
  public:
-  SubscribeStream(SubscriptionHub* hub, const IntBox& region, bool include_voxels,
-                  uint64_t cursor, size_t capacity)
+  SubscribeStream(SubscriptionHub* hub, const IntBox& region, bool include_voxels, uint64_t cursor,
+                  size_t capacity)
       : hub_(hub),
         region_(region),
         include_voxels_(include_voxels),

@@ -28,8 +28,8 @@ struct SubscribeLimits {
 };
 
 struct SubscribeStats {
-  uint64_t open = 0;         // streams now open
-  uint64_t ended_slow = 0;   // streams ended because they fell behind (buffer or window)
+  uint64_t open = 0;        // streams now open
+  uint64_t ended_slow = 0;  // streams ended because they fell behind (buffer or window)
 };
 
 // The open Subscribe streams and the thread that feeds them. Registers itself as `log`'s listener;

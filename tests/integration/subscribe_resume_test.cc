@@ -1,6 +1,7 @@
 // The durable change feed end to end: a subscriber that read up to version V resumes after the
 // server was killed with SIGKILL and restarted on the same data directory, and receives exactly
 // the batches after V, once, in order, each with the chunks its ack reported.
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,12 +9,15 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/strings/str_split.h"
 #include "client/voxcol_client.h"
 #include "tests/integration/server_process.h"
 
 namespace voxcol {
 namespace {
 
+using testing::CommandResult;
+using testing::RunCommand;
 using testing::ServerProcess;
 using testing::TempDir;
 
@@ -111,6 +115,18 @@ TEST(SubscribeResumeTest, ResumesAfterKill9WithExactlyTheMissedBatchesInOrder) {
     EXPECT_EQ(e.changes(0).chunk().x(), (box.min().x() - 2) / 8);
     EXPECT_EQ(e.changes(0).chunk().z(), (box.min().z() - 2) / 8);
     EXPECT_EQ(e.changes(0).changed_voxels().SerializeAsString(), box.SerializeAsString());
+  }
+  // The CLI resumes the same way: `voxcol subscribe --from=V`.
+  CommandResult cli = RunCommand({VOXCOL_CLI_PATH, "--server=" + server.address(), "--json",
+                                  "subscribe", "--from=" + std::to_string(v), "--max_events=3"},
+                                 dir.path());
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  std::vector<std::string> lines = absl::StrSplit(cli.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << cli.out;
+  for (size_t k = 0; k < lines.size(); ++k) {
+    v1::SubscribeResponse e;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(lines[k], &e).ok()) << lines[k];
+    EXPECT_EQ(e.version(), v + 1 + k);
   }
 }
 

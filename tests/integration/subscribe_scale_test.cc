@@ -96,11 +96,11 @@ TEST(SubscribeScaleTest, ThousandSubscribersGetEveryChangeAndTheServerStaysUnder
   constexpr int kEdits = 200;
   TempDir dir;
   ServerProcess server;
-  ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH,
-                           {"--data_dir=" + dir.path() + "/data", "--seed=4",
-                            "--world_size=128,96,128", "--query_threads=2",
-                            "--metrics_listen=127.0.0.1:0"},
-                           dir.path()))
+  ASSERT_TRUE(
+      server.Start(VOXCOL_SERVER_PATH,
+                   {"--data_dir=" + dir.path() + "/data", "--seed=4", "--world_size=128,96,128",
+                    "--query_threads=2", "--metrics_listen=127.0.0.1:0"},
+                   dir.path()))
       << server.Log();
   // Several connections, as many clients would have; distinct arguments keep them apart.
   std::vector<std::unique_ptr<v1::EditService::Stub>> stubs;
