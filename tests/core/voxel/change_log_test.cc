@@ -160,6 +160,19 @@ TEST(ChangeLog, ConcurrentReaderSeesEachVersionOnceInOrder) {
   EXPECT_EQ(cursor, world->version());
 }
 
+TEST(ChangeLog, ListenerHearsEachVersionAndTheClose) {
+  auto world = testing::MakeEmptyWorld();
+  ChangeLog log(0, {});
+  std::vector<uint64_t> heard;
+  log.SetListener([&](uint64_t version) { heard.push_back(version); });
+  world->AddObserver(&log);
+  ASSERT_TRUE(SetVoxel(*world, {1, 1, 1}, kMaterialRock).ok());
+  ASSERT_TRUE(SetVoxel(*world, {2, 1, 1}, kMaterialRock).ok());
+  log.Close();
+  EXPECT_EQ(heard, (std::vector<uint64_t>{1, 2, 2}));
+  EXPECT_TRUE(log.closed());
+}
+
 TEST(ChangeLog, CloseWakesWaitingReaders) {
   ChangeLog log(0, {});
   std::atomic<bool> done{false};
