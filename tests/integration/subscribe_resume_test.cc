@@ -46,11 +46,12 @@ std::vector<std::string> ServerArgs(const TempDir& dir) {
 
 // Reads events until one has version >= `last` (or the stream ends); returns them.
 std::vector<v1::SubscribeResponse> ReadThrough(client::Client& client, uint64_t from, uint64_t last,
-                                               grpc::Status* status) {
+                                               grpc::Status* status, bool include_voxels = false) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   v1::SubscribeRequest request;
   request.set_from_version(from);
+  request.set_include_voxels(include_voxels);
   auto reader = client.Subscribe(&context, request);
   std::vector<v1::SubscribeResponse> events;
   v1::SubscribeResponse event;
@@ -100,7 +101,7 @@ TEST(SubscribeResumeTest, ResumesAfterKill9WithExactlyTheMissedBatchesInOrder) {
   ASSERT_TRUE(restarted.GetWorldInfo(&info).ok());
   const uint64_t newest = info.version();
   ASSERT_GE(newest, acked.rbegin()->first);  // every ack is durable
-  std::vector<v1::SubscribeResponse> resumed = ReadThrough(restarted, v, newest, &status);
+  std::vector<v1::SubscribeResponse> resumed = ReadThrough(restarted, v, newest, &status, true);
   // Exactly versions v+1 .. newest, once each, in order (a batch committed without its ack
   // reaching the client before the kill is a version too).
   ASSERT_EQ(resumed.size(), newest - v) << status.error_message();
@@ -115,6 +116,9 @@ TEST(SubscribeResumeTest, ResumesAfterKill9WithExactlyTheMissedBatchesInOrder) {
     EXPECT_EQ(e.changes(0).chunk().x(), (box.min().x() - 2) / 8);
     EXPECT_EQ(e.changes(0).chunk().z(), (box.min().z() - 2) / 8);
     EXPECT_EQ(e.changes(0).changed_voxels().SerializeAsString(), box.SerializeAsString());
+    // include_voxels after the restart: the batch's own voxels, from the stored feed.
+    EXPECT_EQ(e.changes(0).voxels().materials(), std::string(8, char(10 + it->second % 200)));
+    EXPECT_EQ(e.changes(0).voxels().occupancies(), std::string(8, char(255)));
   }
   // The CLI resumes the same way: `voxcol subscribe --from=V`.
   CommandResult cli = RunCommand({VOXCOL_CLI_PATH, "--server=" + server.address(), "--json",

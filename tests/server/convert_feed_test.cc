@@ -32,8 +32,8 @@ TEST(ChangeEntryToProto, WholeBoxCarriesTheStoredVoxels) {
   EXPECT_EQ(out.version(), 7u);
   ASSERT_EQ(out.changes_size(), 1);
   const std::string& materials = out.changes(0).voxels().materials();
-  EXPECT_EQ(materials, std::string(entry.voxels[0].materials.begin(),
-                                   entry.voxels[0].materials.end()));
+  EXPECT_EQ(materials,
+            std::string(entry.voxels[0].materials.begin(), entry.voxels[0].materials.end()));
 }
 
 TEST(ChangeEntryToProto, ClippedBoxCarriesExactlyItsVoxels) {
