@@ -55,11 +55,12 @@ std::vector<v1::SubscribeResponse> ReadThrough(client::Client& client, uint64_t 
   auto reader = client.Subscribe(&context, request);
   std::vector<v1::SubscribeResponse> events;
   v1::SubscribeResponse event;
+  bool open = true;
   while (events.empty() || events.back().version() < last) {
-    if (!reader->Read(&event)) break;
+    if (!(open = reader->Read(&event))) break;
     events.push_back(event);
   }
-  context.TryCancel();
+  if (open) context.TryCancel();  // else the server's status is what Finish reports
   *status = reader->Finish();
   return events;
 }
@@ -132,6 +133,32 @@ TEST(SubscribeResumeTest, ResumesAfterKill9WithExactlyTheMissedBatchesInOrder) {
     ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(lines[k], &e).ok()) << lines[k];
     EXPECT_EQ(e.version(), v + 1 + k);
   }
+}
+
+TEST(SubscribeResumeTest, AfterARestartWithASmallerWindowOlderVersionsAreOutOfRange) {
+  TempDir dir;
+  ServerProcess server;
+  ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH, ServerArgs(dir), dir.path())) << server.Log();
+  {
+    client::Client client(server.address());
+    v1::EditAck ack;
+    for (int i = 0; i < 12; ++i) ASSERT_TRUE(client.ApplyEdits(BatchOf(i), &ack).ok());
+  }
+  ASSERT_EQ(server.Stop(SIGTERM), 0);
+  std::vector<std::string> args = ServerArgs(dir);
+  args.push_back("--change_log_versions=5");
+  ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH, args, dir.path())) << server.Log();
+  client::Client client(server.address());
+  grpc::Status status;
+  // Versions 8..12 are kept: from 6 is out of range, naming 7; from 7 gets exactly 8..12.
+  std::vector<v1::SubscribeResponse> events = ReadThrough(client, 6, 12, &status);
+  EXPECT_TRUE(events.empty());
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::OUT_OF_RANGE);
+  EXPECT_NE(status.error_message().find("oldest resumable version 7"), std::string::npos)
+      << status.error_message();
+  events = ReadThrough(client, 7, 12, &status);
+  ASSERT_EQ(events.size(), 5u) << status.error_message();
+  for (size_t k = 0; k < events.size(); ++k) EXPECT_EQ(events[k].version(), 8 + k);
 }
 
 }  // namespace
