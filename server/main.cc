@@ -59,6 +59,9 @@ ABSL_FLAG(uint64_t, change_log_mb, 64,
 ABSL_FLAG(uint64_t, subscribe_buffer, 1024,
           "Responses prepared but not yet sent per Subscribe stream; a stream that has caught up "
           "and falls further behind is ended with RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint64_t, subscribe_buffer_mb, 4,
+          "Serialized MiB of responses prepared but not yet sent per Subscribe stream (the first "
+          "always fits); bounds the buffer of include_voxels streams");
 ABSL_FLAG(float, max_ray_distance, 4096.0f, "Longest ray accepted, world units");
 ABSL_FLAG(int, query_threads, 0, "Threads running query batches; 0 = one per core");
 ABSL_FLAG(
@@ -197,6 +200,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
                        absl::GetFlag(FLAGS_change_log_mb) << 20};
   config.store.change_log = config.change_log;  // the store trims its copy by the same rule
   config.subscribe.buffer_responses = std::max<uint64_t>(1, absl::GetFlag(FLAGS_subscribe_buffer));
+  config.subscribe.buffer_bytes = absl::GetFlag(FLAGS_subscribe_buffer_mb) << 20;
   config.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
   config.query_threads = absl::GetFlag(FLAGS_query_threads);
   if (config.query_threads <= 0) {

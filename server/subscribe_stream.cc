@@ -26,11 +26,12 @@ class FinishedSubscribe final : public grpc::ServerWriteReactor<v1::SubscribeRes
 class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeResponse> {
  public:
   SubscribeStream(SubscriptionHub* hub, const IntBox& region, bool include_voxels, uint64_t cursor,
-                  size_t capacity)
+                  const SubscribeLimits& limits)
       : hub_(hub),
         region_(region),
         include_voxels_(include_voxels),
-        capacity_(capacity),
+        capacity_(limits.buffer_responses),
+        byte_capacity_(limits.buffer_bytes),
         cursor_(cursor),
         last_sent_(cursor) {}
 
@@ -48,23 +49,30 @@ class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeRespo
       EndLocked(ReadError(entries.status()));
       return false;
     }
-    if (entries->size() < room) caught_up_ = true;  // reached the newest version
     for (const ChangeEntryPtr& entry : *entries) {
-      cursor_ = entry->version;
-      v1::SubscribeResponse response;
-      if (!ToProto(*entry, region_, include_voxels_, &response)) continue;
-      if (buffer_.size() >= capacity_) {
-        EndLocked(absl::ResourceExhaustedError(absl::StrCat(
-            "subscriber fell behind: its buffer of ", capacity_,
-            " responses is full (--subscribe_buffer); subscribe again with from_version set to the "
-            "version of the last response you received (the server last sent version ",
-            last_sent_, ")")));
-        return false;
+      Buffered item{entry->version, 0, {}};
+      if (ToProto(*entry, region_, include_voxels_, &item.response)) {
+        item.bytes = item.response.ByteSizeLong();
+        if (!FitsLocked(item.bytes)) {
+          if (!caught_up_) break;  // catching up: continue from here once the buffer drains
+          EndLocked(absl::ResourceExhaustedError(absl::StrCat(
+              "subscriber fell behind: its buffer (", capacity_, " responses, ", byte_capacity_,
+              " bytes; --subscribe_buffer, --subscribe_buffer_mb) is full; subscribe again with "
+              "from_version set to the version of the last response you received (the server "
+              "last sent version ",
+              last_sent_, ")")));
+          return false;
+        }
+        buffered_bytes_ += item.bytes;
+        buffer_.push_back(std::move(item));
       }
-      buffer_.push_back(std::move(response));
+      cursor_ = entry->version;
     }
+    // Fewer entries than asked for, all taken: this stream has reached the newest version.
+    if (entries->size() < room && (entries->empty() || cursor_ == entries->back()->version))
+      caught_up_ = true;
     StartNextWriteLocked();
-    return entries->size() == room;
+    return entries->size() == room && cursor_ == entries->back()->version;
   }
 
   void OnWriteDone(bool ok) override {
@@ -72,7 +80,8 @@ class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeRespo
     {
       absl::MutexLock lock(&mu_);
       writing_ = false;
-      if (ok) last_sent_ = buffer_.front().version();
+      if (ok) last_sent_ = buffer_.front().version;
+      buffered_bytes_ -= buffer_.front().bytes;
       buffer_.pop_front();
       if (finished_) return;
       if (!ok) {
@@ -80,7 +89,8 @@ class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeRespo
         return;
       }
       StartNextWriteLocked();
-      wake = !caught_up_ && buffer_.size() <= capacity_ / 2;
+      wake =
+          !caught_up_ && buffer_.size() <= capacity_ / 2 && buffered_bytes_ <= byte_capacity_ / 2;
     }
     if (wake) hub_->Wake(this);  // room again while catching up
   }
@@ -104,11 +114,18 @@ class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeRespo
                      "subscribe again from the version it returns"));
   }
 
+  // The first response always fits, however large: a stream must be able to make progress.
+  bool FitsLocked(size_t bytes) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return buffer_.empty() ||
+           (buffer_.size() < capacity_ && buffered_bytes_ + bytes <= byte_capacity_);
+  }
+
   // Finishes the call; a write in flight stays in the buffer until OnWriteDone (gRPC sends the
   // status after it, when the client reads).
   void EndLocked(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     finished_ = true;
     buffer_.erase(buffer_.begin() + (writing_ ? 1 : 0), buffer_.end());
+    buffered_bytes_ = buffer_.empty() ? 0 : buffer_.front().bytes;
     if (status.code() == absl::StatusCode::kResourceExhausted) hub_->ended_slow_.fetch_add(1);
     Finish(ToGrpcStatus(status));
   }
@@ -116,17 +133,25 @@ class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeRespo
   void StartNextWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (writing_ || buffer_.empty()) return;
     writing_ = true;
-    StartWrite(&buffer_.front());  // deque: push_back keeps the front where it is
+    StartWrite(&buffer_.front().response);  // deque: push_back keeps the front where it is
   }
+
+  struct Buffered {
+    uint64_t version;
+    size_t bytes;  // serialized size
+    v1::SubscribeResponse response;
+  };
 
   SubscriptionHub* const hub_;
   const IntBox region_;
   const bool include_voxels_;
-  const size_t capacity_;
+  const size_t capacity_;       // responses
+  const size_t byte_capacity_;  // serialized bytes
   absl::Mutex mu_;
   uint64_t cursor_ ABSL_GUARDED_BY(mu_);     // newest version taken from the log
   uint64_t last_sent_ ABSL_GUARDED_BY(mu_);  // version of the last response written
-  std::deque<v1::SubscribeResponse> buffer_ ABSL_GUARDED_BY(mu_);
+  std::deque<Buffered> buffer_ ABSL_GUARDED_BY(mu_);
+  size_t buffered_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;    // buffer_.front() is being written
   bool caught_up_ ABSL_GUARDED_BY(mu_) = false;  // has read up to the newest version once
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
@@ -159,8 +184,8 @@ grpc::ServerWriteReactor<v1::SubscribeResponse>* SubscriptionHub::Open(
   // A cursor outside the window fails here with OUT_OF_RANGE, before anything is streamed.
   absl::Status status = log_.Read(cursor, 0, absl::ZeroDuration()).status();
   if (!status.ok()) return Failed(status);
-  auto stream = std::make_shared<SubscribeStream>(this, region, request.include_voxels(), cursor,
-                                                  limits_.buffer_responses);
+  auto stream =
+      std::make_shared<SubscribeStream>(this, region, request.include_voxels(), cursor, limits_);
   SubscribeStream* raw = stream.get();
   absl::MutexLock lock(&mu_);
   streams_.emplace(raw, std::move(stream));

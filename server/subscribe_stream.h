@@ -21,10 +21,12 @@ namespace voxcol::server {
 class SubscribeStream;
 
 struct SubscribeLimits {
-  // Responses a stream may have prepared but not yet sent. While it catches up from an old
-  // version the pump only refills it as it drains; once it has reached the newest version a
-  // stream that would need more is ended with RESOURCE_EXHAUSTED.
+  // Responses, and their serialized bytes, a stream may have prepared but not yet sent (the first
+  // response always fits). While it catches up from an old version the pump only refills it as
+  // it drains; once it has reached the newest version a stream that would need more is ended
+  // with RESOURCE_EXHAUSTED.
   size_t buffer_responses = 1024;
+  size_t buffer_bytes = size_t(4) << 20;
 };
 
 struct SubscribeStats {

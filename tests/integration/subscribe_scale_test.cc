@@ -152,14 +152,17 @@ TEST(SubscribeScaleTest, ThousandSubscribersGetEveryChangeAndTheServerStaysUnder
   EXPECT_LT(max_threads, 100);
 }
 
-TEST(SubscribeScaleTest, SubscriberThatStopsReadingIsEndedAndTheOthersContinue) {
+// A subscriber that never reads, on a server with `buffer_flag`: it is ended with
+// RESOURCE_EXHAUSTED after a prefix of the versions while the edits and another subscriber get
+// everything, and resubscribing from its last version delivers the rest.
+void RunSubscriberThatStopsReading(const std::string& buffer_flag) {
   constexpr int kEdits = 40;
   TempDir dir;
   ServerProcess server;
-  ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH,
-                           {"--data_dir=" + dir.path() + "/data", "--seed=4",
-                            "--world_size=128,96,128", "--subscribe_buffer=4"},
-                           dir.path()))
+  ASSERT_TRUE(server.Start(
+      VOXCOL_SERVER_PATH,
+      {"--data_dir=" + dir.path() + "/data", "--seed=4", "--world_size=128,96,128", buffer_flag},
+      dir.path()))
       << server.Log();
   // The slow subscriber's connection keeps HTTP/2's initial 64 KiB window (no growth), and each
   // response carries 32^3 voxels (64 KiB of arrays), so the server soon cannot send it more.
@@ -214,6 +217,15 @@ TEST(SubscribeScaleTest, SubscriberThatStopsReadingIsEndedAndTheOthersContinue) 
   }
   resume_context.TryCancel();
   resumed->Finish();
+}
+
+TEST(SubscribeScaleTest, SubscriberThatStopsReadingIsEndedByItsResponseBuffer) {
+  RunSubscriberThatStopsReading("--subscribe_buffer=4");
+}
+
+TEST(SubscribeScaleTest, SubscriberThatStopsReadingIsEndedByItsByteBuffer) {
+  // 1 MiB holds about 15 responses of 64 KiB; the count limit (1024) is never reached.
+  RunSubscriberThatStopsReading("--subscribe_buffer_mb=1");
 }
 
 }  // namespace
