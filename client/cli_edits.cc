@@ -295,8 +295,12 @@ int RunSubscribe(Client& client) {
     std::string error = ParseRegion("subscribe", request.mutable_region());
     if (!error.empty()) return Usage(error);
   }
-  if (absl::GetFlag(FLAGS_from_version) >= 0)
-    request.set_from_version(absl::GetFlag(FLAGS_from_version));
+  int64_t from = absl::GetFlag(FLAGS_from);
+  const int64_t from_version = absl::GetFlag(FLAGS_from_version);
+  if (from >= 0 && from_version >= 0 && from != from_version)
+    return Usage("subscribe: --from and --from_version disagree; give one of them");
+  if (from < 0) from = from_version;
+  if (from >= 0) request.set_from_version(uint64_t(from));
   request.set_include_voxels(absl::GetFlag(FLAGS_include_voxels));
   const int64_t max_events = absl::GetFlag(FLAGS_max_events);
   grpc::ClientContext context;  // no deadline: a live tail runs until stopped
@@ -305,13 +309,21 @@ int RunSubscribe(Client& client) {
   int64_t seen = 0;
   while (reader->Read(&event)) {
     PrintEvent(event);
-    if (max_events > 0 && ++seen >= max_events) {
+    std::fflush(stdout);  // a consumer of the tail sees each batch as it arrives
+    ++seen;
+    if (max_events > 0 && seen >= max_events) {
       context.TryCancel();
       reader->Finish();
       return kExitOk;
     }
   }
-  return Fail("subscribe", reader->Finish());
+  grpc::Status status = reader->Finish();
+  // Ended by the server (fell behind, shutdown): say where to resume.
+  if (seen > 0 && !status.ok()) {
+    std::fprintf(stderr, "voxcol: subscribe: last version received %llu; resume with --from=%llu\n",
+                 (unsigned long long)event.version(), (unsigned long long)event.version());
+  }
+  return Fail("subscribe", status);
 }
 
 }  // namespace voxcol::client

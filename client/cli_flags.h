@@ -54,6 +54,7 @@ ABSL_DECLARE_FLAG(std::string, batch);
 ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(std::string, in);
 ABSL_DECLARE_FLAG(std::string, at);
+ABSL_DECLARE_FLAG(int64_t, from);
 ABSL_DECLARE_FLAG(int64_t, from_version);
 ABSL_DECLARE_FLAG(bool, include_voxels);
 ABSL_DECLARE_FLAG(int64_t, max_events);

@@ -95,8 +95,10 @@ ABSL_FLAG(std::string, in, "",
           "write-voxels: input file (a binary voxcol.v1.VoxelData message, as read-voxels writes)");
 ABSL_FLAG(std::string, at, "",
           "write-voxels: write the file's voxels with their first voxel at X,Y,Z instead");
-ABSL_FLAG(int64_t, from_version, -1,
-          "subscribe: deliver batches after this version (-1: from now)");
+ABSL_FLAG(int64_t, from, -1,
+          "subscribe: deliver batches after this version, e.g. the last one received before a "
+          "disconnect or restart (-1: from now)");
+ABSL_FLAG(int64_t, from_version, -1, "subscribe: the same as --from (kept for older scripts)");
 ABSL_FLAG(bool, include_voxels, false, "subscribe: include the new voxels of each changed box");
 ABSL_FLAG(int64_t, max_events, 0,
           "subscribe: stop after this many batches (0: run until interrupted)");
@@ -149,8 +151,7 @@ constexpr char kUsage[] =
     "              edits above accept --idempotency_key=K and --expected_version=V\n"
     "  read-voxels --min=X,Y,Z --max=X,Y,Z --out=FILE   (file: binary voxcol.v1.VoxelData)\n"
     "  write-voxels --in=FILE [--at=X,Y,Z]\n"
-    "  subscribe   [--min=X,Y,Z --max=X,Y,Z] [--from_version=V] [--include_voxels] "
-    "[--max_events=N]\n"
+    "  subscribe   [--min=X,Y,Z --max=X,Y,Z] [--from=V] [--include_voxels] [--max_events=N]\n"
     "              one line per committed batch (one JSON object per line with --json)\n"
     "exit codes: 0 ok, 1 server error, 2 usage, 3 server unreachable";
 

@@ -3,6 +3,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <algorithm>
 #include <functional>
 #include <string_view>
 
@@ -198,8 +199,21 @@ bool ToProto(const ChangeEntry& entry, const IntBox& region, bool include_voxels
     ToProto(entry.changes[i].key, change->mutable_chunk());
     ToProto(box, change->mutable_changed_voxels());
     if (!include_voxels) continue;
+    if (box.min == entry.voxels[i].region.min && box.max == entry.voxels[i].region.max) {
+      ToProto(entry.voxels[i], change->mutable_voxels());
+      continue;
+    }
+    // Clipped by the region: copy the rows of the part inside it (X runs are contiguous).
+    const VoxelArrays& from = entry.voxels[i];
     VoxelArrays voxels{box, std::vector<uint8_t>(box.Volume()), std::vector<uint8_t>(box.Volume())};
-    CopyChunkToArrays(*entry.chunks[i], entry.changes[i].key, box, &voxels);
+    const int row = box.max.x - box.min.x;
+    for (int y = box.min.y; y < box.max.y; ++y)
+      for (int z = box.min.z; z < box.max.z; ++z) {
+        const int64_t src = VoxelArrayIndex(from.region, {box.min.x, y, z});
+        const int64_t dst = VoxelArrayIndex(box, {box.min.x, y, z});
+        std::copy_n(from.materials.begin() + src, row, voxels.materials.begin() + dst);
+        std::copy_n(from.occupancies.begin() + src, row, voxels.occupancies.begin() + dst);
+      }
     ToProto(voxels, change->mutable_voxels());
   }
   return out->changes_size() > 0;

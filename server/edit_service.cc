@@ -13,9 +13,6 @@ namespace voxcol::server {
 
 namespace {
 
-constexpr absl::Duration kSubscribePoll = absl::Milliseconds(200);
-constexpr size_t kSubscribeEntriesPerRead = 64;
-
 absl::Status WithPrefix(const absl::Status& status, absl::string_view prefix) {
   if (status.ok()) return status;
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
@@ -89,42 +86,17 @@ grpc::Status EditServiceImpl::WriteVoxels(grpc::ServerContext*,
   return FinishEdit(start, status);
 }
 
-grpc::Status EditServiceImpl::Subscribe(grpc::ServerContext* context,
-                                        const v1::SubscribeRequest* request,
-                                        grpc::ServerWriter<v1::SubscribeResponse>* writer) {
+grpc::ServerWriteReactor<v1::SubscribeResponse>* EditServiceImpl::Subscribe(
+    grpc::CallbackServerContext*, const v1::SubscribeRequest* request) {
   IntBox region = world_.voxel_bounds();
   if (request->has_region()) {
     region = FromProto(request->region());
     EditLimits unlimited = limits_.edit;  // a subscription may watch the whole world
     unlimited.max_region_voxels = std::numeric_limits<int64_t>::max();
     absl::Status status = ValidateRegion(world_, region, unlimited, "region");
-    if (!status.ok()) return ToGrpcStatus(status);
+    if (!status.ok()) return SubscriptionHub::Failed(status);
   }
-  uint64_t cursor =
-      request->has_from_version() ? request->from_version() : change_log_.newest_version();
-  // A cursor outside the window fails here with OUT_OF_RANGE, before anything is streamed.
-  absl::StatusOr<std::vector<ChangeEntryPtr>> entries =
-      change_log_.Read(cursor, 0, absl::ZeroDuration());
-  v1::SubscribeResponse response;
-  while (entries.ok()) {
-    for (const ChangeEntryPtr& entry : *entries) {
-      cursor = entry->version;
-      if (!ToProto(*entry, region, request->include_voxels(), &response)) continue;
-      if (!writer->Write(response))
-        return ToGrpcStatus(absl::CancelledError("the client went away"));
-    }
-    if (context->IsCancelled())
-      return ToGrpcStatus(absl::CancelledError("cancelled by the client"));
-    entries = change_log_.Read(cursor, kSubscribeEntriesPerRead, kSubscribePoll);
-    if (entries.status().code() == absl::StatusCode::kOutOfRange) {
-      // The window moved past versions this subscriber has not received: it read too slowly.
-      return ToGrpcStatus(absl::ResourceExhaustedError(
-          absl::StrCat("subscriber fell behind: versions after ", cursor,
-                       " left the change log's retention window; ",
-                       "resync with ReadVoxels and subscribe again from the version it returns")));
-    }
-  }
-  return ToGrpcStatus(entries.status());
+  return subscriptions_.Open(*request, region);
 }
 
 }  // namespace voxcol::server

@@ -7,17 +7,19 @@
 #include "core/voxel/edit_batch.h"
 #include "core/voxel/world.h"
 #include "server/service_limits.h"
+#include "server/subscribe_stream.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 
 namespace voxcol::server {
 
-class EditServiceImpl final : public v1::EditService::Service {
+class EditServiceImpl final
+    : public v1::EditService::WithCallbackMethod_Subscribe<v1::EditService::Service> {
  public:
-  // `batcher` applies batches to `world`; `change_log` must be registered as an observer of
-  // `world`.
+  // `batcher` applies batches to `world`; `subscriptions` serves Subscribe from the change log
+  // that observes `world`.
   EditServiceImpl(World& world, const ServiceLimits& limits, EditBatcher& batcher,
-                  const ChangeLog& change_log)
-      : world_(world), limits_(limits), batcher_(batcher), change_log_(change_log) {}
+                  SubscriptionHub& subscriptions)
+      : world_(world), limits_(limits), batcher_(batcher), subscriptions_(subscriptions) {}
 
   grpc::Status FillBall(grpc::ServerContext* context, const v1::FillBallRequest* request,
                         v1::EditAck* response) override;
@@ -27,17 +29,17 @@ class EditServiceImpl final : public v1::EditService::Service {
                           v1::ReadVoxelsResponse* response) override;
   grpc::Status WriteVoxels(grpc::ServerContext* context, const v1::WriteVoxelsRequest* request,
                            v1::EditAck* response) override;
-  // Follows the change log from the requested version until the client cancels, falls out of
-  // the retention window, or the log is closed at shutdown. Blocks one server thread per stream,
-  // waking at least every 200 ms to notice cancellation.
-  grpc::Status Subscribe(grpc::ServerContext* context, const v1::SubscribeRequest* request,
-                         grpc::ServerWriter<v1::SubscribeResponse>* writer) override;
+  // Callback API: validates the region and hands the stream to the SubscriptionHub, which follows
+  // the change log from the requested version until the client cancels, falls behind (its buffer
+  // or the retention window), or the log is closed at shutdown. Holds no thread per stream.
+  grpc::ServerWriteReactor<v1::SubscribeResponse>* Subscribe(
+      grpc::CallbackServerContext* context, const v1::SubscribeRequest* request) override;
 
  private:
   World& world_;
   ServiceLimits limits_;
   EditBatcher& batcher_;
-  const ChangeLog& change_log_;
+  SubscriptionHub& subscriptions_;
 };
 
 }  // namespace voxcol::server

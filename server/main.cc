@@ -49,9 +49,19 @@ ABSL_FLAG(uint64_t, idempotency_keys, 100000,
           "ApplyEdits idempotency keys remembered (the newest; stored with their edits, so retries "
           "after a restart are recognised)");
 ABSL_FLAG(uint64_t, change_log_versions, 4096,
-          "Change feed retention window: newest versions kept for Subscribe");
+          "Change feed retention window: newest versions kept for Subscribe (stored with the "
+          "edits, so the window survives restarts)");
 ABSL_FLAG(uint64_t, change_log_chunks, 65536,
-          "Change feed retention budget: changed chunks kept (~1 KiB each); shrinks the window");
+          "Change feed retention budget: changed chunks kept; shrinks the window");
+ABSL_FLAG(uint64_t, change_log_mb, 64,
+          "Change feed retention budget, MiB of changed voxels (2 bytes each, plus 40 bytes per "
+          "changed chunk), kept in memory and in the store; shrinks the window");
+ABSL_FLAG(uint64_t, subscribe_buffer, 1024,
+          "Responses prepared but not yet sent per Subscribe stream; a stream that has caught up "
+          "and falls further behind is ended with RESOURCE_EXHAUSTED");
+ABSL_FLAG(uint64_t, subscribe_buffer_mb, 4,
+          "Serialized MiB of responses prepared but not yet sent per Subscribe stream (the first "
+          "always fits); bounds the buffer of include_voxels streams");
 ABSL_FLAG(float, max_ray_distance, 4096.0f, "Longest ray accepted, world units");
 ABSL_FLAG(int, query_threads, 0, "Threads running query batches; 0 = one per core");
 ABSL_FLAG(
@@ -108,6 +118,7 @@ struct ServerConfig {
   uint64_t resident_chunk_bytes = 0;    // 0 = unlimited
   uint64_t snapshot_history_bytes = 0;  // 0 = unlimited
   ChangeLogConfig change_log;
+  SubscribeLimits subscribe;
   uint64_t idempotency_keys = 0;
   ServiceLimits limits;
   StreamLimits stream_limits;
@@ -185,7 +196,11 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.resident_chunk_bytes = absl::GetFlag(FLAGS_store_cache_mb) << 20;
   config.snapshot_history_bytes = absl::GetFlag(FLAGS_max_snapshot_history_mb) << 20;
   config.change_log = {absl::GetFlag(FLAGS_change_log_versions),
-                       absl::GetFlag(FLAGS_change_log_chunks)};
+                       absl::GetFlag(FLAGS_change_log_chunks),
+                       absl::GetFlag(FLAGS_change_log_mb) << 20};
+  config.store.change_log = config.change_log;  // the store trims its copy by the same rule
+  config.subscribe.buffer_responses = std::max<uint64_t>(1, absl::GetFlag(FLAGS_subscribe_buffer));
+  config.subscribe.buffer_bytes = absl::GetFlag(FLAGS_subscribe_buffer_mb) << 20;
   config.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
   config.query_threads = absl::GetFlag(FLAGS_query_threads);
   if (config.query_threads <= 0) {
@@ -265,6 +280,22 @@ void RegisterStateMetrics(const World& world, const WorkerPool& query_pool,
                               cache_stat(&ChunkCollisionCacheStats::evictions));
   registry.AddGauge("voxcol_chunk_collision_cache_bytes", "Bytes of cached meshes and trees",
                     [&cache] { return double(cache.stats().bytes); });
+}
+
+// The change feed's window and the Subscribe streams, read when scraped.
+void RegisterFeedMetrics(const ChangeLog& change_log, const SubscriptionHub& subscriptions,
+                         Metrics& registry) {
+  registry.AddGauge("voxcol_change_feed_oldest_resumable_version",
+                    "Oldest from_version Subscribe accepts (the retention window's start)",
+                    [&change_log] { return double(change_log.oldest_resumable_version()); });
+  registry.AddGauge("voxcol_change_feed_bytes", "Bytes of change-feed entries retained",
+                    [&change_log] { return double(change_log.retained_bytes()); });
+  registry.AddGauge("voxcol_subscribers", "Open Subscribe streams",
+                    [&subscriptions] { return double(subscriptions.stats().open); });
+  registry.AddCounterCallback(
+      "voxcol_subscribers_fell_behind_total",
+      "Subscribe streams ended with RESOURCE_EXHAUSTED (buffer full or out of the window)",
+      [&subscriptions] { return double(subscriptions.stats().ended_slow); });
 }
 
 // Serves /metrics on `address` unless it is empty; false if it cannot be bound.
@@ -357,8 +388,14 @@ int RunServer() {
   // The broadphase and the change feed follow every edit: they observe before the first request.
   BroadphaseIndex broadphase(world);
   world.AddObserver(&broadphase);
-  ChangeLog change_log(world.version(), config->change_log);
+  // The feed continues from the entries stored by earlier processes (same window).
+  ChangeLog change_log(world.version(), config->change_log, data->store->TakeFeedAtOpen());
   world.AddObserver(&change_log);
+  LogInfo("event=change_feed_restored oldest_resumable_version=%d newest_version=%d bytes=%d",
+          change_log.oldest_resumable_version(), change_log.newest_version(),
+          change_log.retained_bytes());
+  // Feeds every Subscribe stream from the change log; outlives the server and the metrics server.
+  SubscriptionHub subscriptions(change_log, config->subscribe);
   EditBatcher batcher(world, config->limits.edit, config->idempotency_keys);
   RestoreIdempotencyKeys(*data->store, batcher);
   ChunkCollisionCache chunk_collision_cache(world, config->chunk_collision_cache_bytes);
@@ -367,13 +404,14 @@ int RunServer() {
 
   Metrics& registry = GetServerMetrics().registry;
   RegisterStateMetrics(world, query_pool, chunk_collision_cache, registry);
+  RegisterFeedMetrics(change_log, subscriptions, registry);
   MetricsHttpServer metrics_http;
   if (!StartMetricsHttp(config->metrics_listen, registry, &metrics_http)) return 1;
 
   WorldServiceImpl world_service(world, cave.sea_level);
   QueryServiceImpl query_service(world, QueryEngine{broadphase, chunk_collision_cache, &batcher},
                                  config->limits, config->stream_limits, &query_pool);
-  EditServiceImpl edit_service(world, config->limits, batcher, change_log);
+  EditServiceImpl edit_service(world, config->limits, batcher, subscriptions);
   AdminServiceImpl admin_service(world, *data->store, absl::GetFlag(FLAGS_backup_root));
   int port = 0;
   std::unique_ptr<grpc::Server> server = StartGrpcServer(

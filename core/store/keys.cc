@@ -28,6 +28,10 @@ std::string EncodeVersion(uint64_t version) {
   return out;
 }
 
+std::string FeedKey(uint64_t version) {
+  return std::string(1, kFeedPrefix) + EncodeVersion(version);
+}
+
 bool DecodeVersion(std::string_view encoded, uint64_t* version) {
   if (encoded.size() != 8) return false;
   *version = 0;

@@ -6,6 +6,7 @@
 //   "m:config"  world identity (text, see store.cc)
 //   "m:version" world version after the last durable edit (8 bytes big endian)
 //   "k" key     an idempotency key of an applied batch    value: EncodeAck
+//   "f" version a change-feed entry (8 bytes big endian)  value: EncodeChangeEntry (feed_codec.h)
 #pragma once
 
 #include <string>
@@ -18,6 +19,7 @@ namespace voxcol::store {
 constexpr char kChunkPrefix = 'c';
 constexpr char kRegionPrefix = 'r';
 constexpr char kAckPrefix = 'k';
+constexpr char kFeedPrefix = 'f';
 constexpr char kConfigKey[] = "m:config";
 constexpr char kVersionKey[] = "m:version";
 
@@ -35,6 +37,8 @@ std::string EncodeKey(char prefix, const Int3& key);
 bool DecodeKey(std::string_view encoded, char prefix, Int3* key);
 
 std::string EncodeVersion(uint64_t version);
+// "f" + EncodeVersion(version): feed entries sort by version.
+std::string FeedKey(uint64_t version);
 bool DecodeVersion(std::string_view encoded, uint64_t* version);
 
 // The ack of a keyed batch: fingerprint, version (8 bytes each) and changed chunks (4), big endian.

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "core/store/chunk_codec.h"
+#include "core/store/feed_codec.h"
 #include "core/store/keys.h"
 
 namespace voxcol::store {
@@ -91,10 +92,29 @@ absl::Status ParseConfig(absl::string_view text, WorldConfig* c, uint32_t* gen) 
   return ValidateWorldConfig(*c);
 }
 
+// Puts one feed entry per edit into `batch` and deletes the versions that leave `window` (which
+// it advances). A direct chunk write (no edits) at `version` empties the feed instead.
+void AddFeedEntries(const std::vector<const CommittedEdit*>& edits, uint64_t version,
+                    RetentionWindow* window, rocksdb::WriteBatch* batch) {
+  if (edits.empty()) {
+    batch->DeleteRange(std::string(1, kFeedPrefix), std::string(1, kFeedPrefix + 1));
+    window->Restart(version);
+    return;
+  }
+  for (const CommittedEdit* edit : edits) {
+    ChangeEntryPtr entry = MakeChangeEntry(*edit);
+    batch->Put(FeedKey(entry->version), EncodeChangeEntry(*entry));
+    // A later Delete of the same key in the batch wins, so entries of a large group that do not
+    // fit the window are never stored.
+    for (uint64_t dropped : window->Append({entry->version, entry->changes.size(), entry->bytes}))
+      batch->Delete(FeedKey(dropped));
+  }
+}
+
 }  // namespace
 
 Store::Store(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options)
-    : db_(std::move(db)), options_(options) {}
+    : db_(std::move(db)), options_(options), feed_window_(options.change_log, 0) {}
 
 Store::~Store() {
   if (!db_) return;
@@ -115,6 +135,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir,
   std::unique_ptr<Store> store(new Store(std::unique_ptr<rocksdb::DB>(raw), options));
   if (status = store->LoadRegionIndex(); !status.ok()) return status;
   if (status = store->LoadAcks(); !status.ok()) return status;
+  if (status = store->LoadFeed(); !status.ok()) return status;
   return store;
 }
 
@@ -169,6 +190,64 @@ absl::Status Store::LoadAcks() {
   }
   acks_at_open_ = std::move(acks);
   return absl::OkStatus();
+}
+
+absl::Status Store::LoadFeed() {
+  uint64_t version = 0;
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), kVersionKey, &value);
+  if (s.ok() && !DecodeVersion(value, &version))
+    return absl::DataLossError("world version: bad record");
+  if (!s.ok() && !s.IsNotFound()) return FromRocks(s, "read world version");
+  std::vector<ChangeEntryPtr> entries;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  const std::string prefix(1, kFeedPrefix);
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    uint64_t entry_version = 0;
+    if (!DecodeVersion(it->key().ToStringView().substr(1), &entry_version))
+      return absl::DataLossError("change feed: malformed key");
+    absl::StatusOr<ChangeEntryPtr> entry =
+        DecodeChangeEntry(entry_version, it->value().ToStringView());
+    if (!entry.ok()) return entry.status();
+    entries.push_back(*std::move(entry));
+  }
+  if (absl::Status st = FromRocks(it->status(), "read change feed"); !st.ok()) return st;
+  // Keep the contiguous run ending at the world version, then the window of this process's
+  // limits (they may be smaller than the last one's); delete everything else at once.
+  size_t first = entries.size();
+  while (first > 0 && entries[first - 1]->version == version - (entries.size() - first)) --first;
+  rocksdb::WriteBatch batch;
+  for (size_t i = 0; i < first; ++i) batch.Delete(FeedKey(entries[i]->version));
+  RetentionWindow window(options_.change_log,
+                         first < entries.size() ? entries[first]->version - 1 : version);
+  for (size_t i = first; i < entries.size(); ++i) {
+    const ChangeEntry& e = *entries[i];
+    for (uint64_t dropped : window.Append({e.version, e.changes.size(), e.bytes}))
+      batch.Delete(FeedKey(dropped));
+  }
+  if (batch.Count() > 0) {
+    if (absl::Status st =
+            FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "trim change feed");
+        !st.ok()) {
+      return st;
+    }
+  }
+  for (size_t i = first; i < entries.size(); ++i) {
+    if (entries[i]->version > window.base_version()) feed_at_open_.push_back(entries[i]);
+  }
+  absl::MutexLock lock(&feed_mu_);
+  feed_window_ = std::move(window);
+  return absl::OkStatus();
+}
+
+uint64_t Store::feed_oldest_resumable_version() const {
+  absl::MutexLock lock(&feed_mu_);
+  return feed_window_.base_version();
+}
+
+size_t Store::feed_entries() const {
+  absl::MutexLock lock(&feed_mu_);
+  return feed_window_.size();
 }
 
 absl::StatusOr<StoredWorld> Store::OpenWorld(const WorldConfig& requested,
@@ -268,11 +347,15 @@ absl::Status Store::Write(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chun
   regions.erase(std::unique(regions.begin(), regions.end()), regions.end());
   for (const Int3& region : regions) batch.Put(EncodeKey(kRegionPrefix, region), "");
   batch.Put(kVersionKey, EncodeVersion(version));
+  absl::MutexLock feed_lock(&feed_mu_);
+  RetentionWindow feed_window = feed_window_;  // committed only if the write succeeds
+  AddFeedEntries(edits, version, &feed_window, &batch);
   rocksdb::WriteOptions write;
   write.sync = options_.sync;
   absl::Status status = FromRocks(db_->Write(write, &batch), "write edit batch");
   if (!status.ok()) return status;
   batches_written_.fetch_add(1, std::memory_order_relaxed);
+  feed_window_ = std::move(feed_window);
   for (size_t i = 0; i < dropped; ++i) {
     auto live = ack_versions_.find(ack_order_.front().second);
     if (live != ack_versions_.end() && live->second == ack_order_.front().first) {

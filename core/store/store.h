@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "core/voxel/change_log.h"
 #include "core/voxel/world.h"
 
 namespace rocksdb {
@@ -30,6 +31,8 @@ struct StoreOptions {
   size_t block_cache_bytes = size_t(32) << 20;
   // Idempotency keys kept durable (the newest; older records are deleted as new ones arrive).
   size_t idempotency_keys = 100000;
+  // Retention of the durable change feed (the same rule as the server's in-memory ChangeLog).
+  ChangeLogConfig change_log;
   // The environment RocksDB does its file I/O through; null is the default one. Tests pass a
   // fault-injecting file system that counts syncs and can drop unsynced writes on a "crash".
   std::shared_ptr<rocksdb::Env> env;
@@ -71,13 +74,15 @@ class Store : public ChunkLoader, public EditObserver {
   // has no edits), DATA_LOSS if the record fails RocksDB's block checksum or our own decoding.
   absl::StatusOr<ChunkPtr> Load(const ChunkKey& key) const override;
 
-  // EditObserver: writes all chunks of the group, the idempotency keys of its edits (EditTag) and
-  // the last version as one WriteBatch (synced unless options.sync is false). On error nothing of
-  // the group is stored.
+  // EditObserver: writes all chunks of the group, the idempotency keys of its edits (EditTag), one
+  // change-feed entry per edit (deleting the entries that leave the retention window) and the last
+  // version as one WriteBatch (synced unless options.sync is false). On error nothing of the group
+  // is stored.
   absl::Status BeforePublish(const CommittedEdit& edit) override;
   absl::Status BeforePublishGroup(const std::vector<const CommittedEdit*>& edits) override;
 
-  // Writes chunks and the version directly (bulk tools, tests). Same atomicity as an edit.
+  // Writes chunks and the version directly (bulk tools, tests). Same atomicity as an edit. The
+  // change feed cannot describe such a write, so it is emptied in the same batch.
   absl::Status WriteChunks(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks,
                            uint64_t version);
 
@@ -97,6 +102,14 @@ class Store : public ChunkLoader, public EditObserver {
   // The idempotency keys stored by earlier processes, oldest first, as read by Open (at most
   // options.idempotency_keys; Open deleted older ones).
   const std::vector<StoredAck>& acks_at_open() const { return acks_at_open_; }
+  // The change-feed entries stored by earlier processes, ascending and contiguous up to the stored
+  // world version, within options.change_log (Open deleted the others). Moves them out: call once,
+  // to seed the ChangeLog.
+  std::vector<ChangeEntryPtr> TakeFeedAtOpen() { return std::move(feed_at_open_); }
+  // Versions and bytes of the stored change feed.
+  uint64_t feed_oldest_resumable_version() const;
+  size_t feed_entries() const;
+
   // Writes (WriteBatches) and syncs issued so far.
   uint64_t batches_written() const { return batches_written_.load(std::memory_order_relaxed); }
 
@@ -104,6 +117,7 @@ class Store : public ChunkLoader, public EditObserver {
   Store(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options);
   absl::Status LoadRegionIndex();
   absl::Status LoadAcks();
+  absl::Status LoadFeed();
   absl::Status Write(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks, uint64_t version,
                      const std::vector<const CommittedEdit*>& edits);
   bool RegionHasEdits(const ChunkKey& chunk) const;
@@ -120,6 +134,9 @@ class Store : public ChunkLoader, public EditObserver {
   std::deque<std::pair<uint64_t, std::string>> ack_order_ ABSL_GUARDED_BY(acks_mu_);
   absl::flat_hash_map<std::string, uint64_t> ack_versions_ ABSL_GUARDED_BY(acks_mu_);
   std::atomic<uint64_t> batches_written_{0};
+  std::vector<ChangeEntryPtr> feed_at_open_;
+  mutable absl::Mutex feed_mu_;
+  RetentionWindow feed_window_ ABSL_GUARDED_BY(feed_mu_);
 };
 
 }  // namespace voxcol::store
