@@ -6,18 +6,27 @@
 #include "core/voxel/change_log.h"
 #include "core/voxel/edit_batch.h"
 #include "core/voxel/world.h"
+#include "server/edit_stream.h"
 #include "server/service_limits.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 
 namespace voxcol::server {
 
-class EditServiceImpl final : public v1::EditService::Service {
+// EditStream is a callback method (raw messages); the other methods use the sync API.
+using EditServiceBase = v1::EditService::WithRawCallbackMethod_EditStream<v1::EditService::Service>;
+
+class EditServiceImpl final : public EditServiceBase {
  public:
   // `batcher` applies batches to `world`; `change_log` must be registered as an observer of
-  // `world`.
+  // `world`. `edit_streams` (built on the same batcher) serves EditStream; null answers it
+  // UNIMPLEMENTED.
   EditServiceImpl(World& world, const ServiceLimits& limits, EditBatcher& batcher,
-                  const ChangeLog& change_log)
-      : world_(world), limits_(limits), batcher_(batcher), change_log_(change_log) {}
+                  const ChangeLog& change_log, EditStreams* edit_streams = nullptr)
+      : world_(world),
+        limits_(limits),
+        batcher_(batcher),
+        change_log_(change_log),
+        edit_streams_(edit_streams) {}
 
   grpc::Status FillBall(grpc::ServerContext* context, const v1::FillBallRequest* request,
                         v1::EditAck* response) override;
@@ -32,12 +41,16 @@ class EditServiceImpl final : public v1::EditService::Service {
   // waking at least every 200 ms to notice cancellation.
   grpc::Status Subscribe(grpc::ServerContext* context, const v1::SubscribeRequest* request,
                          grpc::ServerWriter<v1::SubscribeResponse>* writer) override;
+  // Defined in server/edit_stream.cc.
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EditStream(
+      grpc::CallbackServerContext* context) override;
 
  private:
   World& world_;
   ServiceLimits limits_;
   EditBatcher& batcher_;
   const ChangeLog& change_log_;
+  EditStreams* edit_streams_;
 };
 
 }  // namespace voxcol::server
