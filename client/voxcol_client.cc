@@ -1,5 +1,8 @@
 #include "client/voxcol_client.h"
 
+#include <random>
+#include <utility>
+
 namespace voxcol::client {
 
 namespace {
@@ -79,6 +82,94 @@ grpc::Status Client::WriteVoxels(const v1::WriteVoxelsRequest& request, v1::Edit
 std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>> Client::Subscribe(
     grpc::ClientContext* context, const v1::SubscribeRequest& request) {
   return edit_->Subscribe(context, request);
+}
+
+std::unique_ptr<grpc::ClientReaderWriter<v1::EditStreamRequest, v1::EditStreamResponse>>
+Client::EditStream(grpc::ClientContext* context) {
+  return edit_->EditStream(context);
+}
+
+namespace {
+
+std::string RandomKeyPrefix() {
+  std::random_device random;
+  std::mt19937_64 bits((uint64_t(random()) << 32) ^ random());
+  char text[40];
+  snprintf(text, sizeof(text), "es-%016llx%016llx-", (unsigned long long)bits(),
+           (unsigned long long)bits());
+  return text;
+}
+
+}  // namespace
+
+EditStreamSession::EditStreamSession(Client& client, std::string key_prefix)
+    : client_(client), key_prefix_(key_prefix.empty() ? RandomKeyPrefix() : std::move(key_prefix)) {
+  Open();
+}
+
+EditStreamSession::~EditStreamSession() {
+  if (context_) context_->TryCancel();
+  if (stream_) stream_->Finish();
+}
+
+void EditStreamSession::Open() {
+  context_ = std::make_unique<grpc::ClientContext>();
+  stream_ = client_.EditStream(context_.get());
+  broken_ = false;
+}
+
+bool EditStreamSession::Send(v1::ApplyEditsRequest edits, uint64_t* batch_id) {
+  Sent sent{next_batch_id_++, {}};
+  if (edits.idempotency_key().empty())
+    edits.set_idempotency_key(key_prefix_ + std::to_string(sent.batch_id));
+  sent.request.set_batch_id(sent.batch_id);
+  *sent.request.mutable_edits() = std::move(edits);
+  if (batch_id != nullptr) *batch_id = sent.batch_id;
+  unacked_.push_back(std::move(sent));
+  if (!broken_ && !stream_->Write(unacked_.back().request)) broken_ = true;
+  return !broken_;
+}
+
+bool EditStreamSession::Next(v1::EditStreamResponse* response) {
+  if (unacked_.empty() || broken_) return false;
+  if (!stream_->Read(response)) {
+    broken_ = true;
+    return false;
+  }
+  // The server answers in send order; anything else is a protocol error.
+  if (response->batch_id() != unacked_.front().batch_id) {
+    broken_ = true;
+    return false;
+  }
+  unacked_.pop_front();
+  return true;
+}
+
+bool EditStreamSession::Reconnect(std::chrono::milliseconds timeout) {
+  if (context_) context_->TryCancel();
+  if (stream_) stream_->Finish();
+  stream_.reset();
+  if (!client_.channel()->WaitForConnected(std::chrono::system_clock::now() + timeout))
+    return false;
+  Open();
+  for (const Sent& sent : unacked_) {
+    if (!stream_->Write(sent.request)) {
+      broken_ = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+grpc::Status EditStreamSession::Finish() {
+  if (!broken_) stream_->WritesDone();
+  v1::EditStreamResponse extra;
+  while (stream_->Read(&extra)) {
+  }
+  grpc::Status status = stream_->Finish();
+  stream_.reset();
+  context_.reset();
+  return status;
 }
 
 }  // namespace voxcol::client

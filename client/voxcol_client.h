@@ -4,6 +4,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 
@@ -44,6 +46,10 @@ class Client {
   std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>> Subscribe(
       grpc::ClientContext* context, const v1::SubscribeRequest& request);
 
+  // Opens an EditStream (no deadline; `context` as for Subscribe). EditStreamSession wraps it.
+  std::unique_ptr<grpc::ClientReaderWriter<v1::EditStreamRequest, v1::EditStreamResponse>>
+  EditStream(grpc::ClientContext* context);
+
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
  private:
@@ -63,6 +69,50 @@ class Client {
   std::unique_ptr<v1::QueryService::Stub> query_;
   std::unique_ptr<v1::EditService::Stub> edit_;
   std::unique_ptr<v1::AdminService::Stub> admin_;
+};
+
+// Edit batches over one EditStream with many in flight. Send() queues a batch, Next() returns the
+// responses in send order. Every batch carries an idempotency key (the caller's, or
+// "<key_prefix><batch id>"), so after the stream breaks (Next() returns false, e.g. the server
+// restarted) Reconnect() resends the unacknowledged batches in order and batches the server had
+// already applied come back as replays instead of being applied twice. Not thread-safe: one
+// thread sends and receives; keep at most a few hundred batches unacknowledged.
+class EditStreamSession {
+ public:
+  // `client` must outlive the session. `key_prefix` must be unique per session (e.g. a UUID) and
+  // at most 100 bytes; empty = a random one.
+  explicit EditStreamSession(Client& client, std::string key_prefix = "");
+  ~EditStreamSession();
+
+  // Sends a batch and returns its batch id (1, 2, ... per session). False if the stream is broken
+  // (the batch is still kept and sent by Reconnect()).
+  bool Send(v1::ApplyEditsRequest edits, uint64_t* batch_id = nullptr);
+  // The response to the oldest unacknowledged batch; blocks. False when the stream ended first:
+  // call Reconnect(), or Finish() for the reason.
+  bool Next(v1::EditStreamResponse* response);
+  // Opens a new stream once the channel connects (waiting at most `timeout`) and resends every
+  // unacknowledged batch in order. False if the channel did not connect or a resend failed.
+  bool Reconnect(std::chrono::milliseconds timeout);
+  // Half-closes the stream and returns its status (OK once every batch was answered).
+  grpc::Status Finish();
+
+  size_t unacknowledged() const { return unacked_.size(); }
+  const std::string& key_prefix() const { return key_prefix_; }
+
+ private:
+  struct Sent {
+    uint64_t batch_id;
+    v1::EditStreamRequest request;
+  };
+  void Open();
+
+  Client& client_;
+  std::string key_prefix_;
+  uint64_t next_batch_id_ = 1;
+  std::deque<Sent> unacked_;  // in send order
+  std::unique_ptr<grpc::ClientContext> context_;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::EditStreamRequest, v1::EditStreamResponse>> stream_;
+  bool broken_ = false;  // a write or read failed on stream_
 };
 
 }  // namespace voxcol::client

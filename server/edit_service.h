@@ -6,20 +6,30 @@
 #include "core/voxel/change_log.h"
 #include "core/voxel/edit_batch.h"
 #include "core/voxel/world.h"
+#include "server/edit_stream.h"
 #include "server/service_limits.h"
 #include "server/subscribe_stream.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 
 namespace voxcol::server {
 
-class EditServiceImpl final
-    : public v1::EditService::WithCallbackMethod_Subscribe<v1::EditService::Service> {
+// Subscribe and EditStream are callback methods (EditStream reads raw messages); the other
+// methods use the sync API.
+using EditServiceBase = v1::EditService::WithRawCallbackMethod_EditStream<
+    v1::EditService::WithCallbackMethod_Subscribe<v1::EditService::Service>>;
+
+class EditServiceImpl final : public EditServiceBase {
  public:
   // `batcher` applies batches to `world`; `subscriptions` serves Subscribe from the change log
-  // that observes `world`.
+  // that observes `world`. `edit_streams` (built on the same batcher) serves EditStream; null
+  // answers it UNIMPLEMENTED.
   EditServiceImpl(World& world, const ServiceLimits& limits, EditBatcher& batcher,
-                  SubscriptionHub& subscriptions)
-      : world_(world), limits_(limits), batcher_(batcher), subscriptions_(subscriptions) {}
+                  SubscriptionHub& subscriptions, EditStreams* edit_streams = nullptr)
+      : world_(world),
+        limits_(limits),
+        batcher_(batcher),
+        subscriptions_(subscriptions),
+        edit_streams_(edit_streams) {}
 
   grpc::Status FillBall(grpc::ServerContext* context, const v1::FillBallRequest* request,
                         v1::EditAck* response) override;
@@ -34,12 +44,16 @@ class EditServiceImpl final
   // or the retention window), or the log is closed at shutdown. Holds no thread per stream.
   grpc::ServerWriteReactor<v1::SubscribeResponse>* Subscribe(
       grpc::CallbackServerContext* context, const v1::SubscribeRequest* request) override;
+  // Defined in server/edit_stream.cc.
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EditStream(
+      grpc::CallbackServerContext* context) override;
 
  private:
   World& world_;
   ServiceLimits limits_;
   EditBatcher& batcher_;
   SubscriptionHub& subscriptions_;
+  EditStreams* edit_streams_;
 };
 
 }  // namespace voxcol::server

@@ -70,6 +70,12 @@ ABSL_FLAG(
 ABSL_FLAG(int, max_batch_queries, 4096, "Most queries in one batch");
 ABSL_FLAG(int, max_in_flight_batches_per_stream, 4,
           "Batches one stream may have running; more wait (backpressure)");
+ABSL_FLAG(int, max_in_flight_edit_batches_per_stream, 32,
+          "Edit batches one EditStream may have read and not yet answered; at the bound the "
+          "server stops reading that stream (backpressure)");
+ABSL_FLAG(int, edit_stream_threads, 16,
+          "Threads applying EditStream batches; each stream with pending batches uses one, so "
+          "this bounds how many streams commit at once (they share group commits)");
 ABSL_FLAG(int, max_streams_per_client, 256,
           "Open Query streams one client host may hold; more get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_min_version_wait_ms, 1000,
@@ -110,6 +116,10 @@ ABSL_FLAG(double, shutdown_grace_seconds, 5.0,
 namespace voxcol::server {
 namespace {
 
+// Edit streams with pending batches waiting for an edit thread; past it their batches are answered
+// RESOURCE_EXHAUSTED.
+constexpr size_t kMaxQueuedEditStreams = 4096;
+
 // Everything the flags configure, checked before anything is opened.
 struct ServerConfig {
   std::string data_dir;
@@ -123,6 +133,8 @@ struct ServerConfig {
   ServiceLimits limits;
   StreamLimits stream_limits;
   int query_threads = 1;
+  int edit_stream_threads = 1;
+  int max_in_flight_edit_batches = 1;
   size_t max_queued_batches = 0;
   size_t chunk_collision_cache_bytes = 0;
   std::string metrics_listen;  // empty disables
@@ -206,6 +218,9 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   if (config.query_threads <= 0) {
     config.query_threads = int(std::max(1u, std::thread::hardware_concurrency()));
   }
+  config.edit_stream_threads = std::max(1, absl::GetFlag(FLAGS_edit_stream_threads));
+  config.max_in_flight_edit_batches =
+      std::max(1, absl::GetFlag(FLAGS_max_in_flight_edit_batches_per_stream));
   config.max_queued_batches = size_t(std::max(0, absl::GetFlag(FLAGS_max_queued_batches)));
   config.chunk_collision_cache_bytes = size_t(absl::GetFlag(FLAGS_chunk_collision_cache_mb)) << 20;
   config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
@@ -401,6 +416,9 @@ int RunServer() {
   ChunkCollisionCache chunk_collision_cache(world, config->chunk_collision_cache_bytes);
   // Runs the batches of every Query stream; declared before the server, which it outlives.
   WorkerPool query_pool(config->query_threads, config->max_queued_batches);
+  // Applies EditStream batches (one task per stream with work); queued tasks wait for a thread.
+  WorkerPool edit_stream_pool(config->edit_stream_threads, kMaxQueuedEditStreams);
+  EditStreams edit_streams(batcher, &edit_stream_pool, config->max_in_flight_edit_batches);
 
   Metrics& registry = GetServerMetrics().registry;
   RegisterStateMetrics(world, query_pool, chunk_collision_cache, registry);
@@ -411,7 +429,7 @@ int RunServer() {
   WorldServiceImpl world_service(world, cave.sea_level);
   QueryServiceImpl query_service(world, QueryEngine{broadphase, chunk_collision_cache, &batcher},
                                  config->limits, config->stream_limits, &query_pool);
-  EditServiceImpl edit_service(world, config->limits, batcher, subscriptions);
+  EditServiceImpl edit_service(world, config->limits, batcher, subscriptions, &edit_streams);
   AdminServiceImpl admin_service(world, *data->store, absl::GetFlag(FLAGS_backup_root));
   int port = 0;
   std::unique_ptr<grpc::Server> server = StartGrpcServer(
