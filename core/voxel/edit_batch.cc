@@ -56,11 +56,13 @@ absl::Status WithPrefix(const absl::Status& status, size_t index, const EditPrim
                                                   PrimitiveName(primitive), ".", status.message()));
 }
 
-absl::Status CheckExpectedVersion(const World& world, const std::optional<uint64_t>& expected) {
-  if (!expected.has_value() || *expected == world.version()) return absl::OkStatus();
+// Against the version the edit builds on, not the published one: concurrent batches with the
+// same expected version are staged one after the other, and only the first may apply.
+absl::Status CheckExpectedVersion(const ChunkEdit& edit, const std::optional<uint64_t>& expected) {
+  if (!expected.has_value() || *expected == edit.base_version()) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat("expected_version ", *expected,
                                                     " does not match the current world version ",
-                                                    world.version(), "; nothing was applied"));
+                                                    edit.base_version(), "; nothing was applied"));
 }
 
 }  // namespace
@@ -135,7 +137,7 @@ absl::StatusOr<BatchAck> EditBatcher::Apply(const EditBatch& batch,
   absl::StatusOr<EditResult> result = world_.Edit(
       [&](ChunkEdit& edit) {
         // Checked under the edit lock, so no other edit can slip in between check and apply.
-        absl::Status s = CheckExpectedVersion(edit.world(), batch.expected_version);
+        absl::Status s = CheckExpectedVersion(edit, batch.expected_version);
         for (size_t i = 0; s.ok() && i < batch.primitives.size(); ++i) {
           s = WithPrefix(ApplyPrimitive(edit, batch.primitives[i], limits_), i,
                          batch.primitives[i]);

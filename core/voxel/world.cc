@@ -283,6 +283,7 @@ absl::Status World::Stage(const std::function<absl::Status(ChunkEdit&)>& edit,
   absl::MutexLock lock(&edit_mu_);
   staging_.fetch_sub(1, std::memory_order_relaxed);  // done by the time anyone sees edit_mu_ free
   ChunkEdit scratch(*this);
+  scratch.base_version_ = staged_version_;
   absl::Status status = edit(scratch);
   if (status.ok())
     status = scratch.load_status_;  // never edit on top of a chunk that failed to load

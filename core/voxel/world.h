@@ -391,6 +391,9 @@ class ChunkEdit {
   explicit ChunkEdit(const World& world) : world_(world) {}
 
   const World& world() const { return world_; }
+  // The version this edit builds on: the last edit staged before it, published or not yet (so an
+  // expected-version check here sees edits that are still being made durable).
+  uint64_t base_version() const { return base_version_; }
   Voxel Get(const Int3& voxel) const;
   // Writes a voxel (canonicalized). Precondition: voxel inside the world bounds.
   void Set(const Int3& voxel, Voxel v);
@@ -400,6 +403,7 @@ class ChunkEdit {
  private:
   friend class World;
   const World& world_;
+  uint64_t base_version_ = 0;
   absl::flat_hash_map<ChunkKey, std::shared_ptr<Chunk>> touched_;
   mutable absl::Status load_status_;  // first chunk load error, if any
 };

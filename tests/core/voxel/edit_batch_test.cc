@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "tests/core/test_worlds.h"
 
@@ -208,6 +210,44 @@ TEST(EditBatch, ViolatedPreconditionFailsAndChangesNothing) {
   EXPECT_EQ(world->GetVoxel({20, 0, 0}), Voxel{});
   batch.expected_version = 1;
   EXPECT_EQ(batcher.Apply(batch)->version, 2u);
+}
+
+// A slow durable write keeps each group's edits staged but unpublished for a while, so batches
+// racing with the same expected version are staged one after the other before any is visible:
+// exactly one may apply (the check is against the staged version, not the published one).
+class SlowSync : public EditObserver {
+ public:
+  absl::Status BeforePublishGroup(const std::vector<const CommittedEdit*>&) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return absl::OkStatus();
+  }
+};
+
+TEST(EditBatch, ConcurrentBatchesWithTheSameExpectedVersionApplyOnce) {
+  auto world = testing::MakeEmptyWorld();
+  SlowSync slow;
+  world->AddObserver(&slow);
+  EditBatcher batcher(*world, EditLimits{}, 16);
+  for (int round = 0; round < 5; ++round) {
+    const uint64_t expected = world->version();
+    std::atomic<int> applied{0}, refused{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        EditBatch batch;
+        batch.primitives.push_back(
+            FillRegionParams{{{t, 0, 0}, {t + 1, 1, 1}}, kMaterialRock, EditMode::kSet});
+        batch.expected_version = expected;
+        absl::StatusOr<BatchAck> ack = batcher.Apply(batch);
+        if (ack.ok()) ++applied;
+        if (ack.status().code() == absl::StatusCode::kFailedPrecondition) ++refused;
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(applied.load(), 1) << "round " << round;
+    EXPECT_EQ(refused.load(), 7) << "round " << round;
+    EXPECT_EQ(world->version(), expected + 1);
+  }
 }
 
 }  // namespace
