@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <functional>
+#include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -35,14 +37,15 @@ void SetError(const absl::Status& status, v1::EditStreamResponse* response) {
 
 // One batch through the ApplyEdits path (conversion, validation, idempotency, expected_version,
 // group commit), recorded in the same edit metrics as ApplyEdits.
-v1::EditStreamResponse ApplyOne(EditBatcher& batcher, const v1::EditStreamRequest& request) {
+v1::EditStreamResponse ApplyOne(EditBatcher& batcher, const v1::EditStreamRequest& request,
+                                const std::function<void()>& on_ordered) {
   const absl::Time start = absl::Now();
   v1::EditStreamResponse response;
   response.set_batch_id(request.batch_id());
   EditBatch batch;
   absl::Status status = FromProto(request.edits(), &batch);
   if (status.ok()) {
-    absl::StatusOr<BatchAck> ack = batcher.Apply(batch);
+    absl::StatusOr<BatchAck> ack = batcher.Apply(batch, nullptr, &on_ordered);
     status = ack.status();
     if (ack.ok()) ToProto(*ack, response.mutable_ack());
   }
@@ -162,19 +165,22 @@ class EditStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer,
   }
 
  private:
-  // Queues the pool task that applies the stream's next batch; while it is queued or running,
-  // draining_ is set, so a stream never has two batches applying at once.
+  // Queues the pool task that applies the stream's next batch. draining_ is set while that task
+  // is queued, or runs and has not yet taken its place in the world's version order.
   void ScheduleNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (streams_->pool_->TrySubmit([this] { ApplyNext(); })) return;
     draining_ = false;
     FailPending();
   }
 
-  // Pool task: applies the oldest pending batch, queues its response, and re-queues itself for
-  // the next one. One batch per task, so busy streams take turns on the pool's threads instead of
-  // one stream holding a thread for as long as its client keeps sending.
+  // Pool task: applies the oldest pending batch. As soon as the batch has its place in the
+  // version order (EditBatcher::Apply's on_ordered, under the world's edit lock; or when Apply
+  // returns without editing) the next batch is scheduled, so the stream's batches are staged in
+  // request order but wait for their durable write together and share group commits. Responses
+  // are written in request order (sequence numbers), whatever order the applies return in.
   void ApplyNext() {
     v1::EditStreamRequest request;
+    uint64_t seq = 0;
     {
       absl::ReleasableMutexLock lock(&mu_);
       if (pending_.empty() || cancelled_) {
@@ -184,16 +190,26 @@ class EditStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer,
       }
       request = std::move(pending_.front());
       pending_.pop_front();
+      seq = next_seq_++;
+      ++applying_;
     }
-    v1::EditStreamResponse response = ApplyOne(streams_->batcher_, request);
+    bool ordered = false;
+    const std::function<void()> on_ordered = [&] {
+      if (ordered) return;
+      ordered = true;
+      absl::MutexLock lock(&mu_);
+      if (pending_.empty() || cancelled_) {
+        draining_ = false;
+      } else {
+        ScheduleNext();
+      }
+    };
+    v1::EditStreamResponse response = ApplyOne(streams_->batcher_, request, on_ordered);
+    on_ordered();  // a batch refused before editing (or replayed) never reached the edit lock
     absl::ReleasableMutexLock lock(&mu_);
-    QueueLocked(response);
-    if (pending_.empty() || cancelled_) {
-      draining_ = false;
-      FinishIfDone(lock);
-      return;
-    }
-    ScheduleNext();
+    --applying_;
+    CompleteLocked(seq, response);
+    FinishIfDone(lock);
   }
 
   // Answers every pending batch with RESOURCE_EXHAUSTED: the pool refused the stream's task.
@@ -203,12 +219,15 @@ class EditStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer,
       response.set_batch_id(request.batch_id());
       SetError(absl::ResourceExhaustedError("server overloaded: no edit thread, retry later"),
                &response);
-      QueueLocked(response);
+      CompleteLocked(next_seq_++, response);
     }
     pending_.clear();
   }
 
-  void QueueLocked(const v1::EditStreamResponse& response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // Holds the response of batch `seq` until every earlier batch is answered, then queues the
+  // answered prefix for writing.
+  void CompleteLocked(uint64_t seq, const v1::EditStreamResponse& response)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     grpc::ByteBuffer buffer;
     bool own_buffer = false;
     grpc::Status serialized = grpc::SerializationTraits<v1::EditStreamResponse>::Serialize(
@@ -219,7 +238,12 @@ class EditStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer,
       cancelled_ = true;
       return;
     }
-    writes_.push_back(std::move(buffer));
+    answered_.emplace(seq, std::move(buffer));
+    while (!answered_.empty() && answered_.begin()->first == next_write_seq_) {
+      writes_.push_back(std::move(answered_.begin()->second));
+      answered_.erase(answered_.begin());
+      ++next_write_seq_;
+    }
     StartNextWrite();
   }
 
@@ -232,7 +256,7 @@ class EditStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer,
   // Finishes the call once nothing runs or waits any more; unlocks `lock` first, because the
   // reactor may be deleted as soon as Finish() is called.
   void FinishIfDone(absl::ReleasableMutexLock& lock) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (finished_ || draining_ || writing_ || !(reads_done_ || cancelled_)) return;
+    if (finished_ || draining_ || applying_ > 0 || writing_ || !(reads_done_ || cancelled_)) return;
     if (!cancelled_ && (!pending_.empty() || !writes_.empty())) return;
     finished_ = true;
     grpc::Status status =
@@ -250,6 +274,10 @@ class EditStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer,
   absl::Status error_ ABSL_GUARDED_BY(mu_);  // why the stream ends, if not OK
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;   // read and not yet written
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  int applying_ ABSL_GUARDED_BY(mu_) = 0;       // batches between ApplyNext's pop and their answer
+  uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;  // of the next batch taken from pending_
+  uint64_t next_write_seq_ ABSL_GUARDED_BY(mu_) = 0;  // of the next response to write
+  std::map<uint64_t, grpc::ByteBuffer> answered_ ABSL_GUARDED_BY(mu_);  // out of order so far
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   bool reading_paused_ ABSL_GUARDED_BY(mu_) = false;

@@ -110,7 +110,8 @@ EditBatcher::EditBatcher(World& world, const EditLimits& limits, size_t idempote
     : world_(world), limits_(limits), table_(idempotency_keys) {}
 
 absl::StatusOr<BatchAck> EditBatcher::Apply(const EditBatch& batch,
-                                            std::unique_ptr<World::ReadSnapshot>* pinned) {
+                                            std::unique_ptr<World::ReadSnapshot>* pinned,
+                                            const std::function<void()>* on_ordered) {
   absl::Status status = ValidateEditBatch(world_, batch, limits_);
   if (!status.ok()) return status;
   const bool keyed = !batch.idempotency_key.empty();
@@ -142,6 +143,7 @@ absl::StatusOr<BatchAck> EditBatcher::Apply(const EditBatch& batch,
           s = WithPrefix(ApplyPrimitive(edit, batch.primitives[i], limits_), i,
                          batch.primitives[i]);
         }
+        if (on_ordered != nullptr) (*on_ordered)();  // still under the edit lock
         return s;
       },
       tag, pinned);

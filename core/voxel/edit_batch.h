@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,8 +70,13 @@ class EditBatcher {
   // the edit's chunks.
   // With `pinned`, an applied (not replayed) batch also returns a snapshot of exactly its version
   // (World::Edit); a replayed one leaves it null.
+  // With `on_ordered`, it is called under the world's edit lock once this batch's place in the
+  // version order is fixed (it has run against every earlier staged edit): an edit started from
+  // the callback is staged after this one, and may share its durable write (group commit). Not
+  // called for batches refused before editing (validation) or replayed.
   absl::StatusOr<BatchAck> Apply(const EditBatch& batch,
-                                 std::unique_ptr<World::ReadSnapshot>* pinned = nullptr);
+                                 std::unique_ptr<World::ReadSnapshot>* pinned = nullptr,
+                                 const std::function<void()>* on_ordered = nullptr);
 
   // Re-registers a key that an earlier process applied (from the store at startup), oldest first.
   void Restore(const std::string& key, const IdempotencyTable::Entry& entry);
