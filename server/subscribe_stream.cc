@@ -1,5 +1,9 @@
 #include "server/subscribe_stream.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <deque>
 #include <vector>
 
@@ -219,6 +223,8 @@ void SubscriptionHub::Remove(SubscribeStream* stream) {
 }
 
 void SubscriptionHub::Run() {
+  // Feeding subscribers must not take CPU from edits and queries: run below their priority.
+  setpriority(PRIO_PROCESS, pid_t(syscall(SYS_gettid)), 10);
   std::vector<std::shared_ptr<SubscribeStream>> batch;
   while (true) {
     batch.clear();
