@@ -1,0 +1,153 @@
+// MoveCharacter scenarios in analytic worlds built by edits: ground at y = 0 (FillRegion), with
+// walls, stairs, wedge slopes, overhangs and corridors added by FillBlock / FillWedge. Each test
+// prints the figures it measures.
+#include "core/query/character.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/query/overlap.h"
+#include "core/voxel/edit_shapes.h"
+#include "tests/core/test_worlds.h"
+
+namespace voxcol {
+namespace {
+
+constexpr float kPi = 3.14159265f;
+constexpr float kGround = 0.0f;  // world Y of the flat ground's surface
+constexpr float kRadius = 1.0f;
+constexpr float kHalfHeight = 1.0f;
+constexpr float kFoot = kRadius + kHalfHeight;  // centre height above the capsule's bottom
+
+struct Scene {
+  std::unique_ptr<World> world;
+  std::unique_ptr<ChunkCollisionCache> cache;
+  std::unique_ptr<BroadphaseIndex> index;
+
+  void Edit(const std::function<absl::Status(ChunkEdit&)>& f) {
+    ASSERT_TRUE(world->Edit(f).ok());
+  }
+  void Block(const Vec3& center, const Vec3& size, EditMode mode = EditMode::kAdd) {
+    FillBlockParams p;
+    p.center = center;
+    p.size = size;
+    p.mode = mode;
+    Edit([&](ChunkEdit& e) { return FillBlock(e, p, EditLimits{}); });
+  }
+  bool Penetrates(const Vec3& centre) {
+    const ConvexShape capsule = MakeCapsule(kHalfHeight, kRadius);
+    OverlapResult r;
+    Overlap(*index, *cache, PosedShape{&capsule, RigidTransform{Quat(), centre}}, {}, &r);
+    EXPECT_TRUE(r.load_status.ok());
+    return r.touches_solid;
+  }
+};
+
+// An empty 64^3 world (voxels -32..31 on each axis) whose voxels in y -16..-1 are filled (edits keep the index current).
+std::unique_ptr<Scene> FlatScene() {
+  auto s = std::make_unique<Scene>();
+  s->world = testing::MakeEmptyWorld();
+  s->cache = std::make_unique<ChunkCollisionCache>(*s->world, size_t(64) << 20);
+  s->index = std::make_unique<BroadphaseIndex>(*s->world);
+  s->world->AddObserver(s->index.get());
+  FillRegionParams ground;
+  ground.region = IntBox{{-32, -16, -32}, {32, int32_t(kGround), 32}};
+  s->Edit([&](ChunkEdit& e) { return FillRegion(e, ground, EditLimits{}); });
+  return s;
+}
+
+CharacterMove Move(const Vec3& position, const Vec3& displacement) {
+  CharacterMove m;
+  m.radius = kRadius;
+  m.half_height = kHalfHeight;
+  m.position = position;
+  m.displacement = displacement;
+  m.settings.step_offset = 1.6f;
+  m.settings.snap_distance = 1.0f;
+  m.settings.slope_limit_degrees = 45;
+  return m;
+}
+
+// One tick: validates and moves; the result's status must be OK.
+CharacterResult Tick(Scene& s, const Vec3& position, const Vec3& displacement) {
+  const CharacterMove m = Move(position, displacement);
+  const absl::Status valid = ValidateCharacterMove(*s.world, m, QueryLimits{});
+  EXPECT_TRUE(valid.ok()) << valid;
+  CharacterResult r;
+  MoveCharacter(*s.index, *s.cache, m, nullptr, &r);
+  EXPECT_TRUE(r.status.ok()) << r.status;
+  return r;
+}
+
+const Vec3 kGravity(0, -0.3f, 0);  // per tick
+
+// 1. Falling onto flat ground lands on it (bottom within the skin of y = 0) and then 100 idle ticks
+// under gravity move the centre by at most 1e-4 voxel.
+TEST(CharacterTest, FallingOntoGroundSnapsAndStaysStill) {
+  auto s = FlatScene();
+  Vec3 p(0, kGround + kFoot + 3.1f, 0);
+  int ticks = 0;
+  CharacterResult r;
+  for (; ticks < 40; ++ticks) {
+    r = Tick(*s, p, kGravity);
+    p = r.position;
+    if (r.ground == GroundState::kOnGround) break;
+  }
+  ASSERT_EQ(r.ground, GroundState::kOnGround);
+  const float gap = p.y - kFoot - kGround;
+  const Vec3 landed = p;
+  float drift = 0;
+  for (int i = 0; i < 100; ++i) {
+    r = Tick(*s, p, kGravity);
+    p = r.position;
+    drift = std::max(drift, Length(p - landed));
+    EXPECT_EQ(r.ground, GroundState::kOnGround);
+    EXPECT_TRUE(r.collisions & kCollisionDown);
+  }
+  std::printf("fall: landed after %d ticks, gap to ground %.5f, max drift over 100 idle ticks %.2e, "
+              "ground normal y %.5f\n",
+              ticks + 1, gap, drift, r.ground_normal.y);
+  EXPECT_GE(gap, 0.0f);
+  EXPECT_LE(gap, 0.03f);
+  EXPECT_LE(drift, 1e-4f);
+  EXPECT_GT(r.ground_normal.y, 0.999f);
+  EXPECT_EQ(r.ground_material, kMaterialRock);
+}
+
+// 2. Walking into a wall (plane x = 8) at 45 degrees keeps the tangential (Z) component of the
+// motion within 5% while touching it, and never passes the wall.
+TEST(CharacterTest, WallAt45DegreesKeepsTheTangentialMotion) {
+  auto s = FlatScene();
+  s->Block({16, 8, 0}, {16, 24, 60});  // x in [8, 24]
+  Vec3 p(4, kGround + kFoot + 0.02f, -22);
+  const float step = 0.25f;
+  const Vec3 walk(step * std::sqrt(0.5f), 0, step * std::sqrt(0.5f));
+  int touching = 0;
+  float tangential = 0, max_x = 0;
+  for (int i = 0; i < 60; ++i) {
+    CharacterResult r = Tick(*s, p, walk + kGravity);
+    if (r.collisions & kCollisionSides) {
+      ++touching;
+      tangential += r.position.z - p.z;
+    }
+    p = r.position;
+    max_x = std::max(max_x, p.x);
+  }
+  const float ratio = tangential / (touching * walk.z);
+  std::printf("wall at 45 deg: %d ticks touching, tangential kept %.4f of wanted, max x %.4f "
+              "(wall at %.1f)\n",
+              touching, ratio, max_x + kRadius, 8.0f);
+  EXPECT_GE(touching, 40);
+  EXPECT_GE(ratio, 0.95f);
+  EXPECT_LE(ratio, 1.05f);
+  EXPECT_LE(max_x + kRadius, 8.0f);
+}
+
+}  // namespace
+}  // namespace voxcol
