@@ -14,7 +14,7 @@ namespace voxcol {
 namespace {
 
 constexpr float kPi = 3.14159265358979f;
-constexpr float kMinMove = 1e-5f;          // world units: shorter remainders end a pass
+constexpr float kMinMove = 1e-5f;            // world units: shorter remainders end a pass
 constexpr float kRecoveryTolerance = 1e-3f;  // deeper start penetrations are pushed out
 constexpr int kRecoveryRounds = 4;
 constexpr int kRecoverySolverIterations = 16;
@@ -37,6 +37,8 @@ class Mover {
   const absl::Status& status() const { return status_; }
   const CharacterSettings& settings() const { return s_; }
   bool Walkable(const Vec3& n) const { return n.y >= cos_limit_; }
+  float radius() const { return shape_.convex_radius; }
+  float half_height() const { return shape_.half_height; }
   PosedShape Posed(const Vec3& p) const { return PosedShape{&shape_, RigidTransform{Quat(), p}}; }
 
   // Sweeps the capsule from `p` along unit `dir` for `distance`; true with `hit` when it meets the
@@ -61,11 +63,11 @@ class Mover {
     return true;
   }
 
-  // Contacts of the capsule at `p` within the skin width.
-  bool Touching(const Vec3& p, ContactsResult* r) {
+  // Contacts of the capsule at `p` within `margin`.
+  bool Touching(const Vec3& p, float margin, ContactsResult* r) {
     if (!ok()) return false;
     ContactsSettings settings;
-    settings.margin = s_.skin_width;
+    settings.margin = margin;
     settings.water = false;
     settings.interrupt = interrupt_;
     Contacts(index_, cache_, Posed(p), settings, r, stats_);
@@ -122,7 +124,7 @@ bool Recover(Mover& m, Vec3* p) {
   bool moved = false;
   for (int round = 0; round < kRecoveryRounds; ++round) {
     ContactsResult contacts;
-    if (!m.Touching(*p, &contacts)) return moved;
+    if (!m.Touching(*p, m.settings().skin_width, &contacts)) return moved;
     if (contacts.buried) {
       *p += contacts.penetration.normal * (contacts.penetration.depth + m.settings().skin_width);
       moved = true;
@@ -145,12 +147,18 @@ Vec3 ClipToPlane(const Vec3& v, const Vec3& n) {
   return into < 0 ? v - n * into : v;
 }
 
+// How a pass treats what it meets.
+enum class Pass {
+  kSide,  // non-walkable planes count as vertical: no climbing steep slopes, no ceiling push-down
+  kDown,  // walkable ground ends the pass, steep slopes are slid down
+  kLand,  // the first hit ends the pass (the stepped walk's descent onto a step's edge)
+};
+
 // Sweeps along `move` from *p, sliding along what it meets: the remainder loses its component into
-// each plane, and along the crease when it meets a second one. With `walls`, non-walkable planes
-// count as vertical (the side pass must not climb steep slopes or be pushed down by ceilings);
-// without, walkable ground ends the pass (the down pass lands on it). Returns whether it met the
-// terrain; `last` gets the last hit.
-bool SlideMove(Mover& m, Vec3* p, Vec3 move, bool walls, SweepHit* last) {
+// each plane, and along the crease when it meets a second one. Returns whether it met the terrain;
+// `last` gets the last hit.
+bool SlideMove(Mover& m, Vec3* p, Vec3 move, Pass pass, SweepHit* last) {
+  const bool walls = pass == Pass::kSide;
   const float skin = m.settings().skin_width;
   const Vec3 wanted = move;
   std::array<Vec3, 2> planes;
@@ -170,7 +178,7 @@ bool SlideMove(Mover& m, Vec3* p, Vec3 move, bool walls, SweepHit* last) {
     const float advance = std::clamp(hit.distance - skin, 0.0f, len);
     *p += dir * advance;
     Vec3 n = hit.normal;
-    if (!walls && m.Walkable(n)) break;
+    if (pass == Pass::kLand || (pass == Pass::kDown && m.Walkable(n))) break;
     if (walls && !m.Walkable(n)) {
       n.y = 0;
       n = LengthSq(n) > 1e-12f ? Normalize(n) : -Vec3(dir.x, 0, dir.z);
@@ -217,12 +225,15 @@ Walk DoWalk(Mover& m, const Vec3& start, const Vec3& side, float dy, float step)
   }
   w.climbed = std::max(up - jump, 0.0f);
   SweepHit hit;
-  if (LengthSq(side) > kMinMove * kMinMove) w.side_hit = SlideMove(m, &w.position, side, true, &hit);
+  if (LengthSq(side) > kMinMove * kMinMove)
+    w.side_hit = SlideMove(m, &w.position, side, Pass::kSide, &hit);
   const float fall = w.climbed + std::max(-dy, 0.0f);
   SweepHit ground;
   bool landed = false;
   if (fall > 0) {
-    landed = SlideMove(m, &w.position, Vec3(0, -fall, 0), false, &ground) && m.Walkable(ground.normal);
+    const Pass pass = step > 0 ? Pass::kLand : Pass::kDown;
+    landed = SlideMove(m, &w.position, Vec3(0, -fall, 0), pass, &ground) &&
+             (pass == Pass::kLand || m.Walkable(ground.normal));
   }
   if (!landed && dy <= 0 && s.snap_distance > 0) {
     // Snap: walking down stairs or a slope keeps the character on walkable ground.
@@ -234,18 +245,28 @@ Walk DoWalk(Mover& m, const Vec3& start, const Vec3& side, float dy, float step)
   return w;
 }
 
-// Step 4: the ground under the final pose, from a short probe (a steep slope with the skin gap is
-// up to skin / cos(90 deg - limit) below along the vertical).
+// Step 4: the ground under the final pose: of the contacts on the capsule's lower hemisphere within
+// a few skin widths (a steep slope's skin gap is longer along the vertical), the one whose normal
+// is the most upward, so a character in the crease of a steep slope and walkable ground stands.
 void FindGround(Mover& m, CharacterResult* r) {
-  const float probe = 4 * m.settings().skin_width + 1e-3f;
-  SweepHit hit;
   r->ground = GroundState::kAirborne;
   r->ground_normal = Vec3();
   r->ground_material = 0;
-  if (!m.Cast(r->position, -kUp, probe, &hit)) return;
-  r->ground = m.Walkable(hit.normal) ? GroundState::kOnGround : GroundState::kOnSteepSlope;
-  r->ground_normal = hit.normal;
-  r->ground_material = hit.material;
+  ContactsResult contacts;
+  if (!m.Touching(r->position, 4 * m.settings().skin_width + 1e-3f, &contacts)) return;
+  const float hemisphere_top = r->position.y - m.half_height() + 1e-4f;
+  const Contact* best = nullptr;
+  for (const ChunkContacts& c : contacts.chunks) {
+    for (int i = 0; i < c.count; ++i) {
+      const Contact& k = c.points[i];
+      if (k.position.y > hemisphere_top || k.normal.y <= 0) continue;
+      if (best == nullptr || k.normal.y > best->normal.y) best = &k;
+    }
+  }
+  if (best == nullptr) return;
+  r->ground = m.Walkable(best->normal) ? GroundState::kOnGround : GroundState::kOnSteepSlope;
+  r->ground_normal = best->normal;
+  r->ground_material = best->material;
   r->collisions |= kCollisionDown;
 }
 
@@ -260,13 +281,24 @@ void Water(Mover& m, CharacterResult* r) {
   r->swimming = r->submerged_fraction > m.settings().swim_threshold;
 }
 
+// A stepped walk that ends on a step's rounded edge (its normal steep) still counts when walkable
+// ground lies just ahead: the capsule cast down from the step height, half a radius further along
+// `dir`, lands on walkable ground.
+bool WalkableAhead(Mover& m, const Vec3& landed, const Vec3& dir, float top_y) {
+  Vec3 q = landed + dir * (0.5f * m.radius());
+  q.y = top_y;
+  SweepHit hit;
+  const float probe = top_y - landed.y + 4 * m.settings().skin_width + 1e-3f;
+  return m.Cast(q, -kUp, probe, &hit) && hit.distance > 0 && m.Walkable(hit.normal);
+}
+
 // Horizontal progress of `to` from `from` along unit `dir`.
 float Progress(const Vec3& from, const Vec3& to, const Vec3& dir) { return Dot(to - from, dir); }
 
 absl::Status CheckRange(const std::string& name, float v, float lo, float hi, bool lo_open) {
   if (!std::isfinite(v) || v < lo || (lo_open && v == lo) || v > hi) {
-    return absl::InvalidArgumentError(absl::StrCat(name, " must be in ", lo_open ? "(" : "[", lo,
-                                                   ", ", hi, "], got ", v));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " must be in ", lo_open ? "(" : "[", lo, ", ", hi, "], got ", v));
   }
   return absl::OkStatus();
 }
@@ -279,9 +311,8 @@ absl::Status ValidateCharacterMove(const World& world, const CharacterMove& move
   PosedShape posed{&capsule, RigidTransform{Quat(), move.position}};
   if (absl::Status st = ValidatePosedShape(world, &posed, limits, prefix); !st.ok()) return st;
   if (!IsFinite(move.displacement) || Length(move.displacement) > limits.max_sweep_distance) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(prefix, "displacement must be finite and at most ",
-                     limits.max_sweep_distance, " long"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        prefix, "displacement must be finite and at most ", limits.max_sweep_distance, " long"));
   }
   const CharacterSettings& s = move.settings;
   const float max = limits.max_shape_extent;
@@ -322,10 +353,13 @@ void MoveCharacter(const BroadphaseIndex& index, ChunkCollisionCache& cache,
     CharacterResult probe;
     probe.position = stepped.position;
     FindGround(m, &probe);
-    const bool better = Progress(start, stepped.position, dir) >
-                        Progress(start, walk.position, dir) + 1e-4f;
+    const bool better =
+        Progress(start, stepped.position, dir) > Progress(start, walk.position, dir) + 1e-4f;
     const bool rise_ok = stepped.position.y - start.y <= s.step_offset + 1e-4f;
-    if (better && rise_ok && probe.ground == GroundState::kOnGround) {
+    const bool supported = probe.ground == GroundState::kOnGround ||
+                           (probe.ground == GroundState::kOnSteepSlope &&
+                            WalkableAhead(m, stepped.position, dir, start.y + s.step_offset));
+    if (better && rise_ok && supported) {
       walk = stepped;
       r.position = probe.position;
       r.ground = probe.ground;

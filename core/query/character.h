@@ -10,8 +10,8 @@
 //  3. Only when the side pass was blocked: the same walk raised by the step offset (limited by the
 //     ceiling), kept if it gets further and lands on walkable ground at most the step offset above
 //     the start. So a low overhang the capsule clears never costs the walk (PhysX tries the step
-//     first and can be stopped by the overhang), and the step test measures the capsule's real rise,
-//     not the height of a contact point on its rounded bottom.
+//     first and can be stopped by the overhang), and the step test measures the capsule's real
+//     rise, not the height of a contact point on its rounded bottom.
 //  4. The ground (a short probe below the final pose), the water contact and the flags.
 // Steep slopes (normal beyond the slope limit) act as vertical walls in the side pass, so neither
 // the walk nor the step climbs them, and the down pass slides along them.
@@ -35,12 +35,12 @@ namespace voxcol {
 
 // Distances in world units, the up axis is world +Y.
 struct CharacterSettings {
-  float step_offset = 0.5f;         // highest riser walked up without a jump, >= 0
-  float slope_limit_degrees = 45;   // steepest walkable ground, in [0, 90)
-  float snap_distance = 0.25f;      // walking down: stay on ground this far below, >= 0
-  int max_slide_iterations = 4;     // sweeps per pass, 1..16
-  float skin_width = 0.02f;         // gap kept to the terrain, > 0
-  float swim_threshold = 0.5f;      // swimming above this submerged fraction, in [0, 1]
+  float step_offset = 0.5f;        // highest riser walked up without a jump, >= 0
+  float slope_limit_degrees = 45;  // steepest walkable ground, in [0, 90)
+  float snap_distance = 0.25f;     // walking down: stay on ground this far below, >= 0
+  int max_slide_iterations = 4;    // sweeps per pass, 1..16
+  float skin_width = 0.02f;        // gap kept to the terrain, > 0
+  float swim_threshold = 0.5f;     // swimming above this submerged fraction, in [0, 1]
 };
 
 // One character's move for one tick.
@@ -54,8 +54,8 @@ struct CharacterMove {
 
 enum class GroundState : uint8_t {
   kAirborne,
-  kOnGround,       // on walkable ground
-  kOnSteepSlope,   // touching ground steeper than the slope limit: slides down it
+  kOnGround,      // on walkable ground
+  kOnSteepSlope,  // touching ground steeper than the slope limit: slides down it
 };
 
 enum CharacterCollision : uint8_t {
@@ -67,14 +67,14 @@ enum CharacterCollision : uint8_t {
 struct CharacterResult {
   Vec3 position;  // capsule centre after the move
   GroundState ground = GroundState::kAirborne;
-  Vec3 ground_normal;             // unit, toward the character; zero when airborne
-  uint8_t ground_material = 0;    // when not airborne
-  uint8_t collisions = 0;         // CharacterCollision bits
-  bool recovered = false;         // the start pose penetrated and was pushed out
-  bool stepped = false;           // the move used the step offset
+  Vec3 ground_normal;                      // unit, toward the character; zero when airborne
+  uint8_t ground_material = 0;             // when not airborne
+  uint8_t collisions = 0;                  // CharacterCollision bits
+  bool recovered = false;                  // the start pose penetrated and was pushed out
+  bool stepped = false;                    // the move used the step offset
   std::vector<uint8_t> touched_materials;  // every material met, ascending
-  bool swimming = false;          // submerged_fraction > settings.swim_threshold
-  float submerged_fraction = 0;   // 0..1 of the capsule's volume under water
+  bool swimming = false;                   // submerged_fraction > settings.swim_threshold
+  float submerged_fraction = 0;            // 0..1 of the capsule's volume under water
   // OK, or a chunk load error, DEADLINE_EXCEEDED / CANCELLED or RESOURCE_EXHAUSTED from a shape
   // query; the other fields then mean nothing.
   absl::Status status;

@@ -30,9 +30,7 @@ struct Scene {
   std::unique_ptr<ChunkCollisionCache> cache;
   std::unique_ptr<BroadphaseIndex> index;
 
-  void Edit(const std::function<absl::Status(ChunkEdit&)>& f) {
-    ASSERT_TRUE(world->Edit(f).ok());
-  }
+  void Edit(const std::function<absl::Status(ChunkEdit&)>& f) { ASSERT_TRUE(world->Edit(f).ok()); }
   void Block(const Vec3& center, const Vec3& size, EditMode mode = EditMode::kAdd) {
     FillBlockParams p;
     p.center = center;
@@ -49,7 +47,8 @@ struct Scene {
   }
 };
 
-// An empty 64^3 world (voxels -32..31 on each axis) whose voxels in y -16..-1 are filled (edits keep the index current).
+// An empty 64^3 world (voxels -32..31 on each axis) whose voxels in y -16..-1 are filled (edits
+// keep the index current).
 std::unique_ptr<Scene> FlatScene() {
   auto s = std::make_unique<Scene>();
   s->world = testing::MakeEmptyWorld();
@@ -110,9 +109,10 @@ TEST(CharacterTest, FallingOntoGroundSnapsAndStaysStill) {
     EXPECT_EQ(r.ground, GroundState::kOnGround);
     EXPECT_TRUE(r.collisions & kCollisionDown);
   }
-  std::printf("fall: landed after %d ticks, gap to ground %.5f, max drift over 100 idle ticks %.2e, "
-              "ground normal y %.5f\n",
-              ticks + 1, gap, drift, r.ground_normal.y);
+  std::printf(
+      "fall: landed after %d ticks, gap to ground %.5f, max drift over 100 idle ticks %.2e, "
+      "ground normal y %.5f\n",
+      ticks + 1, gap, drift, r.ground_normal.y);
   EXPECT_GE(gap, 0.0f);
   EXPECT_LE(gap, 0.03f);
   EXPECT_LE(drift, 1e-4f);
@@ -140,13 +140,127 @@ TEST(CharacterTest, WallAt45DegreesKeepsTheTangentialMotion) {
     max_x = std::max(max_x, p.x);
   }
   const float ratio = tangential / (touching * walk.z);
-  std::printf("wall at 45 deg: %d ticks touching, tangential kept %.4f of wanted, max x %.4f "
-              "(wall at %.1f)\n",
-              touching, ratio, max_x + kRadius, 8.0f);
+  std::printf(
+      "wall at 45 deg: %d ticks touching, tangential kept %.4f of wanted, max x %.4f "
+      "(wall at %.1f)\n",
+      touching, ratio, max_x + kRadius, 8.0f);
   EXPECT_GE(touching, 40);
   EXPECT_GE(ratio, 0.95f);
   EXPECT_LE(ratio, 1.05f);
   EXPECT_LE(max_x + kRadius, 8.0f);
+}
+
+// Four steps of height `riser` up along +X: step k covers x >= 4 + 3 (k - 1), top at k * riser.
+std::unique_ptr<Scene> StairScene(float riser) {
+  auto s = FlatScene();
+  for (int k = 1; k <= 4; ++k) {
+    const float x0 = 4 + 3 * (k - 1), top = k * riser;
+    s->Block({(x0 + 30) / 2, (top - 1) / 2, 0}, {30 - x0, top + 1, 12});
+  }
+  return s;
+}
+
+// Walks +X for 120 ticks of 0.25 from x = -4; returns the final centre.
+Vec3 WalkStairs(Scene& s, int* stepped_ticks) {
+  Vec3 p(-4, kGround + kFoot + 0.02f, 0);
+  *stepped_ticks = 0;
+  for (int i = 0; i < 120; ++i) {
+    CharacterResult r = Tick(s, p, Vec3(0.25f, 0, 0) + kGravity);
+    *stepped_ticks += r.stepped;
+    p = r.position;
+  }
+  return p;
+}
+
+// 3. Risers of 1.0 and 1.5 (step offset 1.6) are climbed to the top tread (y = 4 * riser); a riser
+// of 2.5 blocks at the first step's face (x = 4).
+TEST(CharacterTest, StairsUpToTheStepOffsetAreClimbed) {
+  for (float riser : {1.0f, 1.5f, 2.5f}) {
+    auto s = StairScene(riser);
+    int stepped = 0;
+    const Vec3 p = WalkStairs(*s, &stepped);
+    const float bottom = p.y - kFoot;
+    std::printf(
+        "stairs riser %.1f (step offset 1.6): final x %.3f, bottom y %.4f (top tread %.1f), "
+        "%d stepped ticks\n",
+        riser, p.x, bottom, 4 * riser, stepped);
+    if (riser <= 1.6f) {
+      EXPECT_GT(p.x, 15.0f);
+      EXPECT_NEAR(bottom, 4 * riser, 0.05f);
+      EXPECT_GE(stepped, 4);
+    } else {
+      EXPECT_LE(p.x + kRadius, 4.0f);
+      EXPECT_GT(p.x + kRadius, 3.9f);
+      EXPECT_NEAR(bottom, 0.0f, 0.05f);
+    }
+  }
+}
+
+// A wedge ramp rising along +Z at `degrees` from z = -4, 12 wide in X, `length` deep.
+std::unique_ptr<Scene> RampScene(float degrees, float length) {
+  auto s = FlatScene();
+  FillWedgeParams w;
+  const float height = length * std::tan(degrees * kPi / 180);
+  w.center = {0, height / 2, -4 + length / 2};
+  w.size = {12, height, length};
+  s->Edit([&](ChunkEdit& e) { return FillWedge(e, w, EditLimits{}); });
+  return s;
+}
+
+// 4. A 30-degree ramp (limit 45) is walked up resting on the slope plane (centre height
+// R / cos 30 + H above it); a 60-degree one is not climbed.
+TEST(CharacterTest, SlopesBelowTheLimitAreWalkableAboveAreNot) {
+  for (float degrees : {30.0f, 60.0f}) {
+    auto s = RampScene(degrees, degrees < 45 ? 16.0f : 8.0f);
+    Vec3 p(0, kGround + kFoot + 0.02f, -9);
+    float max_rise = 0;
+    CharacterResult r;
+    for (int i = 0; i < 48; ++i) {
+      r = Tick(*s, p, Vec3(0, 0, 0.25f) + kGravity);
+      p = r.position;
+      max_rise = std::max(max_rise, p.y - kGround - kFoot);
+    }
+    const float t = std::tan(degrees * kPi / 180);
+    const float rest = (p.z + 4) * t + kRadius / std::cos(degrees * kPi / 180) + kHalfHeight;
+    std::printf(
+        "ramp %.0f deg: final z %.3f, centre y %.4f (resting on the plane: %.4f), max rise "
+        "%.4f, ground %d normal y %.4f\n",
+        degrees, p.z, p.y, rest, max_rise, int(r.ground), r.ground_normal.y);
+    if (degrees < 45) {
+      EXPECT_GT(p.z, 0.0f);
+      EXPECT_NEAR(p.y, rest, 0.1f);
+      EXPECT_EQ(r.ground, GroundState::kOnGround);
+    } else {
+      EXPECT_LE(max_rise, 0.5f);
+      EXPECT_LT(p.z, -4.0f);
+    }
+  }
+}
+
+// 4. Released above a 60-degree slope, the character slides down it (reported on a steep slope
+// meanwhile) and comes to rest on the flat ground at its foot.
+TEST(CharacterTest, SteepSlopeSlidesDown) {
+  auto s = RampScene(60, 8);
+  const float t = std::tan(60 * kPi / 180);
+  Vec3 p(0, 4 * t + 4.0f, 0);  // over the slope's middle (z = 0, surface y = 4 tan 60)
+  const Vec3 start = p;
+  int steep_ticks = 0;
+  CharacterResult r;
+  for (int i = 0; i < 120; ++i) {
+    r = Tick(*s, p, kGravity);
+    steep_ticks += r.ground == GroundState::kOnSteepSlope;
+    p = r.position;
+  }
+  std::printf(
+      "steep slope slide: from y %.3f z %.3f to y %.4f z %.3f, %d ticks on the steep "
+      "slope, final ground %d\n",
+      start.y, start.z, p.y, p.z, steep_ticks, int(r.ground));
+  EXPECT_GE(steep_ticks, 5);
+  EXPECT_EQ(r.ground, GroundState::kOnGround);
+  // At the foot: the concave corner of slope and ground is rounded over about one voxel.
+  EXPECT_GE(p.y - kFoot, kGround);
+  EXPECT_LE(p.y - kFoot, kGround + 0.5f);
+  EXPECT_LT(p.z, -4.0f);
 }
 
 }  // namespace
