@@ -12,7 +12,8 @@
 //     the start. So a low overhang the capsule clears never costs the walk (PhysX tries the step
 //     first and can be stopped by the overhang), and the step test measures the capsule's real
 //     rise, not the height of a contact point on its rounded bottom.
-//  4. The ground (a short probe below the final pose), the water contact and the flags.
+//  4. The ground (the most upward contact on the capsule's lower hemisphere within a few skin
+//     widths), the water contact and the flags.
 // Steep slopes (normal beyond the slope limit) act as vertical walls in the side pass, so neither
 // the walk nor the step climbs them, and the down pass slides along them.
 //

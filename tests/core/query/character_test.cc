@@ -263,5 +263,149 @@ TEST(CharacterTest, SteepSlopeSlidesDown) {
   EXPECT_LT(p.z, -4.0f);
 }
 
+// Lets the character fall onto the flat ground at (x, z) and returns its resting centre.
+Vec3 Land(Scene& s, float x, float z) {
+  Vec3 p(x, kGround + kFoot + 1.0f, z);
+  for (int i = 0; i < 20; ++i) p = Tick(s, p, kGravity).position;
+  return p;
+}
+
+// 5. Edits around a standing character: ground raised by 2 under it, then a block burying it
+// whole (both voxel-aligned); each time the next move recovers it outside the terrain (Overlap no
+// longer reports a penetration) and on top. Then the ground under it is dug away and it falls.
+TEST(CharacterTest, RecoversFromEditsAndFallsWhenDugOut) {
+  auto s = FlatScene();
+  Vec3 p = Land(*s, 0, 0);
+  s->Block({0, 1, 0}, {6, 2, 6});  // top at y = 2
+  ASSERT_TRUE(s->Penetrates(p));
+  CharacterResult r = Tick(*s, p, kGravity);
+  std::printf("raised ground: recovered %d, bottom %.4f -> %.4f (new top 2), penetrates %d\n",
+              r.recovered, p.y - kFoot, r.position.y - kFoot, s->Penetrates(r.position));
+  EXPECT_TRUE(r.recovered);
+  EXPECT_FALSE(s->Penetrates(r.position));
+  EXPECT_NEAR(r.position.y - kFoot, 2.0f, 0.05f);
+  EXPECT_EQ(r.ground, GroundState::kOnGround);
+  p = r.position;
+
+  s->Block({0, 5, 0}, {12, 6, 12});  // y in [2, 8]: the capsule is inside
+  ASSERT_TRUE(s->Penetrates(p));
+  r = Tick(*s, p, kGravity);
+  std::printf(
+      "buried: recovered %d, centre (%.3f, %.3f, %.3f) -> (%.3f, %.4f, %.3f), bottom %.4f "
+      "(block top 8), penetrates %d\n",
+      r.recovered, p.x, p.y, p.z, r.position.x, r.position.y, r.position.z, r.position.y - kFoot,
+      s->Penetrates(r.position));
+  EXPECT_TRUE(r.recovered);
+  EXPECT_FALSE(s->Penetrates(r.position));
+  EXPECT_GE(r.position.y - kFoot, 8.0f - 0.05f);
+  p = r.position;
+  for (int i = 0; i < 3; ++i) p = Tick(*s, p, kGravity).position;
+
+  ClearParams dig;
+  dig.region = IntBox{{-7, -16, -7}, {7, 9, 7}};
+  s->Edit([&](ChunkEdit& e) { return Clear(e, dig, EditLimits{}); });
+  const float before = p.y;
+  int airborne = 0;
+  for (int i = 0; i < 5; ++i) {
+    r = Tick(*s, p, kGravity);
+    airborne += r.ground == GroundState::kAirborne;
+    p = r.position;
+  }
+  std::printf("dug out: fell %.4f in 5 ticks of gravity 0.3 (%d airborne)\n", before - p.y,
+              airborne);
+  EXPECT_NEAR(before - p.y, 1.5f, 1e-4f);  // 5 x 0.3
+  EXPECT_EQ(airborne, 5);
+}
+
+// 6. Eight characters walking on the stairs (riser 1.5) and a ramp for 80 ticks through
+// MoveCharacters, in two fresh worlds: every position is bit-identical.
+std::vector<Vec3> ScriptedRun() {
+  auto s = StairScene(1.5f);
+  FillWedgeParams w;
+  w.center = {-14, 3, 0};
+  w.size = {8, 6, 12};
+  s->Edit([&](ChunkEdit& e) { return FillWedge(e, w, EditLimits{}); });
+  std::vector<CharacterMove> moves;
+  for (int i = 0; i < 8; ++i) {
+    const float a = 0.3f + 0.7f * i;
+    moves.push_back(Move(Vec3(-8 + i, kGround + kFoot + 0.5f, -5 + 1.3f * i),
+                         Vec3(0.25f * std::cos(a), kGravity.y, 0.25f * std::sin(a))));
+  }
+  std::vector<Vec3> trace;
+  std::vector<CharacterResult> results;
+  for (int t = 0; t < 80; ++t) {
+    MoveCharacters(*s->index, *s->cache, moves, nullptr, &results);
+    for (size_t i = 0; i < moves.size(); ++i) {
+      EXPECT_TRUE(results[i].status.ok());
+      moves[i].position = results[i].position;
+      trace.push_back(results[i].position);
+    }
+  }
+  return trace;
+}
+
+TEST(CharacterTest, SameInputsGiveBitIdenticalPositions) {
+  const std::vector<Vec3> a = ScriptedRun(), b = ScriptedRun();
+  ASSERT_EQ(a.size(), b.size());
+  int differing = 0;
+  float travelled = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    differing += std::memcmp(&a[i], &b[i], sizeof(Vec3)) != 0;
+    if (i >= 8) travelled += Length(a[i] - a[i - 8]);
+  }
+  std::printf("determinism: %zu positions, %d differ bitwise, %.2f travelled in all\n", a.size(),
+              differing, travelled);
+  EXPECT_EQ(differing, 0);
+  EXPECT_GT(travelled, 100.0f);
+}
+
+// 7. A low overhang (underside at y = 4.3, the capsule's top at 4.02) is walked under at full
+// speed without the step, although the step offset (1.6) would hit it.
+TEST(CharacterTest, LowOverhangTheCapsuleClearsIsPassable) {
+  auto s = FlatScene();
+  s->Block({8, 5.3f, 0}, {8, 2, 12});  // x in [4, 12], y in [4.3, 6.3]
+  Vec3 p(-4, kGround + kFoot + 0.02f, 0);
+  float min_step = 1;
+  int stepped = 0;
+  for (int i = 0; i < 60; ++i) {
+    CharacterResult r = Tick(*s, p, Vec3(0.25f, 0, 0) + kGravity);
+    min_step = std::min(min_step, r.position.x - p.x);
+    stepped += r.stepped;
+    p = r.position;
+  }
+  std::printf(
+      "low overhang: final x %.3f (overhang x 4..12), least progress per tick %.5f of "
+      "0.25, %d stepped ticks\n",
+      p.x, min_step, stepped);
+  EXPECT_NEAR(p.x, 11.0f, 1e-3f);
+  EXPECT_GE(min_step, 0.2499f);
+  EXPECT_EQ(stepped, 0);
+}
+
+// 7. A corridor exactly as wide as the capsule (walls at x = -1 and x = 1) is walked at full speed
+// with no sideways motion.
+TEST(CharacterTest, CorridorAsWideAsTheCapsuleIsWalkableWithoutJitter) {
+  auto s = FlatScene();
+  s->Block({-5, 3, 0}, {8, 8, 40});  // x in [-9, -1]
+  s->Block({5, 3, 0}, {8, 8, 40});   // x in [1, 9]
+  Vec3 p(0, kGround + kFoot + 0.02f, -14);
+  const Vec3 start = p;
+  float max_dx = 0, max_dy = 0;
+  for (int i = 0; i < 80; ++i) {
+    CharacterResult r = Tick(*s, p, Vec3(0, 0, 0.25f) + kGravity);
+    max_dx = std::max(max_dx, std::fabs(r.position.x - p.x));
+    max_dy = std::max(max_dy, std::fabs(r.position.y - p.y));
+    p = r.position;
+  }
+  const float progress = (p.z - start.z) / (80 * 0.25f);
+  std::printf(
+      "corridor 2R wide: progress %.4f of wanted, max |dx| per tick %.2e, max |dy| per "
+      "tick %.2e, final x %.2e\n",
+      progress, max_dx, max_dy, p.x);
+  EXPECT_GE(progress, 0.95f);
+  EXPECT_LE(max_dx, 1e-4f);
+  EXPECT_LE(max_dy, 1e-4f);
+}
+
 }  // namespace
 }  // namespace voxcol
