@@ -75,6 +75,9 @@ class Mover {
     return ok();
   }
 
+  using MaterialSet = std::array<uint64_t, 4>;
+  const MaterialSet& touched() const { return touched_; }
+  void set_touched(const MaterialSet& t) { touched_ = t; }
   void Touch(uint8_t material) { touched_[material >> 6] |= uint64_t(1) << (material & 63); }
   void TouchedMaterials(std::vector<uint8_t>* out) const {
     out->clear();
@@ -94,7 +97,7 @@ class Mover {
   QueryStats* stats_;
   float cos_limit_;
   absl::Status status_;
-  std::array<uint64_t, 4> touched_{};
+  MaterialSet touched_{};
 };
 
 // The minimum translation that separates the capsule from every contact (depth > 0 after the move
@@ -135,6 +138,11 @@ bool Recover(Mover& m, Vec3* p) {
       for (int i = 0; i < c.count; ++i) deepest = std::max(deepest, c.points[i].depth);
     }
     if (deepest <= kRecoveryTolerance) break;
+    for (const ChunkContacts& c : contacts.chunks) {
+      for (int i = 0; i < c.count; ++i) {
+        if (c.points[i].depth > 0) m.Touch(c.points[i].material);
+      }
+    }
     *p += SolveSeparation(contacts, m.settings().skin_width);
     moved = true;
   }
@@ -338,6 +346,7 @@ void MoveCharacter(const BroadphaseIndex& index, ChunkCollisionCache& cache,
   // 1. Recovery.
   Vec3 start = move.position;
   r.recovered = Recover(m, &start);
+  const Mover::MaterialSet recovery_touched = m.touched();
   // 2. The walk without the step offset.
   const Vec3 side(move.displacement.x, 0, move.displacement.z);
   const float dy = move.displacement.y;
@@ -349,6 +358,8 @@ void MoveCharacter(const BroadphaseIndex& index, ChunkCollisionCache& cache,
   const CharacterSettings& s = move.settings;
   if (m.ok() && walk.side_hit && dy <= 0 && s.step_offset > 0 && side_len > kMinMove) {
     const Vec3 dir = side * (1.0f / side_len);
+    const Mover::MaterialSet plain_touched = m.touched();
+    m.set_touched(recovery_touched);
     Walk stepped = DoWalk(m, start, side, dy, s.step_offset);
     CharacterResult probe;
     probe.position = stepped.position;
@@ -367,6 +378,8 @@ void MoveCharacter(const BroadphaseIndex& index, ChunkCollisionCache& cache,
       r.ground_material = probe.ground_material;
       r.collisions = probe.collisions;
       r.stepped = true;
+    } else {
+      m.set_touched(plain_touched);  // materials of the walk that was kept
     }
   }
   // 4. Flags, water and materials.

@@ -62,26 +62,29 @@ enum class GroundState : uint8_t {
 enum CharacterCollision : uint8_t {
   kCollisionSides = 1,  // the side pass met the terrain
   kCollisionUp = 2,     // a ceiling stopped the upward motion
-  kCollisionDown = 4,   // the character stands on (or slid along) the ground
+  kCollisionDown = 4,   // ground under the final pose (on ground or on a steep slope)
 };
 
 struct CharacterResult {
   Vec3 position;  // capsule centre after the move
   GroundState ground = GroundState::kAirborne;
-  Vec3 ground_normal;                      // unit, toward the character; zero when airborne
-  uint8_t ground_material = 0;             // when not airborne
-  uint8_t collisions = 0;                  // CharacterCollision bits
-  bool recovered = false;                  // the start pose penetrated and was pushed out
-  bool stepped = false;                    // the move used the step offset
-  std::vector<uint8_t> touched_materials;  // every material met, ascending
-  bool swimming = false;                   // submerged_fraction > settings.swim_threshold
-  float submerged_fraction = 0;            // 0..1 of the capsule's volume under water
+  Vec3 ground_normal;           // unit, toward the character; zero when airborne
+  uint8_t ground_material = 0;  // when not airborne
+  uint8_t collisions = 0;       // CharacterCollision bits
+  bool recovered = false;       // the start pose penetrated and was pushed out
+  bool stepped = false;         // the move used the step offset
+  // Every material the kept walk met (sweeps, ground), ascending. The terrain never moves, so the
+  // ground velocity is always zero.
+  std::vector<uint8_t> touched_materials;
+  bool swimming = false;         // submerged_fraction > settings.swim_threshold
+  float submerged_fraction = 0;  // 0..1 of the capsule's volume under water
   // OK, or a chunk load error, DEADLINE_EXCEEDED / CANCELLED or RESOURCE_EXHAUSTED from a shape
   // query; the other fields then mean nothing.
   absl::Status status;
 };
 
-// Checks a move: sizes as ValidatePosedShape ("radius", "half_height", "position"), a finite
+// Checks a move: the capsule as ValidatePosedShape (fields shape.capsule.radius,
+// shape.capsule.half_height, position), a finite
 // displacement no longer than limits.max_sweep_distance, and settings in their ranges. The message
 // starts with `prefix` + the field's name.
 absl::Status ValidateCharacterMove(const World& world, const CharacterMove& move,

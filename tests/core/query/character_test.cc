@@ -407,5 +407,79 @@ TEST(CharacterTest, CorridorAsWideAsTheCapsuleIsWalkableWithoutJitter) {
   EXPECT_LE(max_dy, 1e-4f);
 }
 
+// Volume of the upright capsule (centre height c) below height w, in closed form.
+float CapsuleVolumeBelow(float c, float w) {
+  auto cap =
+      [](float h) {  // volume of a unit-radius ball below height h in [-1, 1] from its centre
+        h = std::clamp(h, -1.0f, 1.0f);
+        return kPi * (h + 1) * (h + 1) * (2 - h) / 3;
+      };
+  const float R = kRadius, H = kHalfHeight;
+  const float lower = R * R * R * cap(std::min((w - (c - H)) / R, 0.0f));
+  const float cylinder = kPi * R * R * std::clamp(w - (c - H), 0.0f, 2 * H);
+  const float upper = R * R * R * (cap(std::max((w - (c + H)) / R, 0.0f)) - cap(0));
+  return lower + cylinder + upper;
+}
+
+// The water state: standing in water 3 deep the character swims (threshold 0.5), in water 1 deep
+// it does not; the fraction matches the closed form.
+TEST(CharacterTest, WaterStateFollowsTheSubmergedFraction) {
+  for (int depth : {3, 1}) {
+    auto s = FlatScene();
+    FillRegionParams pool;
+    pool.region = IntBox{{-8, 0, -8}, {8, depth, 8}};
+    pool.material = kMaterialWater;
+    s->Edit([&](ChunkEdit& e) { return FillRegion(e, pool, EditLimits{}); });
+    const Vec3 p = Land(*s, 0, 0);
+    const CharacterResult r = Tick(*s, p, kGravity);
+    const float total = CapsuleVolumeBelow(0, 10);
+    const float expected = CapsuleVolumeBelow(r.position.y, float(depth)) / total;
+    std::printf("water %d deep: bottom %.4f, submerged %.4f (closed form %.4f), swimming %d\n",
+                depth, r.position.y - kFoot, r.submerged_fraction, expected, r.swimming);
+    EXPECT_NEAR(r.position.y - kFoot, kGround + 0.02f, 1e-3f);
+    EXPECT_NEAR(r.submerged_fraction, expected, 0.006f);  // measured 0.0018: 12 x 12 lines
+    EXPECT_EQ(r.swimming, depth == 3);
+    EXPECT_EQ(r.ground, GroundState::kOnGround);
+  }
+}
+
+// Collision flags and materials: a jump into a dirt ceiling (y = 6) stops under it with the up
+// flag; walking into a sand wall (x = 4) sets the side flag; touched materials are rock (ground),
+// dirt and sand, ascending.
+TEST(CharacterTest, FlagsAndTouchedMaterials) {
+  auto s = FlatScene();
+  FillBlockParams wall;
+  wall.center = {8, 4, 0};
+  wall.size = {8, 8, 12};
+  wall.material = kMaterialSand;
+  s->Edit([&](ChunkEdit& e) { return FillBlock(e, wall, EditLimits{}); });
+  FillBlockParams ceiling = wall;
+  ceiling.center = {-2, 7, 0};
+  ceiling.size = {12, 2, 12};
+  ceiling.material = kMaterialDirt;
+  s->Edit([&](ChunkEdit& e) { return FillBlock(e, ceiling, EditLimits{}); });
+  Vec3 p = Land(*s, 0, 0);
+  CharacterResult jump = Tick(*s, p, Vec3(0, 3, 0));
+  std::printf("jump 3 under a ceiling at 6: top %.4f, flags %d\n", jump.position.y + kFoot,
+              jump.collisions);
+  EXPECT_TRUE(jump.collisions & kCollisionUp);
+  EXPECT_NEAR(jump.position.y + kFoot, 6.0f - 0.02f, 1e-3f);
+  EXPECT_EQ(jump.ground, GroundState::kAirborne);
+  for (int i = 0; i < 10; ++i) p = Tick(*s, jump.position, kGravity).position;
+  CharacterResult r;
+  for (int i = 0; i < 16; ++i) {
+    r = Tick(*s, p, Vec3(0.25f, 0, 0) + kGravity);
+    p = r.position;
+  }
+  std::printf("sand wall: x %.4f, flags %d, touched", p.x + kRadius, r.collisions);
+  for (uint8_t m : r.touched_materials) std::printf(" %d", m);
+  std::printf(", ground material %d\n", r.ground_material);
+  EXPECT_EQ(r.collisions, kCollisionSides | kCollisionDown);
+  EXPECT_EQ(r.touched_materials, (std::vector<uint8_t>{kMaterialRock, kMaterialSand}));
+  EXPECT_EQ(r.ground_material, kMaterialRock);
+  std::vector<uint8_t> jumped = jump.touched_materials;
+  EXPECT_EQ(jumped, (std::vector<uint8_t>{kMaterialDirt}));
+}
+
 }  // namespace
 }  // namespace voxcol
