@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "core/query/overlap.h"
 #include "core/voxel/edit_shapes.h"
 #include "tests/core/test_worlds.h"
@@ -479,6 +480,35 @@ TEST(CharacterTest, FlagsAndTouchedMaterials) {
   EXPECT_EQ(r.ground_material, kMaterialRock);
   std::vector<uint8_t> jumped = jump.touched_materials;
   EXPECT_EQ(jumped, (std::vector<uint8_t>{kMaterialDirt}));
+}
+
+// Invalid moves are rejected with INVALID_ARGUMENT naming the field.
+TEST(CharacterTest, ValidationNamesTheField) {
+  auto s = FlatScene();
+  struct Case {
+    const char* field;
+    void (*spoil)(CharacterMove*);
+  };
+  const Case cases[] = {
+      {"m.shape.capsule.radius", [](CharacterMove* m) { m->radius = 0; }},
+      {"m.position", [](CharacterMove* m) { m->position.x = 100; }},
+      {"m.displacement", [](CharacterMove* m) { m->displacement.y = std::nanf(""); }},
+      {"m.settings.slope_limit_degrees",
+       [](CharacterMove* m) { m->settings.slope_limit_degrees = 90; }},
+      {"m.settings.max_slide_iterations",
+       [](CharacterMove* m) { m->settings.max_slide_iterations = 0; }},
+      {"m.settings.skin_width", [](CharacterMove* m) { m->settings.skin_width = 0; }},
+      {"m.settings.swim_threshold", [](CharacterMove* m) { m->settings.swim_threshold = 1.5f; }},
+  };
+  CharacterMove good = Move(Vec3(0, 3, 0), kGravity);
+  EXPECT_TRUE(ValidateCharacterMove(*s->world, good, QueryLimits{}, "m.").ok());
+  for (const Case& c : cases) {
+    CharacterMove m = good;
+    c.spoil(&m);
+    const absl::Status st = ValidateCharacterMove(*s->world, m, QueryLimits{}, "m.");
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_TRUE(absl::StartsWith(st.message(), c.field)) << st.message();
+  }
 }
 
 }  // namespace
