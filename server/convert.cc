@@ -2,6 +2,9 @@
 
 #include <grpcpp/support/proto_buffer_reader.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 
 namespace voxcol::server {
@@ -47,6 +50,18 @@ void ChunksToProto(const std::vector<TouchedChunk>& chunks,
     ToProto(c.key, t->mutable_chunk());
     SetClasses(c.classes, t);
   }
+}
+
+// A wire float where 0 means the default.
+float OrDefault(float value, float default_value) { return value == 0 ? default_value : value; }
+
+absl::Status CheckCapsuleSize(const char* field, float value, float max, bool zero_ok) {
+  if (std::isfinite(value) && (zero_ok ? value >= 0 : value > 0) && value <= max) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(field, " must be finite, ",
+                                                 zero_ok ? ">= 0" : "> 0", " and at most ", max,
+                                                 " (--max_shape_extent), got ", value));
 }
 
 }  // namespace
@@ -254,6 +269,71 @@ absl::Status FromProto(const v1::ProbeRequest& request, uint32_t default_max_vox
     settings->max_voxels = request.max_voxels() == 0 ? default_max_voxels : request.max_voxels();
   }
   return absl::OkStatus();
+}
+
+absl::Status FromProto(const v1::CharacterMove& in, const QueryLimits& limits, CharacterMove* out) {
+  const float max = limits.max_shape_extent;
+  if (absl::Status s = CheckCapsuleSize("radius", in.radius(), max, false); !s.ok()) return s;
+  if (absl::Status s = CheckCapsuleSize("half_height", in.half_height(), max, true); !s.ok()) {
+    return s;
+  }
+  if (in.radius() + in.half_height() > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("half_height: half_height + radius exceeds --max_shape_extent ", max, ", got ",
+                     in.radius() + in.half_height()));
+  }
+  out->radius = in.radius();
+  out->half_height = in.half_height();
+  out->position = ToCore(in.position());
+  out->displacement = ToCore(in.displacement());
+  const CharacterSettings defaults;
+  const v1::CharacterSettings& w = in.settings();
+  CharacterSettings& s = out->settings;
+  s.step_offset = OrDefault(w.step_offset(), defaults.step_offset);
+  s.slope_limit_degrees = OrDefault(w.slope_limit_degrees(), defaults.slope_limit_degrees);
+  s.snap_distance = OrDefault(w.snap_distance(), defaults.snap_distance);
+  // Values past the range stay past it (core names them); the clamp only avoids an int overflow.
+  s.max_slide_iterations = w.max_slide_iterations() == 0
+                               ? defaults.max_slide_iterations
+                               : int(std::min<uint32_t>(w.max_slide_iterations(), 1 << 20));
+  s.skin_width = OrDefault(w.skin_width(), defaults.skin_width);
+  s.swim_threshold = OrDefault(w.swim_threshold(), defaults.swim_threshold);
+  return absl::OkStatus();
+}
+
+void ToProto(const CharacterSettings& settings, v1::CharacterSettings* out) {
+  out->set_step_offset(settings.step_offset);
+  out->set_slope_limit_degrees(settings.slope_limit_degrees);
+  out->set_snap_distance(settings.snap_distance);
+  out->set_max_slide_iterations(uint32_t(std::max(settings.max_slide_iterations, 0)));
+  out->set_skin_width(settings.skin_width);
+  out->set_swim_threshold(settings.swim_threshold);
+}
+
+void ToProto(const CharacterResult& result, uint64_t client_id, v1::CharacterResult* out) {
+  out->set_client_id(client_id);
+  ToProto(result.position, out->mutable_position());
+  switch (result.ground) {
+    case GroundState::kAirborne:
+      out->set_ground(v1::GROUND_STATE_AIRBORNE);
+      break;
+    case GroundState::kOnGround:
+      out->set_ground(v1::GROUND_STATE_ON_GROUND);
+      break;
+    case GroundState::kOnSteepSlope:
+      out->set_ground(v1::GROUND_STATE_ON_STEEP_SLOPE);
+      break;
+  }
+  if (result.ground != GroundState::kAirborne) {
+    ToProto(result.ground_normal, out->mutable_ground_normal());
+    out->set_ground_material(result.ground_material);
+  }
+  out->set_collision_flags(result.collisions);
+  out->set_recovered(result.recovered);
+  out->set_stepped(result.stepped);
+  for (uint8_t m : result.touched_materials) out->add_touched_materials(m);
+  out->set_swimming(result.swimming);
+  out->set_submerged_fraction(result.submerged_fraction);
 }
 
 void ToProto(const RaycastHit& hit, v1::RaycastHit* out) {

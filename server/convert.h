@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "core/broadphase/probe.h"
 #include "core/geometry/vec3.h"
+#include "core/query/character.h"
 #include "core/query/contacts.h"
 #include "core/query/overlap.h"
 #include "core/query/raycast.h"
@@ -79,6 +80,14 @@ void FromProto(const v1::ContactsRequest& request, ContactsSettings* settings);
 absl::Status FromProto(const v1::ProbeRequest& request, uint32_t default_max_voxels,
                        ProbeShape* shape, ProbeSettings* settings);
 
+// One character move. Settings left 0 take core's defaults. The capsule's radius and half_height
+// are checked here (core builds the capsule with MakeCapsule, whose preconditions are asserts, and
+// would name them shape.capsule.*): INVALID_ARGUMENT "radius ..." / "half_height ..." when not
+// finite, out of range or together above limits.max_shape_extent. The rest is left to core's
+// ValidateCharacterMove.
+absl::Status FromProto(const v1::CharacterMove& in, const QueryLimits& limits, CharacterMove* out);
+void ToProto(const CharacterSettings& settings, v1::CharacterSettings* out);
+
 // A raycast's nearest hit, with every crossing in `all` (all_hits) when not null.
 void ToProto(const RaycastHit& hit, const std::vector<RaycastHit>* all, v1::RaycastResponse* out);
 void ToProto(const RaycastHit& hit, v1::RaycastHit* out);
@@ -87,6 +96,8 @@ void ToProto(const SweepResult& result, const SweepInput& input, v1::SweepRespon
 void ToProto(const OverlapResult& result, bool include_penetration, v1::OverlapResponse* out);
 void ToProto(const ContactsResult& result, bool include_water, v1::ContactsResponse* out);
 void ToProto(const ProbeResult& result, v1::ProbeResponse* out);
+// Everything but the status, which the caller turns into the request's outcome.
+void ToProto(const CharacterResult& result, uint64_t client_id, v1::CharacterResult* out);
 void ToProto(const Penetration& penetration, v1::Penetration* out);
 void ToProto(const QueryStats& stats, v1::QueryStats* out);
 

@@ -89,6 +89,8 @@ ABSL_FLAG(
 ABSL_FLAG(float, max_sweep_distance, 4096.0f, "Longest Sweep distance accepted, world units");
 ABSL_FLAG(uint32_t, max_sweep_hits, 1024,
           "Most hits one Sweep with HIT_COLLECTION_ALL returns (nearest kept)");
+ABSL_FLAG(uint32_t, max_characters_per_request, 1024,
+          "Most character moves in one MoveCharacters request (or batch query)");
 ABSL_FLAG(uint32_t, max_probe_voxels, 65536, "Most touched voxels one Probe may return");
 ABSL_FLAG(uint32_t, max_query_triangles, voxcol::kDefaultMaxQueryTriangles,
           "Work budget of one Sweep, Overlap or Contacts: most terrain triangles it may gather; "
@@ -177,6 +179,7 @@ absl::StatusOr<ServiceLimits> LimitsFromFlags() {
   limits.query.max_sweep_distance = absl::GetFlag(FLAGS_max_sweep_distance);
   limits.query.max_sweep_hits = std::max(1u, absl::GetFlag(FLAGS_max_sweep_hits));
   limits.query.max_query_triangles = absl::GetFlag(FLAGS_max_query_triangles);
+  limits.max_characters_per_request = absl::GetFlag(FLAGS_max_characters_per_request);
   return limits;
 }
 

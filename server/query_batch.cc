@@ -48,6 +48,11 @@ void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::Qu
       GetServerMetrics().queries_probe->Add();
       status = RunProbe(engine, limits, query.probe(), result->mutable_probe(), interrupt);
       break;
+    case v1::QueryRequest::kMoveCharacters:
+      GetMoveCharactersMetrics().queries->Add();
+      status = RunMoveCharacters(engine, limits, query.move_characters(),
+                                 result->mutable_move_characters(), interrupt);
+      break;
     case v1::QueryRequest::QUERY_NOT_SET:
       status = absl::InvalidArgumentError("query: no query kind set");
       break;

@@ -2,9 +2,12 @@
 
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "core/query/character.h"
 #include "core/query/validate.h"
 #include "server/convert.h"
 #include "server/log.h"
+#include "server/server_metrics.h"
 
 namespace voxcol::server {
 
@@ -127,6 +130,54 @@ absl::Status RunProbe(const QueryEngine& engine, const ServiceLimits& limits,
   Probe(engine.index, shape, settings, &result);
   ToProto(result, response);
   if (request.include_stats()) response->mutable_stats()->set_chunks_visited(result.chunks_visited);
+  return absl::OkStatus();
+}
+
+const MoveCharactersMetrics& GetMoveCharactersMetrics() {
+  static const MoveCharactersMetrics metrics = [] {
+    Metrics& r = GetServerMetrics().registry;
+    return MoveCharactersMetrics{
+        r.AddCounter("voxcol_queries_total", "Queries executed, by kind",
+                     "kind=\"move_characters\""),
+        r.AddHistogram("voxcol_rpc_latency_seconds",
+                       "Time from arrival to completion on the server, seconds",
+                       "method=\"MoveCharacters\"")};
+  }();
+  return metrics;
+}
+
+absl::Status RunMoveCharacters(const QueryEngine& engine, const ServiceLimits& limits,
+                               const v1::MoveCharactersRequest& request,
+                               v1::MoveCharactersResponse* response,
+                               const QueryInterrupt& interrupt) {
+  const int n = request.moves_size();
+  if (uint32_t(n) > limits.max_characters_per_request) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("moves: ", n, " moves exceed the server's limit of ",
+                     limits.max_characters_per_request, " (--max_characters_per_request)"));
+  }
+  // Per thread: they keep their capacity, so steady-state ticks do not allocate.
+  thread_local std::vector<CharacterMove> moves;
+  thread_local std::vector<CharacterResult> results;
+  moves.resize(n);
+  for (int i = 0; i < n; ++i) {
+    absl::Status status = FromProto(request.moves(i), limits.query, &moves[i]);
+    if (status.ok()) status = ValidateCharacterMove(engine.world(), moves[i], limits.query);
+    if (!status.ok()) {
+      // The field's path is only built for the error.
+      return absl::Status(status.code(), absl::StrCat("moves[", i, "].", status.message()));
+    }
+  }
+  QueryStats stats;
+  MoveCharacters(engine.index, engine.cache, moves, &interrupt, &results, &stats);
+  for (const CharacterResult& r : results) {
+    if (!r.status.ok()) return LoadFailure("move_characters", r.status);
+  }
+  response->mutable_results()->Reserve(n);
+  for (int i = 0; i < n; ++i) {
+    ToProto(results[i], request.moves(i).client_id(), response->add_results());
+  }
+  if (request.include_stats()) ToProto(stats, response->mutable_stats());
   return absl::OkStatus();
 }
 

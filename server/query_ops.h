@@ -8,6 +8,7 @@
 #include "core/cache/chunk_collision_cache.h"
 #include "core/query/query_types.h"
 #include "core/voxel/edit_batch.h"
+#include "server/metrics.h"
 #include "server/service_limits.h"
 #include "voxcol/v1/query_service.pb.h"
 
@@ -41,5 +42,22 @@ absl::Status RunContacts(const QueryEngine& engine, const ServiceLimits& limits,
 absl::Status RunProbe(const QueryEngine& engine, const ServiceLimits& limits,
                       const v1::ProbeRequest& request, v1::ProbeResponse* response,
                       const QueryInterrupt& interrupt = QueryInterrupt{});
+// Every move is decoded and validated before any runs: the first bad one fails the whole request
+// with INVALID_ARGUMENT naming "moves[i].<field>" (or "moves" beyond
+// limits.max_characters_per_request). A move stopped by `interrupt`, a work budget or a chunk load
+// error fails the whole request too (no partial results).
+absl::Status RunMoveCharacters(const QueryEngine& engine, const ServiceLimits& limits,
+                               const v1::MoveCharactersRequest& request,
+                               v1::MoveCharactersResponse* response,
+                               const QueryInterrupt& interrupt = QueryInterrupt{});
+
+// MoveCharacters' handles in the server's metrics registry (GetServerMetrics), registered on first
+// use: voxcol_queries_total{kind="move_characters"} counts requests (unary or batch queries) and
+// voxcol_rpc_latency_seconds{method="MoveCharacters"} times the unary RPC.
+struct MoveCharactersMetrics {
+  Counter* queries;
+  Histogram* latency;
+};
+const MoveCharactersMetrics& GetMoveCharactersMetrics();
 
 }  // namespace voxcol::server

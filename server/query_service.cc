@@ -270,4 +270,12 @@ grpc::Status QueryServiceImpl::Probe(grpc::ServerContext* context, const v1::Pro
                   *context, *request, response);
 }
 
+grpc::Status QueryServiceImpl::MoveCharacters(grpc::ServerContext* context,
+                                              const v1::MoveCharactersRequest* request,
+                                              v1::MoveCharactersResponse* response) {
+  const MoveCharactersMetrics& metrics = GetMoveCharactersMetrics();
+  return RunUnary(world_, engine_, limits_, &RunMoveCharacters, metrics.queries, metrics.latency,
+                  *context, *request, response);
+}
+
 }  // namespace voxcol::server

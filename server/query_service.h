@@ -46,6 +46,9 @@ class QueryServiceImpl final
                         v1::ContactsResponse* response) override;
   grpc::Status Probe(grpc::ServerContext* context, const v1::ProbeRequest* request,
                      v1::ProbeResponse* response) override;
+  grpc::Status MoveCharacters(grpc::ServerContext* context,
+                              const v1::MoveCharactersRequest* request,
+                              v1::MoveCharactersResponse* response) override;
   // Raw messages: the stream parses each batch itself (see QueryStream).
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Query(
       grpc::CallbackServerContext* context) override;

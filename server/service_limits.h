@@ -1,6 +1,8 @@
 // Request limits shared by the gRPC services, configured by flags.
 #pragma once
 
+#include <cstdint>
+
 #include "core/query/validate.h"
 #include "core/voxel/edit.h"
 
@@ -9,6 +11,7 @@ namespace voxcol::server {
 struct ServiceLimits {
   QueryLimits query;
   EditLimits edit;
+  uint32_t max_characters_per_request = 1024;  // moves in one MoveCharacters (--max_characters_...)
 };
 
 }  // namespace voxcol::server
