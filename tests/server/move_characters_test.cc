@@ -109,8 +109,8 @@ TEST(MoveCharactersConvertTest, ResultCarriesEveryField) {
   EXPECT_EQ(out.ground(), v1::GROUND_STATE_ON_STEEP_SLOPE);
   ExpectVec(out.ground_normal(), r.ground_normal);
   EXPECT_EQ(out.ground_material(), kMaterialRock);
-  EXPECT_EQ(out.collision_flags(), uint32_t(v1::CHARACTER_COLLISION_SIDES) |
-                                       uint32_t(v1::CHARACTER_COLLISION_DOWN));
+  EXPECT_EQ(out.collision_flags(),
+            uint32_t(v1::CHARACTER_COLLISION_SIDES) | uint32_t(v1::CHARACTER_COLLISION_DOWN));
   EXPECT_TRUE(out.recovered());
   EXPECT_TRUE(out.stepped());
   ASSERT_EQ(out.touched_materials_size(), 2);
