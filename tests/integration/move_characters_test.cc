@@ -22,7 +22,8 @@ using Stream = grpc::ClientReaderWriter<v1::QueryBatchRequest, v1::QueryBatchRes
 constexpr float kFloor = -25.0f;
 constexpr float kRadius = 0.4f;
 constexpr float kHalfHeight = 0.5f;
-constexpr float kRest = kFloor + kRadius + kHalfHeight;  // the centre's height standing on the floor
+constexpr float kRest =
+    kFloor + kRadius + kHalfHeight;  // the centre's height standing on the floor
 
 void SetVec(v1::Vec3* v, float x, float y, float z) {
   v->set_x(x);
@@ -82,11 +83,10 @@ void ExpectLandedAndStayed(const std::vector<v1::CharacterResult>& path) {
 class MoveCharactersTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(server_.Start(
-        VOXCOL_SERVER_PATH,
-        {"--data_dir=" + dir_.path() + "/data", "--world_size=128,96,128", "--query_threads=2",
-         "--max_characters_per_request=4"},
-        dir_.path()))
+    ASSERT_TRUE(server_.Start(VOXCOL_SERVER_PATH,
+                              {"--data_dir=" + dir_.path() + "/data", "--world_size=128,96,128",
+                               "--query_threads=2", "--max_characters_per_request=4"},
+                              dir_.path()))
         << server_.Log();
     channel_ = grpc::CreateChannel(server_.address(), grpc::InsecureChannelCredentials());
     query_ = v1::QueryService::NewStub(channel_);
