@@ -1,0 +1,171 @@
+// BM_MoveCharacters/N: N capsule characters walking and jumping on the cave world, one
+// MoveCharacters request per tick through RunMoveCharacters (the function the server's unary RPC
+// and Query batches call: wire decoding, validation, the core controller, wire encoding), one
+// thread.
+//
+// Characters start on walkable top ground found by smooth raycasts straight down from the sky.
+// Each walks at 4 units/s in its own direction (turned by a fixed angle every 2 s and reversed at
+// the world's edge), jumps every 1.5 s when on ground (7 units/s up) and falls under gravity
+// (20 units/s^2), at 60 ticks/s. Every kCycle ticks all characters go back to their start, so the
+// timed ticks repeat the warm-up cycle's paths: every chunk they touch is meshed before timing
+// (cache_builds reports builds while timing; 0 when warm).
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "server/query_ops.h"
+#include "tests/bench/bench_scenes.h"
+
+namespace voxcol::bench {
+namespace {
+
+constexpr float kDt = 1.0f / 60;
+constexpr float kSpeed = 4;
+constexpr float kJumpSpeed = 7;
+constexpr float kGravity = 20;
+constexpr int kJumpEvery = 90;   // ticks
+constexpr int kTurnEvery = 120;  // ticks
+constexpr int kCycle = 600;      // ticks: 10 s of play, then every character restarts
+constexpr float kRadius = 0.4f;
+constexpr float kHalfHeight = 0.5f;
+
+struct Walker {
+  Vec3 start;
+  float start_heading = 0;  // radians about +Y
+  Vec3 position;
+  float heading = 0;
+  float vy = 0;  // vertical speed, units/s
+  bool on_ground = false;
+};
+
+std::vector<Walker> PlaceWalkers(int count) {
+  const World& world = BenchCaveWorld();
+  const BroadphaseIndex& index = BenchCaveIndex();
+  ChunkCollisionCache& cache = BenchCaveCache();
+  const Aabb b = world.world_bounds();
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> ux(b.min.x + 8, b.max.x - 8), uz(b.min.z + 8, b.max.z - 8),
+      angle(0, 6.2831853f);
+  std::vector<Walker> walkers;
+  while (int(walkers.size()) < count) {
+    RaycastInput ray{{ux(rng), b.max.y - 1, uz(rng)}, {0, -1, 0}, b.max.y - b.min.y - 2};
+    RaycastHit hit = Raycast(index, cache, ray, RaycastSettings{});
+    if (!hit.hit || hit.started_inside || hit.normal.y < 0.85f) continue;
+    Walker w;
+    w.start = hit.position + Vec3{0, kRadius + kHalfHeight + 0.05f, 0};
+    w.start_heading = angle(rng);
+    walkers.push_back(w);
+  }
+  return walkers;
+}
+
+void Restart(std::vector<Walker>* walkers) {
+  for (Walker& w : *walkers) {
+    w.position = w.start;
+    w.heading = w.start_heading;
+    w.vy = 0;
+    w.on_ground = false;
+  }
+}
+
+// Fills the request's moves for tick `tick` of the cycle.
+void PlanTick(const std::vector<Walker>& walkers, int tick, v1::MoveCharactersRequest* request) {
+  for (size_t i = 0; i < walkers.size(); ++i) {
+    const Walker& w = walkers[i];
+    float vy = w.vy;
+    if (w.on_ground && (tick + int(i)) % kJumpEvery == 0) vy = kJumpSpeed;
+    v1::CharacterMove* move = request->mutable_moves(int(i));
+    v1::Vec3* p = move->mutable_position();
+    p->set_x(w.position.x);
+    p->set_y(w.position.y);
+    p->set_z(w.position.z);
+    v1::Vec3* d = move->mutable_displacement();
+    d->set_x(std::cos(w.heading) * kSpeed * kDt);
+    d->set_y(vy * kDt);
+    d->set_z(std::sin(w.heading) * kSpeed * kDt);
+  }
+}
+
+// Takes the results of a tick: new positions, ground, gravity, turns.
+void ApplyTick(const v1::MoveCharactersRequest& request, const v1::MoveCharactersResponse& response,
+               int tick, const Aabb& bounds, std::vector<Walker>* walkers) {
+  for (size_t i = 0; i < walkers->size(); ++i) {
+    Walker& w = (*walkers)[i];
+    const v1::CharacterResult& r = response.results(int(i));
+    w.position = Vec3{r.position().x(), r.position().y(), r.position().z()};
+    w.on_ground = r.ground() == v1::GROUND_STATE_ON_GROUND;
+    const float planned = request.moves(int(i)).displacement().y() / kDt;
+    if (w.on_ground && planned <= 0) {
+      w.vy = 0;
+    } else if (r.collision_flags() & v1::CHARACTER_COLLISION_UP) {
+      w.vy = std::min(planned, 0.0f) - kGravity * kDt;
+    } else {
+      w.vy = planned - kGravity * kDt;
+    }
+    if ((tick + int(i)) % kTurnEvery == 0) w.heading += 2.4f;
+    const Vec3& p = w.position;
+    if (p.x < bounds.min.x + 6 || p.x > bounds.max.x - 6 || p.z < bounds.min.z + 6 ||
+        p.z > bounds.max.z - 6) {
+      w.heading += 3.14159265f;  // turn back from the edge
+    }
+    if (p.y < bounds.min.y + 4) w.position = w.start;  // fell through a hole to the bottom
+  }
+}
+
+void BM_MoveCharacters(benchmark::State& state) {
+  const int n = int(state.range(0));
+  server::QueryEngine engine{BenchCaveIndex(), BenchCaveCache()};
+  server::ServiceLimits limits;
+  const Aabb bounds = BenchCaveWorld().world_bounds();
+  std::vector<Walker> walkers = PlaceWalkers(n);
+  v1::MoveCharactersRequest request;
+  request.set_include_stats(true);
+  for (int i = 0; i < n; ++i) {
+    v1::CharacterMove* move = request.add_moves();
+    move->set_client_id(uint64_t(i));
+    move->set_radius(kRadius);
+    move->set_half_height(kHalfHeight);
+  }
+  v1::MoveCharactersResponse response;
+  auto tick = [&](int t) {
+    PlanTick(walkers, t, &request);
+    response.Clear();
+    absl::Status status = server::RunMoveCharacters(engine, limits, request, &response);
+    if (!status.ok()) state.SkipWithError(std::string(status.message()).c_str());
+    if (status.ok()) ApplyTick(request, response, t, bounds, &walkers);
+    return status.ok();
+  };
+  Restart(&walkers);
+  for (int t = 0; t < kCycle; ++t) {  // warm: one whole cycle
+    if (!tick(t)) return;
+  }
+  Restart(&walkers);
+  int t = 0;
+  uint64_t cache_builds = 0, on_ground = 0, airborne = 0;
+  for (auto _ : state) {
+    if (!tick(t)) break;
+    cache_builds += response.stats().cache_builds();
+    for (const v1::CharacterResult& r : response.results()) {
+      on_ground += r.ground() == v1::GROUND_STATE_ON_GROUND;
+      airborne += r.ground() == v1::GROUND_STATE_AIRBORNE;
+    }
+    if (++t == kCycle) {
+      t = 0;
+      Restart(&walkers);
+    }
+  }
+  const double moves = double(state.iterations()) * n;
+  state.SetItemsProcessed(int64_t(moves));
+  // CPU seconds / (moves * 1e-6): microseconds per character-tick.
+  state.counters["us_per_character"] =
+      benchmark::Counter(moves * 1e-6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["on_ground"] = double(on_ground) / moves;
+  state.counters["airborne"] = double(airborne) / moves;
+  state.counters["cache_builds"] = double(cache_builds);
+}
+BENCHMARK(BM_MoveCharacters)->Arg(256)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace voxcol::bench
