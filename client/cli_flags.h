@@ -58,3 +58,7 @@ ABSL_DECLARE_FLAG(int64_t, from);
 ABSL_DECLARE_FLAG(int64_t, from_version);
 ABSL_DECLARE_FLAG(bool, include_voxels);
 ABSL_DECLARE_FLAG(int64_t, max_events);
+ABSL_DECLARE_FLAG(std::string, displacement);
+ABSL_DECLARE_FLAG(int, ticks);
+ABSL_DECLARE_FLAG(float, step_offset);
+ABSL_DECLARE_FLAG(float, slope_limit);

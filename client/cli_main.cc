@@ -2,8 +2,8 @@
 //
 //   voxcol [--server=HOST:PORT] [--json] <command> [flags]
 //
-// Commands by file: cli_queries.cc (raycast, sweep, overlap, contacts, probe), cli_edits.cc
-// (fill-ball, the one-primitive edits, edit, read-voxels, write-voxels, export-region,
+// Commands by file: cli_queries.cc (raycast, sweep, overlap, contacts, probe, move-character),
+// cli_edits.cc (fill-ball, the one-primitive edits, edit, read-voxels, write-voxels, export-region,
 // import-region, checkpoint, subscribe), this file (info, health, loadtest and the dispatch).
 // The flags are defined below; `voxcol --help` lists the commands with their flags.
 //
@@ -36,19 +36,22 @@ ABSL_FLAG(std::string, direction, "0,-1,0",
           "raycast, sweep: direction X,Y,Z (any non-zero length)");
 ABSL_FLAG(float, max_distance, 1000.0f, "raycast: maximum distance, world units");
 ABSL_FLAG(std::string, water, "pass", "raycast: 'pass' through water or 'stop' at its surface");
-ABSL_FLAG(bool, stats, false,
-          "raycast, sweep, overlap, contacts, probe: include query cost statistics");
+ABSL_FLAG(
+    bool, stats, false,
+    "raycast, sweep, overlap, contacts, probe, move-character: include query cost statistics");
 ABSL_FLAG(std::string, center, "", "fill-ball, probe: centre X,Y,Z in world units");
-ABSL_FLAG(float, radius, 0.0f,
-          "fill-ball, probe (sphere), SHAPE sphere and capsule: radius, world units");
+ABSL_FLAG(
+    float, radius, 0.0f,
+    "fill-ball, probe (sphere), SHAPE sphere and capsule, move-character: radius, world units");
 ABSL_FLAG(std::string, half_extents, "", "probe, SHAPE box: half extents X,Y,Z in world units");
 ABSL_FLAG(std::string, shape, "",
           "sweep, overlap, contacts: sphere|capsule|box|hull, placed at --position and "
           "rotated by --rotation");
 ABSL_FLAG(std::string, position, "",
-          "sweep, overlap, contacts: the shape's centre X,Y,Z in world units");
+          "sweep, overlap, contacts, move-character: the shape's centre X,Y,Z in world units");
 ABSL_FLAG(float, half_height, 0.0f,
-          "capsule shape: half length of its core segment along local Y, world units");
+          "capsule shape, move-character: half length of the capsule's core segment along local "
+          "Y, world units");
 ABSL_FLAG(float, convex_radius, 0.0f, "box and hull shapes: rounding radius, world units");
 ABSL_FLAG(std::string, points, "", "hull shape: local points \"X,Y,Z;X,Y,Z;...\" (1..64)");
 ABSL_FLAG(float, distance, 0.0f, "sweep: how far to move the shape along --direction, world units");
@@ -102,6 +105,13 @@ ABSL_FLAG(int64_t, from_version, -1, "subscribe: the same as --from (kept for ol
 ABSL_FLAG(bool, include_voxels, false, "subscribe: include the new voxels of each changed box");
 ABSL_FLAG(int64_t, max_events, 0,
           "subscribe: stop after this many batches (0: run until interrupted)");
+ABSL_FLAG(std::string, displacement, "",
+          "move-character: wanted motion X,Y,Z per tick (walk + jump + gravity), world units");
+ABSL_FLAG(int, ticks, 1, "move-character: ticks to run, each from the previous tick's result");
+ABSL_FLAG(float, step_offset, 0.0f,
+          "move-character: highest riser walked up, world units (0: the server's default)");
+ABSL_FLAG(float, slope_limit, 0.0f,
+          "move-character: steepest walkable ground, degrees (0: the server's default)");
 
 namespace voxcol::client {
 namespace {
@@ -127,6 +137,9 @@ constexpr char kUsage[] =
     "  probe       --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] "
     "[--max_voxels=N]\n"
     "              conservative broadphase probe: may terrain be within reach?\n"
+    "  move-character --radius=R --half_height=H --position=X,Y,Z --displacement=X,Y,Z\n"
+    "              [--ticks=N] [--step_offset=S] [--slope_limit=DEG]   character controller: the\n"
+    "              same move N times, each from the last result; prints each tick's state\n"
     "  fill-ball   --center=X,Y,Z --radius=R [--material=NAME|N] [--mode=add|subtract|set]\n"
     "  loadtest    [--streams=32] [--seconds=60] [--batch_size=64] [--edit_rate=20] "
     "[--extent=64]\n"
@@ -271,6 +284,7 @@ int main(int argc, char** argv) {
   if (command == "overlap") return RunOverlap(client);
   if (command == "contacts") return RunContacts(client);
   if (command == "probe") return RunProbe(client);
+  if (command == "move-character") return RunMoveCharacter(client);
   if (command == "fill-ball") return RunFillBall(client);
   if (command == "checkpoint") return RunCheckpoint(client);
   if (command == "export-region") return RunExportRegion(client);

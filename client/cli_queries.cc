@@ -155,6 +155,44 @@ bool ParseProbeShape(v1::ProbeRequest* request, std::string* error) {
   return true;
 }
 
+const char* GroundLabel(v1::GroundState g) {
+  switch (g) {
+    case v1::GROUND_STATE_ON_GROUND:
+      return "on ground";
+    case v1::GROUND_STATE_ON_STEEP_SLOPE:
+      return "on steep slope";
+    default:
+      return "airborne";
+  }
+}
+
+// "sides up down" from CharacterResult.collision_flags; "-" for none.
+std::string CollisionLabel(uint32_t flags) {
+  std::string out;
+  if (flags & v1::CHARACTER_COLLISION_SIDES) absl::StrAppend(&out, out.empty() ? "" : " ", "sides");
+  if (flags & v1::CHARACTER_COLLISION_UP) absl::StrAppend(&out, out.empty() ? "" : " ", "up");
+  if (flags & v1::CHARACTER_COLLISION_DOWN) absl::StrAppend(&out, out.empty() ? "" : " ", "down");
+  return out.empty() ? "-" : out;
+}
+
+void PrintCharacterTick(int tick, const v1::CharacterResult& r, uint64_t version) {
+  std::string line =
+      absl::StrCat("tick ", tick, ": at ", Fmt(r.position()), ", ", GroundLabel(r.ground()));
+  if (r.ground() != v1::GROUND_STATE_AIRBORNE) {
+    absl::StrAppend(&line, " (normal ", Fmt(r.ground_normal()), ", ",
+                    MaterialLabel(r.ground_material()), ")");
+  }
+  absl::StrAppend(&line, ", collisions ", CollisionLabel(r.collision_flags()));
+  if (r.stepped()) absl::StrAppend(&line, ", stepped");
+  if (r.recovered()) absl::StrAppend(&line, ", recovered");
+  if (r.submerged_fraction() > 0) {
+    char fraction[32];
+    std::snprintf(fraction, sizeof fraction, "%.3f", r.submerged_fraction());
+    absl::StrAppend(&line, r.swimming() ? ", swimming" : ", wading", " (submerged ", fraction, ")");
+  }
+  std::printf("%s, world version %llu\n", line.c_str(), (unsigned long long)version);
+}
+
 }  // namespace
 
 int RunRaycast(Client& client) {
@@ -292,6 +330,44 @@ int RunProbe(Client& client) {
     std::printf("     voxel %s\n", TouchLabel(v).c_str());
   if (r.voxels_truncated()) std::printf("     (more voxels touched than listed)\n");
   if (r.has_stats()) std::printf("     stats: %u chunks visited\n", r.stats().chunks_visited());
+  return kExitOk;
+}
+
+int RunMoveCharacter(Client& client) {
+  v1::MoveCharactersRequest request;
+  v1::CharacterMove* move = request.add_moves();
+  move->set_radius(absl::GetFlag(FLAGS_radius));
+  move->set_half_height(absl::GetFlag(FLAGS_half_height));
+  if (absl::GetFlag(FLAGS_position).empty() ||
+      !ParseVec3(absl::GetFlag(FLAGS_position), move->mutable_position())) {
+    return Usage("move-character needs --position=X,Y,Z");
+  }
+  if (absl::GetFlag(FLAGS_displacement).empty() ||
+      !ParseVec3(absl::GetFlag(FLAGS_displacement), move->mutable_displacement())) {
+    return Usage("move-character needs --displacement=X,Y,Z");
+  }
+  const int ticks = absl::GetFlag(FLAGS_ticks);
+  if (ticks < 1) return Usage("move-character needs --ticks >= 1");
+  move->mutable_settings()->set_step_offset(absl::GetFlag(FLAGS_step_offset));
+  move->mutable_settings()->set_slope_limit_degrees(absl::GetFlag(FLAGS_slope_limit));
+  request.set_include_stats(absl::GetFlag(FLAGS_stats));
+  const bool json = absl::GetFlag(FLAGS_json);
+  for (int tick = 1; tick <= ticks; ++tick) {
+    v1::MoveCharactersResponse r;
+    grpc::Status status = client.MoveCharacters(request, &r);
+    if (!status.ok()) return Fail("move-character", status);
+    if (r.results_size() != 1) {
+      std::fprintf(stderr, "voxcol: move-character: expected 1 result, got %d\n", r.results_size());
+      return kExitServerError;
+    }
+    if (json) {
+      PrintJson(r);
+    } else {
+      PrintCharacterTick(tick, r.results(0), r.version());
+      if (r.has_stats()) PrintStats(r.stats());
+    }
+    *move->mutable_position() = r.results(0).position();
+  }
   return kExitOk;
 }
 

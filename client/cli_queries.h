@@ -1,4 +1,5 @@
-// The query commands of the voxcol CLI: raycast, sweep, overlap, contacts and probe. Each builds
+// The query commands of the voxcol CLI: raycast, sweep, overlap, contacts, probe and
+// move-character. Each builds
 // its request from the flags, calls the server and prints a summary (or JSON with --json);
 // returns the process exit code (cli_common.h).
 #pragma once
@@ -12,5 +13,8 @@ int RunSweep(Client& client);
 int RunOverlap(Client& client);
 int RunContacts(Client& client);
 int RunProbe(Client& client);
+// move-character: the same move --ticks times through MoveCharacters, each tick starting where
+// the last one ended; one line per tick (one JSON response per line with --json).
+int RunMoveCharacter(Client& client);
 
 }  // namespace voxcol::client

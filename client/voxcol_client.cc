@@ -40,6 +40,11 @@ grpc::Status Client::Probe(const v1::ProbeRequest& request, v1::ProbeResponse* r
   return Unary(*query_, &v1::QueryService::Stub::Probe, request, response);
 }
 
+grpc::Status Client::MoveCharacters(const v1::MoveCharactersRequest& request,
+                                    v1::MoveCharactersResponse* response) {
+  return Unary(*query_, &v1::QueryService::Stub::MoveCharacters, request, response);
+}
+
 grpc::Status Client::Sweep(const v1::SweepRequest& request, v1::SweepResponse* response) {
   return Unary(*query_, &v1::QueryService::Stub::Sweep, request, response);
 }

@@ -30,6 +30,9 @@ class Client {
   grpc::Status Contacts(const v1::ContactsRequest& request, v1::ContactsResponse* response);
   // Conservative box / sphere probe at broadphase precision.
   grpc::Status Probe(const v1::ProbeRequest& request, v1::ProbeResponse* response);
+  // One tick of the character controller for every move of the request.
+  grpc::Status MoveCharacters(const v1::MoveCharactersRequest& request,
+                              v1::MoveCharactersResponse* response);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* response);
   grpc::Status CreateCheckpoint(const v1::CreateCheckpointRequest& request,
                                 v1::CreateCheckpointResponse* response);
