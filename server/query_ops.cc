@@ -163,6 +163,7 @@ absl::Status RunMoveCharacters(const QueryEngine& engine, const ServiceLimits& l
   for (int i = 0; i < n; ++i) {
     absl::Status status = FromProto(request.moves(i), limits.query, &moves[i]);
     if (status.ok()) status = ValidateCharacterMove(engine.world(), moves[i], limits.query);
+    moves[i].budget.max_triangles = limits.query.max_query_triangles;
     if (!status.ok()) {
       // The field's path is only built for the error.
       return absl::Status(status.code(), absl::StrCat("moves[", i, "].", status.message()));

@@ -43,6 +43,10 @@ class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeRespo
   // true when the log may hold more for this stream right now (call again).
   bool Pump(const ChangeLog& log) {
     absl::MutexLock lock(&mu_);
+    // A live stream with nothing waiting behind its write in flight keeps up with its client: if
+    // more versions arrived than its buffer holds, the pump was late (a burst of edits, or the
+    // pump yielding the CPU), not the client slow, so take them as a catch-up instead of ending it.
+    if (caught_up_ && buffer_.size() <= 1) caught_up_ = false;
     if (finished_ || (buffer_.size() >= capacity_ && !caught_up_)) return false;
     // While catching up take only what fits; once live take one more than fits, so that a stream
     // that cannot keep up is noticed.

@@ -30,6 +30,7 @@ class Mover {
         s_(move.settings),
         shape_(MakeCapsule(move.half_height, move.radius)),
         interrupt_(interrupt),
+        budget_(move.budget),
         stats_(stats),
         cos_limit_(std::cos(move.settings.slope_limit_degrees * kPi / 180.0f)) {}
 
@@ -47,6 +48,7 @@ class Mover {
     if (!ok()) return false;
     SweepSettings settings;
     settings.interrupt = interrupt_;
+    settings.budget = budget_;
     SweepResult r;
     Sweep(index_, cache_, SweepInput{Posed(p), dir, distance}, settings, &r, stats_);
     if (!r.load_status.ok()) {
@@ -70,6 +72,7 @@ class Mover {
     settings.margin = margin;
     settings.water = false;
     settings.interrupt = interrupt_;
+    settings.budget = budget_;
     Contacts(index_, cache_, Posed(p), settings, r, stats_);
     if (!r->load_status.ok()) status_ = r->load_status;
     return ok();
@@ -94,6 +97,7 @@ class Mover {
   const CharacterSettings& s_;
   ConvexShape shape_;
   const QueryInterrupt* interrupt_;
+  QueryBudget budget_;
   QueryStats* stats_;
   float cos_limit_;
   absl::Status status_;

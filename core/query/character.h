@@ -51,6 +51,9 @@ struct CharacterMove {
   Vec3 position;             // capsule centre at the start of the tick
   Vec3 displacement;         // wanted motion this tick (walk + jump + gravity), world units
   CharacterSettings settings;
+  // The server's work budget (--max_query_triangles), applied to every sweep and contacts query
+  // of the move; past it the move fails with RESOURCE_EXHAUSTED.
+  QueryBudget budget;
 };
 
 enum class GroundState : uint8_t {

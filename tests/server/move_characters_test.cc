@@ -238,5 +238,21 @@ TEST_F(MoveCharactersOpsTest, InterruptStopsTheRequest) {
   EXPECT_EQ(response.results_size(), 0);
 }
 
+// The server's work budget reaches every shape query of a move: a budget below what landing on
+// the ground needs stops the request with RESOURCE_EXHAUSTED naming the flag.
+TEST_F(MoveCharactersOpsTest, WorkBudgetAppliesToMoves) {
+  v1::MoveCharactersRequest request;
+  *request.add_moves() = Move(V(0, kGround + kRadius + kHalfHeight + 0.5f, 0), V(1, -1, 0));
+  v1::MoveCharactersResponse response;
+  ASSERT_TRUE(RunMoveCharacters(engine_, limits_, request, &response).ok());
+  ServiceLimits tight = limits_;
+  tight.query.max_query_triangles = 1;
+  response.Clear();
+  absl::Status status = RunMoveCharacters(engine_, tight, request, &response);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+  EXPECT_NE(status.message().find("--max_query_triangles=1"), std::string::npos) << status;
+  EXPECT_EQ(response.results_size(), 0);
+}
+
 }  // namespace
 }  // namespace voxcol::server
