@@ -8,14 +8,13 @@
 #include <memory>
 #include <string>
 
+#include "tests/integration/query_batch_client.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
 
 namespace voxcol {
 namespace {
-
-using Stream = grpc::ClientReaderWriter<v1::QueryBatchRequest, v1::QueryBatchResponse>;
 
 // An underground room of the default cave world, dug out by the edit: x and z in [-6, 6], y from
 // the floor (rock below kFloor) up to kFloor + 12.
@@ -93,14 +92,7 @@ class MoveCharactersTest : public ::testing::Test {
   }
 
   v1::QueryBatchResponse Run(const v1::QueryBatchRequest& batch) {
-    grpc::ClientContext context;
-    std::unique_ptr<Stream> stream = query_->Query(&context);
-    v1::QueryBatchResponse response;
-    EXPECT_TRUE(stream->Write(batch));
-    stream->WritesDone();
-    EXPECT_TRUE(stream->Read(&response));
-    EXPECT_TRUE(stream->Finish().ok());
-    return response;
+    return testing::RunOneBatch(*query_, batch);
   }
 
   testing::TempDir dir_;

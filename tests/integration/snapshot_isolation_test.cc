@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/integration/query_batch_client.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
@@ -22,7 +23,6 @@ namespace voxcol {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using Stream = grpc::ClientReaderWriter<v1::QueryBatchRequest, v1::QueryBatchResponse>;
 
 struct Server {
   testing::TempDir dir;
@@ -55,15 +55,7 @@ struct Server {
   }
 
   v1::QueryBatchResponse RunBatch(const v1::QueryBatchRequest& batch) {
-    grpc::ClientContext context;
-    std::unique_ptr<Stream> stream = query->Query(&context);
-    v1::QueryBatchResponse response;
-    EXPECT_TRUE(stream->Write(batch));
-    stream->WritesDone();
-    EXPECT_TRUE(stream->Read(&response));
-    grpc::Status status = stream->Finish();
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    return response;
+    return testing::RunOneBatch(*query, batch);
   }
 };
 

@@ -9,14 +9,13 @@
 #include <string>
 #include <thread>
 
+#include "tests/integration/query_batch_client.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
 
 namespace voxcol {
 namespace {
-
-using Stream = grpc::ClientReaderWriter<v1::QueryBatchRequest, v1::QueryBatchResponse>;
 
 constexpr float kY = -20.0f;  // the tunnel's height: underground in the default cave world
 
@@ -61,14 +60,7 @@ class TickTest : public ::testing::Test {
   }
 
   v1::QueryBatchResponse Run(const v1::QueryBatchRequest& batch) {
-    grpc::ClientContext context;
-    std::unique_ptr<Stream> stream = query_->Query(&context);
-    v1::QueryBatchResponse response;
-    EXPECT_TRUE(stream->Write(batch));
-    stream->WritesDone();
-    EXPECT_TRUE(stream->Read(&response));
-    EXPECT_TRUE(stream->Finish().ok());
-    return response;
+    return testing::RunOneBatch(*query_, batch);
   }
 
   testing::TempDir dir_;
