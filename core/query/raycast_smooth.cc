@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "core/mesh/marching_cubes.h"
 #include "core/query/raycast.h"
@@ -93,14 +94,16 @@ absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache
 // chunks come from World::GetChunk (air if the chunk fails to load, as GetVoxel).
 class VoxelReader {
  public:
-  explicit VoxelReader(const BroadphaseIndex& index) : index_(index), scope_(index) {}
+  // Takes its broadphase scope on the first read: most rays never read a voxel through it.
+  explicit VoxelReader(const BroadphaseIndex& index) : index_(index) {}
   Voxel Get(const Int3& voxel) {
     const World& world = index_.world();
     if (!world.voxel_bounds().Contains(voxel)) return Voxel{};
     const ChunkKey key = ChunkOf(voxel);
     if (chunk_ == nullptr || !(key == key_)) {
       key_ = key;
-      chunk_ = index_.Get(key, scope_).chunk().get();
+      if (!scope_) scope_.emplace(index_);
+      chunk_ = index_.Get(key, *scope_).chunk().get();
       if (chunk_ == nullptr) {
         owner_ = world.GetChunk(key);
         chunk_ = owner_.get();
@@ -111,7 +114,7 @@ class VoxelReader {
 
  private:
   const BroadphaseIndex& index_;
-  BroadphaseIndex::ReadScope scope_;
+  std::optional<BroadphaseIndex::ReadScope> scope_;
   ChunkKey key_;
   const Chunk* chunk_ = nullptr;
   ChunkPtr owner_;  // holds chunk_ when it came from the world
@@ -183,8 +186,8 @@ Vec3 SmoothNormal(const ChunkCollision& c, uint32_t tri, const Vec3& p) {
   return LengthSq(smooth) > 0 ? Normalize(smooth) : Normalize(n);
 }
 
-RaycastHit MakeSmoothHit(const BroadphaseIndex& index, const KdRay& ray, const ChunkCollision& c,
-                         const TriangleRayHit& t) {
+RaycastHit MakeSmoothHit(const BroadphaseIndex& index, VoxelReader& voxels, const KdRay& ray,
+                         const ChunkCollision& c, const TriangleRayHit& t) {
   const World& world = index.world();
   RaycastHit hit;
   hit.hit = true;
@@ -194,7 +197,6 @@ RaycastHit MakeSmoothHit(const BroadphaseIndex& index, const KdRay& ray, const C
   hit.normal = SmoothNormal(c, t.triangle, hit.position);
   hit.front_face = Dot(facet, ray.direction) < 0;
   // Step a hair into the solid so the hit cell is the one behind the surface.
-  VoxelReader voxels(index);
   hit.voxel =
       DominantSolidCorner(world, voxels, hit.position - facet * (1e-3f * world.voxel_size()));
   hit.value = {c.mesh.materials[t.triangle], voxels.Get(hit.voxel).occupancy};
@@ -276,7 +278,7 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
     return failed;
   }
   if (closest.has_hit()) {
-    RaycastHit hit = MakeSmoothHit(index, kray, *best, closest.hit());
+    RaycastHit hit = MakeSmoothHit(index, voxels, kray, *best, closest.hit());
     // The first crossing leaves the solid: the ray started inside terrain.
     return hit.front_face ? hit : StartedInside(world, voxels, ray);
   }
@@ -297,6 +299,7 @@ void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
   const KdRay kray(ray.origin, Normalize(ray.direction));
   thread_local std::vector<TriangleRayHit> chunk_hits;
   ChunkCollisionCache::ReadScope cache_scope(cache);
+  VoxelReader voxels(index);
   KdStats kd;
   absl::Status walked = WalkChunks(index, cache, cache_scope, kray, t_end, stats,
                                    [&](const ChunkCollision& c, float) {
@@ -304,7 +307,7 @@ void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
                                      AllHitsCollector collector(t_end, &chunk_hits);
                                      c.tree.CastRay(c.mesh, kray, collector, &kd);
                                      for (const TriangleRayHit& t : chunk_hits)
-                                       hits->push_back(MakeSmoothHit(index, kray, c, t));
+                                       hits->push_back(MakeSmoothHit(index, voxels, kray, c, t));
                                      return false;
                                    });
   AddTreeStats(kd, stats);
