@@ -50,9 +50,8 @@ int EdgeTable::Neighbour(uint32_t i, int k, uint32_t j) const {
 
 uint8_t* EdgeTable::Memo(uint32_t i, int k) const {
   if (tris_.size() <= kIndexedTriangles) return nullptr;
-  if (corners_.empty()) BuildIndex();
-  // Triangles gathered after the index was built (a sweep gathers box after box) are not in it.
-  if (i >= indexed_) return nullptr;
+  // A sweep gathers box after box: index (and forget answers) again when triangles were added.
+  if (indexed_ != tris_.size()) BuildIndex();
   return &memo_[3 * size_t(i) + size_t(k)];
 }
 

@@ -88,7 +88,9 @@ class EdgeTable {
   // Hash16 of the other end's key: the same neighbours, without a second look-up.
   bool ActiveAround(uint32_t i, int k, uint16_t far_hash, const Corner* around, int count) const;
   static constexpr int kMaxAround = 32;  // corners at a vertex VertexActive gathers (~6 usual)
-  // Fills corners_ and bucket_begin_ (first use past kIndexedTriangles).
+  // Fills corners_ and bucket_begin_ for every triangle gathered so far and clears the memo (new
+  // triangles can be new neighbours). First use past kIndexedTriangles, and again after a sweep
+  // gathered more.
   void BuildIndex() const;
   // The bucket of key `v`.
   size_t Bucket(const VertexKey& v) const;
@@ -124,7 +126,7 @@ bool EdgeTable::ForEachCornerAt(const VertexKey& v, Visit&& visit) const {
     }
     return false;
   }
-  if (corners_.empty()) BuildIndex();
+  if (indexed_ != tris_.size()) BuildIndex();  // first use, or triangles gathered since
   const size_t b = Bucket(v);
   const auto first = corners_.begin() + bucket_begin_[b];
   const auto last = corners_.begin() + bucket_begin_[b + 1];

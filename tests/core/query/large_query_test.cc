@@ -267,5 +267,39 @@ TEST(LargeQueryTest, EdgeIndexAnswersAsTheNaiveScan) {
   }
 }
 
+// A sweep asks the table questions, then gathers the next box into the same triangles: answers
+// afterwards must count the new triangles as neighbours (an index built once missed them, and
+// edges whose neighbour came later read as real edges).
+TEST(LargeQueryTest, EdgeIndexFollowsTrianglesGatheredAfterItWasBuilt) {
+  CaveScene& s = Scene();
+  const Aabb w = s.world->world_bounds();
+  const Vec3 size = w.max - w.min;
+  const Vec3 lo = w.min + size * 0.3f, hi = w.min + size * 0.5f;
+  const float mid = (lo.x + hi.x) * 0.5f;
+  terrain::Gathered g;
+  ASSERT_TRUE(
+      terrain::Gather(s.index, s.cache, {lo, Vec3(mid, hi.y, hi.z)}, false, &g, nullptr).ok());
+  const size_t first = g.tris.size();
+  ASSERT_GT(first, 64u);
+  terrain::EdgeTable edges(g.tris);
+  for (uint32_t i = 0; i < first; ++i)
+    for (int k = 0; k < 3; ++k) edges.Active(i, k), edges.VertexActive(i, k);  // index + memo
+  ASSERT_TRUE(
+      terrain::Gather(s.index, s.cache, {Vec3(mid, lo.y, lo.z), hi}, false, &g, nullptr).ok());
+  ASSERT_GT(g.tris.size(), first);
+  const NaiveEdges naive(g.tris);
+  const std::vector<terrain::Tri> before(g.tris.begin(), g.tris.begin() + first);
+  const NaiveEdges naive_before(before);
+  int changed = 0;  // answers for old triangles that the new ones change
+  for (uint32_t i = 0; i < g.tris.size(); ++i) {
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_EQ(edges.Active(i, k), naive.Active(i, k)) << "triangle " << i << " edge " << k;
+      ASSERT_EQ(edges.VertexActive(i, k), naive.VertexActive(i, k)) << "triangle " << i;
+      if (i < first) changed += naive_before.Active(i, k) != naive.Active(i, k);
+    }
+  }
+  EXPECT_GT(changed, 0);  // the second box really completed edges of the first
+}
+
 }  // namespace
 }  // namespace voxcol
