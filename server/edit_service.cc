@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/voxel/edit_validation.h"
+#include "server/apply_edits.h"
 #include "server/convert.h"
 #include "server/convert_edit.h"
 #include "server/server_metrics.h"
@@ -55,11 +56,8 @@ grpc::Status EditServiceImpl::FillBall(grpc::ServerContext*, const v1::FillBallR
 
 grpc::Status EditServiceImpl::ApplyEdits(grpc::ServerContext*, const v1::ApplyEditsRequest* request,
                                          v1::EditAck* response) {
-  absl::Time start = absl::Now();
-  EditBatch batch;
-  absl::Status status = FromProto(*request, &batch);
-  if (status.ok()) status = ApplyBatch(batcher_, batch, response);
-  return FinishEdit(start, status);
+  // Records the edit metrics itself.
+  return ToGrpcStatus(ApplyEditsMessage(batcher_, *request, response));
 }
 
 grpc::Status EditServiceImpl::ReadVoxels(grpc::ServerContext*, const v1::ReadVoxelsRequest* request,

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "server/apply_edits.h"
 #include "server/convert.h"
 #include "server/convert_edit.h"
 #include "server/edit_service.h"
@@ -21,38 +22,24 @@ namespace voxcol::server {
 namespace {
 
 // Field errors name the request's own path ("edits.primitives[0]...", "edits.expected_version").
-absl::Status PrefixFieldErrors(const absl::Status& status) {
-  if (status.code() != absl::StatusCode::kInvalidArgument &&
-      status.code() != absl::StatusCode::kFailedPrecondition) {
-    return status;
-  }
-  return absl::Status(status.code(), absl::StrCat("edits.", status.message()));
-}
-
 void SetError(const absl::Status& status, v1::EditStreamResponse* response) {
   v1::EditStreamError* error = response->mutable_error();
   error->set_code(int32_t(status.code()));
   error->set_message(std::string(status.message()));
 }
 
-// One batch through the ApplyEdits path (conversion, validation, idempotency, expected_version,
-// group commit), recorded in the same edit metrics as ApplyEdits.
+// One batch through the ApplyEdits path (ApplyEditsMessage), its errors naming "edits.<field>".
 v1::EditStreamResponse ApplyOne(EditBatcher& batcher, const v1::EditStreamRequest& request,
                                 const std::function<void()>& on_ordered) {
-  const absl::Time start = absl::Now();
   v1::EditStreamResponse response;
   response.set_batch_id(request.batch_id());
-  EditBatch batch;
-  absl::Status status = FromProto(request.edits(), &batch);
+  v1::EditAck ack;
+  absl::Status status = ApplyEditsMessage(batcher, request.edits(), &ack, nullptr, &on_ordered);
   if (status.ok()) {
-    absl::StatusOr<BatchAck> ack = batcher.Apply(batch, nullptr, &on_ordered);
-    status = ack.status();
-    if (ack.ok()) ToProto(*ack, response.mutable_ack());
+    *response.mutable_ack() = std::move(ack);
+  } else {
+    SetError(PrefixEditsField(status), &response);
   }
-  ServerMetrics& metrics = GetServerMetrics();
-  metrics.edit_latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
-  (status.ok() ? metrics.edits : metrics.edit_failures)->Add();
-  if (!status.ok()) SetError(PrefixFieldErrors(status), &response);
   return response;
 }
 

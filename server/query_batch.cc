@@ -5,9 +5,9 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "server/apply_edits.h"
 #include "server/query_ops.h"
 #include "server/server_metrics.h"
-#include "server/tick.h"
 
 namespace voxcol::server {
 
@@ -127,7 +127,7 @@ void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
     absl::Status edited =
         engine.batcher == nullptr
             ? absl::UnimplementedError("edits: this server does not apply edits in Query batches")
-            : ApplyTickEdits(*engine.batcher, request.edits(), &ack, &pinned);
+            : PrefixEditsField(ApplyEditsMessage(*engine.batcher, request.edits(), &ack, &pinned));
     if (!edited.ok()) return FailBatch(request, edited, response);
     *response->mutable_edit_ack() = ack;
   }
