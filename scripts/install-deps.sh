@@ -12,14 +12,30 @@ packages=(
   libbullet-dev libembree-dev
 )
 
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+updated=""
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  updated=1
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "install-deps: installing ${missing[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# promtool (the metrics exposition test) is taken out of Debian's prometheus package into .deps/
+# rather than installed: installing the package would also start a Prometheus daemon.
+repo=$(cd "$(dirname "$0")/.." && pwd)
+if [ ! -x "$repo/.deps/bin/promtool" ]; then
+  echo "install-deps: extracting promtool from Debian's prometheus package into .deps/" >&2
+  [ -n "$updated" ] || $sudo apt-get update -qq
+  scratch=$(mktemp -d)
+  (cd "$scratch" && apt-get download -qq prometheus >/dev/null 2>&1 && dpkg-deb -x prometheus_*.deb root)
+  mkdir -p "$repo/.deps/bin"
+  cp "$scratch/root/usr/bin/promtool" "$repo/.deps/bin/promtool"
+  rm -rf "$scratch"
+fi

@@ -1,12 +1,12 @@
 // voxcol_server: owns one voxel world and serves edits and collision queries over gRPC.
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <memory>
 #include <string>
@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/internal/program_name.h"
+#include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
@@ -24,11 +26,15 @@
 #include "core/voxel/edit_batch.h"
 #include "core/worldgen/cave_generator.h"
 #include "server/admin_service.h"
+#include "server/cpu_quota.h"
 #include "server/data_dir.h"
 #include "server/edit_service.h"
+#include "server/health_service.h"
 #include "server/log.h"
+#include "server/process_metrics.h"
 #include "server/query_service.h"
 #include "server/request_log.h"
+#include "server/rpc_metrics.h"
 #include "server/server_metrics.h"
 #include "server/world_service.h"
 
@@ -63,7 +69,9 @@ ABSL_FLAG(uint64_t, subscribe_buffer_mb, 4,
           "Serialized MiB of responses prepared but not yet sent per Subscribe stream (the first "
           "always fits); bounds the buffer of include_voxels streams");
 ABSL_FLAG(float, max_ray_distance, 4096.0f, "Longest ray accepted, world units");
-ABSL_FLAG(int, query_threads, 0, "Threads running query batches; 0 = one per core");
+ABSL_FLAG(int, query_threads, 0,
+          "Threads running query batches; 0 = one per usable CPU (the affinity mask, capped by a "
+          "container's cgroup CPU quota)");
 ABSL_FLAG(
     int, max_queued_batches, 256,
     "Query batches waiting for a thread beyond which new batches are shed with RESOURCE_EXHAUSTED");
@@ -219,7 +227,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
   config.query_threads = absl::GetFlag(FLAGS_query_threads);
   if (config.query_threads <= 0) {
-    config.query_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    config.query_threads = UsableCpus();
   }
   config.edit_stream_threads = std::max(1, absl::GetFlag(FLAGS_edit_stream_threads));
   config.max_in_flight_edit_batches =
@@ -328,12 +336,20 @@ bool StartMetricsHttp(const std::string& address, const Metrics& registry,
   return true;
 }
 
-// Builds and starts the gRPC server with health checking, reflection and the request log;
-// null (logged) if the address cannot be bound. The services must outlive the server.
+// The services this server registers, by full name: each has its own health status, and the
+// RPC metrics list their methods.
+std::vector<std::string> ServiceNames() {
+  return {v1::WorldService::service_full_name(), v1::QueryService::service_full_name(),
+          v1::EditService::service_full_name(), v1::AdminService::service_full_name(),
+          grpc::health::v1::Health::service_full_name()};
+}
+
+// Builds and starts the gRPC server with reflection, the request log and the RPC metrics; null
+// (logged) if the address cannot be bound. The services (health among them) and `rpc_metrics`
+// must outlive the server.
 std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
                                               const std::vector<grpc::Service*>& services,
-                                              int* port) {
-  grpc::EnableDefaultHealthCheckService(true);
+                                              RpcMetrics* rpc_metrics, int* port) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), port);
@@ -344,6 +360,7 @@ std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
   builder.SetMaxReceiveMessageSize(max_message_size);
   builder.SetMaxSendMessageSize(max_message_size);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<RpcMetricsInterceptorFactory>(rpc_metrics));
   interceptors.push_back(std::make_unique<RequestLogInterceptorFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   for (grpc::Service* service : services) builder.RegisterService(service);
@@ -367,12 +384,12 @@ void WritePortFile(const std::string& path, int port) {
 // Serves until SIGINT or SIGTERM, then drains: health turns NOT_SERVING for balancers,
 // Subscribe streams end at once, and in-flight calls get the grace period.
 void ServeUntilSignal(const sigset_t& signals, double grace_seconds, ChangeLog& change_log,
-                      grpc::Server& server) {
+                      HealthService& health, grpc::Server& server) {
   std::thread signal_thread([&] {
     int sig = 0;
     sigwait(&signals, &sig);
     LogInfo("event=shutdown signal=%d", sig);
-    server.GetHealthCheckService()->Shutdown();
+    health.Shutdown();   // watchers hear NOT_SERVING and their streams end
     change_log.Close();  // instead of holding the grace period
     auto grace = std::chrono::duration<double>(grace_seconds);
     server.Shutdown(std::chrono::system_clock::now() +
@@ -424,6 +441,8 @@ int RunServer() {
   EditStreams edit_streams(batcher, &edit_stream_pool, config->max_in_flight_edit_batches);
 
   Metrics& registry = GetServerMetrics().registry;
+  RegisterProcessMetrics(registry);
+  RpcMetrics rpc_metrics(registry, ServiceNames());
   RegisterStateMetrics(world, query_pool, chunk_collision_cache, registry);
   RegisterFeedMetrics(change_log, subscriptions, registry);
   MetricsHttpServer metrics_http;
@@ -434,13 +453,16 @@ int RunServer() {
                                  config->limits, config->stream_limits, &query_pool);
   EditServiceImpl edit_service(world, config->limits, batcher, subscriptions, &edit_streams);
   AdminServiceImpl admin_service(world, *data->store, absl::GetFlag(FLAGS_backup_root));
+  HealthService health;
+  for (const std::string& name : ServiceNames()) health.SetServing(name, true);
   int port = 0;
   std::unique_ptr<grpc::Server> server = StartGrpcServer(
-      *config, {&world_service, &query_service, &edit_service, &admin_service}, &port);
+      *config, {&world_service, &query_service, &edit_service, &admin_service, &health},
+      &rpc_metrics, &port);
   if (!server) return 1;
   WritePortFile(config->port_file, port);
 
-  ServeUntilSignal(signals, config->shutdown_grace_seconds, change_log, *server);
+  ServeUntilSignal(signals, config->shutdown_grace_seconds, change_log, health, *server);
   LogInfo("event=stopped version=%d", world.version());
   return 0;
 }
@@ -452,6 +474,17 @@ int main(int argc, char** argv) {
   // Debian's abseil enables mutex deadlock detection (a graph update on every lock); off here.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::SetProgramUsageMessage("voxcol_server: voxel terrain collision and query service");
+  // absl exits 1 after printing --help; asking for help is not an error, so answer it here.
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-help" || arg == "-h" || arg == "--helpfull") {
+      absl::flags_internal::SetProgramInvocationName(argv[0]);
+      absl::flags_internal::FlagsHelp(std::cout, arg == "--helpfull" ? "" : "server/",
+                                      absl::flags_internal::HelpFormat::kHumanReadable,
+                                      absl::ProgramUsageMessage());
+      return 0;
+    }
+  }
   absl::ParseCommandLine(argc, argv);
   return voxcol::server::RunServer();
 }

@@ -3,6 +3,7 @@
 #include <civetweb.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -12,7 +13,23 @@
 
 namespace voxcol::server {
 
-double Histogram::UpperBound(int bucket) { return 10e-6 * std::ldexp(1.0, bucket); }
+namespace {
+
+constexpr double kUpperBounds[Histogram::kBuckets] = {
+    1e-5,  2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 0.01,
+    0.025, 0.05,   0.1,  0.25, 0.5,    1,    2.5,  5,      10,   25};
+
+}  // namespace
+
+double Histogram::UpperBound(int bucket) { return kUpperBounds[bucket]; }
+
+std::string FormatMetricValue(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  char buffer[32];
+  auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return error == std::errc() ? std::string(buffer, end) : absl::StrFormat("%.17g", value);
+}
 
 void Histogram::Observe(double seconds) {
   int i = 0;
@@ -50,9 +67,9 @@ Histogram* Metrics::AddHistogram(const std::string& name, const std::string& hel
 }
 
 void Metrics::AddGauge(const std::string& name, const std::string& help,
-                       std::function<double()> read) {
+                       std::function<double()> read, const std::string& labels) {
   absl::MutexLock lock(&mu_);
-  entries_.push_back({name, help, "", "gauge", nullptr, nullptr, std::move(read)});
+  entries_.push_back({name, help, labels, "gauge", nullptr, nullptr, std::move(read)});
 }
 
 void Metrics::AddCounterCallback(const std::string& name, const std::string& help,
@@ -63,34 +80,41 @@ void Metrics::AddCounterCallback(const std::string& name, const std::string& hel
 
 std::string Metrics::Render() const {
   absl::MutexLock lock(&mu_);
-  std::string out;
-  std::map<std::string, bool> described;  // HELP/TYPE once per metric family
+  // Families in order of first registration; a label set added later joins its family.
+  std::vector<const std::string*> families;
+  std::map<std::string, std::vector<const Entry*>> by_name;
+  for (const Entry& e : entries_) {
+    std::vector<const Entry*>& members = by_name[e.name];
+    if (members.empty()) families.push_back(&e.name);
+    members.push_back(&e);
+  }
   auto braces = [](const std::string& labels, const std::string& extra = "") {
     std::string all = labels.empty() ? extra : (extra.empty() ? labels : labels + "," + extra);
     return all.empty() ? std::string() : "{" + all + "}";
   };
-  for (const Entry& e : entries_) {
-    if (!described[e.name]) {
-      described[e.name] = true;
-      absl::StrAppend(&out, "# HELP ", e.name, " ", e.help, "\n# TYPE ", e.name, " ", e.type, "\n");
-    }
-    if (e.counter) {
-      absl::StrAppend(&out, e.name, braces(e.labels), " ", e.counter->value(), "\n");
-    } else if (e.gauge) {
-      absl::StrAppend(&out, e.name, braces(e.labels), " ", absl::StrFormat("%.17g", e.gauge()),
-                      "\n");
-    } else {
-      uint64_t cumulative = 0;
-      for (int i = 0; i <= Histogram::kBuckets; ++i) {
-        cumulative += e.histogram->bucket(i);
-        std::string le =
-            i < Histogram::kBuckets ? absl::StrFormat("%g", Histogram::UpperBound(i)) : "+Inf";
-        absl::StrAppend(&out, e.name, "_bucket", braces(e.labels, "le=\"" + le + "\""), " ",
-                        cumulative, "\n");
+  std::string out;
+  for (const std::string* name : families) {
+    const std::vector<const Entry*>& members = by_name[*name];
+    absl::StrAppend(&out, "# HELP ", *name, " ", members.front()->help, "\n# TYPE ", *name, " ",
+                    members.front()->type, "\n");
+    for (const Entry* e : members) {
+      if (e->counter) {
+        absl::StrAppend(&out, e->name, braces(e->labels), " ", e->counter->value(), "\n");
+      } else if (e->gauge) {
+        absl::StrAppend(&out, e->name, braces(e->labels), " ", FormatMetricValue(e->gauge()), "\n");
+      } else {
+        uint64_t cumulative = 0;
+        for (int i = 0; i <= Histogram::kBuckets; ++i) {
+          cumulative += e->histogram->bucket(i);
+          std::string le =
+              i < Histogram::kBuckets ? FormatMetricValue(Histogram::UpperBound(i)) : "+Inf";
+          absl::StrAppend(&out, e->name, "_bucket", braces(e->labels, "le=\"" + le + "\""), " ",
+                          cumulative, "\n");
+        }
+        absl::StrAppend(&out, e->name, "_sum", braces(e->labels), " ",
+                        FormatMetricValue(e->histogram->sum_seconds()), "\n", e->name, "_count",
+                        braces(e->labels), " ", e->histogram->count(), "\n");
       }
-      absl::StrAppend(&out, e.name, "_sum", braces(e.labels), " ",
-                      absl::StrFormat("%.9f", e.histogram->sum_seconds()), "\n", e.name, "_count",
-                      braces(e.labels), " ", e.histogram->count(), "\n");
     }
   }
   return out;

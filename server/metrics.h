@@ -23,12 +23,14 @@ class Counter {
   std::atomic<uint64_t> value_{0};
 };
 
-// Fixed exponential buckets from 10 µs to ~10 s; lock-free observation.
+// Fixed buckets from 10 µs to 25 s in 1-2.5-5 steps (the bounds are decimal literals, so the
+// exposition prints them exactly and a scraper parses back the same doubles); lock-free
+// observation.
 class Histogram {
  public:
-  static constexpr int kBuckets = 22;  // upper bounds 10us * 2^i, plus +Inf
+  static constexpr int kBuckets = 20;  // finite upper bounds, plus +Inf
   void Observe(double seconds);
-  static double UpperBound(int bucket);
+  static double UpperBound(int bucket);  // seconds; bucket in [0, kBuckets)
   uint64_t bucket(int i) const { return counts_[i].load(std::memory_order_relaxed); }
   uint64_t count() const { return count_.load(std::memory_order_relaxed); }
   double sum_seconds() const { return double(sum_ns_.load(std::memory_order_relaxed)) * 1e-9; }
@@ -41,20 +43,27 @@ class Histogram {
   std::atomic<uint64_t> sum_ns_{0};
 };
 
+// A number as Prometheus' text format reads it: the shortest decimal that parses back to exactly
+// `value` ("+Inf", "-Inf", "NaN" for the special values).
+std::string FormatMetricValue(double value);
+
 class Metrics {
  public:
   // Registers a metric; `labels` is the Prometheus label set without braces, e.g. `kind="raycast"`.
-  // The returned pointer lives as long as this Metrics object. Call during setup.
+  // The returned pointer lives as long as this Metrics object. Safe at any time (a label set seen
+  // only at run time, e.g. a status code, may be added when it first occurs).
   Counter* AddCounter(const std::string& name, const std::string& help,
                       const std::string& labels = "");
   Histogram* AddHistogram(const std::string& name, const std::string& help,
                           const std::string& labels = "");
-  void AddGauge(const std::string& name, const std::string& help, std::function<double()> read);
+  void AddGauge(const std::string& name, const std::string& help, std::function<double()> read,
+                const std::string& labels = "");
   // A counter kept elsewhere (monotonic), read at scrape time.
   void AddCounterCallback(const std::string& name, const std::string& help,
                           std::function<double()> read);
 
-  // The whole registry in Prometheus text format 0.0.4.
+  // The whole registry in Prometheus text format 0.0.4: each family's samples together, under one
+  // HELP and TYPE line, families in the order they were first registered.
   std::string Render() const;
 
  private:

@@ -38,7 +38,6 @@ ServerMetrics* Create() {
   m->edits = r.AddCounter("voxcol_edits_total", "Committed edit batches");
   m->edit_failures = r.AddCounter("voxcol_edit_failures_total", "Edit requests rejected or failed");
   m->streams_opened = r.AddCounter("voxcol_query_streams_total", "Query streams opened");
-  r.AddGauge("voxcol_process_resident_memory_bytes", "Resident set size", ProcessResidentBytes);
   return m;
 }
 
