@@ -8,7 +8,6 @@
 #include <sstream>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -113,9 +112,8 @@ std::string Fmt(const v1::Penetration& p) {
 int Fail(const char* command, const grpc::Status& status) {
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    std::fprintf(stderr, "voxcol: cannot reach the server at %s (%s: %s)\n",
-                 absl::GetFlag(FLAGS_server).c_str(), CodeName(status.error_code()).c_str(),
-                 status.error_message().c_str());
+    std::fprintf(stderr, "voxcol: cannot reach the server at %s (%s: %s)\n", Flags().server.c_str(),
+                 CodeName(status.error_code()).c_str(), status.error_message().c_str());
     return kExitUnreachable;
   }
   std::fprintf(stderr, "voxcol: %s failed: %s: %s\n", command,
@@ -134,7 +132,7 @@ void PrintJson(const google::protobuf::Message& message) {
 int FailedOrJson(const char* command, const grpc::Status& status,
                  const google::protobuf::Message& response) {
   if (!status.ok()) return Fail(command, status);
-  if (!absl::GetFlag(FLAGS_json)) return kPrintSummary;
+  if (!Flags().json) return kPrintSummary;
   PrintJson(response);
   return kExitOk;
 }

@@ -6,7 +6,6 @@
 #include <fstream>
 #include <string>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "client/cli_common.h"
 #include "client/cli_flags.h"
@@ -15,7 +14,7 @@ namespace voxcol::client {
 namespace {
 
 bool ParseMode(v1::EditMode* out) {
-  const std::string mode = absl::GetFlag(FLAGS_mode);
+  const std::string mode = Flags().mode;
   if (mode.empty() || mode == "add") {  // --mode is shared with raycast, whose default is smooth
     *out = v1::EDIT_MODE_ADD;
   } else if (mode == "subtract") {
@@ -37,10 +36,8 @@ int PrintAck(const char* command, const grpc::Status& status, const v1::EditAck&
 }
 
 int SendBatch(Client& client, const char* command, v1::ApplyEditsRequest request) {
-  if (!absl::GetFlag(FLAGS_idempotency_key).empty())
-    request.set_idempotency_key(absl::GetFlag(FLAGS_idempotency_key));
-  if (absl::GetFlag(FLAGS_expected_version) >= 0)
-    request.set_expected_version(absl::GetFlag(FLAGS_expected_version));
+  if (!Flags().idempotency_key.empty()) request.set_idempotency_key(Flags().idempotency_key);
+  if (Flags().expected_version >= 0) request.set_expected_version(Flags().expected_version);
   v1::EditAck ack;
   grpc::Status status = client.ApplyEdits(request, &ack);
   return PrintAck(command, status, ack);
@@ -48,27 +45,23 @@ int SendBatch(Client& client, const char* command, v1::ApplyEditsRequest request
 
 // --min and --max into a region; returns an error message for Usage, empty on success.
 std::string ParseRegion(const char* command, v1::VoxelBox* out) {
-  if (absl::GetFlag(FLAGS_min).empty() || absl::GetFlag(FLAGS_max).empty()) {
+  if (Flags().min.empty() || Flags().max.empty()) {
     return absl::StrCat(command,
                         " needs --min=X,Y,Z and --max=X,Y,Z (voxel indices, max exclusive)");
   }
-  if (!ParseInt3(absl::GetFlag(FLAGS_min), out->mutable_min()))
-    return "--min must be X,Y,Z integers";
-  if (!ParseInt3(absl::GetFlag(FLAGS_max), out->mutable_max()))
-    return "--max must be X,Y,Z integers";
+  if (!ParseInt3(Flags().min, out->mutable_min())) return "--min must be X,Y,Z integers";
+  if (!ParseInt3(Flags().max, out->mutable_max())) return "--max must be X,Y,Z integers";
   return "";
 }
 
 // Centre, rotation, material and mode shared by the oriented shapes.
 template <typename Shape>
 std::string ParseOriented(const char* command, Shape* shape) {
-  if (absl::GetFlag(FLAGS_center).empty()) return absl::StrCat(command, " needs --center=X,Y,Z");
-  if (!ParseVec3(absl::GetFlag(FLAGS_center), shape->mutable_center()))
-    return "--center must be X,Y,Z";
-  if (!ParseQuat(absl::GetFlag(FLAGS_rotation), shape->mutable_rotation()))
-    return "--rotation must be W,X,Y,Z";
+  if (Flags().center.empty()) return absl::StrCat(command, " needs --center=X,Y,Z");
+  if (!ParseVec3(Flags().center, shape->mutable_center())) return "--center must be X,Y,Z";
+  if (!ParseQuat(Flags().rotation, shape->mutable_rotation())) return "--rotation must be W,X,Y,Z";
   uint32_t material = 0;
-  if (!ParseMaterial(absl::GetFlag(FLAGS_material), &material)) {
+  if (!ParseMaterial(Flags().material, &material)) {
     return "--material must be air|water|rock|dirt|grass|sand or a number";
   }
   shape->set_material(material);
@@ -84,22 +77,21 @@ std::string PrimitiveFromFlags(const std::string& command, v1::EditPrimitive* p)
     bool block = command == "fill-block";
     v1::Vec3* size =
         block ? p->mutable_fill_block()->mutable_size() : p->mutable_fill_wedge()->mutable_size();
-    if (absl::GetFlag(FLAGS_size).empty() || !ParseVec3(absl::GetFlag(FLAGS_size), size)) {
+    if (Flags().size.empty() || !ParseVec3(Flags().size, size)) {
       return absl::StrCat(command, " needs --size=X,Y,Z");
     }
     return block ? ParseOriented(command.c_str(), p->mutable_fill_block())
                  : ParseOriented(command.c_str(), p->mutable_fill_wedge());
   }
   if (command == "fill-cylinder") {
-    p->mutable_fill_cylinder()->set_height(absl::GetFlag(FLAGS_height));
-    p->mutable_fill_cylinder()->set_radius(absl::GetFlag(FLAGS_radius));
+    p->mutable_fill_cylinder()->set_height(Flags().height);
+    p->mutable_fill_cylinder()->set_radius(Flags().radius);
     return ParseOriented(command.c_str(), p->mutable_fill_cylinder());
   }
   if (command == "fill-region") {
     v1::FillRegion* r = p->mutable_fill_region();
     uint32_t material = 0;
-    if (!ParseMaterial(absl::GetFlag(FLAGS_material), &material))
-      return "--material must be a name or a number";
+    if (!ParseMaterial(Flags().material, &material)) return "--material must be a name or a number";
     r->set_material(material);
     v1::EditMode mode;
     if (!ParseMode(&mode)) return "--mode must be add, subtract or set";
@@ -109,8 +101,7 @@ std::string PrimitiveFromFlags(const std::string& command, v1::EditPrimitive* p)
   if (command == "replace-material") {
     v1::ReplaceMaterial* r = p->mutable_replace_material();
     uint32_t source = 0, target = 0;
-    if (!ParseMaterial(absl::GetFlag(FLAGS_source), &source) ||
-        !ParseMaterial(absl::GetFlag(FLAGS_target), &target)) {
+    if (!ParseMaterial(Flags().source, &source) || !ParseMaterial(Flags().target, &target)) {
       return "replace-material needs --source=M and --target=M (names or numbers)";
     }
     r->set_source(source);
@@ -121,7 +112,7 @@ std::string PrimitiveFromFlags(const std::string& command, v1::EditPrimitive* p)
 }
 
 void PrintEvent(const v1::SubscribeResponse& event) {
-  if (absl::GetFlag(FLAGS_json)) {
+  if (Flags().json) {
     std::string out;
     (void)google::protobuf::util::MessageToJsonString(event, &out);  // one object per line
     std::printf("%s\n", out.c_str());
@@ -145,19 +136,18 @@ void PrintEvent(const v1::SubscribeResponse& event) {
 
 int RunFillBall(Client& client) {
   v1::FillBallRequest request;
-  if (absl::GetFlag(FLAGS_center).empty()) return Usage("fill-ball needs --center=X,Y,Z");
-  if (!ParseVec3(absl::GetFlag(FLAGS_center), request.mutable_center()))
-    return Usage("--center must be X,Y,Z");
-  request.set_radius(absl::GetFlag(FLAGS_radius));
+  if (Flags().center.empty()) return Usage("fill-ball needs --center=X,Y,Z");
+  if (!ParseVec3(Flags().center, request.mutable_center())) return Usage("--center must be X,Y,Z");
+  request.set_radius(Flags().radius);
   uint32_t material = 0;
-  if (!ParseMaterial(absl::GetFlag(FLAGS_material), &material)) {
+  if (!ParseMaterial(Flags().material, &material)) {
     return Usage("--material must be air|water|rock|dirt|grass|sand or a number");
   }
   request.set_material(material);
   v1::EditMode mode;
   if (!ParseMode(&mode)) return Usage("--mode must be add, subtract or set");
   request.set_mode(mode);
-  if (!absl::GetFlag(FLAGS_idempotency_key).empty() || absl::GetFlag(FLAGS_expected_version) >= 0) {
+  if (!Flags().idempotency_key.empty() || Flags().expected_version >= 0) {
     // Keys and preconditions belong to batches: send the ball as a one-primitive batch.
     v1::ApplyEditsRequest batch;
     *batch.add_primitives()->mutable_fill_ball() = request;
@@ -176,7 +166,7 @@ int RunPrimitive(Client& client, const std::string& command) {
 
 int RunEditBatch(Client& client) {
   std::string json;
-  if (absl::GetFlag(FLAGS_batch).empty() || !ReadFile(absl::GetFlag(FLAGS_batch), &json)) {
+  if (Flags().batch.empty() || !ReadFile(Flags().batch, &json)) {
     return Usage("edit needs --batch=FILE, a readable ApplyEditsRequest in protobuf JSON");
   }
   v1::ApplyEditsRequest request;
@@ -190,7 +180,7 @@ int RunReadVoxels(Client& client) {
   v1::ReadVoxelsRequest request;
   std::string error = ParseRegion("read-voxels", request.mutable_region());
   if (!error.empty()) return Usage(error);
-  const std::string path = absl::GetFlag(FLAGS_out);
+  const std::string path = Flags().out;
   if (path.empty()) return Usage("read-voxels needs --out=FILE");
   v1::ReadVoxelsResponse r;
   grpc::Status status = client.ReadVoxels(request, &r);
@@ -201,7 +191,7 @@ int RunReadVoxels(Client& client) {
     return kExitUsage;
   }
   size_t count = r.voxels().materials().size();
-  if (absl::GetFlag(FLAGS_json)) {
+  if (Flags().json) {
     r.mutable_voxels()->clear_materials();  // the arrays are in the file
     r.mutable_voxels()->clear_occupancies();
     PrintJson(r);
@@ -215,16 +205,16 @@ int RunReadVoxels(Client& client) {
 int RunWriteVoxels(Client& client) {
   std::string bytes;
   v1::WriteVoxelsRequest request;
-  const std::string path = absl::GetFlag(FLAGS_in);
+  const std::string path = Flags().in;
   if (path.empty() || !ReadFile(path, &bytes) ||
       !request.mutable_voxels()->ParseFromString(bytes)) {
     return Usage(
         "write-voxels needs --in=FILE holding a VoxelData message (as read-voxels writes)");
   }
-  if (!absl::GetFlag(FLAGS_at).empty()) {
+  if (!Flags().at.empty()) {
     // Move the box, keeping its size: a paste at another place.
     v1::Int3 at;
-    if (!ParseInt3(absl::GetFlag(FLAGS_at), &at)) return Usage("--at must be X,Y,Z integers");
+    if (!ParseInt3(Flags().at, &at)) return Usage("--at must be X,Y,Z integers");
     v1::VoxelBox* box = request.mutable_voxels()->mutable_region();
     box->mutable_max()->set_x(box->max().x() - box->min().x() + at.x());
     box->mutable_max()->set_y(box->max().y() - box->min().y() + at.y());
@@ -238,11 +228,11 @@ int RunWriteVoxels(Client& client) {
 
 int RunExportRegion(Client& client) {
   v1::ExportRegionRequest request;
-  if (!ParseInt3(absl::GetFlag(FLAGS_min), request.mutable_box()->mutable_min()) ||
-      !ParseInt3(absl::GetFlag(FLAGS_max), request.mutable_box()->mutable_max())) {
+  if (!ParseInt3(Flags().min, request.mutable_box()->mutable_min()) ||
+      !ParseInt3(Flags().max, request.mutable_box()->mutable_max())) {
     return Usage("export-region needs --min=X,Y,Z and --max=X,Y,Z (integer voxel indices)");
   }
-  const std::string file = absl::GetFlag(FLAGS_file);
+  const std::string file = Flags().file;
   if (file.empty()) return Usage("export-region needs --file=PATH");
   v1::ExportRegionResponse r;
   grpc::Status status = client.ExportRegion(request, &r);
@@ -261,7 +251,7 @@ int RunExportRegion(Client& client) {
 }
 
 int RunImportRegion(Client& client) {
-  const std::string file = absl::GetFlag(FLAGS_file);
+  const std::string file = Flags().file;
   if (file.empty()) return Usage("import-region needs --file=PATH");
   FILE* in = std::fopen(file.c_str(), "rb");
   if (!in) return Usage("cannot read " + file);
@@ -276,7 +266,7 @@ int RunImportRegion(Client& client) {
 
 int RunCheckpoint(Client& client) {
   v1::CreateCheckpointRequest request;
-  request.set_dir(absl::GetFlag(FLAGS_dir));
+  request.set_dir(Flags().dir);
   if (request.dir().empty())
     return Usage("checkpoint needs --dir=NAME (a new directory inside the server's --backup_root)");
   v1::CreateCheckpointResponse r;
@@ -291,18 +281,18 @@ int RunCheckpoint(Client& client) {
 
 int RunSubscribe(Client& client) {
   v1::SubscribeRequest request;
-  if (!absl::GetFlag(FLAGS_min).empty() || !absl::GetFlag(FLAGS_max).empty()) {
+  if (!Flags().min.empty() || !Flags().max.empty()) {
     std::string error = ParseRegion("subscribe", request.mutable_region());
     if (!error.empty()) return Usage(error);
   }
-  int64_t from = absl::GetFlag(FLAGS_from);
-  const int64_t from_version = absl::GetFlag(FLAGS_from_version);
+  int64_t from = Flags().from;
+  const int64_t from_version = Flags().from_version;
   if (from >= 0 && from_version >= 0 && from != from_version)
     return Usage("subscribe: --from and --from_version disagree; give one of them");
   if (from < 0) from = from_version;
   if (from >= 0) request.set_from_version(uint64_t(from));
-  request.set_include_voxels(absl::GetFlag(FLAGS_include_voxels));
-  const int64_t max_events = absl::GetFlag(FLAGS_max_events);
+  request.set_include_voxels(Flags().include_voxels);
+  const int64_t max_events = Flags().max_events;
   grpc::ClientContext context;  // no deadline: a live tail runs until stopped
   auto reader = client.Subscribe(&context, request);
   v1::SubscribeResponse event;

@@ -1,64 +1,71 @@
-// The voxcol CLI's flags, defined in cli_main.cc and read by its command files. Each flag's help
-// text says which commands read it.
+// The voxcol CLI's option values. cli_app.cc binds each subcommand's options to these fields
+// (CLI11), with the defaults below; the command files read them after parsing.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "absl/flags/declare.h"
+namespace voxcol::client {
 
-ABSL_DECLARE_FLAG(std::string, server);
-ABSL_DECLARE_FLAG(bool, json);
-ABSL_DECLARE_FLAG(int, timeout_ms);
-ABSL_DECLARE_FLAG(std::string, origin);
-ABSL_DECLARE_FLAG(std::string, direction);
-ABSL_DECLARE_FLAG(float, max_distance);
-ABSL_DECLARE_FLAG(std::string, water);
-ABSL_DECLARE_FLAG(bool, stats);
-ABSL_DECLARE_FLAG(std::string, center);
-ABSL_DECLARE_FLAG(float, radius);
-ABSL_DECLARE_FLAG(std::string, half_extents);
-ABSL_DECLARE_FLAG(std::string, shape);
-ABSL_DECLARE_FLAG(std::string, position);
-ABSL_DECLARE_FLAG(float, half_height);
-ABSL_DECLARE_FLAG(float, convex_radius);
-ABSL_DECLARE_FLAG(std::string, points);
-ABSL_DECLARE_FLAG(float, distance);
-ABSL_DECLARE_FLAG(std::string, collection);
-ABSL_DECLARE_FLAG(float, margin);
-ABSL_DECLARE_FLAG(bool, skip_water);
-ABSL_DECLARE_FLAG(bool, penetration);
-ABSL_DECLARE_FLAG(bool, voxels);
-ABSL_DECLARE_FLAG(uint32_t, max_voxels);
-ABSL_DECLARE_FLAG(std::string, material);
-ABSL_DECLARE_FLAG(std::string, mode);
-ABSL_DECLARE_FLAG(bool, all);
-ABSL_DECLARE_FLAG(int, streams);
-ABSL_DECLARE_FLAG(double, seconds);
-ABSL_DECLARE_FLAG(int, batch_size);
-ABSL_DECLARE_FLAG(double, edit_rate);
-ABSL_DECLARE_FLAG(bool, shape_queries);
-ABSL_DECLARE_FLAG(float, extent);
-ABSL_DECLARE_FLAG(std::string, dir);
-ABSL_DECLARE_FLAG(std::string, file);
-ABSL_DECLARE_FLAG(std::string, size);
-ABSL_DECLARE_FLAG(std::string, rotation);
-ABSL_DECLARE_FLAG(float, height);
-ABSL_DECLARE_FLAG(std::string, min);
-ABSL_DECLARE_FLAG(std::string, max);
-ABSL_DECLARE_FLAG(std::string, source);
-ABSL_DECLARE_FLAG(std::string, target);
-ABSL_DECLARE_FLAG(std::string, idempotency_key);
-ABSL_DECLARE_FLAG(int64_t, expected_version);
-ABSL_DECLARE_FLAG(std::string, batch);
-ABSL_DECLARE_FLAG(std::string, out);
-ABSL_DECLARE_FLAG(std::string, in);
-ABSL_DECLARE_FLAG(std::string, at);
-ABSL_DECLARE_FLAG(int64_t, from);
-ABSL_DECLARE_FLAG(int64_t, from_version);
-ABSL_DECLARE_FLAG(bool, include_voxels);
-ABSL_DECLARE_FLAG(int64_t, max_events);
-ABSL_DECLARE_FLAG(std::string, displacement);
-ABSL_DECLARE_FLAG(int, ticks);
-ABSL_DECLARE_FLAG(float, step_offset);
-ABSL_DECLARE_FLAG(float, slope_limit);
+struct CliOptions {
+  // Global: accepted before or after the subcommand.
+  std::string server = "127.0.0.1:50051";  // also $VOXCOL_SERVER
+  bool json = false;
+  int timeout_ms = 10000;
+  // Queries.
+  std::string origin;
+  std::string direction = "0,-1,0";
+  float max_distance = 1000.0f;
+  std::string water = "pass";
+  bool stats = false;
+  bool all = false;
+  std::string center;
+  float radius = 0.0f;
+  std::string half_extents;
+  std::string shape;
+  std::string position;
+  float half_height = 0.0f;
+  float convex_radius = 0.0f;
+  std::string points;
+  float distance = 0.0f;
+  std::string collection = "closest";
+  float margin = 0.0f;
+  bool skip_water = false;
+  bool penetration = false;
+  bool voxels = false;
+  uint32_t max_voxels = 0;
+  std::string displacement;
+  int ticks = 1;
+  float step_offset = 0.0f;
+  float slope_limit = 0.0f;
+  // Edits.
+  std::string material = "rock";
+  std::string mode;  // raycast: smooth|blocky; edits: add|subtract|set
+  std::string size;
+  std::string rotation = "1,0,0,0";
+  float height = 0.0f;
+  std::string min, max;
+  std::string source, target;
+  std::string idempotency_key;
+  int64_t expected_version = -1;
+  std::string batch;
+  std::string out, in, at;
+  std::string dir;
+  std::string file;
+  int64_t from = -1;
+  int64_t from_version = -1;
+  bool include_voxels = false;
+  int64_t max_events = 0;
+  // loadtest.
+  int streams = 32;
+  double seconds = 60;
+  int batch_size = 64;
+  double edit_rate = 20;
+  bool shape_queries = false;
+  float extent = 64;
+};
+
+// The process's options (filled by the command-line parser).
+CliOptions& Flags();
+
+}  // namespace voxcol::client

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -18,39 +17,36 @@ namespace {
 // the size flags of the kind; an error message for Usage, empty on success. Sizes are checked by
 // the server.
 std::string ParsePosedShape(const char* command, v1::PosedShape* out) {
-  const std::string kind = absl::GetFlag(FLAGS_shape);
+  const std::string kind = Flags().shape;
   v1::Shape* shape = out->mutable_shape();
   if (kind == "sphere") {
-    shape->mutable_sphere()->set_radius(absl::GetFlag(FLAGS_radius));
+    shape->mutable_sphere()->set_radius(Flags().radius);
   } else if (kind == "capsule") {
-    shape->mutable_capsule()->set_half_height(absl::GetFlag(FLAGS_half_height));
-    shape->mutable_capsule()->set_radius(absl::GetFlag(FLAGS_radius));
+    shape->mutable_capsule()->set_half_height(Flags().half_height);
+    shape->mutable_capsule()->set_radius(Flags().radius);
   } else if (kind == "box") {
     v1::BoxShape* box = shape->mutable_box();
-    if (!ParseVec3(absl::GetFlag(FLAGS_half_extents), box->mutable_half_extents())) {
+    if (!ParseVec3(Flags().half_extents, box->mutable_half_extents())) {
       return "--shape=box needs --half_extents=X,Y,Z";
     }
-    box->set_convex_radius(absl::GetFlag(FLAGS_convex_radius));
+    box->set_convex_radius(Flags().convex_radius);
   } else if (kind == "hull") {
     v1::ConvexHullShape* hull = shape->mutable_hull();
-    std::vector<std::string> points =
-        absl::StrSplit(absl::GetFlag(FLAGS_points), ';', absl::SkipWhitespace());
+    std::vector<std::string> points = absl::StrSplit(Flags().points, ';', absl::SkipWhitespace());
     if (points.empty()) return "--shape=hull needs --points=\"X,Y,Z;X,Y,Z;...\"";
     for (const std::string& p : points) {
       if (!ParseVec3(std::string(absl::StripAsciiWhitespace(p)), hull->add_points())) {
         return "--points must be X,Y,Z triples separated by ';'";
       }
     }
-    hull->set_convex_radius(absl::GetFlag(FLAGS_convex_radius));
+    hull->set_convex_radius(Flags().convex_radius);
   } else {
     return absl::StrCat(command, " needs --shape=sphere|capsule|box|hull");
   }
-  if (absl::GetFlag(FLAGS_position).empty() ||
-      !ParseVec3(absl::GetFlag(FLAGS_position), out->mutable_position())) {
+  if (Flags().position.empty() || !ParseVec3(Flags().position, out->mutable_position())) {
     return absl::StrCat(command, " needs --position=X,Y,Z");
   }
-  if (!ParseQuat(absl::GetFlag(FLAGS_rotation), out->mutable_rotation()))
-    return "--rotation must be W,X,Y,Z";
+  if (!ParseQuat(Flags().rotation, out->mutable_rotation())) return "--rotation must be W,X,Y,Z";
   return "";
 }
 
@@ -70,15 +66,15 @@ std::string TouchLabel(const v1::TouchedVoxel& t) {
 // The raycast request from --origin, --direction, --max_distance, --water, --mode, --all and
 // --stats; an error message for Usage, empty on success.
 std::string RaycastRequestFromFlags(v1::RaycastRequest* request) {
-  if (absl::GetFlag(FLAGS_origin).empty()) return "raycast needs --origin=X,Y,Z";
-  if (!ParseVec3(absl::GetFlag(FLAGS_origin), request->mutable_origin())) {
+  if (Flags().origin.empty()) return "raycast needs --origin=X,Y,Z";
+  if (!ParseVec3(Flags().origin, request->mutable_origin())) {
     return "--origin must be X,Y,Z";
   }
-  if (!ParseVec3(absl::GetFlag(FLAGS_direction), request->mutable_direction())) {
+  if (!ParseVec3(Flags().direction, request->mutable_direction())) {
     return "--direction must be X,Y,Z";
   }
-  request->set_max_distance(absl::GetFlag(FLAGS_max_distance));
-  const std::string water = absl::GetFlag(FLAGS_water);
+  request->set_max_distance(Flags().max_distance);
+  const std::string water = Flags().water;
   if (water == "pass") {
     request->set_water_mode(v1::WATER_MODE_PASS_THROUGH);
   } else if (water == "stop") {
@@ -86,7 +82,7 @@ std::string RaycastRequestFromFlags(v1::RaycastRequest* request) {
   } else {
     return "--water must be 'pass' or 'stop'";
   }
-  const std::string mode = absl::GetFlag(FLAGS_mode);
+  const std::string mode = Flags().mode;
   if (mode.empty() || mode == "smooth") {
     request->set_mode(v1::RAYCAST_MODE_SMOOTH);
   } else if (mode == "blocky") {
@@ -94,8 +90,8 @@ std::string RaycastRequestFromFlags(v1::RaycastRequest* request) {
   } else {
     return "raycast --mode must be 'smooth' or 'blocky'";
   }
-  request->set_all_hits(absl::GetFlag(FLAGS_all));
-  request->set_include_stats(absl::GetFlag(FLAGS_stats));
+  request->set_all_hits(Flags().all);
+  request->set_include_stats(Flags().stats);
   return "";
 }
 
@@ -135,19 +131,19 @@ void PrintSweepHit(const char* lead, const v1::SweepHit& h) {
 // Fills the shape of a probe request from --center and --half_extents (box) or --radius
 // (sphere).
 bool ParseProbeShape(v1::ProbeRequest* request, std::string* error) {
-  const std::string half = absl::GetFlag(FLAGS_half_extents);
-  if (!half.empty() && absl::GetFlag(FLAGS_radius) != 0.0f) {
+  const std::string half = Flags().half_extents;
+  if (!half.empty() && Flags().radius != 0.0f) {
     *error = "probe takes --half_extents (box) or --radius (sphere), not both";
     return false;
   }
   v1::Vec3* center = half.empty() ? request->mutable_sphere()->mutable_center()
                                   : request->mutable_box()->mutable_center();
-  if (absl::GetFlag(FLAGS_center).empty() || !ParseVec3(absl::GetFlag(FLAGS_center), center)) {
+  if (Flags().center.empty() || !ParseVec3(Flags().center, center)) {
     *error = "probe needs --center=X,Y,Z";
     return false;
   }
   if (half.empty()) {
-    request->mutable_sphere()->set_radius(absl::GetFlag(FLAGS_radius));
+    request->mutable_sphere()->set_radius(Flags().radius);
   } else if (!ParseVec3(half, request->mutable_box()->mutable_half_extents())) {
     *error = "--half_extents must be X,Y,Z";
     return false;
@@ -211,11 +207,11 @@ int RunSweep(Client& client) {
   v1::SweepRequest request;
   std::string error = ParsePosedShape("sweep", request.mutable_shape());
   if (!error.empty()) return Usage(error);
-  if (!ParseVec3(absl::GetFlag(FLAGS_direction), request.mutable_direction())) {
+  if (!ParseVec3(Flags().direction, request.mutable_direction())) {
     return Usage("--direction must be X,Y,Z");
   }
-  request.set_distance(absl::GetFlag(FLAGS_distance));
-  const std::string collection = absl::GetFlag(FLAGS_collection);
+  request.set_distance(Flags().distance);
+  const std::string collection = Flags().collection;
   if (collection == "closest") {
     request.set_collection(v1::HIT_COLLECTION_CLOSEST);
   } else if (collection == "any") {
@@ -225,7 +221,7 @@ int RunSweep(Client& client) {
   } else {
     return Usage("--collection must be closest, any or all");
   }
-  request.set_include_stats(absl::GetFlag(FLAGS_stats));
+  request.set_include_stats(Flags().stats);
   v1::SweepResponse r;
   if (int done = FailedOrJson("sweep", client.Sweep(request, &r), r); done != kPrintSummary) {
     return done;
@@ -253,8 +249,8 @@ int RunOverlap(Client& client) {
   v1::OverlapRequest request;
   std::string error = ParsePosedShape("overlap", request.mutable_shape());
   if (!error.empty()) return Usage(error);
-  request.set_include_penetration(absl::GetFlag(FLAGS_penetration));
-  request.set_include_stats(absl::GetFlag(FLAGS_stats));
+  request.set_include_penetration(Flags().penetration);
+  request.set_include_stats(Flags().stats);
   v1::OverlapResponse r;
   if (int done = FailedOrJson("overlap", client.Overlap(request, &r), r); done != kPrintSummary) {
     return done;
@@ -274,9 +270,9 @@ int RunContacts(Client& client) {
   v1::ContactsRequest request;
   std::string error = ParsePosedShape("contacts", request.mutable_shape());
   if (!error.empty()) return Usage(error);
-  request.set_margin(absl::GetFlag(FLAGS_margin));
-  request.set_skip_water(absl::GetFlag(FLAGS_skip_water));
-  request.set_include_stats(absl::GetFlag(FLAGS_stats));
+  request.set_margin(Flags().margin);
+  request.set_skip_water(Flags().skip_water);
+  request.set_include_stats(Flags().stats);
   v1::ContactsResponse r;
   if (int done = FailedOrJson("contacts", client.Contacts(request, &r), r); done != kPrintSummary) {
     return done;
@@ -314,9 +310,9 @@ int RunProbe(Client& client) {
   v1::ProbeRequest request;
   std::string error;
   if (!ParseProbeShape(&request, &error)) return Usage(error);
-  request.set_include_voxels(absl::GetFlag(FLAGS_voxels));
-  request.set_max_voxels(absl::GetFlag(FLAGS_max_voxels));
-  request.set_include_stats(absl::GetFlag(FLAGS_stats));
+  request.set_include_voxels(Flags().voxels);
+  request.set_max_voxels(Flags().max_voxels);
+  request.set_include_stats(Flags().stats);
   v1::ProbeResponse r;
   if (int done = FailedOrJson("probe", client.Probe(request, &r), r); done != kPrintSummary) {
     return done;
@@ -336,22 +332,21 @@ int RunProbe(Client& client) {
 int RunMoveCharacter(Client& client) {
   v1::MoveCharactersRequest request;
   v1::CharacterMove* move = request.add_moves();
-  move->set_radius(absl::GetFlag(FLAGS_radius));
-  move->set_half_height(absl::GetFlag(FLAGS_half_height));
-  if (absl::GetFlag(FLAGS_position).empty() ||
-      !ParseVec3(absl::GetFlag(FLAGS_position), move->mutable_position())) {
+  move->set_radius(Flags().radius);
+  move->set_half_height(Flags().half_height);
+  if (Flags().position.empty() || !ParseVec3(Flags().position, move->mutable_position())) {
     return Usage("move-character needs --position=X,Y,Z");
   }
-  if (absl::GetFlag(FLAGS_displacement).empty() ||
-      !ParseVec3(absl::GetFlag(FLAGS_displacement), move->mutable_displacement())) {
+  if (Flags().displacement.empty() ||
+      !ParseVec3(Flags().displacement, move->mutable_displacement())) {
     return Usage("move-character needs --displacement=X,Y,Z");
   }
-  const int ticks = absl::GetFlag(FLAGS_ticks);
+  const int ticks = Flags().ticks;
   if (ticks < 1) return Usage("move-character needs --ticks >= 1");
-  move->mutable_settings()->set_step_offset(absl::GetFlag(FLAGS_step_offset));
-  move->mutable_settings()->set_slope_limit_degrees(absl::GetFlag(FLAGS_slope_limit));
-  request.set_include_stats(absl::GetFlag(FLAGS_stats));
-  const bool json = absl::GetFlag(FLAGS_json);
+  move->mutable_settings()->set_step_offset(Flags().step_offset);
+  move->mutable_settings()->set_slope_limit_degrees(Flags().slope_limit);
+  request.set_include_stats(Flags().stats);
+  const bool json = Flags().json;
   for (int tick = 1; tick <= ticks; ++tick) {
     v1::MoveCharactersResponse r;
     grpc::Status status = client.MoveCharacters(request, &r);

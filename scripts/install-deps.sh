@@ -8,7 +8,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev libccd-dev
   librocksdb-dev libzstd-dev liblz4-dev
-  python3 python3-yaml libcivetweb-dev clang-format
+  python3 python3-yaml libcivetweb-dev clang-format libcli11-dev
   libbullet-dev libembree-dev
 )
 

@@ -120,7 +120,8 @@ TEST_F(OperationsTest, HealthPerServiceAndWatchEndsOnCancelAndOnShutdown) {
     HealthCheckResponse response;
     grpc::ClientContext context;
     grpc::Status status = health->Check(&context, request, &response);
-    ASSERT_TRUE(status.ok()) << service << ": " << int(status.error_code()) << status.error_message();
+    ASSERT_TRUE(status.ok()) << service << ": " << int(status.error_code())
+                             << status.error_message();
     EXPECT_EQ(response.status(), HealthCheckResponse::SERVING) << service;
   }
   HealthCheckRequest unknown;

@@ -1,0 +1,312 @@
+#include "client/cli_app.h"
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "client/cli_edits.h"
+#include "client/cli_flags.h"
+#include "client/cli_queries.h"
+
+namespace voxcol::client {
+namespace {
+
+const char kVec3[] = "X,Y,Z";
+
+CLI::App* Command(CliApp& cli, const std::string& name, const std::string& description,
+                  CommandFn run) {
+  CLI::App* sub = cli.app.add_subcommand(name, description);
+  sub->fallthrough();  // the global options may also follow the subcommand
+  cli.commands[sub] = std::move(run);
+  return sub;
+}
+
+void AddStats(CLI::App* sub) {
+  sub->add_flag("--stats", Flags().stats, "Include the query's cost statistics");
+}
+
+// The posed shape of sweep, overlap and contacts.
+void AddShape(CLI::App* sub) {
+  CliOptions& f = Flags();
+  sub->add_option("--shape", f.shape, "The shape")
+      ->required()
+      ->check(CLI::IsMember({"sphere", "capsule", "box", "hull"}));
+  sub->add_option("--position", f.position, "The shape's centre, world units")
+      ->required()
+      ->type_name(kVec3);
+  sub->add_option("--rotation", f.rotation, "Unit quaternion local -> world")->type_name("W,X,Y,Z");
+  sub->add_option("--radius", f.radius, "sphere, capsule: radius, world units");
+  sub->add_option("--half_height", f.half_height,
+                  "capsule: half length of the core segment along local Y, world units");
+  sub->add_option("--half_extents", f.half_extents, "box: half extents, world units")
+      ->type_name(kVec3);
+  sub->add_option("--points", f.points, "hull: local points (1..64)")
+      ->type_name("\"X,Y,Z;X,Y,Z;...\"");
+  sub->add_option("--convex_radius", f.convex_radius, "box, hull: rounding radius, world units");
+}
+
+// Idempotency key and expected version of every edit.
+void AddEditGuards(CLI::App* sub) {
+  CliOptions& f = Flags();
+  sub->add_option("--idempotency_key", f.idempotency_key, "A retry with the same key applies once");
+  sub->add_option("--expected_version", f.expected_version,
+                  "Apply only if the world is at this version (-1: any)");
+}
+
+void AddMaterialMode(CLI::App* sub) {
+  CliOptions& f = Flags();
+  sub->add_option("--material", f.material, "air|water|rock|dirt|grass|sand or 0..255");
+  sub->add_option("--mode", f.mode, "add (default) | subtract | set")
+      ->check(CLI::IsMember({"add", "subtract", "set"}));
+}
+
+void AddBox(CLI::App* sub, bool required) {
+  CliOptions& f = Flags();
+  CLI::Option* min = sub->add_option("--min", f.min, "First voxel (voxel indices)");
+  CLI::Option* max = sub->add_option("--max", f.max, "Voxel one past the last (exclusive)");
+  min->type_name(kVec3)->required(required);
+  max->type_name(kVec3)->required(required);
+  if (!required) {
+    min->needs(max);
+    max->needs(min);
+  }
+}
+
+void AddQueryCommands(CliApp& cli) {
+  CliOptions& f = Flags();
+  CLI::App* raycast =
+      Command(cli, "raycast", "First (or every) surface crossing of a ray", RunRaycast);
+  raycast->add_option("--origin", f.origin, "Ray origin, world units")
+      ->required()
+      ->type_name(kVec3);
+  raycast->add_option("--direction", f.direction, "Direction (any non-zero length)");
+  raycast->add_option("--max_distance", f.max_distance, "Maximum distance, world units");
+  raycast->add_option("--water", f.water, "Pass through water or stop at its surface")
+      ->check(CLI::IsMember({"pass", "stop"}));
+  raycast->add_option("--mode", f.mode, "smooth (default): the marching-cubes surface; blocky")
+      ->check(CLI::IsMember({"smooth", "blocky"}));
+  raycast->add_flag("--all", f.all, "Every surface crossing along the ray (smooth mode)");
+  AddStats(raycast);
+
+  CLI::App* sweep = Command(cli, "sweep", "Where a moving shape first meets the terrain", RunSweep);
+  AddShape(sweep);
+  sweep->add_option("--direction", f.direction, "Direction (any non-zero length)");
+  sweep->add_option("--distance", f.distance, "How far to move, world units")->required();
+  sweep->add_option("--collection", f.collection, "Which hits")
+      ->check(CLI::IsMember({"closest", "any", "all"}));
+  AddStats(sweep);
+
+  CLI::App* overlap = Command(cli, "overlap", "Exact overlap of a posed shape", RunOverlap);
+  AddShape(overlap);
+  overlap->add_flag("--penetration", f.penetration, "Report the deepest penetration");
+  AddStats(overlap);
+
+  CLI::App* contacts =
+      Command(cli, "contacts", "Contact points (<= 4 per chunk) and water contact", RunContacts);
+  AddShape(contacts);
+  contacts->add_option("--margin", f.margin,
+                       "Also report points separated by up to this distance (negative depth)");
+  contacts->add_flag("--skip_water", f.skip_water, "Skip the water contact (buoyancy)");
+  AddStats(contacts);
+
+  CLI::App* probe =
+      Command(cli, "probe",
+              "Conservative broadphase: may terrain be within reach of a box or sphere?", RunProbe);
+  probe->add_option("--center", f.center, "Centre, world units")->required()->type_name(kVec3);
+  CLI::Option* box = probe->add_option("--half_extents", f.half_extents, "Box half extents");
+  CLI::Option* sphere = probe->add_option("--radius", f.radius, "Sphere radius, world units");
+  box->type_name(kVec3)->excludes(sphere);
+  probe->add_flag("--voxels", f.voxels, "Also list the touched voxels");
+  probe->add_option("--max_voxels", f.max_voxels, "Most voxels to list (0: the server's limit)");
+  AddStats(probe);
+
+  CLI::App* move =
+      Command(cli, "move-character",
+              "Move-and-slide of an upright capsule, N ticks from each result", RunMoveCharacter);
+  move->add_option("--radius", f.radius, "Capsule radius, world units")->required();
+  move->add_option("--half_height", f.half_height, "Half length of the core segment")->required();
+  move->add_option("--position", f.position, "Capsule centre")->required()->type_name(kVec3);
+  move->add_option("--displacement", f.displacement, "Wanted motion per tick (walk+jump+gravity)")
+      ->required()
+      ->type_name(kVec3);
+  move->add_option("--ticks", f.ticks, "Ticks to run")->check(CLI::PositiveNumber);
+  move->add_option("--step_offset", f.step_offset,
+                   "Highest riser walked up (0: the server's default)");
+  move->add_option("--slope_limit", f.slope_limit,
+                   "Steepest walkable ground, degrees (0: the server's default)");
+  AddStats(move);
+}
+
+void AddPrimitiveCommands(CliApp& cli) {
+  CliOptions& f = Flags();
+  CLI::App* ball = Command(cli, "fill-ball", "Fill or carve one ball", RunFillBall);
+  ball->add_option("--center", f.center, "Centre, world units")->required()->type_name(kVec3);
+  ball->add_option("--radius", f.radius, "Radius, world units")->required();
+  AddMaterialMode(ball);
+  AddEditGuards(ball);
+
+  for (const char* name : {"fill-block", "fill-wedge", "fill-cylinder"}) {
+    const std::string command = name;
+    CLI::App* sub =
+        Command(cli, command, "", [command](Client& c) { return RunPrimitive(c, command); });
+    sub->add_option("--center", f.center, "Centre, world units")->required()->type_name(kVec3);
+    sub->add_option("--rotation", f.rotation, "Unit quaternion local -> world");
+    if (command == "fill-cylinder") {
+      sub->description("Fill or carve a cylinder along its local Y axis");
+      sub->add_option("--height", f.height, "Length along local Y, world units")->required();
+      sub->add_option("--radius", f.radius, "Radius, world units")->required();
+    } else {
+      sub->description(command == "fill-block"
+                           ? "Fill or carve a rotated block"
+                           : "Fill or carve a wedge (slope from the bottom-front (-Z) edge up "
+                             "to the top-back (+Z) edge)");
+      sub->add_option("--size", f.size, "Edge lengths along the local axes, world units")
+          ->required()
+          ->type_name(kVec3);
+    }
+    AddMaterialMode(sub);
+    AddEditGuards(sub);
+  }
+  CLI::App* region = Command(cli, "fill-region", "Fill or carve a box of voxels",
+                             [](Client& c) { return RunPrimitive(c, "fill-region"); });
+  AddBox(region, true);
+  AddMaterialMode(region);
+  AddEditGuards(region);
+  CLI::App* replace = Command(cli, "replace-material", "Replace one material in a box",
+                              [](Client& c) { return RunPrimitive(c, "replace-material"); });
+  AddBox(replace, true);
+  replace->add_option("--source", f.source, "Material to replace (name or 0..255)")->required();
+  replace->add_option("--target", f.target, "Material to put instead (name or 0..255)")->required();
+  AddEditGuards(replace);
+  CLI::App* clear = Command(cli, "clear", "Set a box of voxels to air",
+                            [](Client& c) { return RunPrimitive(c, "clear"); });
+  AddBox(clear, true);
+  AddEditGuards(clear);
+}
+
+void AddDataCommands(CliApp& cli) {
+  CliOptions& f = Flags();
+  CLI::App* edit =
+      Command(cli, "edit", "One atomic batch from an ApplyEditsRequest in JSON", RunEditBatch);
+  edit->add_option("--batch", f.batch, "File holding an ApplyEditsRequest (protobuf JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  AddEditGuards(edit);
+  CLI::App* read = Command(cli, "read-voxels", "A box of voxels to a file", RunReadVoxels);
+  AddBox(read, true);
+  read->add_option("--out", f.out, "Output file (binary voxcol.v1.VoxelData)")->required();
+  CLI::App* write = Command(cli, "write-voxels", "Overwrite voxels from a file", RunWriteVoxels);
+  write->add_option("--in", f.in, "Input file, as read-voxels writes")
+      ->required()
+      ->check(CLI::ExistingFile);
+  write->add_option("--at", f.at, "Put the file's first voxel here instead")->type_name(kVec3);
+  CLI::App* exp =
+      Command(cli, "export-region", "A box of voxels to a packed file", RunExportRegion);
+  AddBox(exp, true);
+  exp->add_option("--file", f.file, "Local packed region file")->required();
+  CLI::App* imp =
+      Command(cli, "import-region", "Write a packed region back as one edit", RunImportRegion);
+  imp->add_option("--file", f.file, "Local packed region file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  CLI::App* checkpoint =
+      Command(cli, "checkpoint", "Online backup of the server's store into its --backup_root",
+              RunCheckpoint);
+  checkpoint->add_option("--dir", f.dir, "A new directory inside --backup_root")->required();
+  CLI::App* subscribe =
+      Command(cli, "subscribe", "The change feed: one line per committed batch", RunSubscribe);
+  AddBox(subscribe, false);
+  CLI::Option* from =
+      subscribe->add_option("--from", f.from, "Deliver batches after this version (-1: from now)");
+  subscribe->add_option("--from_version", f.from_version, "The same as --from (older scripts)")
+      ->excludes(from);
+  subscribe->add_flag("--include_voxels", f.include_voxels,
+                      "Include the new voxels of each changed box");
+  subscribe->add_option("--max_events", f.max_events,
+                        "Stop after this many batches (0: until interrupted)");
+}
+
+void AddLoadTest(CliApp& cli, CommandFn loadtest) {
+  CliOptions& f = Flags();
+  CLI::App* load =
+      Command(cli, "loadtest", "Bounded load from this machine; only shedding is tolerated",
+              std::move(loadtest));
+  load->add_option("--streams", f.streams, "Concurrent Query streams")->check(CLI::PositiveNumber);
+  load->add_option("--seconds", f.seconds, "Duration, seconds")->check(CLI::PositiveNumber);
+  load->add_option("--batch_size", f.batch_size, "Queries per batch")->check(CLI::PositiveNumber);
+  load->add_option("--edit_rate", f.edit_rate, "FillBall edits per second (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  load->add_flag("--shape_queries", f.shape_queries,
+                 "Mix capsule sweeps and contacts into the batches (1 in 8 queries each)");
+  load->add_option("--extent", f.extent,
+                   "Play area |x|,|z| <= extent around the origin (0: whole world)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+}  // namespace
+
+CliOptions& Flags() {
+  static CliOptions options;
+  return options;
+}
+
+void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest) {
+  CliOptions& f = Flags();
+  CLI::App& app = cli.app;
+  app.option_defaults()->always_capture_default();  // --help shows each default
+  app.require_subcommand(1);
+  app.add_option("--server", f.server, "Server address host:port")->envname("VOXCOL_SERVER");
+  app.add_flag("--json", f.json, "Print responses as JSON (protobuf JSON mapping)");
+  app.add_option("--timeout_ms", f.timeout_ms, "Deadline for each call, milliseconds")
+      ->check(CLI::PositiveNumber);
+  app.footer(
+      "Exit codes: 0 ok, 1 server error, 2 usage, 3 server unreachable.\n"
+      "Run 'voxcol <command> --help' for a command's options; the global options (--server,\n"
+      "--json, --timeout_ms) may also follow the command.");
+  Command(cli, "info", "World bounds, voxel size, seed, version", std::move(info));
+  Command(cli, "health", "SERVING / NOT_SERVING (exit 0 only when serving)", std::move(health));
+  AddQueryCommands(cli);
+  AddPrimitiveCommands(cli);
+  AddDataCommands(cli);
+  AddLoadTest(cli, std::move(loadtest));
+  Command(cli, "completion",
+          "Print a bash completion script (source it, or put it in "
+          "/etc/bash_completion.d/voxcol)",
+          nullptr);
+}
+
+std::string BashCompletion(const CLI::App& app) {
+  std::vector<std::string> commands;
+  std::string cases;
+  auto option_names = [](const CLI::App& a) {
+    std::vector<std::string> names;
+    for (const CLI::Option* o : a.get_options()) {
+      for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    }
+    return names;
+  };
+  const std::vector<std::string> global = option_names(app);
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    commands.push_back(sub->get_name());
+    std::vector<std::string> names = option_names(*sub);
+    names.insert(names.end(), global.begin(), global.end());
+    absl::StrAppend(&cases, "    ", sub->get_name(), ") opts=\"", absl::StrJoin(names, " "),
+                    "\" ;;\n");
+  }
+  return absl::StrCat(
+      "# bash completion for voxcol (generated by `voxcol completion`)\n"
+      "_voxcol() {\n"
+      "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" command=\"\" opts=\"\" w\n"
+      "  for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n"
+      "    case \"$w\" in -*) ;; *) command=\"$w\"; break ;; esac\n"
+      "  done\n"
+      "  case \"$command\" in\n",
+      cases, "    *) opts=\"", absl::StrJoin(commands, " "), " ", absl::StrJoin(global, " "),
+      "\" ;;\n"
+      "  esac\n"
+      "  COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+      "}\n"
+      "complete -F _voxcol voxcol\n");
+}
+
+}  // namespace voxcol::client
