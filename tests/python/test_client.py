@@ -6,9 +6,13 @@ sets VOXCOL_SERVER and VOXCOL_CLI to the built binaries. Oracles: the voxels of 
 sweep, the exact overlap for the conservative probe.
 """
 
+import contextlib
+import io
 import json
 import math
 import os
+import pathlib
+import re
 import subprocess
 import tempfile
 import threading
@@ -319,6 +323,23 @@ class EditTest(ServerTest):
         self.assertEqual(len(received), 1)
         self.assertEqual(received[0].version, ack.version)
         self.assertEqual(len(received[0].changes), ack.changed_chunks)
+
+
+class DocExampleTest(ServerTest):
+    def test_the_python_example_of_docs_sdk_md_runs(self):
+        doc = pathlib.Path(__file__).resolve().parents[2] / "docs" / "sdk.md"
+        blocks = re.findall(r"^```python\n(.*?)^```$", doc.read_text(), re.M | re.S)
+        self.assertEqual(len(blocks), 1)
+        code = blocks[0].replace("127.0.0.1:50051", self.address)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, str(doc), "exec"), {})
+        lines = out.getvalue().splitlines()
+        self.assertEqual(len(lines), 3, lines)
+        ground = float(re.match(r"ground at y (\S+), version 0$", lines[0]).group(1))
+        after = re.match(r"after the carve at version 1: ground at y (\S+)$", lines[1])
+        self.assertLess(float(after.group(1)), ground - 2)
+        self.assertRegex(lines[2], r"^the feed saw version 1, [1-9]\d* chunks$")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 # component of BUILD_DIR into a temporary prefix, configures and builds tests/sdk/consumer against
 # it with find_package(voxcol CONFIG) and, a second time, with the flags of voxcol.pc; starts the
 # real server on a free loopback port with a temporary data dir and runs both consumers, which
-# check their answers (a raycast against the voxels of its column, a Query-stream batch, a tick).
+# check their answers (a raycast against the voxels of its column, a Query-stream batch, a tick),
+# and the CMake + C++ example of docs/sdk.md, extracted from the page.
 # Usage: consumer_test.sh BUILD_DIR SERVER_BINARY
 set -euo pipefail
 
@@ -34,6 +35,15 @@ cmake -S "$here/consumer" -B "$work/consumer-build" -G Ninja -DCMAKE_BUILD_TYPE=
   { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/consumer-build" >"$work/build.log" || { cat "$work/build.log"; exit 1; }
 
+# The CMake and C++ example of docs/sdk.md, as written there.
+example=$work/doc-example
+mkdir -p "$example"
+awk '/^```cmake$/{f=1;next} /^```$/{f=0} f' "$here/../../docs/sdk.md" >"$example/CMakeLists.txt"
+awk '/^```cpp$/{f=1;next} /^```$/{f=0} f' "$here/../../docs/sdk.md" >"$example/main.cc"
+cmake -S "$example" -B "$example/build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" \
+  >"$work/configure-example.log" || { cat "$work/configure-example.log"; exit 1; }
+cmake --build "$example/build" >"$work/build-example.log" || { cat "$work/build-example.log"; exit 1; }
+
 # The same consumer built with nothing but the pkg-config file's flags.
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 read -r -a pc_cflags <<<"$(pkg-config --cflags voxcol)"
@@ -56,3 +66,7 @@ for consumer in "$work/consumer-build/voxcol_consumer" "$work/consumer-pc"; do
   "$consumer" "127.0.0.1:$port" | tee "$work/out.txt"
   grep -q "^consumer: all checks passed$" "$work/out.txt"
 done
+echo "== docs/sdk.md example"
+"$example/build/voxcol_example" "127.0.0.1:$port" | tee "$work/out.txt"
+grep -Eq '^ground at y -?[0-9]+\.[0-9]{3}$' "$work/out.txt"
+grep -Eq '^batch at version [0-9]+: ground at y -?[0-9.]+, probe may touch solid: 1$' "$work/out.txt"
