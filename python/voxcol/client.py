@@ -207,6 +207,7 @@ class QueryStream:
         self._pending: dict = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        self._closed = False
         self._call = stub.Query(iter(self._requests.get, self._END))
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -226,13 +227,18 @@ class QueryStream:
         if edits is not None:
             request.edits.CopyFrom(edits)
         with self._lock:
+            if self._closed:
+                raise RuntimeError("query stream is closed")
             self._pending[request.batch_id] = future
-        self._requests.put(request)
+            self._requests.put(request)
         return future
 
     def close(self) -> None:
         """Half-closes the stream and waits until every submitted batch is answered."""
-        self._requests.put(self._END)
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._requests.put(self._END)
         self._reader.join()
 
     def _read(self) -> None:
