@@ -230,6 +230,24 @@ bool InUniformSolidCell(const World& world, const Vec3& p) {
   return world.UniformVoxel(key, &v) && IsSolid(v);
 }
 
+// True when all eight corners of the marching-cubes cell around `p` are inside the surface
+// (IsSolid): the same argument as InUniformSolidCell for cells of chunks that are not uniform
+// (rock just below the surface). Reads the corner nearest `p` first, so a ray from air pays one
+// voxel read.
+bool InSolidCell(const World& world, VoxelReader& voxels, const Vec3& p) {
+  const float h = world.voxel_size();
+  const Vec3 q(p.x / h - 0.5f, p.y / h - 0.5f, p.z / h - 0.5f);
+  const Int3 low{int32_t(std::floor(q.x)), int32_t(std::floor(q.y)), int32_t(std::floor(q.z))};
+  const Int3 near{low.x + (q.x - float(low.x) >= 0.5f), low.y + (q.y - float(low.y) >= 0.5f),
+                  low.z + (q.z - float(low.z) >= 0.5f)};
+  if (!IsSolid(voxels.Get(near))) return false;
+  for (int c = 0; c < 8; ++c) {
+    const Int3 v = low + Int3{c & 1, (c >> 1) & 1, c >> 2};
+    if (!(v == near) && !IsSolid(voxels.Get(v))) return false;
+  }
+  return true;
+}
+
 // The blocky water surface when the settings stop there; a miss otherwise.
 RaycastHit WaterHit(const BroadphaseIndex& index, const RaycastInput& ray,
                     const RaycastSettings& settings, QueryStats* stats) {
@@ -255,7 +273,10 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   const RaycastHit water = WaterHit(index, ray, settings, stats);
   VoxelReader voxels(index);
   // With a water hit the answer can be the water (its face may come before the smooth exit).
-  if (!water.hit && InUniformSolidCell(world, ray.origin)) return StartedInside(world, voxels, ray);
+  if (!water.hit &&
+      (InUniformSolidCell(world, ray.origin) || InSolidCell(world, voxels, ray.origin))) {
+    return StartedInside(world, voxels, ray);
+  }
   const float t_end = water.hit ? water.distance : ray.max_distance;
   const KdRay kray(ray.origin, Normalize(ray.direction));
   ClosestHitCollector closest(t_end);

@@ -32,6 +32,55 @@ D3 UnitD(const Vec3& d) {
   return v * (1 / testing::LenD(v));
 }
 
+// Whether a ray starts inside terrain, against the oracle: inside exactly when its nearest crossing
+// is an exit (a back face), or, with no crossing within reach, when its origin voxel is solid.
+// Origins are drawn in rock, in air and just off the surface (the cells of the raycast's
+// started-inside shortcuts: uniform rock chunks, and cells whose eight corners are solid), and
+// rays are short or long so that both the shortcut and the walk answer.
+TEST(RaycastOracleTest, StartedInsideExactlyWhenTheOracleSeesAnExitFirst) {
+  auto world = testing::MakeCaveWorld(43, {64, 64, 64});
+  ChunkCollisionCache cache(*world, size_t(256) << 20);
+  BroadphaseIndex index(*world);
+  const std::vector<testing::OracleTriangle> tris = testing::AllTriangles(*world);
+  std::mt19937 rng(2302);
+  std::uniform_real_distribution<float> u(-31, 31), len(0.05f, 30), jitter(-1.5f, 1.5f);
+  int inside = 0, outside = 0, near_surface = 0, mismatched = 0, ambiguous = 0;
+  for (int i = 0; i < 10000; ++i) {
+    Vec3 origin(u(rng), u(rng), u(rng));
+    if (i % 2 == 0 && !tris.empty()) {  // near the surface: around a random triangle's corner
+      const testing::OracleTriangle& t = tris[rng() % tris.size()];
+      origin =
+          Vec3(float(t.a.x) + jitter(rng), float(t.a.y) + jitter(rng), float(t.a.z) + jitter(rng));
+      ++near_surface;
+    }
+    const RaycastInput ray{origin, RandomUnit(rng), len(rng)};
+    const RaycastHit hit = RaycastSmooth(index, cache, ray, RaycastSettings{});
+    const OracleRayHit oracle =
+        OracleClosestRay(tris, ToD(ray.origin), UnitD(ray.direction), ray.max_distance);
+    // A crossing within float error of an edge or of the origin may flip between the two sides.
+    if (oracle.hit && (oracle.clearance < 1e-4 || oracle.t < 1e-4)) {
+      ++ambiguous;
+      continue;
+    }
+    const bool want = oracle.hit ? !oracle.front : IsSolid(world->GetVoxel(world->VoxelAt(origin)));
+    const bool got = hit.hit && hit.started_inside;
+    inside += want;
+    outside += !want;
+    if (got != want && ++mismatched <= 5) {
+      std::printf("ray %d from (%g, %g, %g): started_inside %d, oracle %d (hit %d at %g)\n", i,
+                  origin.x, origin.y, origin.z, got, want, oracle.hit, oracle.t);
+    }
+  }
+  std::printf(
+      "started inside vs oracle: %d inside, %d outside (%d origins near the surface), %d "
+      "ambiguous skipped, %d mismatched\n",
+      inside, outside, near_surface, ambiguous, mismatched);
+  EXPECT_EQ(mismatched, 0);
+  EXPECT_GT(inside, 2000);
+  EXPECT_GT(outside, 2000);
+  EXPECT_LT(ambiguous, 50);
+}
+
 // 10,000 random rays in a cave world (also rays with a tiny component and axis-aligned ones): the
 // nearest crossing equals the oracle's over every triangle of every chunk.
 TEST(RaycastOracleTest, CaveWorldRaycastEqualsDoublePrecisionBruteForce) {
