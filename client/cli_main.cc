@@ -22,6 +22,7 @@
 #include "client/cli_edits.h"
 #include "client/cli_flags.h"
 #include "client/cli_queries.h"
+#include "client/cli_render.h"
 #include "client/loadtest.h"
 #include "client/voxcol_client.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -166,6 +167,8 @@ constexpr char kUsage[] =
     "  write-voxels --in=FILE [--at=X,Y,Z]\n"
     "  subscribe   [--min=X,Y,Z --max=X,Y,Z] [--from=V] [--include_voxels] [--max_events=N]\n"
     "              one line per committed batch (one JSON object per line with --json)\n"
+    "  render      --out=FILE.png [--mode=top|perspective] [--size=WxH] [--camera=X,Y,Z]\n"
+    "              [--look_at=X,Y,Z] [--fov=DEG] [--area=...] [--overlay_ray=...]: a picture\n"
     "exit codes: 0 ok, 1 server error, 2 usage, 3 server unreachable";
 
 int RunInfo(Client& client) {
@@ -297,5 +300,6 @@ int main(int argc, char** argv) {
   if (command == "read-voxels") return RunReadVoxels(client);
   if (command == "write-voxels") return RunWriteVoxels(client);
   if (command == "subscribe") return RunSubscribe(client);
+  if (command == "render") return RunRender(client);
   return Usage("unknown command '" + command + "'");
 }

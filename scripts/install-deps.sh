@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libccd-dev
   librocksdb-dev libzstd-dev liblz4-dev
   python3 python3-yaml libcivetweb-dev clang-format
-  libbullet-dev libembree-dev
+  libbullet-dev libembree-dev libpng-dev
 )
 
 sudo=""
