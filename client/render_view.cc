@@ -67,7 +67,10 @@ PixelRay RenderView::Ray(int column, int row) const {
   PixelRay r;
   const float longest = o_.max_distance > 0 ? o_.max_distance : 4096.0f;
   if (o_.mode == RenderMode::kTopDown) {
-    float x = x0_ + (column + 0.5f) * scale_, z = z0_ + (row + 0.5f) * scale_;
+    // A little off the pixel's centre: when a pixel is a voxel wide, centres sit on the lattice
+    // lines the mesh's vertices lie on, where a ray meets triangle edges and the triangle that
+    // answers is a tie.
+    float x = x0_ + (column + 0.637f) * scale_, z = z0_ + (row + 0.389f) * scale_;
     if (x <= min_.x || x >= max_.x || z <= min_.z || z >= max_.z || top_ <= min_.y) return r;
     r.valid = true;
     r.origin = {x, top_, z};
