@@ -162,6 +162,7 @@ absl::Status CastPasses(Client& client, const RenderView& view, const RenderProg
   const RenderOptions& o = view.options();
   const size_t n = size_t(o.width) * o.height;
   std::vector<v1::RaycastRequest> rays;
+  const bool cut_away = o.mode == RenderMode::kTopDown && !std::isnan(o.top_y);
   p->pixels.resize(n);
   p->first_of_pixel.assign(n, -1);
   for (int row = 0; row < o.height; ++row) {
@@ -171,6 +172,8 @@ absl::Status CastPasses(Client& client, const RenderView& view, const RenderProg
       if (!r.valid) continue;
       p->first_of_pixel[i] = int64_t(rays.size());
       rays.push_back(MakeRay(r.origin, r.direction, r.length, v1::WATER_MODE_STOP_AT_SURFACE));
+      // A map started below the world's top is a cut-away: look past the rock the rays start in.
+      rays.back().set_all_hits(cut_away);
     }
   }
   std::atomic<uint64_t> done{0}, total{rays.size()};

@@ -49,8 +49,9 @@ struct RenderOptions {
   RenderVec3 look_at{0, 0, 0};
   float fov_degrees = 60;
   // Top-down: the X,Z area drawn (min_x, min_z, max_x, max_z; all zero: the whole world), widened
-  // to the image's aspect ratio, and the height the rays start at (NaN: the world's top). Image
-  // columns run along +X, rows along +Z.
+  // to the image's aspect ratio, and the height the rays start at (NaN: the world's top). With a
+  // height the map is a cut-away: rays starting inside rock show the first surface they enter
+  // below it (a cave floor). Image columns run along +X, rows along +Z.
   float area[4] = {0, 0, 0, 0};
   float top_y = __builtin_nanf("");
   float max_distance = 0;  // longest ray, world units (0: across the world, capped at 4096)

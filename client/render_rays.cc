@@ -15,6 +15,16 @@ namespace {
 
 RenderVec3 FromProto(const v1::Vec3& v) { return {v.x(), v.y(), v.z()}; }
 
+// The hit a pixel shows: the first one, or with all_hits the first place the ray enters a surface
+// (a ray that starts inside rock passes its exit); null for none.
+const v1::RaycastHit* FirstEntry(const v1::RaycastResponse& response) {
+  if (response.hits_size() == 0) return response.hit() ? &response.first() : nullptr;
+  for (const v1::RaycastHit& h : response.hits()) {
+    if (h.front_face()) return &h;
+  }
+  return nullptr;
+}
+
 // Shared between the thread that writes batches and the one that reads their answers.
 struct StreamState {
   std::mutex mu;
@@ -29,8 +39,9 @@ struct StreamState {
 
 // Reads answers until the stream ends, storing hits and counting batches.
 void ReadAnswers(grpc::ClientReaderWriter<v1::QueryBatchRequest, v1::QueryBatchResponse>* stream,
-                 StreamState* s, const std::function<void(uint64_t)>& answered,
-                 std::vector<RayHit>* hits, RenderStats* stats) {
+                 const std::vector<v1::RaycastRequest>& rays, StreamState* s,
+                 const std::function<void(uint64_t)>& answered, std::vector<RayHit>* hits,
+                 RenderStats* stats) {
   v1::QueryBatchResponse response;
   while (stream->Read(&response)) {
     absl::Status failed;
@@ -41,9 +52,16 @@ void ReadAnswers(grpc::ClientReaderWriter<v1::QueryBatchRequest, v1::QueryBatchR
           break;
         }
         RayHit& h = (*hits)[r.client_id()];
-        h.hit = r.raycast().hit();
-        if (!h.hit) continue;
-        const v1::RaycastHit& first = r.raycast().first();
+        const v1::RaycastHit* found = FirstEntry(r.raycast());
+        h.hit = found != nullptr;
+        if (!h.hit) {
+          // A cut-away ray that enters no surface: solid (the section through the rock).
+          if (rays[r.client_id()].all_hits()) {
+            h = {true, 0, FromProto(rays[r.client_id()].origin()), {0, 1, 0}, kSectionMaterial};
+          }
+          continue;
+        }
+        const v1::RaycastHit& first = *found;
         h.distance = first.distance();
         h.position = FromProto(first.position());
         h.normal = FromProto(first.normal());
@@ -98,7 +116,8 @@ absl::Status CastRays(const std::shared_ptr<grpc::Channel>& channel,
   grpc::ClientContext context;
   auto stream = stub->Query(&context);
   StreamState s;
-  std::thread reader(ReadAnswers, stream.get(), &s, std::cref(answered), hits, stats);
+  std::thread reader(ReadAnswers, stream.get(), std::cref(rays), &s, std::cref(answered), hits,
+                     stats);
   while (true) {
     size_t batch;
     bool resend = false;

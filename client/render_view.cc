@@ -140,6 +140,8 @@ Rgbf Palette(uint32_t material) {
       return {0.36f, 0.60f, 0.25f};  // grass
     case 5:
       return {0.84f, 0.77f, 0.55f};  // sand
+    case kSectionMaterial:
+      return {0.22f, 0.21f, 0.20f};  // cut-away section through rock
     default: {
       // Other solids: a stable hue per material number.
       float h = float(material * 37 % 256) / 256;

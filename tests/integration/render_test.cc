@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -144,6 +146,31 @@ TEST_F(RenderTest, CarvedBallChangesOnlyTheEditedArea) {
   EXPECT_GT(inside_changed, inside * 9 / 10) << inside_changed << " of " << inside;
   EXPECT_EQ(outside_changed, 0) << outside_changed << " of " << outside << ", farthest change "
                                 << farthest_change << " from the centre";
+}
+
+TEST_F(RenderTest, CutAwayMapShowsCavesUnderTheGround) {
+  // Started at y = -20, inside the ground, the rays show the caves the worms carved below (their
+  // floors) and the section through rock elsewhere, in one flat colour.
+  RgbImage map = Render("map.png", {"--mode=top", "--size=128x128"});
+  RgbImage cut = Render("cut.png", {"--mode=top", "--size=128x128", "--top_y=-20"});
+  ASSERT_EQ(cut.width, 128);
+  ASSERT_EQ(cut.height, 128);
+  EXPECT_GT(TerrainShare(cut), 0.99);
+  // The section colour is the most frequent one; count it and the pixels the cut changed.
+  std::map<std::array<uint8_t, 3>, int> colours;
+  int changed = 0;
+  for (int y = 0; y < 128; ++y) {
+    for (int x = 0; x < 128; ++x) {
+      const uint8_t* p = cut.At(x, y);
+      ++colours[{p[0], p[1], p[2]}];
+      changed += !std::equal(p, p + 3, map.At(x, y));
+    }
+  }
+  int section = 0;
+  for (const auto& [colour, count] : colours) section = std::max(section, count);
+  EXPECT_GT(changed, 128 * 128 * 9 / 10);
+  EXPECT_GT(section, 128 * 128 / 5) << "rock section";
+  EXPECT_LT(section, 128 * 128 * 99 / 100) << "no caves";
 }
 
 TEST_F(RenderTest, OverlayRayIsDrawn) {
