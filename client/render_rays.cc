@@ -51,6 +51,10 @@ void ReadAnswers(grpc::ClientReaderWriter<v1::QueryBatchRequest, v1::QueryBatchR
           failed = absl::Status(absl::StatusCode(r.code()), "raycast: " + r.message());
           break;
         }
+        if (r.client_id() >= hits->size()) {
+          failed = absl::InternalError("query batch: answer to an unknown query");
+          break;
+        }
         RayHit& h = (*hits)[r.client_id()];
         const v1::RaycastHit* found = FirstEntry(r.raycast());
         h.hit = found != nullptr;
