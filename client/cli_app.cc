@@ -243,6 +243,34 @@ void AddLoadTest(CliApp& cli, CommandFn loadtest) {
       ->check(CLI::NonNegativeNumber);
 }
 
+void AddRender(CliApp& cli, CommandFn render) {
+  CliOptions& f = Flags();
+  CLI::App* sub = Command(
+      cli, "render", "A PNG picture of the world from batched raycasts (top-down or perspective)",
+      std::move(render));
+  sub->add_option("--out", f.out, "Output PNG file")->required();
+  sub->add_option("--mode", f.mode, "top (default): a map from above; perspective: a camera")
+      ->check(CLI::IsMember({"top", "perspective"}));
+  sub->add_option("--size", f.size, "Picture size in pixels (default 512x512)")
+      ->type_name("WIDTHxHEIGHT");
+  sub->add_option("--camera", f.camera, "perspective: eye position")->type_name(kVec3);
+  sub->add_option("--look_at", f.look_at, "perspective: point looked at (up is +Y)")
+      ->type_name(kVec3);
+  sub->add_option("--fov", f.fov, "perspective: vertical field of view, degrees");
+  sub->add_option("--area", f.area, "top: X,Z area drawn (default: the whole world)")
+      ->type_name("MIN_X,MIN_Z,MAX_X,MAX_Z");
+  sub->add_option("--top_y", f.top_y,
+                  "top: height the rays start at (default: the world top; inside the ground it "
+                  "shows a cut-away)");
+  sub->add_option("--overlay_ray", f.overlay_ray, "Draw raycasts, several separated by ';'")
+      ->type_name("OX,OY,OZ:DX,DY,DZ[:MAX_DISTANCE]");
+  sub->add_option("--overlay_sweep", f.overlay_sweep, "Draw sphere sweeps, separated by ';'")
+      ->type_name("OX,OY,OZ:DX,DY,DZ:DISTANCE:RADIUS");
+  sub->add_option("--overlay_contacts", f.overlay_contacts,
+                  "Draw the contact points of spheres, separated by ';'")
+      ->type_name("X,Y,Z:RADIUS");
+}
+
 }  // namespace
 
 CliOptions& Flags() {
@@ -250,7 +278,7 @@ CliOptions& Flags() {
   return options;
 }
 
-void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest) {
+void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest, CommandFn render) {
   CliOptions& f = Flags();
   CLI::App& app = cli.app;
   app.option_defaults()->always_capture_default();  // --help shows each default
@@ -269,6 +297,7 @@ void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest)
   AddPrimitiveCommands(cli);
   AddDataCommands(cli);
   AddLoadTest(cli, std::move(loadtest));
+  AddRender(cli, std::move(render));
   Command(cli, "completion",
           "Print a bash completion script (source it, or put it in "
           "/etc/bash_completion.d/voxcol)",

@@ -19,9 +19,9 @@ struct CliApp {
   std::map<const CLI::App*, CommandFn> commands;
 };
 
-// Declares every option and subcommand of `cli`, bound to Flags(). The runners of info, health
-// and loadtest live in cli_main.cc and are passed in.
-void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest);
+// Declares every option and subcommand of `cli`, bound to Flags(). The runners of info, health,
+// loadtest (cli_main.cc) and render (cli_render.cc) are passed in.
+void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest, CommandFn render);
 
 // A bash completion script for every subcommand and its options (`voxcol completion`).
 std::string BashCompletion(const CLI::App& app);

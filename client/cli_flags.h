@@ -56,6 +56,13 @@ struct CliOptions {
   int64_t from_version = -1;
   bool include_voxels = false;
   int64_t max_events = 0;
+  // render (also --mode: top|perspective, --out, --size: WIDTHxHEIGHT).
+  std::string camera = "0,40,-120";
+  std::string look_at = "0,0,0";
+  float fov = 60;
+  std::string area;
+  std::string top_y;
+  std::string overlay_ray, overlay_sweep, overlay_contacts;
   // loadtest.
   int streams = 32;
   double seconds = 60;

@@ -21,6 +21,7 @@
 #include "client/cli_edits.h"
 #include "client/cli_flags.h"
 #include "client/cli_queries.h"
+#include "client/cli_render.h"
 #include "client/loadtest.h"
 #include "client/voxcol_client.h"
 #include "core/version/version.h"
@@ -128,7 +129,8 @@ int RunLoadTest() {
 int main(int argc, char** argv) {
   using namespace voxcol::client;
   CliApp cli;
-  BuildApp(cli, RunInfo, RunHealth, [](Client&) { return RunLoadTest(); });
+  BuildApp(
+      cli, RunInfo, RunHealth, [](Client&) { return RunLoadTest(); }, RunRender);
   cli.app.set_version_flag("--version", absl::StrCat("voxcol ", voxcol::VersionString(), " (",
                                                      voxcol::GitRevision(), ")"));
   try {

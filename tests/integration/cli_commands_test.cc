@@ -166,6 +166,15 @@ TEST_F(CliCommandsTest, EveryCommandAnswersAgainstARealServer) {
   EXPECT_NE(load.out.find("\"queries\":"), std::string::npos);
   EXPECT_EQ(load.out.find("\"queries\":0,"), std::string::npos) << load.out;
 
+  // Pictures are checked in render_test.cc; here: a PNG of the requested kind is written.
+  const std::string png = dir_.path() + "/map.png";
+  CommandResult render = Run({"render", "--size=64x48", "--out=" + png});
+  ASSERT_EQ(render.exit_code, 0) << render.err;
+  std::ifstream png_in(png, std::ios::binary);
+  std::string signature(8, '\0');
+  png_in.read(signature.data(), 8);
+  EXPECT_EQ(signature, "\x89PNG\r\n\x1a\n");
+
   CommandResult completion = Run({"completion"});
   ASSERT_EQ(completion.exit_code, 0);
   EXPECT_NE(completion.out.find("complete -F _voxcol voxcol"), std::string::npos);
