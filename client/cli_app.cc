@@ -238,6 +238,8 @@ void AddLoadTest(CliApp& cli, CommandFn loadtest) {
       ->check(CLI::NonNegativeNumber);
   load->add_flag("--shape_queries", f.shape_queries,
                  "Mix capsule sweeps and contacts into the batches (1 in 8 queries each)");
+  load->add_flag("--progress", f.progress,
+                 "A progress line a second on stderr even when it is not a terminal");
   load->add_option("--extent", f.extent,
                    "Play area |x|,|z| <= extent around the origin (0: whole world)")
       ->check(CLI::NonNegativeNumber);

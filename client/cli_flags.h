@@ -70,6 +70,7 @@ struct CliOptions {
   double edit_rate = 20;
   bool shape_queries = false;
   float extent = 64;
+  bool progress = false;  // loadtest: the progress line also when stderr is not a terminal
 };
 
 // The process's options (filled by the command-line parser).

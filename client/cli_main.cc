@@ -9,6 +9,7 @@
 //
 // Exit codes: 0 success, 1 the server answered an error, 2 bad command line, 3 server unreachable.
 #include <grpcpp/grpcpp.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -76,6 +77,16 @@ int RunLoadTest() {
   o.edits_per_second = f.edit_rate;
   o.extent = f.extent;
   o.shape_queries = f.shape_queries;
+  if (f.progress || isatty(STDERR_FILENO)) {
+    o.progress = [](const LoadTestProgress& p) {
+      std::fprintf(stderr,
+                   "progress %5.1f s: %llu batches (%llu shed, %llu failed), %llu queries, %.0f "
+                   "queries/s, last second p99 <= %.2f ms, max %.2f ms\n",
+                   p.elapsed_seconds, (unsigned long long)p.batches, (unsigned long long)p.shed,
+                   (unsigned long long)p.failed, (unsigned long long)p.queries,
+                   p.queries_per_second, p.p99_ms, p.max_ms);
+    };
+  }
   LoadTestReport r = RunLoadTest(o);
   double qps = r.seconds > 0 ? double(r.queries) / r.seconds : 0;
   if (Flags().json) {

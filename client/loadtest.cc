@@ -77,7 +77,26 @@ v1::QueryBatchRequest RandomBatch(std::mt19937& rng, const v1::Box& b, int size,
   return batch;
 }
 
+// Counts for the progress line, updated by every stream as it goes; latencies in power-of-two
+// buckets of microseconds (bucket b holds [2^b, 2^(b+1)) us).
+struct Live {
+  static constexpr int kBuckets = 32;
+  std::atomic<uint64_t> batches{0}, shed{0}, failed{0}, queries{0};
+  std::atomic<uint64_t> buckets[kBuckets] = {};
+  std::atomic<uint64_t> max_us{0};
+  void Record(double ms) {
+    const uint64_t us = uint64_t(std::max(1.0, ms * 1e3));
+    int b = 0;
+    while (b + 1 < kBuckets && (uint64_t(2) << b) <= us) ++b;
+    buckets[b].fetch_add(1, std::memory_order_relaxed);
+    uint64_t seen = max_us.load(std::memory_order_relaxed);
+    while (us > seen && !max_us.compare_exchange_weak(seen, us, std::memory_order_relaxed)) {
+    }
+  }
+};
+
 struct Shared {
+  Live live;
   std::mutex mu;
   LoadTestReport report;
   std::vector<double> latencies_ms;
@@ -134,15 +153,20 @@ void RunStream(const LoadTestOptions& o, const v1::Box& bounds,
     if (!stream->Write(batch) || !stream->Read(&response)) break;
     latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     ClassifySlow(response, latencies.back(), &local);
+    shared.live.Record(latencies.back());
+    shared.live.batches.fetch_add(1, std::memory_order_relaxed);
     if (response.code() == int(grpc::StatusCode::RESOURCE_EXHAUSTED)) {
       ++local.batches_shed;
+      shared.live.shed.fetch_add(1, std::memory_order_relaxed);
     } else if (response.code() != 0) {
       ++local.batches_failed;
+      shared.live.failed.fetch_add(1, std::memory_order_relaxed);
       std::lock_guard<std::mutex> lock(shared.mu);
       shared.Error("batch: " + response.message());
     } else {
       ++local.batches_ok;
       local.queries += uint64_t(response.results_size());
+      shared.live.queries.fetch_add(uint64_t(response.results_size()), std::memory_order_relaxed);
       for (const v1::QueryResult& r : response.results()) local.query_errors += r.code() != 0;
     }
   }
@@ -216,6 +240,45 @@ double Percentile(std::vector<double>& v, double q) {
   return v[k];
 }
 
+// Calls o.progress once a second until `end`, with the interval's rate and latency.
+void ReportProgress(const LoadTestOptions& o, Clock::time_point start, Clock::time_point end,
+                    Live& live) {
+  if (!o.progress) return;
+  uint64_t last_queries = 0;
+  uint64_t last_buckets[Live::kBuckets] = {};
+  Clock::time_point last = start;
+  while (Clock::now() < end) {
+    std::this_thread::sleep_until(std::min(end, last + std::chrono::seconds(1)));
+    const Clock::time_point now = Clock::now();
+    LoadTestProgress p;
+    p.elapsed_seconds = std::chrono::duration<double>(now - start).count();
+    p.batches = live.batches.load(std::memory_order_relaxed);
+    p.shed = live.shed.load(std::memory_order_relaxed);
+    p.failed = live.failed.load(std::memory_order_relaxed);
+    p.queries = live.queries.load(std::memory_order_relaxed);
+    const double interval = std::chrono::duration<double>(now - last).count();
+    p.queries_per_second = interval > 0 ? double(p.queries - last_queries) / interval : 0;
+    uint64_t counts[Live::kBuckets], total = 0;
+    for (int b = 0; b < Live::kBuckets; ++b) {
+      const uint64_t c = live.buckets[b].load(std::memory_order_relaxed);
+      counts[b] = c - last_buckets[b];
+      last_buckets[b] = c;
+      total += counts[b];
+    }
+    for (uint64_t seen = 0, b = 0; total > 0 && b < Live::kBuckets; ++b) {
+      seen += counts[b];
+      if (double(seen) >= 0.99 * double(total)) {
+        p.p99_ms = double(uint64_t(2) << b) / 1e3;  // the bucket's upper bound
+        break;
+      }
+    }
+    p.max_ms = double(live.max_us.exchange(0, std::memory_order_relaxed)) / 1e3;
+    last_queries = p.queries;
+    last = now;
+    o.progress(p);
+  }
+}
+
 }  // namespace
 
 // The world box, narrowed on X and Z to the play area around the origin.
@@ -262,6 +325,7 @@ LoadTestReport RunLoadTest(const LoadTestOptions& o) {
   }
   if (o.edits_per_second > 0)
     threads.emplace_back(RunEditor, std::cref(o), std::cref(area), channel, end, std::ref(shared));
+  ReportProgress(o, start, end, shared.live);
   for (std::thread& t : threads) t.join();
   shared.report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   shared.report.p50_ms = Percentile(shared.latencies_ms, 0.50);

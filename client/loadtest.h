@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace voxcol::client {
@@ -20,6 +21,16 @@ struct LoadTestOptions {
   // raycast/probe mix stays comparable.
   bool shape_queries = false;
   uint64_t seed = 1;
+  // Called about once a second while the load runs (on the calling thread), with the totals so
+  // far and the last interval's rate and latency.
+  std::function<void(const struct LoadTestProgress&)> progress;
+};
+
+struct LoadTestProgress {
+  double elapsed_seconds = 0;
+  uint64_t batches = 0, shed = 0, failed = 0, queries = 0;  // so far
+  double queries_per_second = 0;                            // over the last interval
+  double p99_ms = 0, max_ms = 0;  // batch round trip over the last interval (p99: bucket bound)
 };
 
 struct LoadTestReport {

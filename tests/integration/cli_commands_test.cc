@@ -160,9 +160,16 @@ TEST_F(CliCommandsTest, EveryCommandAnswersAgainstARealServer) {
     EXPECT_EQ(event.version(), want);
   }
 
-  CommandResult load =
-      Run({"--json", "loadtest", "--streams=2", "--seconds=1", "--batch_size=8", "--edit_rate=0"});
+  CommandResult load = Run({"--json", "loadtest", "--streams=2", "--seconds=2", "--batch_size=8",
+                            "--edit_rate=0", "--progress"});
   EXPECT_EQ(load.exit_code, 0) << load.err;
+  // Live progress on stderr, once a second, with rate and the last interval's latency.
+  const std::regex progress(R"(progress +[0-9.]+ s: [0-9]+ batches \(0 shed, 0 failed\), [0-9]+ )"
+                            R"(queries, [0-9]+ queries/s, last second p99 <= [0-9.]+ ms)");
+  EXPECT_GE(std::distance(std::sregex_iterator(load.err.begin(), load.err.end(), progress),
+                          std::sregex_iterator()),
+            1)
+      << load.err;
   EXPECT_NE(load.out.find("\"queries\":"), std::string::npos);
   EXPECT_EQ(load.out.find("\"queries\":0,"), std::string::npos) << load.out;
 
