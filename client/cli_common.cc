@@ -140,3 +140,52 @@ int FailedOrJson(const char* command, const grpc::Status& status,
 }
 
 }  // namespace voxcol::client
+
+ABSL_FLAG(bool, tls, false, "Connect with TLS (implied by --tls_ca and --tls_cert)");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA bundle that signed the server's certificate (default: the system roots)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate for mutual TLS (with --tls_key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "Name expected in the server's certificate, if not the --server host");
+ABSL_FLAG(std::string, token, "",
+          "Bearer token sent with every call (visible in the process list: prefer the "
+          "VOXCOL_TOKEN environment variable or --token_file)");
+ABSL_FLAG(std::string, token_file, "", "File holding the bearer token (first line)");
+
+namespace voxcol::client {
+
+bool ChannelSecurityFromFlags(ChannelSecurity* out, std::string* error) {
+  ChannelSecurity security;
+  security.tls = absl::GetFlag(FLAGS_tls);
+  security.server_name = absl::GetFlag(FLAGS_tls_server_name);
+  const std::pair<std::string, std::string*> files[] = {
+      {absl::GetFlag(FLAGS_tls_ca), &security.ca_pem},
+      {absl::GetFlag(FLAGS_tls_cert), &security.cert_pem},
+      {absl::GetFlag(FLAGS_tls_key), &security.key_pem}};
+  for (const auto& [path, pem] : files) {
+    if (!path.empty() && !ReadFile(path, pem)) {
+      *error = "cannot read " + path;
+      return false;
+    }
+  }
+  if (security.cert_pem.empty() != security.key_pem.empty()) {
+    *error = "--tls_cert and --tls_key must be given together";
+    return false;
+  }
+  security.token = absl::GetFlag(FLAGS_token);
+  if (const std::string path = absl::GetFlag(FLAGS_token_file); !path.empty()) {
+    if (!ReadFile(path, &security.token)) {
+      *error = "cannot read " + path;
+      return false;
+    }
+    security.token = security.token.substr(0, security.token.find_first_of("\r\n"));
+  }
+  if (const char* env = std::getenv("VOXCOL_TOKEN"); security.token.empty() && env != nullptr) {
+    security.token = env;
+  }
+  *out = std::move(security);
+  return true;
+}
+
+}  // namespace voxcol::client

@@ -274,8 +274,10 @@ int main(int argc, char** argv) {
   using namespace voxcol::client;
   if (args.size() != 2) return Usage("expected exactly one command (see --help)");
   const std::string command = args[1];
+  ChannelSecurity security;
+  if (std::string error; !ChannelSecurityFromFlags(&security, &error)) return Usage(error);
   Client client(absl::GetFlag(FLAGS_server),
-                std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)));
+                std::chrono::milliseconds(absl::GetFlag(FLAGS_timeout_ms)), security);
   if (command == "info") return RunInfo(client);
   if (command == "health") return RunHealth(client);
   if (command == "loadtest") return RunLoadTest();
