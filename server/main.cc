@@ -31,6 +31,7 @@
 #include "server/query_service.h"
 #include "server/request_log.h"
 #include "server/server_metrics.h"
+#include "server/tls.h"
 #include "server/world_service.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
@@ -352,7 +353,8 @@ std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || *port == 0) {
     LogError("event=listen_failed address=%s message=%s", config.listen,
-             "cannot bind the gRPC port: is it taken (another server?) or the address wrong?");
+             "cannot bind the gRPC port: " + WhyCannotBind(config.listen) +
+                 " (is another server on this port?)");
     return nullptr;
   }
   LogInfo("event=serving address=%s port=%d", config.listen, *port);
