@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libccd-dev
   librocksdb-dev libzstd-dev liblz4-dev
   python3 python3-yaml libcivetweb-dev clang-format
+  openssl libssl-dev
   libbullet-dev libembree-dev
 )
 

@@ -89,8 +89,7 @@ grpc::Status AdminServiceImpl::ExportRegion(grpc::ServerContext*,
       store::ReadRegion(world_, FromProto(request->box()), &version);
   if (!region.ok()) {
     if (absl::IsDataLoss(region.status())) {
-      LogError("event=chunk_load_failed rpc=ExportRegion message=%s",
-               region.status().message());
+      LogError("event=chunk_load_failed rpc=ExportRegion message=%s", region.status().message());
     }
     return ToGrpcStatus(region.status());
   }
