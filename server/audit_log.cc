@@ -88,18 +88,13 @@ bool ParseBuffer(grpc::ByteBuffer* buffer, google::protobuf::Message* message) {
 
 class AuditInterceptor : public grpc::experimental::Interceptor {
  public:
-  AuditInterceptor(AuditLog* log, grpc::experimental::ServerRpcInfo* info, Audited kind)
-      : log_(log), info_(info), kind_(kind) {}
+  AuditInterceptor(AuditLog* log, const TokenTable* tokens, grpc::experimental::ServerRpcInfo* info,
+                   Audited kind)
+      : log_(log), tokens_(tokens), info_(info), kind_(kind) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
-    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
-      auto* received = methods->GetRecvInitialMetadata();
-      auto it = received->find("x-request-id");
-      if (it != received->end()) request_id_.assign(it->second.data(), it->second.size());
-      identity_ = CallIdentity(*info_->server_context());
-      role_ = CallRole(*info_->server_context());
-    }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE)) {
+      LearnCaller();
       OnRequest(methods->GetRecvMessage());
     }
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_MESSAGE)) {
@@ -109,6 +104,18 @@ class AuditInterceptor : public grpc::experimental::Interceptor {
   }
 
  private:
+  // Who calls, read once from the call (callback streams skip the initial-metadata hook).
+  void LearnCaller() {
+    if (caller_known_) return;
+    caller_known_ = true;
+    const grpc::ServerContextBase& context = *info_->server_context();
+    const auto& metadata = context.client_metadata();
+    auto it = metadata.find("x-request-id");
+    if (it != metadata.end()) request_id_.assign(it->second.data(), it->second.size());
+    Caller caller = IdentifyCaller(context, tokens_);
+    identity_ = std::move(caller.identity);
+    role_ = caller.role;
+  }
   void OnRequest(void* message);
   void OnStreamRequest(grpc::ByteBuffer* buffer);
   void OnResponse(grpc::experimental::InterceptorBatchMethods* methods);
@@ -125,10 +132,12 @@ class AuditInterceptor : public grpc::experimental::Interceptor {
   }
 
   AuditLog* log_;  // null: only the role check of tick edits
+  const TokenTable* tokens_;
   grpc::experimental::ServerRpcInfo* info_;
   const Audited kind_;
   std::string request_id_, identity_ = "anonymous";
-  Role role_ = Role::kAdmin;
+  Role role_ = Role::kOpen;  // until LearnCaller
+  bool caller_known_ = false;
   std::string what_;                                      // unary calls
   std::deque<std::pair<uint64_t, std::string>> pending_;  // streams: batch id, what
 };
@@ -310,7 +319,7 @@ grpc::experimental::Interceptor* AuditInterceptorFactory::CreateServerIntercepto
     grpc::experimental::ServerRpcInfo* info) {
   const Audited kind = AuditedMethod(info->method());
   if (kind == Audited::kNone || (log_ == nullptr && kind != Audited::kQuery)) return nullptr;
-  return new AuditInterceptor(log_, info, kind);
+  return new AuditInterceptor(log_, tokens_, info, kind);
 }
 
 }  // namespace voxcol::server

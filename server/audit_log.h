@@ -16,6 +16,8 @@
 
 namespace voxcol::server {
 
+class TokenTable;
+
 // `text` as a JSON string literal: quotes, backslash and every byte < 0x20 or >= 0x7f escaped
 // (\u00XX; bytes >= 0x7f as well, so invalid UTF-8 cannot break a parser).
 std::string JsonString(std::string_view text);
@@ -37,12 +39,14 @@ class AuditLog {
 
 class AuditInterceptorFactory : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  explicit AuditInterceptorFactory(AuditLog* log) : log_(log) {}
+  // `log` null: only the role check of tick edits. `tokens` (may be null) identifies callers.
+  AuditInterceptorFactory(AuditLog* log, const TokenTable* tokens) : log_(log), tokens_(tokens) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override;
 
  private:
   AuditLog* log_;
+  const TokenTable* tokens_;
 };
 
 }  // namespace voxcol::server

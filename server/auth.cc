@@ -162,21 +162,27 @@ const TokenEntry* TokenTable::Find(std::string_view token) const {
   return it == by_hash_.end() ? nullptr : &it->second;
 }
 
-std::string CallIdentity(const grpc::ServerContextBase& context) {
-  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
-  std::string identity = auth ? FirstProperty(*auth, kIdentityProperty) : std::string();
-  return identity.empty() ? "anonymous" : identity;
-}
-
-Role CallRole(const grpc::ServerContextBase& context) {
-  std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
-  Role role = Role::kAdmin;
-  if (auth && ParseRole(FirstProperty(*auth, kRoleProperty), &role)) return role;
-  return auth && !FirstProperty(*auth, kIdentityProperty).empty() ? Role::kOpen : Role::kAdmin;
+Caller IdentifyCaller(const grpc::ServerContextBase& context, const TokenTable* tokens) {
+  if (tokens == nullptr) {
+    std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+    std::string name = auth ? FirstProperty(*auth, GRPC_X509_CN_PROPERTY_NAME) : std::string();
+    return {name.empty() ? "anonymous" : name, Role::kAdmin};
+  }
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it != metadata.end()) {
+    std::string_view header(it->second.data(), it->second.size());
+    if (StartsWith(header, "Bearer ")) {
+      if (const TokenEntry* entry = tokens->Find(header.substr(7))) {
+        return {entry->identity, entry->role};
+      }
+    }
+  }
+  return {"anonymous", Role::kOpen};
 }
 
 grpc::Status CallGate::Process(const InputMetadata& auth_metadata, grpc::AuthContext* context,
-                               OutputMetadata* consumed_auth_metadata, OutputMetadata*) {
+                               OutputMetadata*, OutputMetadata*) {
   auto find = [&](std::string_view key) {
     auto it = auth_metadata.find(grpc::string_ref(key.data(), key.size()));
     return it == auth_metadata.end() ? std::string_view()
@@ -185,7 +191,6 @@ grpc::Status CallGate::Process(const InputMetadata& auth_metadata, grpc::AuthCon
   const std::string_view method = find(":path");
   const MethodPolicy policy = PolicyForMethod(method);
   std::string identity = FirstProperty(*context, GRPC_X509_CN_PROPERTY_NAME);
-  Role role = Role::kAdmin;
   if (tokens_ != nullptr && policy.role != Role::kOpen) {
     std::string_view header = find("authorization");
     if (header.empty()) {
@@ -205,16 +210,12 @@ grpc::Status CallGate::Process(const InputMetadata& auth_metadata, grpc::AuthCon
                        std::string(RoleName(entry->role))));
     }
     identity = entry->identity;
-    role = entry->role;
-    consumed_auth_metadata->insert({"authorization", std::string(find("authorization"))});
   }
   if (identity.empty()) identity = "anonymous";
   if (absl::Status quota = quotas_->Admit(identity, policy.quota, absl::Now()); !quota.ok()) {
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                         absl::StrCat(quota.message(), " (identity ", identity, ")"));
   }
-  context->AddProperty(kIdentityProperty, identity);
-  context->AddProperty(kRoleProperty, std::string(RoleName(role)));
   return grpc::Status::OK;
 }
 

@@ -55,15 +55,16 @@ class TokenTable {
   std::unordered_map<std::string, TokenEntry> by_hash_;
 };
 
-// Auth context properties the gate sets on every admitted call.
-inline constexpr char kIdentityProperty[] = "voxcol_identity";
-inline constexpr char kRoleProperty[] = "voxcol_role";
+struct Caller {
+  std::string identity;
+  Role role = Role::kOpen;
+};
 
-// The identity the gate admitted the call as: the token's identity, else the client
-// certificate's common name, else "anonymous".
-std::string CallIdentity(const grpc::ServerContextBase& context);
-// The admitted role (admin when authentication is off).
-Role CallRole(const grpc::ServerContextBase& context);
+// Who a call is, by the same rule as the gate: with `tokens`, the presented token's identity and
+// role (else "anonymous", kOpen); without, the client certificate's common name (else
+// "anonymous") as admin. Derived from the call's own metadata: gRPC 1.51 shares one auth context
+// among all calls of a connection, so the gate cannot leave per-call properties there.
+Caller IdentifyCaller(const grpc::ServerContextBase& context, const TokenTable* tokens);
 
 // Runs on every call before any handler. `tokens` null: authentication off (every caller is
 // admin, identified by its certificate's common name or as "anonymous").

@@ -77,10 +77,12 @@ void ApplySecurity(ServerSecurity& security, const std::string& listen,
   builder.AddListeningPort(listen, security.transport.credentials, port);
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, security.allow_reuseport ? 1 : 0);
   if (security.transport.gated && security.quotas->limits().open_streams > 0) {
-    interceptors->push_back(std::make_unique<StreamCountInterceptorFactory>(security.quotas.get()));
+    interceptors->push_back(std::make_unique<StreamCountInterceptorFactory>(security.quotas.get(),
+                                                                            security.tokens.get()));
   }
   if (security.audit != nullptr || security.tokens != nullptr) {
-    interceptors->push_back(std::make_unique<AuditInterceptorFactory>(security.audit.get()));
+    interceptors->push_back(
+        std::make_unique<AuditInterceptorFactory>(security.audit.get(), security.tokens.get()));
   }
 }
 

@@ -87,7 +87,8 @@ grpc::experimental::Interceptor* StreamCountInterceptorFactory::CreateServerInte
     grpc::experimental::ServerRpcInfo* info) {
   if (info->type() == grpc::experimental::ServerRpcInfo::Type::UNARY) return nullptr;
   if (PolicyForMethod(info->method()).quota != QuotaKind::kStream) return nullptr;
-  return new StreamCountInterceptor(quotas_, CallIdentity(*info->server_context()));
+  return new StreamCountInterceptor(quotas_,
+                                    IdentifyCaller(*info->server_context(), tokens_).identity);
 }
 
 }  // namespace voxcol::server

@@ -16,6 +16,8 @@
 
 namespace voxcol::server {
 
+class TokenTable;
+
 enum class QuotaKind { kNone, kQuery, kEdit, kStream };
 
 struct QuotaLimits {
@@ -55,12 +57,15 @@ class QuotaTable {
 // Counts every streaming call against its identity's open streams while it runs.
 class StreamCountInterceptorFactory : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  explicit StreamCountInterceptorFactory(QuotaTable* quotas) : quotas_(quotas) {}
+  // `tokens` (may be null) identifies the callers as the gate does.
+  StreamCountInterceptorFactory(QuotaTable* quotas, const TokenTable* tokens)
+      : quotas_(quotas), tokens_(tokens) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(
       grpc::experimental::ServerRpcInfo* info) override;
 
  private:
   QuotaTable* quotas_;
+  const TokenTable* tokens_;
 };
 
 }  // namespace voxcol::server
