@@ -4,6 +4,7 @@
 #include <grpcpp/server_context.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <deque>
 #include <utility>
 
@@ -50,6 +51,9 @@ Audited AuditedMethod(std::string_view method) {
   }
   return Audited::kNone;
 }
+
+// A finite number as JSON; NaN and infinities (never in an accepted request) as null.
+std::string JsonNumber(double v) { return std::isfinite(v) ? absl::StrFormat("%g", v) : "null"; }
 
 std::string Int3Json(const v1::Int3& v) {
   return absl::StrFormat("[%d,%d,%d]", v.x(), v.y(), v.z());
@@ -151,8 +155,9 @@ void AuditInterceptor::OnRequest(void* message) {
     case Audited::kFillBall: {
       const auto& r = *static_cast<const v1::FillBallRequest*>(message);
       what_ =
-          absl::StrFormat("{\"center\":[%g,%g,%g],\"radius\":%g,\"material\":%d}", r.center().x(),
-                          r.center().y(), r.center().z(), r.radius(), r.material());
+          absl::StrCat("{\"center\":[", JsonNumber(r.center().x()), ",", JsonNumber(r.center().y()),
+                       ",", JsonNumber(r.center().z()), "],\"radius\":", JsonNumber(r.radius()),
+                       ",\"material\":", r.material(), "}");
       break;
     }
     case Audited::kApplyEdits:
@@ -195,6 +200,7 @@ void AuditInterceptor::OnStreamRequest(grpc::ByteBuffer* buffer) {
     batch_id = request.batch_id();
     what = EditsJson(request.edits());
   } else {
+    if (log_ == nullptr && role_ >= Role::kEdit) return;  // nothing to check or record
     v1::QueryBatchRequest request;
     if (!ParseBuffer(buffer, &request) || !request.has_edits()) return;
     if (role_ < Role::kEdit) {
