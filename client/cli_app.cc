@@ -289,10 +289,22 @@ void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest,
   app.add_flag("--json", f.json, "Print responses as JSON (protobuf JSON mapping)");
   app.add_option("--timeout_ms", f.timeout_ms, "Deadline for each call, milliseconds")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--tls", f.tls, "Connect with TLS (implied by --tls_ca and --tls_cert)");
+  app.add_option("--tls_ca", f.tls_ca,
+                 "PEM CA bundle that signed the server's certificate (default: the system roots)");
+  app.add_option("--tls_cert", f.tls_cert,
+                 "PEM client certificate for mutual TLS (with --tls_key)");
+  app.add_option("--tls_key", f.tls_key, "PEM private key of --tls_cert");
+  app.add_option("--tls_server_name", f.tls_server_name,
+                 "Name expected in the server's certificate, if not the --server host");
+  app.add_option("--token", f.token,
+                 "Bearer token sent with every call (visible in the process list: prefer "
+                 "$VOXCOL_TOKEN or --token_file)");
+  app.add_option("--token_file", f.token_file, "File holding the bearer token (first line)");
   app.footer(
       "Exit codes: 0 ok, 1 server error, 2 usage, 3 server unreachable.\n"
       "Run 'voxcol <command> --help' for a command's options; the global options (--server,\n"
-      "--json, --timeout_ms) may also follow the command.");
+      "--json, --timeout_ms, --tls..., --token...) may also follow the command.");
   Command(cli, "info", "World bounds, voxel size, seed, version", std::move(info));
   Command(cli, "health", "SERVING / NOT_SERVING (exit 0 only when serving)", std::move(health));
   AddQueryCommands(cli);

@@ -138,3 +138,39 @@ int FailedOrJson(const char* command, const grpc::Status& status,
 }
 
 }  // namespace voxcol::client
+
+namespace voxcol::client {
+
+bool ChannelSecurityFromFlags(ChannelSecurity* out, std::string* error) {
+  ChannelSecurity security;
+  security.tls = Flags().tls;
+  security.server_name = Flags().tls_server_name;
+  const std::pair<std::string, std::string*> files[] = {{Flags().tls_ca, &security.ca_pem},
+                                                        {Flags().tls_cert, &security.cert_pem},
+                                                        {Flags().tls_key, &security.key_pem}};
+  for (const auto& [path, pem] : files) {
+    if (!path.empty() && !ReadFile(path, pem)) {
+      *error = "cannot read " + path;
+      return false;
+    }
+  }
+  if (security.cert_pem.empty() != security.key_pem.empty()) {
+    *error = "--tls_cert and --tls_key must be given together";
+    return false;
+  }
+  security.token = Flags().token;
+  if (const std::string path = Flags().token_file; !path.empty()) {
+    if (!ReadFile(path, &security.token)) {
+      *error = "cannot read " + path;
+      return false;
+    }
+    security.token = security.token.substr(0, security.token.find_first_of("\r\n"));
+  }
+  if (const char* env = std::getenv("VOXCOL_TOKEN"); security.token.empty() && env != nullptr) {
+    security.token = env;
+  }
+  *out = std::move(security);
+  return true;
+}
+
+}  // namespace voxcol::client

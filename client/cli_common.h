@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "client/voxcol_client.h"
 #include "google/protobuf/message.h"
 #include "voxcol/v1/types.pb.h"
 
@@ -44,5 +45,10 @@ void PrintJson(const google::protobuf::Message& message);
 constexpr int kPrintSummary = -1;
 int FailedOrJson(const char* command, const grpc::Status& status,
                  const google::protobuf::Message& response);
+
+// The channel's TLS and token from --tls, --tls_ca, --tls_cert, --tls_key, --tls_server_name,
+// --token, --token_file or the VOXCOL_TOKEN environment variable; false (with `error`) if a file
+// cannot be read or a flag pair is incomplete.
+bool ChannelSecurityFromFlags(ChannelSecurity* out, std::string* error);
 
 }  // namespace voxcol::client

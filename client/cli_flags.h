@@ -12,6 +12,10 @@ struct CliOptions {
   std::string server = "127.0.0.1:50051";  // also $VOXCOL_SERVER
   bool json = false;
   int timeout_ms = 10000;
+  // Transport security (cli_common.h, ChannelSecurityFromFlags); also $VOXCOL_TOKEN.
+  bool tls = false;
+  std::string tls_ca, tls_cert, tls_key, tls_server_name;
+  std::string token, token_file;
   // Queries.
   std::string origin;
   std::string direction = "0,-1,0";

@@ -157,6 +157,11 @@ int main(int argc, char** argv) {
     std::fputs(BashCompletion(cli.app).c_str(), stdout);
     return kExitOk;
   }
-  Client client(Flags().server, std::chrono::milliseconds(Flags().timeout_ms));
+  ChannelSecurity security;
+  if (std::string error; !ChannelSecurityFromFlags(&security, &error)) {
+    std::fprintf(stderr, "voxcol: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  Client client(Flags().server, std::chrono::milliseconds(Flags().timeout_ms), security);
   return cli.commands.at(command)(client);
 }

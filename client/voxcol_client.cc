@@ -1,5 +1,8 @@
 #include "client/voxcol_client.h"
 
+#include <grpcpp/create_channel.h>
+#include <grpcpp/support/client_interceptor.h>
+
 #include <random>
 #include <utility>
 
@@ -7,17 +10,63 @@ namespace voxcol::client {
 
 namespace {
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);  // ReadVoxels answers up to 2 bytes x 4M voxels
-  args.SetMaxSendMessageSize(-1);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
-}
+// Adds the bearer token to every call of the channel.
+class TokenInterceptor : public grpc::experimental::Interceptor {
+ public:
+  explicit TokenInterceptor(const std::string* header) : header_(header) {}
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::PRE_SEND_INITIAL_METADATA)) {
+      methods->GetSendInitialMetadata()->emplace("authorization", *header_);
+    }
+    methods->Proceed();
+  }
+
+ private:
+  const std::string* header_;
+};
+
+class TokenInterceptorFactory : public grpc::experimental::ClientInterceptorFactoryInterface {
+ public:
+  explicit TokenInterceptorFactory(const std::string& token) : header_("Bearer " + token) {}
+  grpc::experimental::Interceptor* CreateClientInterceptor(
+      grpc::experimental::ClientRpcInfo*) override {
+    return new TokenInterceptor(&header_);
+  }
+
+ private:
+  const std::string header_;  // lives as long as the channel, which owns the factory
+};
 
 }  // namespace
 
-Client::Client(const std::string& target, std::chrono::milliseconds timeout)
-    : channel_(MakeChannel(target)),
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
+                                           const ChannelSecurity& security) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);  // ReadVoxels answers up to 2 bytes x 4M voxels
+  args.SetMaxSendMessageSize(-1);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (security.tls || !security.ca_pem.empty() || !security.cert_pem.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = security.ca_pem;
+    ssl.pem_cert_chain = security.cert_pem;
+    ssl.pem_private_key = security.key_pem;
+    credentials = grpc::SslCredentials(ssl);
+    if (!security.server_name.empty()) {
+      args.SetSslTargetNameOverride(security.server_name);
+    }
+  }
+  std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;
+  if (!security.token.empty()) {
+    interceptors.push_back(std::make_unique<TokenInterceptorFactory>(security.token));
+  }
+  return grpc::experimental::CreateCustomChannelWithInterceptors(target, credentials, args,
+                                                                 std::move(interceptors));
+}
+
+Client::Client(const std::string& target, std::chrono::milliseconds timeout,
+               const ChannelSecurity& security)
+    : channel_(MakeChannel(target, security)),
       timeout_(timeout),
       world_(v1::WorldService::NewStub(channel_)),
       query_(v1::QueryService::NewStub(channel_)),

@@ -16,11 +16,26 @@
 
 namespace voxcol::client {
 
+// How a channel reaches the server: plaintext by default; TLS when `tls` is set or any PEM is
+// given (server verified against `ca_pem`, else the system roots); mutual TLS with `cert_pem` and
+// `key_pem`; `token` is sent as `authorization: Bearer <token>` on every call.
+struct ChannelSecurity {
+  bool tls = false;
+  std::string ca_pem, cert_pem, key_pem;
+  std::string server_name;  // expected name in the server certificate; empty: the target's host
+  std::string token;
+};
+
+// A channel to `target` with unlimited message sizes and `security`.
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
+                                           const ChannelSecurity& security = {});
+
 class Client {
  public:
   // `target` is a gRPC target such as "127.0.0.1:50051". Every call gets `timeout` as deadline.
   explicit Client(const std::string& target,
-                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
+                  std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                  const ChannelSecurity& security = {});
 
   grpc::Status GetWorldInfo(v1::GetWorldInfoResponse* response);
   grpc::Status Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Containerized integration test: builds the image from this checkout, runs the server container on
 # a data volume, edits and queries it with the CLI from the image, kills the container with SIGKILL,
-# starts a new one on the same volume and checks that every acknowledged edit is still there.
+# starts a new one on the same volume and checks that every acknowledged edit is still there. The
+# server runs as deployed: TLS and bearer tokens, with a test CA, server certificate and token file
+# made here with openssl and mounted read-only (never part of the image or the repository).
 #
 # Needs root. Installs podman, runc and debootstrap if missing. There is no image registry here, so
 # the Debian 12 base images are built with debootstrap (minbase) and imported locally, tagged both
@@ -47,34 +49,60 @@ log "runtime image has no compiler and no -dev package; size $((size / 1000000))
 # 2. Server on a data volume, edited and queried with the image's CLI.
 tag=voxcol-ct-$$
 volume=$tag-data
+secrets=$(mktemp -d /var/tmp/voxcol-ct-secrets.XXXX)
 cleanup() {
   pm rm -f "$tag-1" "$tag-2" >/dev/null 2>&1 || true
   pm volume rm -f "$volume" >/dev/null 2>&1 || true
+  rm -rf "$secrets"
 }
 trap cleanup EXIT
 pm volume create "$volume" >/dev/null
+
+# Test secrets: a CA, a server certificate for `voxcol` and 127.0.0.1, and one edit token.
+mkdir -p "$secrets/tls" "$secrets/tokens"
+(
+  cd "$secrets/tls"
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 1 -subj "/CN=voxcol test CA" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -keyout tls.key -out tls.csr -subj "/CN=voxcol" 2>/dev/null
+  printf 'subjectAltName=DNS:voxcol,DNS:localhost,IP:127.0.0.1\n' > san.ext
+  openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 -extfile san.ext -out tls.crt 2>/dev/null
+  rm -f ca.key tls.csr san.ext ca.srl
+)
+token=$(openssl rand -hex 24)
+echo "$(printf %s "$token" | openssl dgst -sha256 -r | cut -d' ' -f1) edit container-test" > "$secrets/tokens/tokens"
+chown -R 10001:10001 "$secrets"   # the image's user
+chmod 0500 "$secrets/tls" "$secrets/tokens" && chmod 0400 "$secrets"/tls/* "$secrets"/tokens/*
+tls_client=(--tls_ca=/etc/voxcol/tls/ca.crt --tls_server_name=voxcol)
 
 port=""
 current=""
 start_server() {
   local name=$1
   current=$name
-  pm run -d --no-healthcheck --network host --name "$name" -v "$volume:/data" "$image" \
-    --data_dir=/data --listen=127.0.0.1:0 --port_file=/data/port --world_size=128,128,128 >/dev/null
+  pm run -d --no-healthcheck --network host --name "$name" -v "$volume:/data" \
+    -v "$secrets/tls:/etc/voxcol/tls:ro" -v "$secrets/tokens:/etc/voxcol/tokens:ro" "$image" \
+    --data_dir=/data --listen=0.0.0.0:0 --metrics_listen=127.0.0.1:0 --port_file=/data/port \
+    --world_size=128,128,128 --tls_cert=/etc/voxcol/tls/tls.crt --tls_key=/etc/voxcol/tls/tls.key \
+    --auth_tokens=/etc/voxcol/tokens/tokens --audit_log=/data/audit.jsonl >/dev/null
   for _ in $(seq 1 100); do
     port=$(pm exec "$name" cat /data/port 2>/dev/null || true)
-    [ -n "$port" ] && pm exec "$name" voxcol --server="127.0.0.1:$port" health >/dev/null 2>&1 && return 0
+    [ -n "$port" ] && pm exec "$name" voxcol "${tls_client[@]}" --server="127.0.0.1:$port" health >/dev/null 2>&1 && return 0
     sleep 0.2
   done
   pm logs "$name" >&2
   return 1
 }
-# The image's own CLI, run inside the server container.
-cli() { pm exec "$current" voxcol --server="127.0.0.1:$port" --json "$@"; }
+# The image's own CLI, run inside the server container, over TLS with the token.
+cli() { pm exec -e VOXCOL_TOKEN="$token" "$current" voxcol "${tls_client[@]}" --server="127.0.0.1:$port" --json "$@"; }
 json_version() { sed -n 's/.*"version":"\{0,1\}\([0-9]*\).*/\1/p'; }
 
 start_server "$tag-1"
-log "server 1 serving on port $port"
+log "server 1 serving with TLS and tokens on port $port"
+# Without the token: UNAUTHENTICATED; in plaintext: no connection.
+anon=$(pm exec "$current" voxcol "${tls_client[@]}" --server="127.0.0.1:$port" info 2>&1 || true)
+case "$anon" in *UNAUTHENTICATED*) ;; *) echo "a call without a token was not refused: $anon"; exit 1 ;; esac
+plain=$(pm exec -e VOXCOL_TOKEN="$token" "$current" voxcol --server="127.0.0.1:$port" info 2>&1 || true)
+case "$plain" in *UNAVAILABLE*) ;; *) echo "a plaintext call was not refused: $plain"; exit 1 ;; esac
 positions=("-40.5,50.5,-40.5" "20.5,50.5,-10.5" "0.5,50.5,30.5" "35.5,50.5,35.5" "-20.5,50.5,10.5")
 acked=0
 for p in "${positions[@]}"; do
@@ -106,5 +134,7 @@ for p in "${positions[@]}" "0.5,60,0.5"; do
   [ "$after" = "${before[$i]}" ] || { echo "edit at $p lost: before ${before[$i]} after $after"; exit 1; }
   i=$((i + 1))
 done
+audited=$(pm exec "$current" cat /data/audit.jsonl | grep -c '"identity":"container-test"' || true)
+[ "$audited" = "$acked" ] || { echo "audit log holds $audited edits by container-test, expected $acked"; exit 1; }
 pm stop -t 10 "$tag-2" >/dev/null
 log "PASS: all $acked acknowledged edits survived SIGKILL; image size $((size / 1000000)) MB"

@@ -12,6 +12,7 @@ packages=(
   # The Python client (python/): stubs come from protoc with grpc_python_plugin (above); Debian's
   # python3-grpc-tools (1.14) is too old for proto3 `optional`.
   python3-grpcio python3-protobuf python3-setuptools python3-wheel python3-pip python3-venv
+  openssl libssl-dev
   libbullet-dev libembree-dev libpng-dev
 )
 

@@ -72,7 +72,7 @@ grpc::Status AdminServiceImpl::CreateCheckpoint(grpc::ServerContext*,
   absl::Status status = CreateCheckpointDir(*path);
   if (status.ok()) status = store_.CreateCheckpoint(DataDirStorePath(path->string()));
   if (!status.ok()) {
-    LogError("event=checkpoint_failed dir=%s message=\"%s\"", path->string(), status.message());
+    LogError("event=checkpoint_failed dir=%s message=%s", path->string(), status.message());
     return ToGrpcStatus(status);
   }
   LogInfo("event=checkpoint dir=%s version=%d", path->string(), version);
@@ -89,8 +89,7 @@ grpc::Status AdminServiceImpl::ExportRegion(grpc::ServerContext*,
       store::ReadRegion(world_, FromProto(request->box()), &version);
   if (!region.ok()) {
     if (absl::IsDataLoss(region.status())) {
-      LogError("event=chunk_load_failed rpc=ExportRegion message=\"%s\"",
-               region.status().message());
+      LogError("event=chunk_load_failed rpc=ExportRegion message=%s", region.status().message());
     }
     return ToGrpcStatus(region.status());
   }

@@ -1,21 +1,59 @@
 // Minimal structured logging to stderr: one line per event, `time level event key=value ...`.
+//
+// Every string argument is written as a logfmt value (LogValue): bare when it holds only safe
+// characters, else double-quoted with `"`, `\`, control and non-ASCII bytes escaped. So no
+// client-supplied text (request ids, paths, idempotency keys, messages) can start a new line or
+// forge a `key=value` field. Format strings therefore write `key=%s`, never `key="%s"`.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 
 namespace voxcol::server {
 
 void LogLine(std::string_view level, std::string_view line);
 
+// `text` as one logfmt value: bare if non-empty and every byte is an ASCII letter, digit or one
+// of `._-/:@,+[]`, else quoted and escaped (\" \\ \n \r \t \xNN for other bytes < 0x20 or >= 0x7f).
+std::string LogValue(std::string_view text);
+
+namespace log_internal {
+
+// What a LogInfo/LogError argument is formatted as: strings as their escaped LogValue.
+template <typename T, bool kIsString = std::is_convertible_v<const T&, absl::string_view> ||
+                                       std::is_convertible_v<const T&, std::string_view>>
+struct Escaped {
+  using type = T;
+  static const T& Apply(const T& arg) { return arg; }
+};
+template <typename T>
+struct Escaped<T, true> {
+  using type = std::string;
+  static std::string Apply(const T& arg) {
+    if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+      return LogValue(std::string_view(arg));
+    } else {
+      const absl::string_view text(arg);
+      return LogValue(std::string_view(text.data(), text.size()));
+    }
+  }
+};
+
+}  // namespace log_internal
+
 template <typename... Args>
-void LogInfo(const absl::FormatSpec<Args...>& format, const Args&... args) {
-  LogLine("INFO", absl::StrFormat(format, args...));
+void LogInfo(const absl::FormatSpec<typename log_internal::Escaped<Args>::type...>& format,
+             const Args&... args) {
+  LogLine("INFO", absl::StrFormat(format, log_internal::Escaped<Args>::Apply(args)...));
 }
 template <typename... Args>
-void LogError(const absl::FormatSpec<Args...>& format, const Args&... args) {
-  LogLine("ERROR", absl::StrFormat(format, args...));
+void LogError(const absl::FormatSpec<typename log_internal::Escaped<Args>::type...>& format,
+              const Args&... args) {
+  LogLine("ERROR", absl::StrFormat(format, log_internal::Escaped<Args>::Apply(args)...));
 }
 
 }  // namespace voxcol::server

@@ -26,6 +26,7 @@
 #include "core/voxel/edit_batch.h"
 #include "core/worldgen/cave_generator.h"
 #include "server/admin_service.h"
+#include "server/auth_setup.h"
 #include "server/cpu_quota.h"
 #include "server/data_dir.h"
 #include "server/edit_service.h"
@@ -36,10 +37,12 @@
 #include "server/request_log.h"
 #include "server/rpc_metrics.h"
 #include "server/server_metrics.h"
+#include "server/tls.h"
 #include "server/world_service.h"
 
-ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
-          "gRPC listen address host:port (port 0 picks a free port)");
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "gRPC listen address host:port (port 0 picks a free port); a non-loopback address "
+          "needs TLS and tokens or --insecure (see the security flags, docs/security.md)");
 ABSL_FLAG(std::string, data_dir, "./data", "Directory holding the world (created if missing)");
 ABSL_FLAG(uint64_t, seed, 1, "Cave generator seed for a new world");
 ABSL_FLAG(std::string, world_size, "512,192,512",
@@ -88,7 +91,7 @@ ABSL_FLAG(int, max_streams_per_client, 256,
           "Open Query streams one client host may hold; more get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_min_version_wait_ms, 1000,
           "Longest wait for a batch's min_version to be reached");
-ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "HTTP address serving Prometheus metrics at /metrics; empty disables");
 ABSL_FLAG(
     float, max_shape_extent, 64.0f,
@@ -349,24 +352,27 @@ std::vector<std::string> ServiceNames() {
 // must outlive the server.
 std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
                                               const std::vector<grpc::Service*>& services,
-                                              RpcMetrics* rpc_metrics, int* port) {
+                                              RpcMetrics* rpc_metrics, ServerSecurity& security,
+                                              int* port) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(config.listen, grpc::InsecureServerCredentials(), port);
   // A full WriteVoxels/ApplyEdits region is two bytes per voxel plus framing.
   const int64_t max_message = 2 * config.limits.edit.max_region_voxels + (1 << 20);
   // Larger messages get RESOURCE_EXHAUSTED from gRPC before any handler runs.
   const int max_message_size = int(std::min<int64_t>(max_message, std::numeric_limits<int>::max()));
   builder.SetMaxReceiveMessageSize(max_message_size);
   builder.SetMaxSendMessageSize(max_message_size);
-  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  InterceptorFactories interceptors;
   interceptors.push_back(std::make_unique<RpcMetricsInterceptorFactory>(rpc_metrics));
+  ApplySecurity(security, config.listen, builder, port, &interceptors);  // credentials first
   interceptors.push_back(std::make_unique<RequestLogInterceptorFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   for (grpc::Service* service : services) builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || *port == 0) {
-    LogError("event=listen_failed address=%s", config.listen);
+    LogError("event=listen_failed address=%s message=%s", config.listen,
+             "cannot bind the gRPC port: " + WhyCannotBind(config.listen) +
+                 " (is another server on this port?)");
     return nullptr;
   }
   LogInfo("event=serving address=%s port=%d", config.listen, *port);
@@ -405,14 +411,18 @@ int RunServer() {
   const sigset_t signals = BlockShutdownSignals();
   absl::StatusOr<ServerConfig> config = ConfigFromFlags();
   if (!config.ok()) {
-    LogError("event=bad_flag message=\"%s\"", config.status().message());
+    LogError("event=bad_flag message=%s", config.status().message());
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<ServerSecurity>> security = SecurityFromFlags(config->listen);
+  if (!security.ok()) {
+    LogError("event=bad_flag message=%s", security.status().message());
     return 2;
   }
   absl::StatusOr<DataDir> data =
       OpenDataDir(config->data_dir, config->new_world, CaveGenerator::kVersion, config->store);
   if (!data.ok()) {
-    LogError("event=open_failed data_dir=%s message=\"%s\"", config->data_dir,
-             data.status().message());
+    LogError("event=open_failed data_dir=%s message=%s", config->data_dir, data.status().message());
     return 1;
   }
   const WorldConfig& world_config = data->world.config;
@@ -458,7 +468,7 @@ int RunServer() {
   int port = 0;
   std::unique_ptr<grpc::Server> server = StartGrpcServer(
       *config, {&world_service, &query_service, &edit_service, &admin_service, &health},
-      &rpc_metrics, &port);
+      &rpc_metrics, **security, &port);
   if (!server) return 1;
   WritePortFile(config->port_file, port);
 

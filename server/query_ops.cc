@@ -21,7 +21,7 @@ absl::Status LoadFailure(const char* query, const absl::Status& status) {
       absl::IsResourceExhausted(status)) {
     return status;
   }
-  LogError("event=chunk_load_failed query=%s code=%s message=\"%s\"", query,
+  LogError("event=chunk_load_failed query=%s code=%s message=%s", query,
            absl::StatusCodeToString(status.code()), status.message());
   return status;
 }

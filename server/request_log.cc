@@ -56,10 +56,10 @@ class RequestLogInterceptor : public grpc::experimental::Interceptor {
     bool streaming = info_->type() != grpc::experimental::ServerRpcInfo::Type::UNARY;
     if (status.ok() && !streaming) return;
     std::string line = absl::StrFormat(
-        "event=rpc method=%s request_id=%s peer=%s code=%s millis=%d message=\"%s\"",
-        info_->method(), request_id_, info_->server_context()->peer(),
-        CodeName(status.error_code()), absl::ToInt64Milliseconds(absl::Now() - start_),
-        status.error_message());
+        "event=rpc method=%s request_id=%s peer=%s code=%s millis=%d message=%s",
+        LogValue(info_->method()), LogValue(request_id_), LogValue(info_->server_context()->peer()),
+        LogValue(CodeName(status.error_code())), absl::ToInt64Milliseconds(absl::Now() - start_),
+        LogValue(status.error_message()));
     bool server_fault = status.error_code() == grpc::StatusCode::INTERNAL ||
                         status.error_code() == grpc::StatusCode::DATA_LOSS ||
                         status.error_code() == grpc::StatusCode::UNKNOWN;

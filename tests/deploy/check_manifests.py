@@ -107,8 +107,18 @@ def check(cfg, flags):
          "statefulset: prometheus.io/port annotation != containerPort metrics")
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         p = c.get(probe, {}).get("grpc", {}).get("port")
+        command = c.get(probe, {}).get("exec", {}).get("command", [])
+        if command:  # the image's CLI (TLS): `voxcol ... --server=HOST:PORT ... health`
+            server = flag_args(command).get("server")
+            p = port_of(server) if server else None
+            need(command[0] == "voxcol" and command[-1] == "health", f"statefulset: {probe} must run `voxcol ... health`")
         need(p == grpc_port, f"statefulset: {probe} grpc port {p} != containerPort {grpc_port}")
     mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+    # TLS and tokens come from Secret volumes (references; no key is committed).
+    secret_paths = [mounts[v["name"]].rstrip("/") + "/" for v in pod.get("volumes", []) if "secret" in v and v["name"] in mounts]
+    for flag in ("tls_cert", "tls_key", "auth_tokens"):
+        path = args.get(flag) or ""
+        need(any(path.startswith(sp) for sp in secret_paths), f"statefulset: --{flag} is not a file of a mounted Secret")
     claims = [t["metadata"]["name"] for t in sts["spec"].get("volumeClaimTemplates", [])]
     need(any(mounts.get(n) == args.get("data_dir") for n in claims), "statefulset: --data_dir is not a volumeClaimTemplate mount")
     need(args.get("data_dir") in d["volume"], "statefulset: --data_dir differs from the image's VOLUME")
@@ -156,7 +166,11 @@ def check(cfg, flags):
 
 def self_test(cfg, flags):
     def drift_probe(c):
-        c["k8s"]["statefulset"]["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["grpc"]["port"] = 50052
+        probe = c["k8s"]["statefulset"]["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]
+        if "grpc" in probe:
+            probe["grpc"]["port"] = 50052
+        else:
+            probe["exec"]["command"] = [a.replace(":50051", ":50052") for a in probe["exec"]["command"]]
 
     def drift_flag(c):
         args = c["k8s"]["statefulset"]["spec"]["template"]["spec"]["containers"][0]["args"]
@@ -170,6 +184,10 @@ def self_test(cfg, flags):
         key = next(iter(cm))
         cm[key] = cm[key].replace("--max_ray_distance", "--max_ray_length")
 
+    def drift_secret(c):
+        pod = c["k8s"]["statefulset"]["spec"]["template"]["spec"]
+        pod["volumes"] = [v for v in pod["volumes"] if "secret" not in v]
+
     def drift_metrics(c):
         ports = c["k8s"]["statefulset"]["spec"]["template"]["spec"]["containers"][0]["ports"]
         for p in ports:
@@ -179,7 +197,7 @@ def self_test(cfg, flags):
     failures = []
     for name, mutate in [("probe port", drift_probe), ("flag name", drift_flag),
                          ("EXPOSE", drift_expose), ("ConfigMap flag", drift_configmap),
-                         ("metrics port", drift_metrics)]:
+                         ("metrics port", drift_metrics), ("Secret volume", drift_secret)]:
         c = copy.deepcopy(cfg)
         mutate(c)
         if not check(c, flags):
