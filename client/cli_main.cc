@@ -67,10 +67,11 @@ int RunHealth(Client& client) {
                                                                              : kExitServerError;
 }
 
-int RunLoadTest() {
+int RunLoadTest(const ChannelSecurity& security) {
   const CliOptions& f = Flags();
   LoadTestOptions o;
   o.server = f.server;
+  o.security = security;
   o.streams = f.streams;  // ranges checked by the parser (cli_app.cc)
   o.seconds = f.seconds;
   o.batch_size = f.batch_size;
@@ -140,8 +141,9 @@ int RunLoadTest() {
 int main(int argc, char** argv) {
   using namespace voxcol::client;
   CliApp cli;
+  ChannelSecurity security;
   BuildApp(
-      cli, RunInfo, RunHealth, [](Client&) { return RunLoadTest(); }, RunRender);
+      cli, RunInfo, RunHealth, [&security](Client&) { return RunLoadTest(security); }, RunRender);
   cli.app.set_version_flag("--version", absl::StrCat("voxcol ", voxcol::VersionString(), " (",
                                                      voxcol::GitRevision(), ")"));
   try {
@@ -157,7 +159,6 @@ int main(int argc, char** argv) {
     std::fputs(BashCompletion(cli.app).c_str(), stdout);
     return kExitOk;
   }
-  ChannelSecurity security;
   if (std::string error; !ChannelSecurityFromFlags(&security, &error)) {
     std::fprintf(stderr, "voxcol: %s\n", error.c_str());
     return kExitUsage;

@@ -293,7 +293,7 @@ v1::Box PlayArea(const v1::Box& world, float extent) {
 }
 
 LoadTestReport RunLoadTest(const LoadTestOptions& o) {
-  auto channel = grpc::CreateChannel(o.server, grpc::InsecureChannelCredentials());
+  auto channel = MakeChannel(o.server, o.security);
   Shared shared;
   v1::GetWorldInfoResponse info;
   {
@@ -315,8 +315,7 @@ LoadTestReport RunLoadTest(const LoadTestOptions& o) {
   for (int c = 0; c < 4; ++c) {
     grpc::ChannelArguments args;
     args.SetInt("voxcol.connection", c);  // distinct arguments keep gRPC from sharing one socket
-    channels.push_back(
-        grpc::CreateCustomChannel(o.server, grpc::InsecureChannelCredentials(), args));
+    channels.push_back(MakeChannel(o.server, o.security, args));
   }
   std::vector<std::thread> threads;
   for (int s = 0; s < o.streams; ++s) {

@@ -6,10 +6,13 @@
 #include <functional>
 #include <string>
 
+#include "client/voxcol_client.h"
+
 namespace voxcol::client {
 
 struct LoadTestOptions {
   std::string server;
+  ChannelSecurity security;  // TLS and token, as the CLI's other commands
   int streams = 32;
   double seconds = 60;
   int batch_size = 64;

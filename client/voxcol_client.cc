@@ -41,8 +41,8 @@ class TokenInterceptorFactory : public grpc::experimental::ClientInterceptorFact
 }  // namespace
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
-                                           const ChannelSecurity& security) {
-  grpc::ChannelArguments args;
+                                           const ChannelSecurity& security,
+                                           grpc::ChannelArguments args) {
   args.SetMaxReceiveMessageSize(-1);  // ReadVoxels answers up to 2 bytes x 4M voxels
   args.SetMaxSendMessageSize(-1);
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();

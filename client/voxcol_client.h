@@ -28,7 +28,8 @@ struct ChannelSecurity {
 
 // A channel to `target` with unlimited message sizes and `security`.
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
-                                           const ChannelSecurity& security = {});
+                                           const ChannelSecurity& security = {},
+                                           grpc::ChannelArguments args = {});
 
 class Client {
  public:
