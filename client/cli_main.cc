@@ -137,6 +137,9 @@ constexpr char kUsage[] =
     "  probe       --center=X,Y,Z (--half_extents=X,Y,Z | --radius=R) [--voxels] "
     "[--max_voxels=N]\n"
     "              conservative broadphase probe: may terrain be within reach?\n"
+    "  validate-hit --origin=X,Y,Z --direction=X,Y,Z (--claimed_hit=X,Y,Z | --target_point=X,Y,Z)\n"
+    "              [--tolerance=T] [--at_version=V]   judge a shot at the version the client saw\n"
+    "              (every query command takes --at_version=V to read a past version)\n"
     "  move-character --radius=R --half_height=H --position=X,Y,Z --displacement=X,Y,Z\n"
     "              [--ticks=N] [--step_offset=S] [--slope_limit=DEG]   character controller: the\n"
     "              same move N times, each from the last result; prints each tick's state\n"
@@ -285,6 +288,7 @@ int main(int argc, char** argv) {
   if (command == "contacts") return RunContacts(client);
   if (command == "probe") return RunProbe(client);
   if (command == "move-character") return RunMoveCharacter(client);
+  if (command == "validate-hit") return RunValidateHit(client);
   if (command == "fill-ball") return RunFillBall(client);
   if (command == "checkpoint") return RunCheckpoint(client);
   if (command == "export-region") return RunExportRegion(client);

@@ -201,7 +201,7 @@ const MaskRecord& BroadphaseIndex::SnapshotRecord(const ChunkKey& key) const {
   // Records for the same (key, until) describe the same voxels (World::SnapshotDataUntil).
   const uint64_t until = past_budget_ != 0 ? world_.SnapshotDataUntil(key) : 0;
   if (until != 0) {
-    absl::MutexLock lock(&past_mu_);
+    absl::ReaderMutexLock lock(&past_mu_);
     auto it = past_.find(PastKey{key, until});
     if (it != past_.end()) return *it->second;
   }

@@ -304,6 +304,11 @@ ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrBuildFor(const ChunkKey& 
 ChunkCollisionCache::Entry* ChunkCollisionCache::PastEntry(const ChunkKey& key) {
   const uint64_t until = past_budget_ != 0 ? world_.SnapshotDataUntil(key) : 0;
   if (until == 0) return nullptr;
+  {
+    absl::ReaderMutexLock lock(&past_mu_);
+    auto it = past_.find(PastKey{key, until});
+    if (it != past_.end()) return it->second;
+  }
   absl::MutexLock lock(&past_mu_);
   auto [it, inserted] = past_.emplace(PastKey{key, until}, nullptr);
   if (inserted) {

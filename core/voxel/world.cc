@@ -87,8 +87,7 @@ absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const {
   const ReadSnapshot* snapshot = ThreadSnapshot();
   if (snapshot == nullptr) return LoadLatest(key);
   if (snapshot->view_ != nullptr) {
-    auto it = snapshot->view_->chunks.find(key);
-    if (it != snapshot->view_->chunks.end()) return it->second;
+    if (const ChunkPtr* old = snapshot->view_->FindChunk(key)) return *old;
   }
   const uint64_t version = snapshot->live_version_;
   if (publishing_version_.load(std::memory_order_acquire) > version) {
@@ -186,8 +185,7 @@ Voxel World::GetVoxel(const Int3& voxel) const {
   const ReadSnapshot* snapshot = ThreadSnapshot();
   if (snapshot == nullptr) return latest;
   if (snapshot->view_ != nullptr) {
-    auto it = snapshot->view_->chunks.find(key);
-    if (it != snapshot->view_->chunks.end()) return it->second->At(LocalOf(voxel));
+    if (const ChunkPtr* old = snapshot->view_->FindChunk(key)) return (*old)->At(LocalOf(voxel));
   }
   // As in LoadChunk: read first, then check whether an edit newer than the snapshot began.
   if (publishing_version_.load(std::memory_order_acquire) > snapshot->live_version_) {

@@ -436,6 +436,29 @@ struct World::PastView {
   absl::flat_hash_map<ChunkKey, ChunkPtr> chunks;
   absl::flat_hash_map<ChunkKey, uint64_t> dirty_until;
   size_t bytes = 0;  // tables only (the chunks are the history's)
+  // One bit per hash of the keys in `chunks` / `dirty_until`: most reads touch neither, and a
+  // clear bit answers that without a hash-table lookup.
+  static constexpr int kFilterWords = 64;
+  uint64_t chunk_filter[kFilterWords] = {};
+  uint64_t dirty_filter[kFilterWords] = {};
+  static uint32_t FilterBit(const ChunkKey& k) {
+    return (uint32_t(k.x) * 73856093u ^ uint32_t(k.y) * 19349663u ^ uint32_t(k.z) * 83492791u) %
+           (kFilterWords * 64);
+  }
+  static bool Test(const uint64_t* filter, const ChunkKey& k) {
+    const uint32_t b = FilterBit(k);
+    return (filter[b >> 6] >> (b & 63)) & 1;
+  }
+  static void Set(uint64_t* filter, const ChunkKey& k) {
+    const uint32_t b = FilterBit(k);
+    filter[b >> 6] |= uint64_t(1) << (b & 63);
+  }
+  const ChunkPtr* FindChunk(const ChunkKey& k) const {
+    if (!Test(chunk_filter, k)) return nullptr;
+    auto it = chunks.find(k);
+    return it == chunks.end() ? nullptr : &it->second;
+  }
+  bool MayBeDirty(const ChunkKey& k) const { return Test(dirty_filter, k); }
 };
 
 namespace world_internal {
@@ -447,9 +470,11 @@ inline bool World::NewerThanSnapshot(const ChunkKey& key) const {
   // No snapshot: the thread reads the newest data, derived data included.
   const ReadSnapshot* snapshot = world_internal::current_snapshot;
   if (snapshot == nullptr) return false;
-  // Nothing newer than the snapshot has begun publishing: all data is of its version.
+  // Nothing newer than the snapshot (for a past snapshot: than its view) has begun publishing,
+  // and a past snapshot's view did not dirty the key: all data is of its version.
   if (&snapshot->world_ == this &&
-      publishing_version_.load(std::memory_order_acquire) <= snapshot->version_) {
+      publishing_version_.load(std::memory_order_acquire) <= snapshot->live_version_ &&
+      (snapshot->view_ == nullptr || !snapshot->view_->MayBeDirty(key))) {
     return false;
   }
   return NewerThanSnapshotSlow(key);

@@ -68,7 +68,10 @@ uint64_t World::ReadVersion() const {
 bool World::NewerThanSnapshotSlow(const ChunkKey& key) const {
   const ReadSnapshot* snapshot = ThreadSnapshot();
   if (snapshot == nullptr) return false;
-  if (snapshot->view_ != nullptr && snapshot->view_->dirty_until.contains(key)) return true;
+  if (snapshot->view_ != nullptr && snapshot->view_->MayBeDirty(key) &&
+      snapshot->view_->dirty_until.contains(key)) {
+    return true;
+  }
   if (publishing_version_.load(std::memory_order_acquire) <= snapshot->live_version_) return false;
   return DirtiedAfter(key, snapshot->live_version_);
 }

@@ -76,6 +76,7 @@ std::shared_ptr<const World::PastView> World::PastViewLocked(uint64_t version) c
       for (const Replaced& r : replaced_.at(key)) {
         if (r.until > version) {
           view->chunks.emplace(key, r.chunk);
+          PastView::Set(view->chunk_filter, key);
           break;
         }
       }
@@ -84,6 +85,7 @@ std::shared_ptr<const World::PastView> World::PastViewLocked(uint64_t version) c
       if (view->dirty_until.contains(key)) continue;
       const std::vector<uint64_t>& versions = dirtied_.at(key);
       view->dirty_until.emplace(key, *std::upper_bound(versions.begin(), versions.end(), version));
+      PastView::Set(view->dirty_filter, key);
     }
   }
   view->bytes = sizeof(PastView) + view->chunks.capacity() * sizeof(std::pair<ChunkKey, ChunkPtr>) +
