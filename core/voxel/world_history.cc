@@ -175,6 +175,10 @@ void World::PopHistoryLocked() const {
     if (versions.empty()) dirtied_.erase(it);
   }
   oldest_published_ = entry.published;  // entry.version is now the oldest readable
+  // Cached past views of versions no longer readable would keep dropped chunks alive.
+  for (auto& view : views_) {
+    if (view != nullptr && view->version < entry.version) view.reset();
+  }
   history_.pop_front();
 }
 
