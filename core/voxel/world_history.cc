@@ -128,10 +128,12 @@ uint64_t World::OldestReaderLocked() const {
 }
 
 void World::EnforceHistoryBudgetLocked() const {
-  // Versions kept only by retention go first, oldest first, down to the retention's bound.
+  // Versions kept only by retention go first, oldest first, down to the retention's bound (and
+  // before any live snapshot expires for the snapshot budget).
   const uint64_t reader = OldestReaderLocked();
-  while (retention_.max_bytes != 0 && history_chunks_ * sizeof(Chunk) > retention_.max_bytes &&
-         !history_.empty() && history_.front().version <= reader) {
+  auto over = [&](size_t bound) { return bound != 0 && history_chunks_ * sizeof(Chunk) > bound; };
+  while ((over(retention_.max_bytes) || over(history_budget_)) && !history_.empty() &&
+         history_.front().version <= reader) {
     PopHistoryLocked();
   }
   while (history_budget_ != 0 && history_chunks_ * sizeof(Chunk) > history_budget_) {

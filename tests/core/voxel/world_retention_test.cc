@@ -218,5 +218,18 @@ TEST(WorldRetention, HistoryStaysWithinItsBudgetUnderAContinuousEditStream) {
             absl::StatusCode::kOutOfRange);
 }
 
+TEST(WorldRetention, RetainedVersionsGoBeforeLiveSnapshotsExpire) {
+  Scene s({.versions = 1000});
+  s.world->SetHistoryBudget(size_t(64) << 10);  // the snapshot budget, below what retention holds
+  for (int i = 0; i < 50; ++i) s.Apply(EditNumber(i));
+  World::ReadSnapshot live(*s.world);
+  s.Apply(EditNumber(50));
+  const World::HistoryStats stats = s.world->history_stats();
+  EXPECT_FALSE(live.expired());  // the old retained versions were dropped instead
+  EXPECT_LE(stats.bytes, size_t(64) << 10);
+  EXPECT_GT(stats.oldest_readable, 0u);
+  EXPECT_LE(stats.oldest_readable, live.version());
+}
+
 }  // namespace
 }  // namespace voxcol
