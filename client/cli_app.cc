@@ -21,8 +21,11 @@ CLI::App* Command(CliApp& cli, const std::string& name, const std::string& descr
   return sub;
 }
 
+// Cost statistics and lag compensation, common to every query command.
 void AddStats(CLI::App* sub) {
   sub->add_flag("--stats", Flags().stats, "Include the query's cost statistics");
+  sub->add_option("--at_version", Flags().at_version,
+                  "Read this past world version (read_at; -1: the newest)");
 }
 
 // The posed shape of sweep, overlap and contacts.
@@ -135,6 +138,30 @@ void AddQueryCommands(CliApp& cli) {
   move->add_option("--slope_limit", f.slope_limit,
                    "Steepest walkable ground, degrees (0: the server's default)");
   AddStats(move);
+}
+
+void AddValidateHit(CliApp& cli) {
+  CliOptions& f = Flags();
+  CLI::App* validate =
+      Command(cli, "validate-hit",
+              "Judge a client's shot against the terrain as of the version it saw", RunValidateHit);
+  validate->add_option("--origin", f.origin, "Where the shot started")
+      ->required()
+      ->type_name(kVec3);
+  validate->add_option("--direction", f.direction, "Shot direction (any non-zero length)")
+      ->required()
+      ->type_name(kVec3);
+  CLI::Option* claimed = validate->add_option("--claimed_hit", f.claimed_hit,
+                                              "Where the client says its shot hit the terrain");
+  CLI::Option* target = validate->add_option(
+      "--target_point", f.target_point, "A point the client says its shot reached unobstructed");
+  claimed->type_name(kVec3)->excludes(target);
+  target->type_name(kVec3);
+  validate->add_option("--tolerance", f.tolerance, "Allowed discrepancy, world units");
+  validate->add_option("--mode", f.mode, "smooth (default) | blocky")
+      ->check(CLI::IsMember({"smooth", "blocky"}));
+  validate->add_option("--at_version", f.at_version,
+                       "The version the client saw when it fired (-1: the newest)");
 }
 
 void AddPrimitiveCommands(CliApp& cli) {
@@ -308,6 +335,7 @@ void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest,
   Command(cli, "info", "World bounds, voxel size, seed, version", std::move(info));
   Command(cli, "health", "SERVING / NOT_SERVING (exit 0 only when serving)", std::move(health));
   AddQueryCommands(cli);
+  AddValidateHit(cli);
   AddPrimitiveCommands(cli);
   AddDataCommands(cli);
   AddLoadTest(cli, std::move(loadtest));

@@ -42,6 +42,9 @@ struct CliOptions {
   int ticks = 1;
   float step_offset = 0.0f;
   float slope_limit = 0.0f;
+  int64_t at_version = -1;  // every query command and validate-hit: read this past version
+  std::string claimed_hit, target_point;  // validate-hit
+  float tolerance = 0.25f;                // validate-hit
   // Edits.
   std::string material = "rock";
   std::string mode;  // raycast: smooth|blocky; edits: add|subtract|set

@@ -13,6 +13,13 @@
 namespace voxcol::client {
 namespace {
 
+// Sets read_at from --at_version when given.
+template <typename Request>
+void ApplyAtVersion(Request* request) {
+  const int64_t at = Flags().at_version;
+  if (at >= 0) request->mutable_read_at()->set_at_version(uint64_t(at));
+}
+
 // The posed shape (SHAPE) of sweep, overlap and contacts from --shape, --position, --rotation and
 // the size flags of the kind; an error message for Usage, empty on success. Sizes are checked by
 // the server.
@@ -195,6 +202,7 @@ int RunRaycast(Client& client) {
   v1::RaycastRequest request;
   std::string error = RaycastRequestFromFlags(&request);
   if (!error.empty()) return Usage(error);
+  ApplyAtVersion(&request);
   v1::RaycastResponse r;
   if (int done = FailedOrJson("raycast", client.Raycast(request, &r), r); done != kPrintSummary) {
     return done;
@@ -222,6 +230,7 @@ int RunSweep(Client& client) {
     return Usage("--collection must be closest, any or all");
   }
   request.set_include_stats(Flags().stats);
+  ApplyAtVersion(&request);
   v1::SweepResponse r;
   if (int done = FailedOrJson("sweep", client.Sweep(request, &r), r); done != kPrintSummary) {
     return done;
@@ -251,6 +260,7 @@ int RunOverlap(Client& client) {
   if (!error.empty()) return Usage(error);
   request.set_include_penetration(Flags().penetration);
   request.set_include_stats(Flags().stats);
+  ApplyAtVersion(&request);
   v1::OverlapResponse r;
   if (int done = FailedOrJson("overlap", client.Overlap(request, &r), r); done != kPrintSummary) {
     return done;
@@ -273,6 +283,7 @@ int RunContacts(Client& client) {
   request.set_margin(Flags().margin);
   request.set_skip_water(Flags().skip_water);
   request.set_include_stats(Flags().stats);
+  ApplyAtVersion(&request);
   v1::ContactsResponse r;
   if (int done = FailedOrJson("contacts", client.Contacts(request, &r), r); done != kPrintSummary) {
     return done;
@@ -313,6 +324,7 @@ int RunProbe(Client& client) {
   request.set_include_voxels(Flags().voxels);
   request.set_max_voxels(Flags().max_voxels);
   request.set_include_stats(Flags().stats);
+  ApplyAtVersion(&request);
   v1::ProbeResponse r;
   if (int done = FailedOrJson("probe", client.Probe(request, &r), r); done != kPrintSummary) {
     return done;
@@ -346,6 +358,7 @@ int RunMoveCharacter(Client& client) {
   move->mutable_settings()->set_step_offset(Flags().step_offset);
   move->mutable_settings()->set_slope_limit_degrees(Flags().slope_limit);
   request.set_include_stats(Flags().stats);
+  ApplyAtVersion(&request);
   const bool json = Flags().json;
   for (int tick = 1; tick <= ticks; ++tick) {
     v1::MoveCharactersResponse r;
@@ -362,6 +375,51 @@ int RunMoveCharacter(Client& client) {
       if (r.has_stats()) PrintStats(r.stats());
     }
     *move->mutable_position() = r.results(0).position();
+  }
+  return kExitOk;
+}
+
+int RunValidateHit(Client& client) {
+  v1::ValidateHitRequest request;
+  if (!ParseVec3(Flags().origin, request.mutable_origin())) {
+    return Usage("validate-hit needs --origin=X,Y,Z");
+  }
+  if (!ParseVec3(Flags().direction, request.mutable_direction())) {
+    return Usage("--direction must be X,Y,Z");
+  }
+  const std::string claimed = Flags().claimed_hit, target = Flags().target_point;
+  if (claimed.empty() == target.empty()) {
+    return Usage("validate-hit needs exactly one of --claimed_hit=X,Y,Z and --target_point=X,Y,Z");
+  }
+  if (!ParseVec3(claimed.empty() ? target : claimed, claimed.empty()
+                                                         ? request.mutable_target_point()
+                                                         : request.mutable_claimed_hit())) {
+    return Usage("--claimed_hit / --target_point must be X,Y,Z");
+  }
+  request.set_tolerance(Flags().tolerance);
+  const std::string mode = Flags().mode;
+  if (mode == "blocky") {
+    request.set_mode(v1::RAYCAST_MODE_BLOCKY);
+  } else if (!mode.empty() && mode != "smooth") {
+    return Usage("validate-hit --mode must be 'smooth' or 'blocky'");
+  }
+  ApplyAtVersion(&request);
+  v1::ValidateHitResponse r;
+  if (int done = FailedOrJson("validate-hit", client.ValidateHit(request, &r), r);
+      done != kPrintSummary) {
+    return done;
+  }
+  const char* verdict = r.verdict() == v1::HIT_VERDICT_CONFIRMED             ? "CONFIRMED"
+                        : r.verdict() == v1::HIT_VERDICT_BLOCKED_BY_TERRAIN  ? "BLOCKED_BY_TERRAIN"
+                        : r.verdict() == v1::HIT_VERDICT_NO_TERRAIN_AT_CLAIM ? "NO_TERRAIN_AT_CLAIM"
+                                                                             : "UNSPECIFIED";
+  std::printf("%s (world version %llu): claim %.3f along the shot, discrepancy %.3f\n", verdict,
+              (unsigned long long)r.version(), r.claim_distance(), r.discrepancy());
+  if (r.server_hit()) {
+    std::printf("     server hit at distance %.3f, %s\n", r.hit().distance(),
+                Fmt(r.hit().position()).c_str());
+  } else {
+    std::printf("     server: no terrain along the shot\n");
   }
   return kExitOk;
 }

@@ -16,5 +16,8 @@ int RunProbe(Client& client);
 // move-character: the same move --ticks times through MoveCharacters, each tick starting where
 // the last one ended; one line per tick (one JSON response per line with --json).
 int RunMoveCharacter(Client& client);
+// validate-hit: ValidateHit for --origin/--direction and --claimed_hit or --target, at
+// --at_version (every query command takes --at_version).
+int RunValidateHit(Client& client);
 
 }  // namespace voxcol::client

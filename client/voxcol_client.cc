@@ -81,6 +81,11 @@ grpc::Status Client::Raycast(const v1::RaycastRequest& request, v1::RaycastRespo
   return Unary(*query_, &v1::QueryService::Stub::Raycast, request, response);
 }
 
+grpc::Status Client::ValidateHit(const v1::ValidateHitRequest& request,
+                                 v1::ValidateHitResponse* response) {
+  return Unary(*query_, &v1::QueryService::Stub::ValidateHit, request, response);
+}
+
 grpc::Status Client::Overlap(const v1::OverlapRequest& request, v1::OverlapResponse* response) {
   return Unary(*query_, &v1::QueryService::Stub::Overlap, request, response);
 }

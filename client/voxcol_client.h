@@ -49,6 +49,9 @@ class Client {
   // One tick of the character controller for every move of the request.
   grpc::Status MoveCharacters(const v1::MoveCharactersRequest& request,
                               v1::MoveCharactersResponse* response);
+  // Lag-compensated hit validation (QueryService.ValidateHit).
+  grpc::Status ValidateHit(const v1::ValidateHitRequest& request,
+                           v1::ValidateHitResponse* response);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* response);
   grpc::Status CreateCheckpoint(const v1::CreateCheckpointRequest& request,
                                 v1::CreateCheckpointResponse* response);

@@ -119,6 +119,15 @@ ABSL_FLAG(uint64_t, store_cache_mb, 256,
 ABSL_FLAG(uint64_t, max_snapshot_history_mb, 256,
           "Budget for old chunk versions kept for queries that began before an edit, MiB; past "
           "it the oldest running batches fail with ABORTED; 0 = unlimited");
+// Lag compensation (issue 19): how far back queries may read (QueryService ReadAt, ValidateHit).
+ABSL_FLAG(int64_t, history_window_ms, 1000,
+          "Keep every world version that was current within this many milliseconds readable by "
+          "queries naming read_at (lag compensation); 0 = none by time");
+ABSL_FLAG(uint64_t, history_versions, 64,
+          "Keep at least the last this many world versions readable by read_at; 0 = none by count");
+ABSL_FLAG(uint64_t, history_retention_mb, 64,
+          "Bound on the old chunk versions kept for read_at, MiB; past it the oldest versions are "
+          "dropped first (read_at them is OUT_OF_RANGE); 0 = unlimited");
 ABSL_FLAG(uint64_t, store_block_cache_mb, 32, "RocksDB block cache for stored chunk records, MiB");
 ABSL_FLAG(bool, store_sync, true,
           "Sync the write-ahead log before acknowledging an edit; false risks losing acknowledged "
@@ -263,6 +272,10 @@ void AttachStore(const ServerConfig& config, DataDir& data, World& world) {
   world.RestoreVersion(data.world.version);
   world.SetResidentBudget(config.resident_chunk_bytes);
   world.SetHistoryBudget(config.snapshot_history_bytes);
+  world.SetHistoryRetention(
+      {absl::Milliseconds(std::max<int64_t>(0, absl::GetFlag(FLAGS_history_window_ms))),
+       absl::GetFlag(FLAGS_history_versions),
+       size_t(absl::GetFlag(FLAGS_history_retention_mb)) << 20});
   const WorldConfig& w = data.world.config;
   LogInfo("event=world_open data_dir=%s created=%d seed=%d size=%d,%d,%d voxel_size=%g version=%d",
           config.data_dir, data.world.created, w.seed, w.size_voxels.x, w.size_voxels.y,

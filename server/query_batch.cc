@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/apply_edits.h"
 #include "server/query_ops.h"
+#include "server/read_at.h"
 #include "server/server_metrics.h"
 
 namespace voxcol::server {
@@ -23,9 +24,50 @@ bool WaitForVersion(const World& world, uint64_t version, absl::Time until) {
   return true;
 }
 
-void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::QueryRequest& query,
-            const QueryInterrupt& interrupt, v1::QueryResult* result) {
-  result->set_client_id(query.client_id());
+// The query's own read_at (see ReadAt), or null.
+const v1::ReadAt* QueryReadAt(const v1::QueryRequest& query) {
+  switch (query.query_case()) {
+    case v1::QueryRequest::kRaycast:
+      return query.raycast().has_read_at() ? &query.raycast().read_at() : nullptr;
+    case v1::QueryRequest::kOverlap:
+      return query.overlap().has_read_at() ? &query.overlap().read_at() : nullptr;
+    case v1::QueryRequest::kSweep:
+      return query.sweep().has_read_at() ? &query.sweep().read_at() : nullptr;
+    case v1::QueryRequest::kContacts:
+      return query.contacts().has_read_at() ? &query.contacts().read_at() : nullptr;
+    case v1::QueryRequest::kProbe:
+      return query.probe().has_read_at() ? &query.probe().read_at() : nullptr;
+    case v1::QueryRequest::kMoveCharacters:
+      return query.move_characters().has_read_at() ? &query.move_characters().read_at() : nullptr;
+    case v1::QueryRequest::QUERY_NOT_SET:
+      break;
+  }
+  return nullptr;
+}
+
+// Reports the version a query with its own read_at read, in its response.
+void SetResultVersion(uint64_t version, v1::QueryResult* result) {
+  switch (result->result_case()) {
+    case v1::QueryResult::kRaycast:
+      return result->mutable_raycast()->set_version(version);
+    case v1::QueryResult::kSweep:
+      return result->mutable_sweep()->set_version(version);
+    case v1::QueryResult::kOverlap:
+      return result->mutable_overlap()->set_version(version);
+    case v1::QueryResult::kContacts:
+      return result->mutable_contacts()->set_version(version);
+    case v1::QueryResult::kProbe:
+      return result->mutable_probe()->set_version(version);
+    case v1::QueryResult::kMoveCharacters:
+      return result->mutable_move_characters()->set_version(version);
+    case v1::QueryResult::RESULT_NOT_SET:
+      return;
+  }
+}
+
+absl::Status RunKind(const QueryEngine& engine, const ServiceLimits& limits,
+                     const v1::QueryRequest& query, const QueryInterrupt& interrupt,
+                     v1::QueryResult* result) {
   absl::Status status;
   switch (query.query_case()) {
     case v1::QueryRequest::kRaycast:
@@ -56,6 +98,26 @@ void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::Qu
     case v1::QueryRequest::QUERY_NOT_SET:
       status = absl::InvalidArgumentError("query: no query kind set");
       break;
+  }
+  return status;
+}
+
+void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::QueryRequest& query,
+            const QueryInterrupt& interrupt, v1::QueryResult* result) {
+  result->set_client_id(query.client_id());
+  absl::Status status;
+  if (const v1::ReadAt* read_at = QueryReadAt(query)) {
+    // Its own snapshot, nested in the batch's: this query alone reads the past version.
+    absl::StatusOr<std::unique_ptr<World::ReadSnapshot>> past =
+        OpenReadAt(engine.world(), *read_at, "read_at");
+    status = past.status();
+    if (status.ok()) status = RunKind(engine, limits, query, interrupt, result);
+    if (status.ok() && *past != nullptr) {
+      if ((*past)->expired()) status = SnapshotExpiredError();
+      SetResultVersion((*past)->version(), result);
+    }
+  } else {
+    status = RunKind(engine, limits, query, interrupt, result);
   }
   if (!status.ok()) {
     GetServerMetrics().query_failures->Add();
@@ -118,6 +180,19 @@ void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
   }
   // A tick applies its edits first and reads exactly the version they produced.
   std::unique_ptr<World::ReadSnapshot> pinned;
+  if (request.has_edits() && request.read_at().point_case() != v1::ReadAt::POINT_NOT_SET) {
+    return FailBatch(
+        request,
+        absl::InvalidArgumentError("read_at: a batch with edits reads the version they produce"),
+        response);
+  }
+  if (!request.has_edits()) {
+    // A past version (lag compensation): the whole batch reads it.
+    absl::StatusOr<std::unique_ptr<World::ReadSnapshot>> past =
+        OpenReadAt(world, request.read_at(), "read_at");
+    if (!past.ok()) return FailBatch(request, past.status(), response);
+    pinned = *std::move(past);  // already entered; null: the current version below
+  }
   if (request.has_edits()) {
     if (absl::Now() > deadline) {  // never apply edits whose answers nobody waits for
       return FailBatch(
@@ -133,7 +208,7 @@ void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
   }
   std::optional<World::ReadSnapshot> current;
   if (pinned != nullptr) {
-    pinned->Enter();
+    if (request.has_edits()) pinned->Enter();
   } else {
     current.emplace(world);
   }

@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -9,11 +10,30 @@
 #include "server/convert.h"
 #include "server/query_batch.h"
 #include "server/query_ops.h"
+#include "server/read_at.h"
 #include "server/server_metrics.h"
+#include "server/validate_hit.h"
 
 namespace voxcol::server {
 
 namespace {
+
+// Runs `run` under the snapshot the request's read_at names (the newest version when unset) and
+// sets the response's version. OUT_OF_RANGE for a version no longer kept.
+template <typename Request, typename Response, typename Run>
+absl::Status RunAtVersion(const World& world, const Request& request, Response* response,
+                          const Run& run) {
+  absl::StatusOr<std::unique_ptr<World::ReadSnapshot>> past =
+      OpenReadAt(world, request.read_at(), "read_at");
+  if (!past.ok()) return past.status();
+  std::optional<World::ReadSnapshot> current;
+  if (*past == nullptr) current.emplace(world);
+  const World::ReadSnapshot& snapshot = *past != nullptr ? **past : *current;
+  absl::Status status = run();
+  if (status.ok() && snapshot.expired()) status = SnapshotExpiredError();
+  if (status.ok()) response->set_version(snapshot.version());
+  return status;
+}
 
 // One unary query: counted, timed, run on one world version, which the response reports.
 // The call's deadline stops shape queries inside their work.
@@ -29,15 +49,13 @@ grpc::Status RunUnary(const World& world, const QueryEngine& engine, const Servi
   if (context.deadline() != std::chrono::system_clock::time_point::max()) {
     interrupt.deadline = absl::FromChrono(context.deadline());
   }
-  World::ReadSnapshot snapshot(world);
-  absl::Status status = run(engine, limits, request, response, interrupt);
-  if (status.ok() && snapshot.expired()) status = SnapshotExpiredError();
+  absl::Status status = RunAtVersion(
+      world, request, response, [&] { return run(engine, limits, request, response, interrupt); });
   latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
   if (!status.ok()) {
     GetServerMetrics().query_failures->Add();
     return ToGrpcStatus(status);
   }
-  response->set_version(snapshot.version());
   return grpc::Status::OK;
 }
 
@@ -276,6 +294,19 @@ grpc::Status QueryServiceImpl::MoveCharacters(grpc::ServerContext* context,
   const MoveCharactersMetrics& metrics = GetMoveCharactersMetrics();
   return RunUnary(world_, engine_, limits_, &RunMoveCharacters, metrics.queries, metrics.latency,
                   *context, *request, response);
+}
+
+grpc::Status QueryServiceImpl::ValidateHit(grpc::ServerContext* context,
+                                           const v1::ValidateHitRequest* request,
+                                           v1::ValidateHitResponse* response) {
+  absl::Status status = RunAtVersion(world_, *request, response, [&] {
+    return RunValidateHit(engine_, limits_, *request, response);
+  });
+  if (!status.ok()) {
+    GetServerMetrics().query_failures->Add();
+    return ToGrpcStatus(status);
+  }
+  return grpc::Status::OK;
 }
 
 }  // namespace voxcol::server

@@ -49,6 +49,9 @@ class QueryServiceImpl final
   grpc::Status MoveCharacters(grpc::ServerContext* context,
                               const v1::MoveCharactersRequest* request,
                               v1::MoveCharactersResponse* response) override;
+  // Lag-compensated hit validation (server/validate_hit.h) at the request's read_at.
+  grpc::Status ValidateHit(grpc::ServerContext* context, const v1::ValidateHitRequest* request,
+                           v1::ValidateHitResponse* response) override;
   // Raw messages: the stream parses each batch itself (see QueryStream).
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Query(
       grpc::CallbackServerContext* context) override;

@@ -105,6 +105,10 @@ BroadphaseIndex::BroadphaseIndex(const World& world)
 BroadphaseIndex::~BroadphaseIndex() {
   std::free(class_codes_);
   for (size_t i = 0; i < slot_count_; ++i) MaskRecord::Destroy(slots_[i].load());
+  {
+    absl::MutexLock lock(&past_mu_);
+    for (const auto& [key, record] : past_) MaskRecord::Destroy(record);
+  }
   absl::MutexLock lock(&writer_mu_);
   for (auto& list : retired_)
     for (const MaskRecord* r : list) MaskRecord::Destroy(r);
@@ -194,12 +198,45 @@ const MaskRecord& BroadphaseIndex::BuildSlot(std::atomic<const MaskRecord*>& slo
 }
 
 const MaskRecord& BroadphaseIndex::SnapshotRecord(const ChunkKey& key) const {
+  // Records for the same (key, until) describe the same voxels (World::SnapshotDataUntil).
+  const uint64_t until = past_budget_ != 0 ? world_.SnapshotDataUntil(key) : 0;
+  if (until != 0) {
+    absl::ReaderMutexLock lock(&past_mu_);
+    auto it = past_.find(PastKey{key, until});
+    if (it != past_.end()) return *it->second;
+  }
   // Build reads the chunks through World::LoadChunk, which answers as of the thread's snapshot.
   const MaskRecord* built = Build(key);
+  std::vector<const MaskRecord*> retire;  // the caller's ReadScope keeps the epoch from them
+  if (until == 0) {
+    retire.push_back(built);
+  } else {
+    absl::MutexLock lock(&past_mu_);
+    auto [it, inserted] = past_.emplace(PastKey{key, until}, built);
+    if (!inserted) {
+      retire.push_back(built);  // another reader built it meanwhile
+      built = it->second;
+    } else {
+      past_order_.push_back(it->first);
+      past_bytes_ += built->HeapBytes() + sizeof(PastKey) * 2 + sizeof(void*);
+      while (past_bytes_ > past_budget_ && past_order_.size() > 1) {
+        auto old = past_.find(past_order_.front());
+        past_order_.pop_front();
+        past_bytes_ -= old->second->HeapBytes() + sizeof(PastKey) * 2 + sizeof(void*);
+        retire.push_back(old->second);
+        past_.erase(old);
+      }
+    }
+  }
   absl::MutexLock lock(&writer_mu_);
-  Retire(built);  // the caller's ReadScope keeps the epoch from reclaiming it
+  for (const MaskRecord* r : retire) Retire(r);
   TryReclaim();
   return *built;
+}
+
+size_t BroadphaseIndex::past_record_bytes() const {
+  absl::MutexLock lock(&past_mu_);
+  return past_bytes_;
 }
 
 const MaskRecord* BroadphaseIndex::Replace(size_t i, const MaskRecord* record) {

@@ -31,10 +31,13 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "core/broadphase/chunk_masks.h"
@@ -154,6 +157,12 @@ class BroadphaseIndex : public EditObserver {
   void Update(const EditResult& result);
   void AfterPublish(const CommittedEdit& edit) override { Update(edit.result); }
 
+  // Records built for snapshots of past versions (World::OpenSnapshotAt) are kept, keyed by chunk
+  // and World::SnapshotDataUntil, up to about `bytes` (oldest dropped first; 0: none are kept, each
+  // read builds its own). Default 16 MiB. Call before serving.
+  void SetPastRecordBudget(size_t bytes) { past_budget_ = bytes; }
+  size_t past_record_bytes() const;
+
   // Builds every chunk of the world (for memory measurements and warm starts).
   void BuildAll();
   // Walks all slots; approximate while edits run concurrently.
@@ -176,8 +185,8 @@ class BroadphaseIndex : public EditObserver {
   // Swaps slot i to `record` (with its code) and returns the previous record.
   const MaskRecord* Replace(size_t i, const MaskRecord* record);
   const MaskRecord* Build(const ChunkKey& key) const;
-  // A record of the calling thread's snapshot, private to it: retired at once, so it lives until
-  // the caller's ReadScope ends.
+  // A record of the calling thread's snapshot: from the past-record cache, else built and kept
+  // there; uncached ones are retired at once, so they live until the caller's ReadScope ends.
   const MaskRecord& SnapshotRecord(const ChunkKey& key) const;
   // Lazy build of an empty slot; returns whichever record won the race to fill it.
   const MaskRecord& BuildSlot(std::atomic<const MaskRecord*>& slot, const ChunkKey& key) const;
@@ -205,6 +214,14 @@ class BroadphaseIndex : public EditObserver {
   mutable ReaderCounter readers_[kReaderShards];
   mutable absl::Mutex writer_mu_;
   mutable std::vector<const MaskRecord*> retired_[2] ABSL_GUARDED_BY(writer_mu_);
+
+  // Past-version records (SetPastRecordBudget); evicted ones are retired like replaced slots.
+  using PastKey = std::pair<ChunkKey, uint64_t>;
+  size_t past_budget_ = size_t(16) << 20;
+  mutable absl::Mutex past_mu_;  // never held with writer_mu_
+  mutable absl::flat_hash_map<PastKey, const MaskRecord*> past_ ABSL_GUARDED_BY(past_mu_);
+  mutable std::deque<PastKey> past_order_ ABSL_GUARDED_BY(past_mu_);  // insertion order
+  mutable size_t past_bytes_ ABSL_GUARDED_BY(past_mu_) = 0;
 };
 
 // Recomputes the masks of `key` voxel by voxel from the world (27 reads per voxel) and compares

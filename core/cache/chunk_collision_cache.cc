@@ -31,6 +31,8 @@ struct ChunkCollisionCache::Entry {
   ChunkCollisionPtr data;                             // written once, under `once`
   std::atomic<const ChunkCollision*> ready{nullptr};  // data.get() once built
   std::atomic<bool> referenced{false};                // CLOCK bit, set by hits
+  bool past = false;   // in past_ (a past version's entry), never in the table
+  uint64_t until = 0;  // past entries: their World::SnapshotDataUntil
   // Guarded by the shard mutex.
   size_t bytes = 0;  // 0 until the build is accounted
   size_t ring_pos = kNotListed;
@@ -57,6 +59,10 @@ ChunkCollisionCache::~ChunkCollisionCache() {
     if (page == nullptr) continue;
     for (std::atomic<Entry*>& slot : page->slots) delete slot.load();
     delete page;
+  }
+  {
+    absl::MutexLock lock(&past_mu_);
+    for (const auto& [key, e] : past_) delete e;
   }
   absl::MutexLock lock(&retire_mu_);
   for (auto& list : retired_)
@@ -169,7 +175,7 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
 
 ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrAdd(const ChunkKey& key, bool* cacheable) {
   // The version our build will read (the thread's snapshot, else the newest).
-  const uint64_t seen_version = world_.ReadVersion();
+  const uint64_t seen_version = world_.LiveReadVersion();
   std::atomic<Entry*>* slot = SlotFor(key, true);  // null outside the table: never cached
   Shard& shard = ShardFor(key);
   absl::MutexLock lock(&shard.mu);
@@ -199,7 +205,9 @@ const ChunkCollision* ChunkCollisionCache::Ensure(Entry* entry, bool cacheable, 
   });
   if (did_build) {
     builds_.fetch_add(1, std::memory_order_relaxed);
-    if (cacheable) {
+    if (entry->past) {
+      AccountPast(entry);
+    } else if (cacheable) {
       Account(ShardFor(entry->key), entry);
     } else {
       Retire(entry);  // private to this call; freed after the caller's scope
@@ -289,7 +297,48 @@ ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrBuildFor(const ChunkKey& 
     if (!*cacheable || !world_.NewerThanSnapshot(key)) return entry;
   }
   *cacheable = false;
+  if (Entry* past = PastEntry(key)) return past;
   return new Entry(key);
+}
+
+ChunkCollisionCache::Entry* ChunkCollisionCache::PastEntry(const ChunkKey& key) {
+  const uint64_t until = past_budget_ != 0 ? world_.SnapshotDataUntil(key) : 0;
+  if (until == 0) return nullptr;
+  {
+    absl::ReaderMutexLock lock(&past_mu_);
+    auto it = past_.find(PastKey{key, until});
+    if (it != past_.end()) return it->second;
+  }
+  absl::MutexLock lock(&past_mu_);
+  auto [it, inserted] = past_.emplace(PastKey{key, until}, nullptr);
+  if (inserted) {
+    it->second = new Entry(key);
+    it->second->past = true;
+    it->second->until = until;
+    past_order_.push_back(it->first);
+  }
+  return it->second;
+}
+
+void ChunkCollisionCache::AccountPast(Entry* entry) {
+  std::vector<Entry*> evicted;
+  {
+    absl::MutexLock lock(&past_mu_);
+    auto self = past_.find(PastKey{entry->key, entry->until});
+    if (self == past_.end() || self->second != entry) return;  // evicted while it was built
+    entry->bytes = entry->data->bytes;
+    past_bytes_ += entry->bytes;
+    while (past_bytes_ > past_budget_ && past_order_.size() > 1) {
+      auto old = past_.find(past_order_.front());
+      past_order_.pop_front();
+      past_bytes_ -= old->second->bytes;  // 0 while not built: counted by its own AccountPast
+      old->second->bytes = 0;
+      evicted.push_back(old->second);
+      past_.erase(old);
+    }
+  }
+  // Readers that found them hold a ReadScope: freed after it, as table evictions.
+  for (Entry* e : evicted) Retire(e);
 }
 
 const ChunkCollision* ChunkCollisionCache::Find(const ChunkKey& key, const ReadScope& scope,
@@ -352,6 +401,8 @@ ChunkCollisionCacheStats ChunkCollisionCache::stats() const {
     s.bytes += shard.bytes;
     s.entries += shard.entries;
   }
+  absl::MutexLock lock(&past_mu_);
+  s.past_bytes = past_bytes_;
   return s;
 }
 

@@ -23,10 +23,13 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/base/call_once.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "core/kdtree/kd_tree.h"
@@ -51,6 +54,7 @@ struct ChunkCollisionCacheStats {
   uint64_t invalidations = 0;
   size_t bytes = 0;  // currently cached
   size_t entries = 0;
+  size_t past_bytes = 0;  // built for snapshots of past versions (SetPastBudget)
 };
 
 class ChunkCollisionCache : public EditObserver {
@@ -99,6 +103,10 @@ class ChunkCollisionCache : public EditObserver {
   const ChunkCollision* FindCached(const ChunkKey& key, const ReadScope& scope) const;
 
   size_t budget_bytes() const { return shard_budget_ * kShards; }
+  // Meshes and trees built for snapshots of past versions (World::OpenSnapshotAt) are kept, keyed
+  // by chunk and World::SnapshotDataUntil, up to about `bytes` (oldest dropped first; 0: none are
+  // kept). Default 32 MiB. Call before serving.
+  void SetPastBudget(size_t bytes) { past_budget_ = bytes; }
   ChunkCollisionCacheStats stats() const;
 
   void AfterPublish(const CommittedEdit& edit) override;
@@ -130,6 +138,11 @@ class ChunkCollisionCache : public EditObserver {
   // FindOrAdd for the calling thread's snapshot: a private, uncacheable entry when the table may
   // hold a newer version of the chunk's data than the snapshot.
   Entry* FindOrBuildFor(const ChunkKey& key, bool* cacheable);
+  // The past-version entry of `key` for the calling thread's snapshot (added if missing), or null
+  // when it has none (see SetPastBudget).
+  Entry* PastEntry(const ChunkKey& key);
+  // Counts a freshly built past entry and drops the oldest ones over the budget.
+  void AccountPast(Entry* entry);
   // Builds the entry's data once; returns the data.
   const ChunkCollision* Ensure(Entry* entry, bool cacheable, bool* built);
   ChunkCollisionPtr Build(const ChunkKey& key) const;
@@ -158,6 +171,13 @@ class ChunkCollisionCache : public EditObserver {
   std::unique_ptr<ReaderCounter[]> readers_;
   absl::Mutex retire_mu_;
   std::vector<Entry*> retired_[2] ABSL_GUARDED_BY(retire_mu_);
+
+  using PastKey = std::pair<ChunkKey, uint64_t>;
+  size_t past_budget_ = size_t(32) << 20;
+  mutable absl::Mutex past_mu_;  // never held with a shard mutex or retire_mu_
+  absl::flat_hash_map<PastKey, Entry*> past_ ABSL_GUARDED_BY(past_mu_);
+  std::deque<PastKey> past_order_ ABSL_GUARDED_BY(past_mu_);
+  size_t past_bytes_ ABSL_GUARDED_BY(past_mu_) = 0;
 };
 
 }  // namespace voxcol

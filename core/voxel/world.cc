@@ -86,7 +86,10 @@ absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const {
   if (!chunk_bounds_.Contains(key)) return air_;
   const ReadSnapshot* snapshot = ThreadSnapshot();
   if (snapshot == nullptr) return LoadLatest(key);
-  const uint64_t version = snapshot->version_;
+  if (snapshot->view_ != nullptr) {
+    if (const ChunkPtr* old = snapshot->view_->FindChunk(key)) return *old;
+  }
+  const uint64_t version = snapshot->live_version_;
   if (publishing_version_.load(std::memory_order_acquire) > version) {
     if (ChunkPtr old = HistoryAt(key, version)) return old;
   }
@@ -180,10 +183,13 @@ Voxel World::GetVoxel(const Int3& voxel) const {
   const Voxel latest = LatestVoxel(key, voxel);
   if (world_internal::current_snapshot == nullptr) return latest;
   const ReadSnapshot* snapshot = ThreadSnapshot();
+  if (snapshot == nullptr) return latest;
+  if (snapshot->view_ != nullptr) {
+    if (const ChunkPtr* old = snapshot->view_->FindChunk(key)) return (*old)->At(LocalOf(voxel));
+  }
   // As in LoadChunk: read first, then check whether an edit newer than the snapshot began.
-  if (snapshot != nullptr &&
-      publishing_version_.load(std::memory_order_acquire) > snapshot->version_) {
-    if (ChunkPtr old = HistoryAt(key, snapshot->version_)) return old->At(LocalOf(voxel));
+  if (publishing_version_.load(std::memory_order_acquire) > snapshot->live_version_) {
+    if (ChunkPtr old = HistoryAt(key, snapshot->live_version_)) return old->At(LocalOf(voxel));
   }
   return latest;
 }

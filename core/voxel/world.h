@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "core/geometry/vec3.h"
 #include "core/voxel/chunk.h"
 
@@ -110,6 +111,7 @@ class ChunkLoader {
 class World {
  public:
   class ReadSnapshot;  // see below
+  struct PastView;     // see world_retention.cc
   World(const WorldConfig& config, std::unique_ptr<ChunkGenerator> generator);
   ~World();
   World(const World&) = delete;
@@ -214,8 +216,16 @@ class World {
     struct Pinned {};
     // Registered at `version` by the commit leader (which holds history_mu_), not yet entered.
     ReadSnapshot(const World& world, uint64_t version, Pinned);
+    // Registered at a past `version` by OpenSnapshotAt (caller holds history_mu_) and entered.
+    struct AtVersion {};
+    ReadSnapshot(const World& world, uint64_t version, std::shared_ptr<const PastView> view,
+                 AtVersion);
     const World& world_;
     uint64_t version_;
+    // Past snapshots only: the chunks and dirty marks of edits (version_, view_->through], so
+    // reads of them take no lock; later edits are looked up as for a snapshot at `through`.
+    std::shared_ptr<const PastView> view_;
+    uint64_t live_version_;  // view_ ? view_->through : version_
     std::atomic<bool> expired_{false};
     bool entered_ = true;            // is (or was) the thread's snapshot; restored on destruction
     const ReadSnapshot* enclosing_;  // the thread's previous innermost snapshot (any world)
@@ -238,13 +248,47 @@ class World {
 
   // Chunks kept for snapshots that began before they were replaced, and the snapshots alive.
   struct HistoryStats {
-    size_t chunks = 0;     // replaced chunk versions kept
-    size_t bytes = 0;      // their voxel payload
-    size_t snapshots = 0;  // registered ReadSnapshots alive
-    uint64_t oldest = 0;   // version of the oldest alive snapshot (0 when none)
-    uint64_t expired = 0;  // snapshots expired by the budget so far
+    size_t chunks = 0;             // replaced chunk versions kept
+    size_t bytes = 0;              // their voxel payload
+    size_t snapshots = 0;          // registered ReadSnapshots alive
+    uint64_t oldest = 0;           // version of the oldest alive snapshot (0 when none)
+    uint64_t expired = 0;          // snapshots expired by the budget so far
+    uint64_t oldest_readable = 0;  // OldestReadableVersion()
+    size_t versions = 0;           // edits whose replaced chunks are kept
   };
   HistoryStats history_stats() const;
+
+  // Lag compensation: keeps recent versions readable without a snapshot alive, so a query can
+  // name a version (OpenSnapshotAt) or a server time (VersionAtTime) up to `window` back. Only
+  // replaced chunks are kept (unchanged chunks are shared with the current world). A version stays
+  // readable while it was current within `window` or is among the last `versions` versions,
+  // unless the history exceeds `max_bytes` (0: no bound; the oldest retained versions go first;
+  // SetHistoryBudget still bounds what live snapshots hold). Call before serving.
+  struct HistoryRetention {
+    absl::Duration window = absl::ZeroDuration();
+    uint64_t versions = 0;
+    size_t max_bytes = 0;
+  };
+  void SetHistoryRetention(const HistoryRetention& retention) { retention_ = retention; }
+  // The oldest version OpenSnapshotAt accepts now (the current version when nothing is kept).
+  uint64_t OldestReadableVersion() const;
+  // The version that was current at server time `t`: OUT_OF_RANGE when t is older than the oldest
+  // readable version's publication (the message names that version) or in the future.
+  absl::StatusOr<uint64_t> VersionAtTime(absl::Time t) const;
+  // A snapshot of `version` (as ReadSnapshot, already the calling thread's; destroy it on this
+  // thread). It may nest inside another snapshot of this world; it then reads `version`, not the
+  // outer one's. OUT_OF_RANGE, naming the oldest readable version, when `version` is no longer
+  // kept, or naming the current one when it is in the future. Opening snapshots of the same past
+  // version repeatedly is cheap (the lookup tables of a version are shared and cached).
+  absl::StatusOr<std::unique_ptr<ReadSnapshot>> OpenSnapshotAt(uint64_t version) const;
+  // For caches of derived data built for a snapshot (where NewerThanSnapshot(key) is true): the
+  // first version after the snapshot whose edit dirtied `key`. Data derived from `key` is the same
+  // for every snapshot with the same (key, SnapshotDataUntil(key)), so it may be cached under that
+  // pair. 0 when NewerThanSnapshot(key) is false.
+  uint64_t SnapshotDataUntil(const ChunkKey& key) const;
+  // The version whose shared derived data the calling thread may use where NewerThanSnapshot is
+  // false: ReadVersion(), or for a past snapshot the version its lookup tables were built at.
+  uint64_t LiveReadVersion() const;
 
  private:
   friend class ChunkEdit;
@@ -308,6 +352,11 @@ class World {
   void EnforceHistoryBudgetLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(history_mu_);
   // Version of the oldest unexpired snapshot, else the current version.
   uint64_t OldestReaderLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(history_mu_);
+  // Drops the front entry of history_ (its replaced chunks and dirty marks).
+  void PopHistoryLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(history_mu_);
+  uint64_t OldestReadableLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(history_mu_);
+  std::shared_ptr<const PastView> PastViewLocked(uint64_t version) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(history_mu_);
   void EvictOver(Shard& shard, const ChunkKey& keep) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // The chunk as the next edit must see it: staged by an unpublished edit, else LoadChunk.
   // Caller holds edit_mu_.
@@ -349,12 +398,23 @@ class World {
   // Per key, ascending `until`.
   mutable absl::flat_hash_map<ChunkKey, std::vector<Replaced>> replaced_
       ABSL_GUARDED_BY(history_mu_);
-  // Per key, the newest version whose edit changed a voxel within two voxels of the chunk.
-  mutable absl::flat_hash_map<ChunkKey, uint64_t> dirtied_ ABSL_GUARDED_BY(history_mu_);
+  // Per key, ascending, the versions whose edit changed a voxel within two voxels of the chunk.
+  mutable absl::flat_hash_map<ChunkKey, std::vector<uint64_t>> dirtied_
+      ABSL_GUARDED_BY(history_mu_);
   struct HistoryEntry {
     uint64_t version;
+    absl::Time published;  // when the version became current (recorded just before)
     std::vector<ChunkKey> replaced, dirtied;
   };
+  HistoryRetention retention_;
+  // Whether retention keeps `entry` (world_retention.cc).
+  bool RetainedLocked(const HistoryEntry& entry) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(history_mu_);
+  // Publication time of the oldest readable version (InfinitePast while nothing was dropped).
+  mutable absl::Time oldest_published_ ABSL_GUARDED_BY(history_mu_) = absl::InfinitePast();
+  // Recently built past views (see OpenSnapshotAt), reused while no edit intervened.
+  static constexpr int kViewCache = 4;
+  mutable std::shared_ptr<const PastView> views_[kViewCache] ABSL_GUARDED_BY(history_mu_);
+  mutable int next_view_ ABSL_GUARDED_BY(history_mu_) = 0;
   mutable std::deque<HistoryEntry> history_ ABSL_GUARDED_BY(history_mu_);  // ascending version
   mutable size_t history_chunks_ ABSL_GUARDED_BY(history_mu_) = 0;
   // Alive registered snapshots by version.
@@ -367,6 +427,40 @@ class World {
   std::atomic<uint64_t> version_{0};
 };
 
+// What a snapshot of a past version reads without locks: for the edits (version, through], the
+// content at `version` of every chunk they replaced and, per chunk they dirtied, the first of them
+// that did (World::SnapshotDataUntil). Immutable; shared by snapshots of the same version.
+struct World::PastView {
+  uint64_t version = 0;
+  uint64_t through = 0;
+  absl::flat_hash_map<ChunkKey, ChunkPtr> chunks;
+  absl::flat_hash_map<ChunkKey, uint64_t> dirty_until;
+  size_t bytes = 0;  // tables only (the chunks are the history's)
+  // One bit per hash of the keys in `chunks` / `dirty_until`: most reads touch neither, and a
+  // clear bit answers that without a hash-table lookup.
+  static constexpr int kFilterWords = 64;
+  uint64_t chunk_filter[kFilterWords] = {};
+  uint64_t dirty_filter[kFilterWords] = {};
+  static uint32_t FilterBit(const ChunkKey& k) {
+    return (uint32_t(k.x) * 73856093u ^ uint32_t(k.y) * 19349663u ^ uint32_t(k.z) * 83492791u) %
+           (kFilterWords * 64);
+  }
+  static bool Test(const uint64_t* filter, const ChunkKey& k) {
+    const uint32_t b = FilterBit(k);
+    return (filter[b >> 6] >> (b & 63)) & 1;
+  }
+  static void Set(uint64_t* filter, const ChunkKey& k) {
+    const uint32_t b = FilterBit(k);
+    filter[b >> 6] |= uint64_t(1) << (b & 63);
+  }
+  const ChunkPtr* FindChunk(const ChunkKey& k) const {
+    if (!Test(chunk_filter, k)) return nullptr;
+    auto it = chunks.find(k);
+    return it == chunks.end() ? nullptr : &it->second;
+  }
+  bool MayBeDirty(const ChunkKey& k) const { return Test(dirty_filter, k); }
+};
+
 namespace world_internal {
 // The calling thread's innermost ReadSnapshot (of any world), or null.
 inline thread_local const World::ReadSnapshot* current_snapshot = nullptr;
@@ -376,9 +470,11 @@ inline bool World::NewerThanSnapshot(const ChunkKey& key) const {
   // No snapshot: the thread reads the newest data, derived data included.
   const ReadSnapshot* snapshot = world_internal::current_snapshot;
   if (snapshot == nullptr) return false;
-  // Nothing newer than the snapshot has begun publishing: all data is of its version.
+  // Nothing newer than the snapshot (for a past snapshot: than its view) has begun publishing,
+  // and a past snapshot's view did not dirty the key: all data is of its version.
   if (&snapshot->world_ == this &&
-      publishing_version_.load(std::memory_order_acquire) <= snapshot->version_) {
+      publishing_version_.load(std::memory_order_acquire) <= snapshot->live_version_ &&
+      (snapshot->view_ == nullptr || !snapshot->view_->MayBeDirty(key))) {
     return false;
   }
   return NewerThanSnapshotSlow(key);

@@ -17,12 +17,19 @@ World::ReadSnapshot::ReadSnapshot(const World& world)
     world.snapshots_.emplace(version_, this);
   } else {
     version_ = outer->version_;
+    view_ = outer->view_;
   }
+  live_version_ = view_ != nullptr ? outer->live_version_ : version_;
   world_internal::current_snapshot = this;
 }
 
 World::ReadSnapshot::ReadSnapshot(const World& world, uint64_t version, Pinned)
-    : world_(world), version_(version), enclosing_(nullptr), registered_(true), entered_(false) {
+    : world_(world),
+      version_(version),
+      live_version_(version),
+      entered_(false),
+      enclosing_(nullptr),
+      registered_(true) {
   world.snapshots_.emplace(version_, this);
 }
 
@@ -61,14 +68,18 @@ uint64_t World::ReadVersion() const {
 bool World::NewerThanSnapshotSlow(const ChunkKey& key) const {
   const ReadSnapshot* snapshot = ThreadSnapshot();
   if (snapshot == nullptr) return false;
-  if (publishing_version_.load(std::memory_order_acquire) <= snapshot->version_) return false;
-  return DirtiedAfter(key, snapshot->version_);
+  if (snapshot->view_ != nullptr && snapshot->view_->MayBeDirty(key) &&
+      snapshot->view_->dirty_until.contains(key)) {
+    return true;
+  }
+  if (publishing_version_.load(std::memory_order_acquire) <= snapshot->live_version_) return false;
+  return DirtiedAfter(key, snapshot->live_version_);
 }
 
 bool World::DirtiedAfter(const ChunkKey& key, uint64_t version) const {
   absl::MutexLock lock(&history_mu_);
   auto it = dirtied_.find(key);
-  return it != dirtied_.end() && it->second > version;
+  return it != dirtied_.end() && it->second.back() > version;
 }
 
 ChunkPtr World::HistoryAt(const ChunkKey& key, uint64_t version) const {
@@ -83,7 +94,7 @@ ChunkPtr World::HistoryAt(const ChunkKey& key, uint64_t version) const {
 
 void World::RecordHistory(const PendingEdit& p) {
   const uint64_t version = p.result.version;
-  HistoryEntry entry{version, {}, {}};
+  HistoryEntry entry{version, absl::Now(), {}, {}};
   for (const auto& [key, chunk] : p.chunks) entry.replaced.push_back(key);
   // Derived data of a chunk reads up to two voxels beyond it (meshes: one below, two above;
   // masks: one each side), so every chunk within two voxels of a change is dirty for snapshots.
@@ -99,7 +110,10 @@ void World::RecordHistory(const PendingEdit& p) {
     replaced_[p.chunks[i].first].push_back({version, p.before[i]});
   }
   history_chunks_ += p.chunks.size();
-  for (const ChunkKey& key : entry.dirtied) dirtied_[key] = version;
+  for (const ChunkKey& key : entry.dirtied) {
+    std::vector<uint64_t>& versions = dirtied_[key];
+    if (versions.empty() || versions.back() != version) versions.push_back(version);
+  }
   history_.push_back(std::move(entry));
   EnforceHistoryBudgetLocked();
   // Before any chunk of this edit is swapped in (Publish takes the shard locks after this).
@@ -114,6 +128,14 @@ uint64_t World::OldestReaderLocked() const {
 }
 
 void World::EnforceHistoryBudgetLocked() const {
+  // Versions kept only by retention go first, oldest first, down to the retention's bound (and
+  // before any live snapshot expires for the snapshot budget).
+  const uint64_t reader = OldestReaderLocked();
+  auto over = [&](size_t bound) { return bound != 0 && history_chunks_ * sizeof(Chunk) > bound; };
+  while ((over(retention_.max_bytes) || over(history_budget_)) && !history_.empty() &&
+         history_.front().version <= reader) {
+    PopHistoryLocked();
+  }
   while (history_budget_ != 0 && history_chunks_ * sizeof(Chunk) > history_budget_) {
     // Expire every snapshot of the oldest unexpired version, then drop what only they needed.
     auto it = snapshots_.begin();
@@ -130,22 +152,36 @@ void World::EnforceHistoryBudgetLocked() const {
 
 void World::PruneHistoryLocked() const {
   // An entry replaced at version U is needed by snapshots older than U; dirty marks likewise.
+  // Retention (world_retention.cc) may keep more.
   const uint64_t oldest = OldestReaderLocked();
-  while (!history_.empty() && history_.front().version <= oldest) {
-    HistoryEntry& entry = history_.front();
-    for (const ChunkKey& key : entry.replaced) {
-      auto it = replaced_.find(key);
-      std::vector<Replaced>& list = it->second;
-      list.erase(list.begin());  // the oldest entry of this key is the one this edit added
-      --history_chunks_;
-      if (list.empty()) replaced_.erase(it);
-    }
-    for (const ChunkKey& key : entry.dirtied) {
-      auto it = dirtied_.find(key);
-      if (it != dirtied_.end() && it->second <= oldest) dirtied_.erase(it);
-    }
-    history_.pop_front();
+  while (!history_.empty() && history_.front().version <= oldest &&
+         !RetainedLocked(history_.front())) {
+    PopHistoryLocked();
   }
+}
+
+void World::PopHistoryLocked() const {
+  HistoryEntry& entry = history_.front();
+  for (const ChunkKey& key : entry.replaced) {
+    auto it = replaced_.find(key);
+    std::vector<Replaced>& list = it->second;
+    list.erase(list.begin());  // the oldest entry of this key is the one this edit added
+    --history_chunks_;
+    if (list.empty()) replaced_.erase(it);
+  }
+  for (const ChunkKey& key : entry.dirtied) {
+    auto it = dirtied_.find(key);
+    if (it == dirtied_.end()) continue;
+    std::vector<uint64_t>& versions = it->second;
+    if (versions.front() == entry.version) versions.erase(versions.begin());
+    if (versions.empty()) dirtied_.erase(it);
+  }
+  oldest_published_ = entry.published;  // entry.version is now the oldest readable
+  // Cached past views of versions no longer readable would keep dropped chunks alive.
+  for (auto& view : views_) {
+    if (view != nullptr && view->version < entry.version) view.reset();
+  }
+  history_.pop_front();
 }
 
 World::HistoryStats World::history_stats() const {
@@ -156,6 +192,8 @@ World::HistoryStats World::history_stats() const {
   stats.snapshots = snapshots_.size();
   stats.oldest = snapshots_.empty() ? 0 : snapshots_.begin()->first;
   stats.expired = expired_snapshots_;
+  stats.oldest_readable = OldestReadableLocked();
+  stats.versions = history_.size();
   return stats;
 }
 

@@ -110,6 +110,12 @@ TEST_F(CliCommandsTest, EveryCommandAnswersAgainstARealServer) {
   EXPECT_EQ(last.results(0).ground(), v1::GROUND_STATE_ON_GROUND);
   EXPECT_NEAR(last.results(0).position().y(), ground.y() + 0.9, 0.6);
 
+  // The ray's own hit, claimed by a client that fired at version 0: confirmed.
+  CommandResult verdict = Run({"validate-hit", "--origin=0.5,45,0.5", "--direction=0,-1,0",
+                               "--claimed_hit=" + Str(ground), "--at_version=0"});
+  ASSERT_EQ(verdict.exit_code, 0) << verdict.err;
+  EXPECT_EQ(verdict.out.rfind("CONFIRMED (world version 0)", 0), 0u) << verdict.out;
+
   // Edits: each produces the next version.
   uint64_t v = 0;
   EXPECT_EQ(Edit({"fill-ball", "--center=" + Str(ground), "--radius=3", "--material=air"}), ++v);
