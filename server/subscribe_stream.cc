@@ -59,6 +59,9 @@ class RoundReader {
   bool complete_ = false;
 };
 
+// How long the pump waits for a write to complete before it takes the writes in flight as stalled.
+constexpr absl::Duration kStalledWrite = absl::Milliseconds(50);
+
 }  // namespace
 
 // One Subscribe stream: a cursor into the change log and a buffer of at most `capacity` prepared
@@ -271,6 +274,7 @@ void SubscriptionHub::EnqueueLocked(SubscribeStream* stream) {
 void SubscriptionHub::WriteDone(SubscribeStream* stream, bool more) {
   absl::MutexLock lock(&mu_);
   --in_flight_;
+  stalled_ = std::min(stalled_, in_flight_);
   if (more) EnqueueLocked(stream);
 }
 
@@ -295,12 +299,25 @@ void SubscriptionHub::Run() {
     again.clear();
     {
       absl::MutexLock lock(&mu_);
-      // Sleeps (no polling between versions) until there is a new version, or queued streams
-      // and at most half a window of writes in flight: rounds of at least half a window.
+      // Work: a new version, or queued streams and at most half a window of writes counted in
+      // flight (rounds of at least half a window).
       auto has_work = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stop_ || wake_all_ || (!ready_.empty() && in_flight_ <= window / 2);
+        return stop_ || wake_all_ ||
+               (!ready_.empty() && in_flight_ - std::min(stalled_, in_flight_) <= window / 2);
       };
-      mu_.Await(absl::Condition(&has_work));
+      auto has_streams = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stop_ || wake_all_ || !ready_.empty();
+      };
+      while (!has_work()) {
+        if (ready_.empty()) {
+          mu_.Await(absl::Condition(&has_streams));  // sleeps: no polling between versions
+        } else if (!mu_.AwaitWithTimeout(absl::Condition(&has_work), kStalledWrite)) {
+          // No write completed for a while: a client that stopped reading holds its write until
+          // it reads or goes away. Those writes stop counting, so that stalled clients cannot
+          // hold the window (and the fan-out) for everyone else.
+          stalled_ = in_flight_;
+        }
+      }
       if (stop_) return;
       if (wake_all_) {
         for (auto& [raw, entry] : streams_) {
@@ -310,7 +327,8 @@ void SubscriptionHub::Run() {
         wake_all_ = false;
       }
       // Each stream of the round starts at most one write.
-      while (!ready_.empty() && in_flight_ + int64_t(batch.size()) < window) {
+      while (!ready_.empty() &&
+             in_flight_ - std::min(stalled_, in_flight_) + int64_t(batch.size()) < window) {
         Entry& entry = streams_.at(ready_.front());
         ready_.pop_front();
         entry.queued = false;

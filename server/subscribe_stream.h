@@ -35,7 +35,8 @@ struct SubscribeLimits {
   size_t buffer_responses = 1024;
   size_t buffer_bytes = size_t(4) << 20;
   // Writes started and not yet completed, over all streams: the pump waits for completions
-  // beyond it. Bounds the work queued on gRPC's callback threads at any time.
+  // beyond it. Bounds the work queued on gRPC's callback threads at any time. Writes that do not
+  // complete for 50 ms (clients that stopped reading) stop counting.
   size_t writes_in_flight = 64;
 };
 
@@ -84,6 +85,8 @@ class SubscriptionHub {
   absl::flat_hash_map<SubscribeStream*, Entry> streams_ ABSL_GUARDED_BY(mu_);
   std::deque<SubscribeStream*> ready_ ABSL_GUARDED_BY(mu_);  // for the pump, first come first
   int64_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;               // writes started, not completed
+  // Of those, writes taken as stalled (their clients stopped reading): not counted in the window.
+  int64_t stalled_ ABSL_GUARDED_BY(mu_) = 0;
   bool wake_all_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread pump_;

@@ -333,5 +333,66 @@ TEST(SubscribeScaleTest, SubscriberThatStopsReadingIsEndedByItsByteBuffer) {
   RunSubscriberThatStopsReading("--subscribe_buffer_mb=1");
 }
 
+// More subscribers that stop reading than the pump's write window (64 writes in flight): their
+// writes never complete, yet a reading subscriber still receives every version (the pump stops
+// counting writes that stall) while the edits go on.
+TEST(SubscribeScaleTest, StalledSubscribersBeyondTheWriteWindowDoNotStopTheOthers) {
+  constexpr int kStalled = 100;
+  constexpr int kEdits = 20;
+  TempDir dir;
+  ServerProcess server;
+  ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH,
+                           {"--data_dir=" + dir.path() + "/data", "--seed=4",
+                            "--world_size=128,96,128", "--store_sync=false"},
+                           dir.path()))
+      << server.Log();
+  // One connection with HTTP/2's initial 64 KiB window (no growth) for the stalled streams: the
+  // first 64 KiB response fills it, so no further write on it can complete.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt("voxcol.test_connection", 1);
+  auto stalled_stub = v1::EditService::NewStub(
+      grpc::CreateCustomChannel(server.address(), grpc::InsecureChannelCredentials(), args));
+  v1::SubscribeRequest stalled_request;
+  stalled_request.set_from_version(0);
+  stalled_request.set_include_voxels(true);
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>>> stalled;
+  for (int s = 0; s < kStalled; ++s) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    stalled.push_back(stalled_stub->Subscribe(contexts.back().get(), stalled_request));
+  }
+  client::Client client(server.address());
+  grpc::ClientContext reader_context;
+  reader_context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  v1::SubscribeRequest request;
+  request.set_from_version(0);
+  request.set_include_voxels(true);
+  auto reader = client.Subscribe(&reader_context, request);
+  double open = 0;
+  for (int tries = 0; tries < 600 && open != kStalled + 1; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    open = testing::MetricValue(testing::HttpGet(server.metrics_port(), "/metrics"),
+                                "voxcol_subscribers");
+  }
+  ASSERT_EQ(open, kStalled + 1);
+  for (int i = 0; i < kEdits; ++i) {
+    v1::EditAck ack;
+    grpc::Status status = client.ApplyEdits(Batch(i, 32), &ack);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    ASSERT_EQ(ack.version(), uint64_t(i + 1));
+  }
+  v1::SubscribeResponse event;
+  for (uint64_t v = 1; v <= kEdits; ++v) {
+    ASSERT_TRUE(reader->Read(&event))
+        << "version " << v << ": " << reader->Finish().error_message();
+    ASSERT_EQ(event.version(), v);
+  }
+  reader_context.TryCancel();
+  reader->Finish();
+  for (auto& context : contexts) context->TryCancel();
+  for (auto& s : stalled) s->Finish();
+}
+
 }  // namespace
 }  // namespace voxcol
