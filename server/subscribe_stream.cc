@@ -326,13 +326,14 @@ void SubscriptionHub::Run() {
         }
         wake_all_ = false;
       }
-      // Each stream of the round starts at most one write.
-      while (!ready_.empty() &&
-             in_flight_ - std::min(stalled_, in_flight_) + int64_t(batch.size()) < window) {
+      // Each stream of the round starts at most one write: its slot is counted from here (so
+      // that a completion can never be counted before its start), and released if unused.
+      while (!ready_.empty() && in_flight_ - std::min(stalled_, in_flight_) < window) {
         Entry& entry = streams_.at(ready_.front());
         ready_.pop_front();
         entry.queued = false;
         batch.push_back(entry.stream);
+        ++in_flight_;
       }
     }
     // Outside the hub's lock: new edits (WakeAll) and completed writes never wait for a round.
@@ -344,7 +345,8 @@ void SubscriptionHub::Run() {
       started += write ? 1 : 0;
     }
     absl::MutexLock lock(&mu_);
-    in_flight_ += started;
+    in_flight_ -= int64_t(batch.size()) - started;
+    stalled_ = std::min(stalled_, in_flight_);
     for (SubscribeStream* stream : again) EnqueueLocked(stream);
   }
 }
