@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <deque>
 #include <vector>
 
@@ -21,12 +22,53 @@ class FinishedSubscribe final : public grpc::ServerWriteReactor<v1::SubscribeRes
   void OnDone() override { delete this; }
 };
 
+// The log reads of one pump round. Streams at the same cursor (most of them) share one read, so the
+// pump takes the log's lock about once per round rather than once per stream: the edit path
+// appends under that lock, and the pump runs at a lower priority, so each of its holds risks
+// being preempted while an edit waits (an edit waited ~100 ms in the handler).
+class RoundReader {
+ public:
+  explicit RoundReader(const ChangeLog& log) : log_(log) {}
+
+  // As ChangeLog::Read without waiting; served from the round's snapshot when it covers the
+  // request (a stream at the snapshot's newest version gets nothing new until the next round).
+  absl::StatusOr<std::vector<ChangeEntryPtr>> Read(uint64_t after_version, size_t max_entries) {
+    if (has_snapshot_ && after_version >= after_ && after_version <= after_ + entries_.size()) {
+      const size_t first = size_t(after_version - after_);
+      if (complete_ || first + max_entries <= entries_.size()) {
+        const size_t n = std::min(max_entries, entries_.size() - first);
+        return std::vector<ChangeEntryPtr>(entries_.begin() + first, entries_.begin() + first + n);
+      }
+    }
+    absl::StatusOr<std::vector<ChangeEntryPtr>> read =
+        log_.Read(after_version, max_entries, absl::ZeroDuration());
+    if (read.ok() && !has_snapshot_) {
+      has_snapshot_ = true;
+      after_ = after_version;
+      entries_ = *read;
+      complete_ = read->size() < max_entries;  // everything up to the newest version
+    }
+    return read;
+  }
+
+ private:
+  const ChangeLog& log_;
+  bool has_snapshot_ = false;
+  uint64_t after_ = 0;                   // the snapshot holds the versions after this one
+  std::vector<ChangeEntryPtr> entries_;  // contiguous
+  bool complete_ = false;
+};
+
+// How long the pump waits for a write to complete before it takes the writes in flight as stalled.
+constexpr absl::Duration kStalledWrite = absl::Milliseconds(50);
+
 }  // namespace
 
 // One Subscribe stream: a cursor into the change log and a buffer of at most `capacity` prepared
 // responses, the front of which is being written. gRPC allows one outstanding write per stream;
-// the pump (Pump) fills the buffer and gRPC's callback threads (OnWriteDone) drain it, so no
-// thread ever waits for this client.
+// the pump (Pump) fills the buffer and starts each write, and the write's completion
+// (OnWriteDone, on a gRPC callback thread) only pops it and hands the stream back to the pump, so
+// no thread ever waits for this client.
 class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeResponse> {
  public:
   SubscribeStream(SubscriptionHub* hub, const IntBox& region, bool include_voxels, uint64_t cursor,
@@ -39,68 +81,52 @@ class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeRespo
         cursor_(cursor),
         last_sent_(cursor) {}
 
-  // Moves new entries from the log into the buffer and starts writing; the pump calls it. Returns
-  // true when the log may hold more for this stream right now (call again).
-  bool Pump(const ChangeLog& log) {
+  // Moves new entries from the log into the buffer and, unless a write is in flight, starts
+  // writing the front one (then sets *started); the pump calls it. Returns true when the log may
+  // hold more for this stream right now (visit it again).
+  bool Pump(RoundReader& log, bool* started) {
     absl::MutexLock lock(&mu_);
-    // A live stream with nothing waiting behind its write in flight keeps up with its client: if
-    // more versions arrived than its buffer holds, the pump was late (a burst of edits, or the
-    // pump yielding the CPU), not the client slow, so take them as a catch-up instead of ending it.
-    if (caught_up_ && buffer_.size() <= 1) caught_up_ = false;
-    if (finished_ || (buffer_.size() >= capacity_ && !caught_up_)) return false;
-    // While catching up take only what fits; once live take one more than fits, so that a stream
-    // that cannot keep up is noticed.
-    const size_t room = capacity_ - std::min(capacity_, buffer_.size()) + (caught_up_ ? 1 : 0);
-    absl::StatusOr<std::vector<ChangeEntryPtr>> entries =
-        log.Read(cursor_, room, absl::ZeroDuration());
-    if (!entries.ok()) {
-      EndLocked(ReadError(entries.status()));
-      return false;
-    }
-    for (const ChangeEntryPtr& entry : *entries) {
-      Buffered item{entry->version, 0, {}};
-      if (ToProto(*entry, region_, include_voxels_, &item.response)) {
-        item.bytes = item.response.ByteSizeLong();
-        if (!FitsLocked(item.bytes)) {
-          if (!caught_up_) break;  // catching up: continue from here once the buffer drains
-          EndLocked(absl::ResourceExhaustedError(absl::StrCat(
-              "subscriber fell behind: its buffer (", capacity_, " responses, ", byte_capacity_,
-              " bytes; --subscribe_buffer, --subscribe_buffer_mb) is full; subscribe again with "
-              "from_version set to the version of the last response you received (the server "
-              "last sent version ",
-              last_sent_, ")")));
-          return false;
-        }
-        buffered_bytes_ += item.bytes;
-        buffer_.push_back(std::move(item));
+    *started = false;
+    if (finished_) return false;
+    // A live stream that is not waiting for its client (no write in flight, or nothing waiting
+    // behind it) keeps up: if more versions arrived than its buffer holds, the pump was late (a
+    // burst of edits, or the pump yielding the CPU), not the client slow, so take them as a
+    // catch-up instead of ending it.
+    if (caught_up_ && (!writing_ || buffer_.size() <= 1)) caught_up_ = false;
+    bool more = false;
+    if (buffer_.size() < capacity_ || caught_up_) {
+      // While catching up take only what fits; once live take one more than fits, so that a
+      // stream that cannot keep up is noticed.
+      const size_t room = capacity_ - std::min(capacity_, buffer_.size()) + (caught_up_ ? 1 : 0);
+      absl::StatusOr<std::vector<ChangeEntryPtr>> entries = log.Read(cursor_, room);
+      if (!entries.ok()) {
+        EndLocked(ReadError(entries.status()));
+        return false;
       }
-      cursor_ = entry->version;
+      if (!TakeLocked(*entries)) return false;
+      // Fewer entries than asked for, all taken: this stream has reached the newest version.
+      if (entries->size() < room && (entries->empty() || cursor_ == entries->back()->version))
+        caught_up_ = true;
+      more = entries->size() == room && cursor_ == entries->back()->version;
     }
-    // Fewer entries than asked for, all taken: this stream has reached the newest version.
-    if (entries->size() < room && (entries->empty() || cursor_ == entries->back()->version))
-      caught_up_ = true;
-    StartNextWriteLocked();
-    return entries->size() == room && cursor_ == entries->back()->version;
+    *started = StartNextWriteLocked();
+    return more;
   }
 
   void OnWriteDone(bool ok) override {
-    bool wake = false;
+    bool more = false;
     {
       absl::MutexLock lock(&mu_);
       writing_ = false;
       if (ok) last_sent_ = buffer_.front().version;
       buffered_bytes_ -= buffer_.front().bytes;
       buffer_.pop_front();
-      if (finished_) return;
-      if (!ok) {
-        EndLocked(absl::CancelledError("the client went away"));
-        return;
-      }
-      StartNextWriteLocked();
-      wake =
-          !caught_up_ && buffer_.size() <= capacity_ / 2 && buffered_bytes_ <= byte_capacity_ / 2;
+      if (!finished_ && !ok) EndLocked(absl::CancelledError("the client went away"));
+      // More to send: the buffer, or the log beyond what the buffer took while catching up.
+      more = !finished_ && (!buffer_.empty() || !caught_up_);
     }
-    if (wake) hub_->Wake(this);  // room again while catching up
+    // The pump starts the next write (the stream stays alive until OnDone).
+    hub_->WriteDone(this, more);
   }
 
   void OnCancel() override {
@@ -138,10 +164,37 @@ class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeRespo
     Finish(ToGrpcStatus(status));
   }
 
-  void StartNextWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (writing_ || buffer_.empty()) return;
+  // Buffers the responses of `entries` (those inside the region) and advances the cursor past
+  // the ones taken. Returns false if the stream was ended (a live stream whose buffer is full).
+  bool TakeLocked(const std::vector<ChangeEntryPtr>& entries) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (const ChangeEntryPtr& entry : entries) {
+      Buffered item{entry->version, 0, {}};
+      if (ToProto(*entry, region_, include_voxels_, &item.response)) {
+        item.bytes = item.response.ByteSizeLong();
+        if (!FitsLocked(item.bytes)) {
+          if (!caught_up_) break;  // catching up: continue from here once the buffer drains
+          EndLocked(absl::ResourceExhaustedError(absl::StrCat(
+              "subscriber fell behind: its buffer (", capacity_, " responses, ", byte_capacity_,
+              " bytes; --subscribe_buffer, --subscribe_buffer_mb) is full; subscribe again with "
+              "from_version set to the version of the last response you received (the server "
+              "last sent version ",
+              last_sent_, ")")));
+          return false;
+        }
+        buffered_bytes_ += item.bytes;
+        buffer_.push_back(std::move(item));
+      }
+      cursor_ = entry->version;
+    }
+    return true;
+  }
+
+  // Starts writing the front response unless a write is in flight; true if it started one.
+  bool StartNextWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (writing_ || buffer_.empty()) return false;
     writing_ = true;
     StartWrite(&buffer_.front().response);  // deque: push_back keeps the front where it is
+    return true;
   }
 
   struct Buffered {
@@ -196,8 +249,8 @@ grpc::ServerWriteReactor<v1::SubscribeResponse>* SubscriptionHub::Open(
       std::make_shared<SubscribeStream>(this, region, request.include_voxels(), cursor, limits_);
   SubscribeStream* raw = stream.get();
   absl::MutexLock lock(&mu_);
-  streams_.emplace(raw, std::move(stream));
-  ready_.insert(raw);
+  streams_.emplace(raw, Entry{std::move(stream)});
+  EnqueueLocked(raw);
   return raw;
 }
 
@@ -208,12 +261,21 @@ SubscribeStats SubscriptionHub::stats() const {
 
 void SubscriptionHub::WakeAll() {
   absl::MutexLock lock(&mu_);
-  wake_all_ = true;
+  wake_all_ = true;  // the pump queues every stream: this runs under the world's edit lock
 }
 
-void SubscriptionHub::Wake(SubscribeStream* stream) {
+void SubscriptionHub::EnqueueLocked(SubscribeStream* stream) {
+  auto it = streams_.find(stream);
+  if (it == streams_.end() || it->second.queued) return;
+  it->second.queued = true;
+  ready_.push_back(stream);
+}
+
+void SubscriptionHub::WriteDone(SubscribeStream* stream, bool more) {
   absl::MutexLock lock(&mu_);
-  ready_.insert(stream);
+  --in_flight_;
+  stalled_ = std::min(stalled_, in_flight_);
+  if (more) EnqueueLocked(stream);
 }
 
 void SubscriptionHub::Remove(SubscribeStream* stream) {
@@ -221,34 +283,71 @@ void SubscriptionHub::Remove(SubscribeStream* stream) {
   absl::MutexLock lock(&mu_);
   auto it = streams_.find(stream);
   if (it == streams_.end()) return;
-  last = std::move(it->second);
+  last = std::move(it->second.stream);
+  if (it->second.queued) ready_.erase(std::find(ready_.begin(), ready_.end(), stream));
   streams_.erase(it);
-  ready_.erase(stream);
 }
 
 void SubscriptionHub::Run() {
   // Feeding subscribers must not take CPU from edits and queries: run below their priority.
   setpriority(PRIO_PROCESS, pid_t(syscall(SYS_gettid)), 10);
+  const int64_t window = int64_t(std::max<size_t>(1, limits_.writes_in_flight));
   std::vector<std::shared_ptr<SubscribeStream>> batch;
+  std::vector<SubscribeStream*> again;
   while (true) {
     batch.clear();
+    again.clear();
     {
       absl::MutexLock lock(&mu_);
-      auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      // Work: a new version, or queued streams and at most half a window of writes counted in
+      // flight (rounds of at least half a window).
+      auto has_work = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stop_ || wake_all_ ||
+               (!ready_.empty() && in_flight_ - std::min(stalled_, in_flight_) <= window / 2);
+      };
+      auto has_streams = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         return stop_ || wake_all_ || !ready_.empty();
       };
-      mu_.Await(absl::Condition(&has_work));  // sleeps: no polling between versions
-      if (stop_) return;
-      for (const auto& [raw, stream] : streams_) {
-        if (wake_all_ || ready_.contains(raw)) batch.push_back(stream);
+      while (!has_work()) {
+        if (ready_.empty()) {
+          mu_.Await(absl::Condition(&has_streams));  // sleeps: no polling between versions
+        } else if (!mu_.AwaitWithTimeout(absl::Condition(&has_work), kStalledWrite)) {
+          // No write completed for a while: a client that stopped reading holds its write until
+          // it reads or goes away. Those writes stop counting, so that stalled clients cannot
+          // hold the window (and the fan-out) for everyone else.
+          stalled_ = in_flight_;
+        }
       }
-      wake_all_ = false;
-      ready_.clear();
+      if (stop_) return;
+      if (wake_all_) {
+        for (auto& [raw, entry] : streams_) {
+          if (!entry.queued) ready_.push_back(raw);
+          entry.queued = true;
+        }
+        wake_all_ = false;
+      }
+      // Each stream of the round starts at most one write: its slot is counted from here (so
+      // that a completion can never be counted before its start), and released if unused.
+      while (!ready_.empty() && in_flight_ - std::min(stalled_, in_flight_) < window) {
+        Entry& entry = streams_.at(ready_.front());
+        ready_.pop_front();
+        entry.queued = false;
+        batch.push_back(entry.stream);
+        ++in_flight_;
+      }
     }
-    // Outside the hub's lock: new edits (WakeAll) and new streams never wait for a round.
+    // Outside the hub's lock: new edits (WakeAll) and completed writes never wait for a round.
+    int64_t started = 0;
+    RoundReader reader(log_);
     for (const std::shared_ptr<SubscribeStream>& stream : batch) {
-      if (stream->Pump(log_)) Wake(stream.get());
+      bool write = false;
+      if (stream->Pump(reader, &write)) again.push_back(stream.get());
+      started += write ? 1 : 0;
     }
+    absl::MutexLock lock(&mu_);
+    in_flight_ -= int64_t(batch.size()) - started;
+    stalled_ = std::min(stalled_, in_flight_);
+    for (SubscribeStream* stream : again) EnqueueLocked(stream);
   }
 }
 

@@ -1,17 +1,24 @@
 // Subscribe without a thread per subscriber: each stream is a gRPC callback reactor with a bounded
 // buffer, fed from the shared ChangeLog by one pump thread that sleeps until a new version is
-// published (or a stream has room again) and never waits for a client.
+// published (or a stream's write completed) and never waits for a client.
+//
+// The pump starts every write itself, at most `SubscribeLimits::writes_in_flight` at a time over
+// all streams; a completed write only hands its stream back to the pump. So the fan-out of one
+// version to 1,000 streams runs at the pump's (lowered) priority in bounded rounds, instead of as
+// a chain of write completions on gRPC's few callback threads: those threads also poll the
+// sockets, and while they are busy with a long queue of completions nobody reads new requests
+// (an edit waited up to ~400 ms for its request to be read; docs/benchmarks.md).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "core/voxel/change_log.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
@@ -27,6 +34,10 @@ struct SubscribeLimits {
   // with RESOURCE_EXHAUSTED.
   size_t buffer_responses = 1024;
   size_t buffer_bytes = size_t(4) << 20;
+  // Writes started and not yet completed, over all streams: the pump waits for completions
+  // beyond it. Bounds the work queued on gRPC's callback threads at any time. Writes that do not
+  // complete for 50 ms (clients that stopped reading) stop counting.
+  size_t writes_in_flight = 64;
 };
 
 struct SubscribeStats {
@@ -55,18 +66,27 @@ class SubscriptionHub {
   friend class SubscribeStream;
   // Wakes the pump for every stream (a new version, or the log was closed).
   void WakeAll();
-  // Wakes the pump for one stream (it has room in its buffer again).
-  void Wake(SubscribeStream* stream);
+  // A write of `stream` completed; with `more` the pump visits it again (it has more to send).
+  void WriteDone(SubscribeStream* stream, bool more);
   void Remove(SubscribeStream* stream);
+  // Queues `stream` for the pump unless it is queued already.
+  void EnqueueLocked(SubscribeStream* stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Run();
 
   ChangeLog& log_;
   const SubscribeLimits limits_;
   std::atomic<uint64_t> ended_slow_{0};
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<SubscribeStream*, std::shared_ptr<SubscribeStream>> streams_
-      ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<SubscribeStream*> ready_ ABSL_GUARDED_BY(mu_);
+  // Each open stream, and whether it is in ready_.
+  struct Entry {
+    std::shared_ptr<SubscribeStream> stream;
+    bool queued = false;
+  };
+  absl::flat_hash_map<SubscribeStream*, Entry> streams_ ABSL_GUARDED_BY(mu_);
+  std::deque<SubscribeStream*> ready_ ABSL_GUARDED_BY(mu_);  // for the pump, first come first
+  int64_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;               // writes started, not completed
+  // Of those, writes taken as stalled (their clients stopped reading): not counted in the window.
+  int64_t stalled_ ABSL_GUARDED_BY(mu_) = 0;
   bool wake_all_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread pump_;

@@ -1,12 +1,17 @@
 // Subscribe without a thread per subscriber: 1,000 concurrent subscribers on a server with two
-// query threads all receive every change in order while edits keep being acknowledged and the
-// server's thread count stays small; a subscriber that stops reading is ended with
-// RESOURCE_EXHAUSTED (telling it to resume) while edits and other subscribers continue.
+// query threads all receive every change in order while edits are acknowledged about as fast as
+// with one subscriber, and the server's thread count stays small; a subscriber that stops reading
+// is ended with RESOURCE_EXHAUSTED (telling it to resume) while edits and other subscribers
+// continue.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <string>
@@ -15,7 +20,6 @@
 #include "client/voxcol_client.h"
 #include "tests/integration/http_get.h"
 #include "tests/integration/server_process.h"
-
 namespace voxcol {
 namespace {
 
@@ -53,8 +57,8 @@ v1::ApplyEditsRequest Batch(int i, int edge) {
 // receives until it has seen `last`.
 class Follower : public grpc::ClientReadReactor<v1::SubscribeResponse> {
  public:
-  Follower(v1::EditService::Stub* stub, uint64_t last) : last_(last) {
-    request_.set_from_version(0);
+  Follower(v1::EditService::Stub* stub, uint64_t from, uint64_t last) : last_(last) {
+    request_.set_from_version(from);
     stub->async()->Subscribe(&context_, &request_, this);
     StartRead(&event_);
     StartCall();
@@ -90,66 +94,167 @@ class Follower : public grpc::ClientReadReactor<v1::SubscribeResponse> {
   bool done_ = false;
 };
 
-TEST(SubscribeScaleTest, ThousandSubscribersGetEveryChangeAndTheServerStaysUnderAHundredThreads) {
-  constexpr int kSubscribers = 1000;
+// The subscribers run in a process of their own (as they would on other machines), so that the
+// editor's latency measures the server rather than a client process busy reading 1,000 streams.
+// This hidden test is that process: it follows versions (from, last] on `channels` connections
+// with `count` streams and checks that each stream received exactly those, in order.
+TEST(SubscribeScaleTest, DISABLED_FollowerProcess) {
+  const char* address = std::getenv("VOXCOL_FOLLOW_ADDRESS");
+  ASSERT_NE(address, nullptr);
+  const int count = std::atoi(std::getenv("VOXCOL_FOLLOW_COUNT"));
+  const uint64_t from = std::strtoull(std::getenv("VOXCOL_FOLLOW_FROM"), nullptr, 10);
+  const uint64_t last = std::strtoull(std::getenv("VOXCOL_FOLLOW_LAST"), nullptr, 10);
   constexpr int kChannels = 8;
-  constexpr int kEdits = 200;
-  TempDir dir;
-  ServerProcess server;
-  ASSERT_TRUE(
-      server.Start(VOXCOL_SERVER_PATH,
-                   {"--data_dir=" + dir.path() + "/data", "--seed=4", "--world_size=128,96,128",
-                    "--query_threads=2", "--metrics_listen=127.0.0.1:0"},
-                   dir.path()))
-      << server.Log();
   // Several connections, as many clients would have; distinct arguments keep them apart.
   std::vector<std::unique_ptr<v1::EditService::Stub>> stubs;
   for (int c = 0; c < kChannels; ++c) {
     grpc::ChannelArguments args;
     args.SetInt("voxcol.test_connection", c);
     stubs.push_back(v1::EditService::NewStub(
-        grpc::CreateCustomChannel(server.address(), grpc::InsecureChannelCredentials(), args)));
+        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args)));
   }
   std::vector<std::unique_ptr<Follower>> followers;
-  for (int s = 0; s < kSubscribers; ++s)
-    followers.push_back(std::make_unique<Follower>(stubs[s % kChannels].get(), kEdits));
+  for (int s = 0; s < count; ++s)
+    followers.push_back(std::make_unique<Follower>(stubs[s % kChannels].get(), from, last));
+  std::vector<uint64_t> all;
+  for (uint64_t v = from + 1; v <= last; ++v) all.push_back(v);
+  for (int s = 0; s < count; ++s) {
+    ASSERT_TRUE(followers[s]->WaitDone(std::chrono::seconds(100))) << "subscriber " << s;
+    ASSERT_EQ(followers[s]->versions(), all) << "subscriber " << s;
+  }
+}
 
+// Starts this test binary as the follower process; returns its pid.
+pid_t StartFollowers(const std::string& address, int count, uint64_t from, uint64_t last) {
+  std::vector<std::string> env = {
+      "VOXCOL_FOLLOW_ADDRESS=" + address, "VOXCOL_FOLLOW_COUNT=" + std::to_string(count),
+      "VOXCOL_FOLLOW_FROM=" + std::to_string(from), "VOXCOL_FOLLOW_LAST=" + std::to_string(last)};
+  for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
+  std::vector<std::string> args = {"/proc/self/exe", "--gtest_also_run_disabled_tests",
+                                   "--gtest_filter=SubscribeScaleTest.DISABLED_FollowerProcess"};
+  std::vector<char*> cenv, cargs;
+  for (std::string& e : env) cenv.push_back(e.data());
+  for (std::string& a : args) cargs.push_back(a.data());
+  cenv.push_back(nullptr);
+  cargs.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execve(cargs[0], cargs.data(), cenv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Exit code of `pid` within `timeout`, or -1 (it is killed then).
+int WaitExit(pid_t pid, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+struct Latencies {
+  double p50 = 0, p99 = 0, max = 0;  // milliseconds
+};
+
+Latencies Summarize(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms[ms.size() * 99 / 100], ms.back()};
+}
+
+// With `subscribers` streams following from the current version `from`, applies `edits` batches
+// one at a time and returns each one's ack latency; samples the server's thread count.
+void RunEditsWhileFollowed(const ServerProcess& server, int subscribers, uint64_t from, int edits,
+                           std::vector<double>* latencies_ms, int* max_threads) {
+  pid_t followers = StartFollowers(server.address(), subscribers, from, from + edits);
+  ASSERT_GT(followers, 0);
   // All streams are open (the server's gauge) before the edits start.
   double open = 0;
-  for (int tries = 0; tries < 600 && open < kSubscribers; ++tries) {
+  for (int tries = 0; tries < 1200 && open != subscribers; ++tries) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     open = testing::MetricValue(testing::HttpGet(server.metrics_port(), "/metrics"),
                                 "voxcol_subscribers");
   }
-  ASSERT_EQ(open, kSubscribers);
+  ASSERT_EQ(open, subscribers);
   client::Client editor(server.address());
-  std::vector<double> latencies_ms;
-  int max_threads = ThreadCount(server.pid());
-  for (int i = 0; i < kEdits; ++i) {
+  *max_threads = std::max(*max_threads, ThreadCount(server.pid()));
+  for (int i = 0; i < edits; ++i) {
     v1::EditAck ack;
     auto start = std::chrono::steady_clock::now();
-    grpc::Status status = editor.ApplyEdits(Batch(i, 2), &ack);
-    latencies_ms.push_back(
+    grpc::Status status = editor.ApplyEdits(Batch(int(from) + i, 2), &ack);
+    latencies_ms->push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
             .count());
     ASSERT_TRUE(status.ok()) << status.error_message();
-    ASSERT_EQ(ack.version(), uint64_t(i + 1));
-    max_threads = std::max(max_threads, ThreadCount(server.pid()));
+    ASSERT_EQ(ack.version(), from + i + 1);
+    *max_threads = std::max(*max_threads, ThreadCount(server.pid()));
   }
-  std::sort(latencies_ms.begin(), latencies_ms.end());
-  std::printf("ack latency with %d subscribers: p50 %.2f ms, p99 %.2f ms\n", kSubscribers,
-              latencies_ms[latencies_ms.size() / 2], latencies_ms[latencies_ms.size() * 99 / 100]);
+  EXPECT_EQ(WaitExit(followers, std::chrono::seconds(120)), 0)
+      << "the follower process failed (a stream missed a version or got one twice)";
+  *max_threads = std::max(*max_threads, ThreadCount(server.pid()));
+}
 
-  std::vector<uint64_t> all(kEdits);
-  for (int i = 0; i < kEdits; ++i) all[i] = i + 1;
-  for (int s = 0; s < kSubscribers; ++s) {
-    ASSERT_TRUE(followers[s]->WaitDone(std::chrono::seconds(60))) << "subscriber " << s;
-    ASSERT_EQ(followers[s]->versions(), all) << "subscriber " << s;
+struct Measured {
+  Latencies one, many;  // ack latency with 1 subscriber, and with kSubscribers
+  int max_threads = 0;
+};
+
+constexpr int kSubscribers = 1000;
+
+// On a fresh server with `--store_sync=sync`: 200 edits followed by one subscriber, then 200
+// more followed by 1,000 (every stream checked to receive exactly its versions, in order).
+Measured MeasureAcks(bool sync) {
+  constexpr int kEdits = 200;
+  Measured out;
+  TempDir dir;
+  ServerProcess server;
+  EXPECT_TRUE(
+      server.Start(VOXCOL_SERVER_PATH,
+                   {"--data_dir=" + dir.path() + "/data", "--seed=4", "--world_size=128,96,128",
+                    "--query_threads=2", std::string("--store_sync=") + (sync ? "true" : "false")},
+                   dir.path()))
+      << server.Log();
+  if (!server.Running()) return out;
+  std::vector<double> one, many;
+  RunEditsWhileFollowed(server, 1, 0, kEdits, &one, &out.max_threads);
+  RunEditsWhileFollowed(server, kSubscribers, kEdits, kEdits, &many, &out.max_threads);
+  if (one.size() < kEdits || many.size() < kEdits) {
+    ADD_FAILURE() << "edits failed";
+    return out;
   }
-  max_threads = std::max(max_threads, ThreadCount(server.pid()));
-  std::printf("server threads (max sampled): %d\n", max_threads);
-  EXPECT_GT(max_threads, 0);
-  EXPECT_LT(max_threads, 100);
+  out.one = Summarize(one);
+  out.many = Summarize(many);
+  const char* store = sync ? "synced store" : "unsynced store";
+  std::printf("%s, ack latency with 1 subscriber: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", store,
+              out.one.p50, out.one.p99, out.one.max);
+  std::printf("%s, ack latency with %d subscribers: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", store,
+              kSubscribers, out.many.p50, out.many.p99, out.many.max);
+  std::printf("%s, server threads (max sampled): %d\n", store, out.max_threads);
+  return out;
+}
+
+// The bound is asserted with an unsynced store, where an ack's latency is the server's own path
+// (request read, apply, publish to the feed, response written): exactly what 1,000 subscribers
+// could slow down. With a synced store each ack also waits for one fdatasync of the WAL; on a
+// loaded host a single one took 60-150 ms (traced inside Store::Write, in both phases), so the
+// p99 of 200 acks measured the disk rather than the subscribers. Those numbers are printed.
+TEST(SubscribeScaleTest, ThousandSubscribersGetEveryChangeAndEditsAreAckedAsWithOne) {
+  const Measured unsynced = MeasureAcks(/*sync=*/false);
+  // Before the pump started every write itself (docs/benchmarks.md) the 1,000-subscriber p99 was
+  // 100-600 ms here: gRPC's callback threads, busy with chains of write completions, stopped
+  // polling and an edit's request sat unread in its socket.
+  EXPECT_LE(unsynced.many.p99, 2 * unsynced.one.p99 + 10)
+      << "1,000 subscribers slowed the acks beyond 2x the 1-subscriber p99 plus 10 ms";
+  EXPECT_GT(unsynced.max_threads, 0);
+  EXPECT_LT(unsynced.max_threads, 100);
+  const Measured synced = MeasureAcks(/*sync=*/true);
+  EXPECT_GT(synced.max_threads, 0);
+  EXPECT_LT(synced.max_threads, 100);
 }
 
 // A subscriber that never reads, on a server with `buffer_flag`: it is ended with
@@ -226,6 +331,67 @@ TEST(SubscribeScaleTest, SubscriberThatStopsReadingIsEndedByItsResponseBuffer) {
 TEST(SubscribeScaleTest, SubscriberThatStopsReadingIsEndedByItsByteBuffer) {
   // 1 MiB holds about 15 responses of 64 KiB; the count limit (1024) is never reached.
   RunSubscriberThatStopsReading("--subscribe_buffer_mb=1");
+}
+
+// More subscribers that stop reading than the pump's write window (64 writes in flight): their
+// writes never complete, yet a reading subscriber still receives every version (the pump stops
+// counting writes that stall) while the edits go on.
+TEST(SubscribeScaleTest, StalledSubscribersBeyondTheWriteWindowDoNotStopTheOthers) {
+  constexpr int kStalled = 100;
+  constexpr int kEdits = 20;
+  TempDir dir;
+  ServerProcess server;
+  ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH,
+                           {"--data_dir=" + dir.path() + "/data", "--seed=4",
+                            "--world_size=128,96,128", "--store_sync=false"},
+                           dir.path()))
+      << server.Log();
+  // One connection with HTTP/2's initial 64 KiB window (no growth) for the stalled streams: the
+  // first 64 KiB response fills it, so no further write on it can complete.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt("voxcol.test_connection", 1);
+  auto stalled_stub = v1::EditService::NewStub(
+      grpc::CreateCustomChannel(server.address(), grpc::InsecureChannelCredentials(), args));
+  v1::SubscribeRequest stalled_request;
+  stalled_request.set_from_version(0);
+  stalled_request.set_include_voxels(true);
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
+  std::vector<std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>>> stalled;
+  for (int s = 0; s < kStalled; ++s) {
+    contexts.push_back(std::make_unique<grpc::ClientContext>());
+    stalled.push_back(stalled_stub->Subscribe(contexts.back().get(), stalled_request));
+  }
+  client::Client client(server.address());
+  grpc::ClientContext reader_context;
+  reader_context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  v1::SubscribeRequest request;
+  request.set_from_version(0);
+  request.set_include_voxels(true);
+  auto reader = client.Subscribe(&reader_context, request);
+  double open = 0;
+  for (int tries = 0; tries < 600 && open != kStalled + 1; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    open = testing::MetricValue(testing::HttpGet(server.metrics_port(), "/metrics"),
+                                "voxcol_subscribers");
+  }
+  ASSERT_EQ(open, kStalled + 1);
+  for (int i = 0; i < kEdits; ++i) {
+    v1::EditAck ack;
+    grpc::Status status = client.ApplyEdits(Batch(i, 32), &ack);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    ASSERT_EQ(ack.version(), uint64_t(i + 1));
+  }
+  v1::SubscribeResponse event;
+  for (uint64_t v = 1; v <= kEdits; ++v) {
+    ASSERT_TRUE(reader->Read(&event))
+        << "version " << v << ": " << reader->Finish().error_message();
+    ASSERT_EQ(event.version(), v);
+  }
+  reader_context.TryCancel();
+  reader->Finish();
+  for (auto& context : contexts) context->TryCancel();
+  for (auto& s : stalled) s->Finish();
 }
 
 }  // namespace
