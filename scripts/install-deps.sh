@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages voxcol needs to build, test and benchmark. Idempotent: does
-# nothing when everything is already installed.
+# nothing when everything is already installed. clang-14, its sanitizer runtimes, libFuzzer and
+# llvm-14 (llvm-symbolizer) are for scripts/test-sanitizers.sh and scripts/fuzz.sh.
 set -euo pipefail
 
 packages=(
@@ -10,6 +11,7 @@ packages=(
   librocksdb-dev libzstd-dev liblz4-dev
   python3 python3-yaml libcivetweb-dev clang-format
   libbullet-dev libembree-dev
+  clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14
 )
 
 missing=()
