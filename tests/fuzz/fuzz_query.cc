@@ -153,6 +153,14 @@ void CheckFinite(const google::protobuf::Message& message) {
   }
 }
 
+// With VOXCOL_FUZZ_PRINT set, every request is printed before it runs (to read a crash input).
+void Print(const google::protobuf::Message& request) {
+  static const bool print = std::getenv("VOXCOL_FUZZ_PRINT") != nullptr;
+  if (print)
+    std::fprintf(stderr, "%s: %s\n", request.GetTypeName().c_str(),
+                 request.ShortDebugString().c_str());
+}
+
 void RunOne(Input& in, const Engine& e, float half) {
   server::ServiceLimits limits;
   limits.max_characters_per_request = 4;
@@ -168,6 +176,7 @@ void RunOne(Input& in, const Engine& e, float half) {
       request.set_all_hits(in.B());
       request.set_include_stats(in.B());
       v1::RaycastResponse response;
+      Print(request);
       if (server::RunRaycast(engine, limits, request, &response).ok()) CheckFinite(response);
       break;
     }
@@ -178,6 +187,7 @@ void RunOne(Input& in, const Engine& e, float half) {
       request.set_distance(in.Positive(60));
       request.set_collection(v1::HitCollection(in.U(4)));
       v1::SweepResponse response;
+      Print(request);
       if (server::RunSweep(engine, limits, request, &response).ok()) CheckFinite(response);
       break;
     }
@@ -186,6 +196,7 @@ void RunOne(Input& in, const Engine& e, float half) {
       in.Shape(half, request.mutable_shape());
       request.set_include_penetration(in.B());
       v1::OverlapResponse response;
+      Print(request);
       if (server::RunOverlap(engine, limits, request, &response).ok()) CheckFinite(response);
       break;
     }
@@ -195,6 +206,7 @@ void RunOne(Input& in, const Engine& e, float half) {
       request.set_margin(in.B() ? 0.0f : in.Positive(2));
       request.set_skip_water(in.B());
       v1::ContactsResponse response;
+      Print(request);
       if (server::RunContacts(engine, limits, request, &response).ok()) CheckFinite(response);
       break;
     }
@@ -210,6 +222,7 @@ void RunOne(Input& in, const Engine& e, float half) {
       request.set_include_voxels(in.B());
       request.set_max_voxels(in.U(70000));
       v1::ProbeResponse response;
+      Print(request);
       if (server::RunProbe(engine, limits, request, &response).ok()) CheckFinite(response);
       break;
     }
@@ -233,6 +246,7 @@ void RunOne(Input& in, const Engine& e, float half) {
         }
       }
       v1::MoveCharactersResponse response;
+      Print(request);
       if (server::RunMoveCharacters(engine, limits, request, &response).ok()) CheckFinite(response);
       break;
     }

@@ -1,4 +1,5 @@
-// ThreadSanitizer annotations for Debian's uninstrumented absl::Mutex (TSan build only).
+// ThreadSanitizer annotations for Debian's uninstrumented absl::Mutex and absl::call_once (TSan
+// build only).
 //
 // Debian's libabsl_synchronization is not built with -fsanitize=thread, so TSan sees neither its
 // lock nor its unlock: every piece of state our code guards with an absl::Mutex would be reported
@@ -11,6 +12,7 @@
 // integer registers after `this`; Duration and Time travel in registers or by pointer), so one
 // signature serves them all.
 #include <dlfcn.h>
+#include <link.h>
 #include <sanitizer/tsan_interface.h>
 
 #include <cstdint>
@@ -48,6 +50,44 @@ struct IgnoreAccesses {
 
 constexpr unsigned kRead = __tsan_mutex_read_lock;
 
+// The address range of the main executable (our code and the abseil and gRPC++ header code
+// compiled into it). Only its calls are annotated: gRPC's own mutexes guard gRPC's uninstrumented
+// state, and annotating them only produces reports about gRPC's internal lifetimes.
+struct Range {
+  uintptr_t begin = UINTPTR_MAX, end = 0;
+};
+Range MainExecutable() {
+  Range range;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* r = static_cast<Range*>(data);
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD) continue;
+          uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
+          if (begin < r->begin) r->begin = begin;
+          if (begin + ph.p_memsz > r->end) r->end = begin + ph.p_memsz;
+        }
+        return 1;  // the first object is the main executable
+      },
+      &range);
+  return range;
+}
+bool FromMainExecutable(void* return_address) {
+  static const Range range = MainExecutable();
+  auto a = reinterpret_cast<uintptr_t>(return_address);
+  return a >= range.begin && a < range.end;
+}
+
+// Some entry points call others through the PLT (AwaitWithTimeout calls AwaitWithDeadline):
+// only the outermost call of a thread is annotated.
+thread_local int g_depth = 0;
+struct Outermost {
+  explicit Outermost(void* caller) : outer(g_depth++ == 0 && FromMainExecutable(caller)) {}
+  ~Outermost() { --g_depth; }
+  const bool outer;
+};
+
 }  // namespace
 
 #define VOXCOL_SYMBOL(name, mangled) \
@@ -58,6 +98,8 @@ constexpr unsigned kRead = __tsan_mutex_read_lock;
   VOXCOL_SYMBOL(name, mangled);                                             \
   uint64_t name(void* mu, uint64_t a, uint64_t b, uint64_t c, uint64_t d) { \
     static Fn real = Real(mangled);                                         \
+    Outermost call(__builtin_return_address(0));                            \
+    if (!call.outer) return real(mu, a, b, c, d);                           \
     __tsan_mutex_pre_lock(mu, flags);                                       \
     uint64_t r = real(mu, a, b, c, d);                                      \
     __tsan_mutex_post_lock(mu, flags, 0);                                   \
@@ -67,6 +109,8 @@ constexpr unsigned kRead = __tsan_mutex_read_lock;
   VOXCOL_SYMBOL(name, mangled);                                                            \
   uint64_t name(void* mu, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {                \
     static Fn real = Real(mangled);                                                        \
+    Outermost call(__builtin_return_address(0));                                           \
+    if (!call.outer) return real(mu, a, b, c, d);                                          \
     __tsan_mutex_pre_lock(mu, (flags) | __tsan_mutex_try_lock);                            \
     uint64_t r = real(mu, a, b, c, d);                                                     \
     bool ok = (r & 0xff) != 0;                                                             \
@@ -78,6 +122,8 @@ constexpr unsigned kRead = __tsan_mutex_read_lock;
   VOXCOL_SYMBOL(name, mangled);                                             \
   uint64_t name(void* mu, uint64_t a, uint64_t b, uint64_t c, uint64_t d) { \
     static Fn real = Real(mangled);                                         \
+    Outermost call(__builtin_return_address(0));                            \
+    if (!call.outer) return real(mu, a, b, c, d);                           \
     __tsan_mutex_pre_unlock(mu, flags);                                     \
     uint64_t r = real(mu, a, b, c, d);                                      \
     __tsan_mutex_post_unlock(mu, flags);                                    \
@@ -88,6 +134,8 @@ constexpr unsigned kRead = __tsan_mutex_read_lock;
   VOXCOL_SYMBOL(name, mangled);                                             \
   uint64_t name(void* mu, uint64_t a, uint64_t b, uint64_t c, uint64_t d) { \
     static Fn real = Real(mangled);                                         \
+    Outermost call(__builtin_return_address(0));                            \
+    if (!call.outer) return real(mu, a, b, c, d);                           \
     __tsan_mutex_pre_lock(mu, flags);                                       \
     uint64_t r;                                                             \
     {                                                                       \
@@ -103,6 +151,8 @@ constexpr unsigned kRead = __tsan_mutex_read_lock;
   VOXCOL_SYMBOL(name, mangled);                                               \
   uint64_t name(void* self, uint64_t a, uint64_t b, uint64_t c, uint64_t d) { \
     static Fn real = Real(mangled);                                           \
+    Outermost call(__builtin_return_address(0));                              \
+    if (!call.outer) return real(self, a, b, c, d);                           \
     void* mu = (mutex_arg);                                                   \
     __tsan_mutex_pre_unlock(mu, 0);                                           \
     __tsan_mutex_post_unlock(mu, 0);                                          \
@@ -119,6 +169,8 @@ constexpr unsigned kRead = __tsan_mutex_read_lock;
   VOXCOL_SYMBOL(name, mangled);                                             \
   uint64_t name(void* mu, uint64_t a, uint64_t b, uint64_t c, uint64_t d) { \
     static Fn real = Real(mangled);                                         \
+    Outermost call(__builtin_return_address(0));                            \
+    if (!call.outer) return real(mu, a, b, c, d);                           \
     __tsan_mutex_destroy(mu, 0);                                            \
     return real(mu, a, b, c, d);                                            \
   }
@@ -152,3 +204,18 @@ VOXCOL_WAIT(voxcol_tsan_cv_wait_timeout, C("15WaitWithTimeoutEPNS0_5MutexENS0_8D
             reinterpret_cast<void*>(a))
 VOXCOL_WAIT(voxcol_tsan_cv_wait_deadline, C("16WaitWithDeadlineEPNS0_5MutexENS0_4TimeE"),
             reinterpret_cast<void*>(a))
+
+// absl::call_once: a thread that finds the function running waits in the uninstrumented
+// SpinLockWait and reads the done state there; the runner's release store on the control word is
+// instrumented (call_once.h), so acquiring it after the wait gives the happens-before edge.
+VOXCOL_SYMBOL(voxcol_tsan_spin_lock_wait,
+              "_ZN4absl7debian313base_internal12SpinLockWaitEPSt6atomicIjEiPKNS1_"
+              "22SpinLockWaitTransitionENS1_14SchedulingModeE");
+uint64_t voxcol_tsan_spin_lock_wait(void* word, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+  static Fn real = Real(
+      "_ZN4absl7debian313base_internal12SpinLockWaitEPSt6atomicIjEiPKNS1_"
+      "22SpinLockWaitTransitionENS1_14SchedulingModeE");
+  uint64_t r = real(word, a, b, c, d);
+  __tsan_acquire(word);
+  return r;
+}
