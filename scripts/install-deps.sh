@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages voxcol needs to build, test and benchmark. Idempotent: does
-# nothing when everything is already installed.
+# nothing when everything is already installed. clang-14, its sanitizer runtimes, libFuzzer and
+# llvm-14 (llvm-symbolizer) are for scripts/test-sanitizers.sh and scripts/fuzz.sh.
 set -euo pipefail
 
 packages=(
@@ -14,6 +15,7 @@ packages=(
   python3-grpcio python3-protobuf python3-setuptools python3-wheel python3-pip python3-venv
   openssl libssl-dev
   libbullet-dev libembree-dev libpng-dev
+  clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14
 )
 
 sudo=""

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs dependencies, builds everything (incl. voxcol_bench), runs the unit and
-# integration tests in parallel with CTest, then a short smoke run of every benchmark.
+# integration tests in parallel with CTest, then a short smoke run of every benchmark, then the
+# sanitizer suites and the fuzzers (scripts/test-sanitizers.sh; VOXCOL_SKIP_SANITIZERS=1 skips them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -14,6 +15,7 @@ bash scripts/check-readme-examples.sh build
 # Benchmarks are not pass/fail on speed here; this only proves that each one runs.
 build/tests/bench/voxcol_bench --benchmark_min_time=0.01 >/dev/null
 echo "voxcol_bench: all benchmarks ran"
+[ "${VOXCOL_SKIP_SANITIZERS:-0}" = 1 ] || bash scripts/test-sanitizers.sh
 # The containerized integration test needs root for podman. Inside a container (e.g. the fresh
 # Debian check, /run/.containerenv) podman cannot nest, so it is reported as skipped there.
 if [ "$(id -u)" -ne 0 ]; then

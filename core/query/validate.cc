@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 
@@ -208,6 +209,12 @@ absl::Status ValidateSweep(const World& world, SweepInput* input, SweepSettings*
   if (!std::isfinite(input->distance) || input->distance <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("distance must be finite and > 0, got ", Num(input->distance)));
+  }
+  // The motion's squared length must not underflow to 0 (the casts divide by it; found by
+  // fuzzing: distance 1e-38).
+  if (input->distance * input->distance < std::numeric_limits<float>::min()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("distance ", Num(input->distance), " is too small to move (below 1.1e-19)"));
   }
   if (input->distance > limits.max_sweep_distance) {
     return absl::InvalidArgumentError(

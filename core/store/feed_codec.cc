@@ -1,5 +1,7 @@
 #include "core/store/feed_codec.h"
 
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 
 namespace voxcol::store {
@@ -46,6 +48,11 @@ bool GetChange(std::string_view* in, ChunkChange* change, VoxelArrays* voxels) {
       !GetU32(in, &spare)) {
     return false;
   }
+  // A damaged key whose voxels lie outside int32 is no chunk of any world (and ChunkOrigin would
+  // overflow).
+  constexpr int32_t kMaxKey = (std::numeric_limits<int32_t>::max() - kChunkSize) / kChunkSize;
+  for (int a = 0; a < 3; ++a)
+    if (change->key[a] < -kMaxKey || change->key[a] > kMaxKey) return false;
   const Int3 origin = ChunkOrigin(change->key);
   const IntBox chunk_box{origin, origin + Int3{kChunkSize, kChunkSize, kChunkSize}};
   if (box.Empty() || !chunk_box.ContainsBox(box)) return false;

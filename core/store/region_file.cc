@@ -1,6 +1,7 @@
 #include "core/store/region_file.h"
 
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 
@@ -120,7 +121,12 @@ absl::StatusOr<Region> DecodeRegion(std::string_view packed) {
   for (int a = 0; a < 3; ++a) {
     region.box.min[a] = int32_t(GetU32(packed, 8 + 4 * a));
     int64_t size = int32_t(GetU32(packed, 20 + 4 * a));
-    if (size < 1 || size > kMaxRegionVoxels) return absl::InvalidArgumentError("region: bad size");
+    // The box's end must be an int32 voxel coordinate too (found by fuzzing: min near 2^31
+    // wrapped).
+    if (size < 1 || size > kMaxRegionVoxels ||
+        region.box.min[a] + size > std::numeric_limits<int32_t>::max()) {
+      return absl::InvalidArgumentError("region: bad size");
+    }
     region.box.max[a] = int32_t(region.box.min[a] + size);
   }
   int64_t n = VoxelCount(region.box);

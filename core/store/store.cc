@@ -332,8 +332,8 @@ absl::Status Store::Write(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chun
          dropped < ack_order_.size()) {
     const auto& [old_version, old_key] = ack_order_[dropped++];
     auto live = ack_versions_.find(old_key);
-    const bool rewritten =
-        std::any_of(added.begin(), added.end(), [&](const auto& a) { return a.second == old_key; });
+    const bool rewritten = std::any_of(added.begin(), added.end(),
+                                       [&key = old_key](const auto& a) { return a.second == key; });
     if (live != ack_versions_.end() && live->second == old_version && !rewritten) {
       batch.Delete(std::string(1, kAckPrefix) + old_key);
     }
