@@ -319,6 +319,16 @@ absl::Status CheckRange(const std::string& name, float v, float lo, float hi, bo
 
 absl::Status ValidateCharacterMove(const World& world, const CharacterMove& move,
                                    const QueryLimits& limits, const std::string& prefix) {
+  // MakeCapsule requires a valid capsule: its sizes are checked before it is built (the rest of
+  // the shape, its extent and pose, by ValidatePosedShape, under the same field names).
+  if (!std::isfinite(move.radius) || !(move.radius > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, "shape.capsule.radius must be finite and > 0, got ", move.radius));
+  }
+  if (!std::isfinite(move.half_height) || move.half_height < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        prefix, "shape.capsule.half_height must be finite and >= 0, got ", move.half_height));
+  }
   const ConvexShape capsule = MakeCapsule(move.half_height, move.radius);
   PosedShape posed{&capsule, RigidTransform{Quat(), move.position}};
   if (absl::Status st = ValidatePosedShape(world, &posed, limits, prefix); !st.ok()) return st;
