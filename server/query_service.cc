@@ -90,11 +90,14 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     return colon == std::string::npos ? peer : peer.substr(0, colon);
   }
 
+  // Every method that may end the call decides under mu_ and calls Finish() after unlocking, as
+  // the last thing it does with `this`: OnDone() (which deletes the stream) may run at once on
+  // another thread.
   void OnReadDone(bool ok) override {
     if (!ok) {
-      absl::MutexLock lock(&mu_);
+      absl::ReleasableMutexLock lock(&mu_);
       reads_done_ = true;
-      MaybeFinish();
+      FinishIfDone(lock);
       return;
     }
     auto batch = std::make_shared<StreamBatch>();
@@ -103,16 +106,17 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     ++messages_read_;
     if (!parsed.ok()) {
       // The batches before it are still answered; nothing after it is read.
-      absl::MutexLock lock(&mu_);
+      absl::ReleasableMutexLock lock(&mu_);
       error_ = absl::InvalidArgumentError(
           absl::StrCat("message ", messages_read_, " on the stream is not a QueryBatchRequest (",
                        parsed.message(), "); the stream ends here"));
       reads_done_ = true;
-      MaybeFinish();
+      FinishIfDone(lock);
       return;
     }
-    Submit(std::move(batch));
+    if (!Submit(std::move(batch))) return;  // the call already ended (cancelled)
     absl::MutexLock lock(&mu_);
+    if (finished_) return;
     if (in_flight_ >= service_->stream_limits_.max_in_flight_batches) {
       reading_paused_ = true;  // Complete() resumes reading
     } else {
@@ -121,18 +125,18 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
   }
 
   void OnWriteDone(bool ok) override {
-    absl::MutexLock lock(&mu_);
+    absl::ReleasableMutexLock lock(&mu_);
     writes_.pop_front();
     if (!ok) cancelled_.store(true);  // the client is gone
     writing_ = false;
     StartNextWrite();
-    MaybeFinish();
+    FinishIfDone(lock);
   }
 
   void OnCancel() override {
     cancelled_.store(true);
-    absl::MutexLock lock(&mu_);
-    MaybeFinish();
+    absl::ReleasableMutexLock lock(&mu_);
+    FinishIfDone(lock);
   }
 
   void OnDone() override {
@@ -152,7 +156,10 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     absl::Time arrival;
   };
 
-  void Submit(std::shared_ptr<StreamBatch> batch) {
+  // Runs the batch on the pool; false (and nothing runs) if the call has ended meanwhile: a
+  // cancellation may finish the call while its last read is being handled, and then the stream
+  // is deleted once OnReadDone returns.
+  bool Submit(std::shared_ptr<StreamBatch> batch) {
     GetServerMetrics().batches->Add();
     batch->arrival = absl::Now();
     absl::Time deadline = call_deadline_;
@@ -162,7 +169,8 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     }
     {
       absl::MutexLock lock(&mu_);
-      ++in_flight_;
+      if (finished_) return false;
+      ++in_flight_;  // from here the call cannot finish before Complete()
     }
     bool accepted = service_->pool_->TrySubmit([this, batch, deadline] {
       const int64_t queued = absl::ToInt64Microseconds(absl::Now() - batch->arrival);
@@ -177,6 +185,7 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
                 batch->response);
       Complete(*batch);
     }
+    return true;
   }
 
   // Queues a finished batch for writing and resumes reading if the stream was throttled.
@@ -186,7 +195,7 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     batch.response->set_server_micros(uint32_t(absl::ToInt64Microseconds(elapsed)));
     grpc::ByteBuffer buffer;
     absl::Status serialized = SerializeToByteBuffer(*batch.response, &buffer);
-    absl::MutexLock lock(&mu_);
+    absl::ReleasableMutexLock lock(&mu_);
     --in_flight_;
     if (!serialized.ok() && error_.ok()) {
       error_ = absl::InternalError(
@@ -198,7 +207,7 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
       reading_paused_ = false;
       StartRead(&request_);
     }
-    MaybeFinish();
+    FinishIfDone(lock);
   }
 
   void StartNextWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -207,12 +216,19 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     StartWrite(&writes_.front());
   }
 
-  void MaybeFinish() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    bool cancelled = cancelled_.load();
-    if (finished_ || in_flight_ > 0 || writing_ || !(reads_done_ || cancelled)) return;
-    if (!cancelled && !writes_.empty()) return;
+  // Ends the call once nothing runs, waits or writes any more: unlocks `lock` first, and the
+  // caller must not touch `this` after it returns.
+  void FinishIfDone(absl::ReleasableMutexLock& lock) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const bool cancelled = cancelled_.load();
+    if (finished_ || in_flight_ > 0 || writing_ || !(reads_done_ || cancelled) ||
+        (!cancelled && !writes_.empty())) {
+      lock.Release();
+      return;
+    }
     finished_ = true;
-    Finish(cancelled ? grpc::Status::CANCELLED : ToGrpcStatus(error_));
+    const grpc::Status status = cancelled ? grpc::Status::CANCELLED : ToGrpcStatus(error_);
+    lock.Release();
+    Finish(status);
   }
 
   QueryServiceImpl* service_;
