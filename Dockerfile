@@ -14,10 +14,11 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ cmake ninja-build pkg-config \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev \
-      librocksdb-dev libzstd-dev liblz4-dev libcivetweb-dev libssl-dev \
+      librocksdb-dev libzstd-dev liblz4-dev libcivetweb-dev libssl-dev libcli11-dev libpng-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
+COPY cmake cmake
 COPY proto proto
 COPY core core
 COPY server server
@@ -30,7 +31,7 @@ FROM docker.io/library/debian:bookworm-slim AS runtime
 # Runtime libraries only: the shared objects the two binaries link, no compiler, no -dev package.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 librocksdb7.8 libzstd1 liblz4-1 libcivetweb1 libssl3 \
+      libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 librocksdb7.8 libzstd1 liblz4-1 libcivetweb1 libssl3 libpng16-16 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin voxcol \
  && mkdir -p /data && chown voxcol:voxcol /data
