@@ -18,11 +18,12 @@
 #include "server/query_batch.h"
 #include "server/query_service.h"
 #include "tests/bench/bench_scenes.h"
+#include "tests/bench/raycast_batches.h"
 
 namespace voxcol::bench {
 namespace {
 
-constexpr int kRays = 4096;
+constexpr int kRays = kBatchRays;
 constexpr int kQueryThreads = 2;
 constexpr int kWindow = server::StreamLimits{}.max_in_flight_batches;
 constexpr int kEdits = 70, kBack = 60;
@@ -122,31 +123,6 @@ EditedScene& Scene() {
   return scene;
 }
 
-std::vector<v1::QueryBatchRequest> MakeBatches(int size, const uint64_t* at_version) {
-  // The rays of BM_RaycastInProcess (bench_query_stream.cc).
-  const std::vector<RaycastInput> rays = DownwardRays(BenchCaveWorld(), kRays, 9);
-  std::vector<v1::QueryBatchRequest> batches;
-  for (int b = 0; b < kRays / size; ++b) {
-    v1::QueryBatchRequest batch;
-    if (at_version != nullptr) batch.mutable_read_at()->set_at_version(*at_version);
-    for (int i = 0; i < size; ++i) {
-      const RaycastInput& r = rays[(size_t(b) * size + i) % rays.size()];
-      v1::QueryRequest* q = batch.add_queries();
-      q->set_client_id(i);
-      auto* ray = q->mutable_raycast();
-      ray->mutable_origin()->set_x(r.origin.x);
-      ray->mutable_origin()->set_y(r.origin.y);
-      ray->mutable_origin()->set_z(r.origin.z);
-      ray->mutable_direction()->set_x(r.direction.x);
-      ray->mutable_direction()->set_y(r.direction.y);
-      ray->mutable_direction()->set_z(r.direction.z);
-      ray->set_max_distance(r.max_distance);
-    }
-    batches.push_back(std::move(batch));
-  }
-  return batches;
-}
-
 // As InProcessDriver in bench_query_stream.cc: kWindow batches in flight on a WorkerPool.
 class Driver {
  public:
@@ -206,7 +182,7 @@ void Run(benchmark::State& state, bool past) {
   EditedScene& scene = Scene();
   const int size = int(state.range(0));
   const std::vector<v1::QueryBatchRequest> batches =
-      MakeBatches(size, past ? &scene.past_version : nullptr);
+      RaycastBatches(size, past ? &scene.past_version : nullptr);
   Driver driver(batches, server::QueryEngine{BenchCaveIndex(), BenchCaveCache()});
   for (size_t b = 0; b < batches.size(); ++b) driver.Step();  // warm-up pass
   const double cpu_start = ProcessCpuMicros();

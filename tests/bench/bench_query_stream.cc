@@ -12,29 +12,10 @@
 #include "server/query_batch.h"
 #include "server/query_service.h"
 #include "tests/bench/bench_scenes.h"
+#include "tests/bench/raycast_batches.h"
 
 namespace voxcol::bench {
 namespace {
-
-constexpr int kRays = 4096;
-
-v1::QueryBatchRequest MakeBatch(const std::vector<RaycastInput>& rays, size_t first, int size) {
-  v1::QueryBatchRequest batch;
-  for (int i = 0; i < size; ++i) {
-    const RaycastInput& r = rays[(first + i) % rays.size()];
-    v1::QueryRequest* q = batch.add_queries();
-    q->set_client_id(i);
-    auto* ray = q->mutable_raycast();
-    ray->mutable_origin()->set_x(r.origin.x);
-    ray->mutable_origin()->set_y(r.origin.y);
-    ray->mutable_origin()->set_z(r.origin.z);
-    ray->mutable_direction()->set_x(r.direction.x);
-    ray->mutable_direction()->set_y(r.direction.y);
-    ray->mutable_direction()->set_z(r.direction.z);
-    ray->set_max_distance(r.max_distance);
-  }
-  return batch;
-}
 
 // Both sides are measured alike (issue 15): wall time (UseRealTime), the same kQueryThreads query
 // threads (a server::WorkerPool, as the server's --query_threads), the same number of batches in
@@ -53,13 +34,6 @@ double ProcessCpuMicros() {
 void ReportCpu(benchmark::State& state, double cpu_start) {
   state.counters["cpu_us_per_batch"] =
       (ProcessCpuMicros() - cpu_start) / double(state.iterations());
-}
-
-std::vector<v1::QueryBatchRequest> MakeBatches(int size) {
-  std::vector<RaycastInput> rays = DownwardRays(BenchCaveWorld(), kRays, 9);
-  std::vector<v1::QueryBatchRequest> batches;
-  for (int b = 0; b < kRays / size; ++b) batches.push_back(MakeBatch(rays, size_t(b) * size, size));
-  return batches;
 }
 
 // Runs batches on a WorkerPool without the network: validation + conversion + query, as the
@@ -110,7 +84,7 @@ class InProcessDriver {
 // The same batches executed directly on kQueryThreads pool threads, no network.
 void BM_RaycastInProcess(benchmark::State& state) {
   const int size = int(state.range(0));
-  const std::vector<v1::QueryBatchRequest> batches = MakeBatches(size);
+  const std::vector<v1::QueryBatchRequest> batches = RaycastBatches(size);
   InProcessDriver driver(batches);
   for (size_t b = 0; b < batches.size(); ++b) driver.Step();  // warm-up pass
   const double cpu_start = ProcessCpuMicros();
@@ -127,7 +101,7 @@ BENCHMARK(BM_RaycastInProcess)->Arg(1)->Arg(16)->Arg(256)->UseRealTime();
 void RunGrpcStream(benchmark::State& state, int window) {
   World& world = BenchCaveWorld();
   const int size = int(state.range(0));
-  const std::vector<v1::QueryBatchRequest> batches = MakeBatches(size);
+  const std::vector<v1::QueryBatchRequest> batches = RaycastBatches(size);
 
   server::WorkerPool pool(kQueryThreads, 1024);
   server::StreamLimits stream_limits;
