@@ -31,10 +31,29 @@ IntBox WorldVoxelBounds(const WorldConfig& config) {
   return {{-half.x, -half.y, -half.z}, half};
 }
 
+namespace {
+
+// Sets the voxels of chunk `key` outside `bounds` to air. A world whose size is not a multiple of
+// 16 voxels on an axis has chunks straddling its box there; a generator fills whole chunks, and
+// terrain outside the box would be meshed (and hit by rays) while voxel reads call it air.
+void ClearOutside(const IntBox& bounds, const ChunkKey& key, Chunk* chunk) {
+  const Int3 origin = ChunkOrigin(key);
+  for (int y = 0; y < kChunkSize; ++y)
+    for (int z = 0; z < kChunkSize; ++z)
+      for (int x = 0; x < kChunkSize; ++x) {
+        if (!bounds.Contains(origin + Int3{x, y, z})) chunk->voxels[LocalIndex(x, y, z)] = Voxel{};
+      }
+}
+
+}  // namespace
+
 World::World(const WorldConfig& config, std::unique_ptr<ChunkGenerator> generator)
     : config_(config), generator_(std::move(generator)), air_(UniformChunk(Voxel{})) {
   voxel_bounds_ = WorldVoxelBounds(config);
-  chunk_bounds_ = {ChunkOf(voxel_bounds_.min), ChunkOf(voxel_bounds_.max)};
+  // Max exclusive: the chunk holding the last voxel, plus one (a world whose size is not a multiple
+  // of 16 on an axis ends inside a chunk there).
+  chunk_bounds_ = {ChunkOf(voxel_bounds_.min),
+                   ChunkOf(voxel_bounds_.max - Int3{1, 1, 1}) + Int3{1, 1, 1}};
   const size_t chunks = size_t(chunk_bounds_.Volume());
   uniform_page_count_ = (chunks + (size_t(1) << kUniformPageBits) - 1) >> kUniformPageBits;
   uniform_pages_ = std::make_unique<std::atomic<std::atomic<uint32_t>*>[]>(uniform_page_count_);
@@ -123,6 +142,9 @@ absl::StatusOr<ChunkPtr> World::LoadLatest(const ChunkKey& key) const {
     if (result == nullptr) {
       auto chunk = std::make_shared<Chunk>();
       generator_->Generate(key, chunk.get());
+      const IntBox box{ChunkOrigin(key),
+                       ChunkOrigin(key) + Int3{kChunkSize, kChunkSize, kChunkSize}};
+      if (!voxel_bounds_.ContainsBox(box)) ClearOutside(voxel_bounds_, key, chunk.get());
       result = chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(std::move(chunk));
     }
     absl::MutexLock lock(&shard.mu);

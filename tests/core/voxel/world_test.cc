@@ -59,6 +59,24 @@ TEST(World, BoundsAreCentredAndOutsideIsAir) {
   EXPECT_FALSE(world->ContainsPoint({16.0f, 0, 0}));
 }
 
+// 24 voxels: the box [-12, 12) ends halfway into chunks -2 and 1 on each axis.
+TEST(World, ABoxNotAlignedToChunksHasItsEdgeChunksAndAirBeyond) {
+  auto world = testing::MakeFunctionWorld(
+      [](const Int3&) {
+        return Voxel{kMaterialRock, 255};
+      },
+      {24, 24, 24});
+  EXPECT_EQ(world->chunk_bounds().min, (Int3{-2, -2, -2}));
+  EXPECT_EQ(world->chunk_bounds().max, (Int3{2, 2, 2}));
+  EXPECT_EQ(world->GetVoxel({11, 11, 11}), (Voxel{kMaterialRock, 255}));
+  // The edge chunks as the mesher reads them: rock inside the box, air beyond it.
+  const ChunkPtr low = world->GetChunk({-2, -2, -2}), high = world->GetChunk({1, 1, 1});
+  EXPECT_EQ(low->At(LocalOf({-12, -12, -12})), (Voxel{kMaterialRock, 255}));
+  EXPECT_EQ(low->At(LocalOf({-13, -12, -12})), Voxel{});
+  EXPECT_EQ(high->At(LocalOf({11, 11, 11})), (Voxel{kMaterialRock, 255}));
+  EXPECT_EQ(high->At(LocalOf({12, 11, 11})), Voxel{});
+}
+
 TEST(World, VoxelAtUsesFloorAndVoxelSize) {
   auto world = testing::MakeEmptyWorld({64, 64, 64}, 0.5f);
   EXPECT_EQ(world->VoxelAt({-0.01f, 0.49f, 0.5f}), (Int3{-1, 0, 1}));
