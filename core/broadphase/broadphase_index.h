@@ -152,6 +152,14 @@ class BroadphaseIndex : public EditObserver {
     return Get(key, scope).MayTouch(classes);
   }
 
+  // True when the class table knows chunk `key` as FULL of `cls` (kClassSolid or kClassWater):
+  // every voxel of its 10^3 neighbourhood holds that class. False when unknown (not built yet).
+  bool KnownFull(const ChunkKey& key, MaskClass cls) const {
+    if (!chunk_bounds_.Contains(key)) return false;
+    const unsigned code = ClassCode(SlotIndex(key));
+    return code == (kCodeKnown | kCodeShared | cls) && !world_.NewerThanSnapshot(key);
+  }
+
   // Rebuilds the records of result.dirty_chunks from the world's current data. Called by
   // AfterPublish; edits are serialized by the world, and the index serializes its writers too.
   void Update(const EditResult& result);

@@ -12,8 +12,9 @@ namespace voxcol {
 
 namespace {
 
-// Table slot, entry and control blocks: a rough per-entry overhead beyond the payload.
-constexpr size_t kEntryOverhead = 160;
+// Table slot, entry and control block: the per-entry overhead beyond the payload (checked against
+// sizeof(Entry) below).
+constexpr size_t kEntryOverhead = 256;
 constexpr size_t kNotListed = std::numeric_limits<size_t>::max();
 
 template <typename T>
@@ -24,15 +25,19 @@ void CopyExact(const std::vector<T>& from, std::vector<T>* to) {
 
 }  // namespace
 
-struct ChunkCollisionCache::Entry {
+// Cache-line aligned: a lookup reads `ready` and, for a ray origin, `cells`, in two adjacent lines.
+struct alignas(64) ChunkCollisionCache::Entry {
   explicit Entry(const ChunkKey& k) : key(k) {}
   const ChunkKey key;
   absl::once_flag once;
-  ChunkCollisionPtr data;                             // written once, under `once`
   std::atomic<const ChunkCollision*> ready{nullptr};  // data.get() once built
   std::atomic<bool> referenced{false};                // CLOCK bit, set by hits
-  bool past = false;   // in past_ (a past version's entry), never in the table
-  uint64_t until = 0;  // past entries: their World::SnapshotDataUntil
+  bool past = false;  // in past_ (a past version's entry), never in the table
+  // Copies of data's solid cells and source chunk, written before `ready` (FindCells).
+  const Chunk* source = nullptr;
+  alignas(64) std::array<uint64_t, 8> solid_cells{};
+  ChunkCollisionPtr data;  // written once, under `once`
+  uint64_t until = 0;      // past entries: their World::SnapshotDataUntil
   // Guarded by the shard mutex.
   size_t bytes = 0;  // 0 until the build is accounted
   size_t ring_pos = kNotListed;
@@ -43,6 +48,7 @@ ChunkCollisionCache::ChunkCollisionCache(World& world, size_t budget_bytes)
       shard_budget_(budget_bytes / kShards),
       range_(MeshedChunkRange(world)),
       readers_(new ReaderCounter[kReaderShards]) {
+  static_assert(sizeof(Entry) + sizeof(void*) + 32 <= kEntryOverhead, "kEntryOverhead is low");
   const Int3 extent = range_.max - range_.min;
   constexpr int kPageEdge = 1 << kPageBits;
   pages_ = {(extent.x + kPageEdge - 1) >> kPageBits, (extent.y + kPageEdge - 1) >> kPageBits,
@@ -150,15 +156,18 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   // Build into reusable per-thread buffers, then keep exact-size copies.
   thread_local ChunkMesh scratch_mesh;
   thread_local KdBuildScratch scratch_tree;
-  MeshChunk(GatherMeshSources(world_, key), key, world_.voxel_size(), &scratch_mesh);
+  const MeshSources sources = GatherMeshSources(world_, key);
+  MeshChunk(sources, key, world_.voxel_size(), &scratch_mesh);
   auto out = std::make_shared<ChunkCollision>();
   out->key = key;
+  if (const ChunkPtr& own = sources[MeshSourceIndex(0, 0, 0)]; !own->IsUniform()) out->source = own;
   out->mesh.origin = scratch_mesh.origin;
   out->mesh.voxel_size = scratch_mesh.voxel_size;
   CopyExact(scratch_mesh.vertices, &out->mesh.vertices);
   CopyExact(scratch_mesh.indices, &out->mesh.indices);
   CopyExact(scratch_mesh.materials, &out->mesh.materials);
   CopyExact(scratch_mesh.normals, &out->mesh.normals);
+  out->mesh.solid_cells = scratch_mesh.solid_cells;
   out->tree.Build(out->mesh, &scratch_tree);
 #ifdef VOXCOL_VALIDATE
   // Expensive: every triangle in exactly one leaf, child boxes bound their subtrees, depth bound.
@@ -200,6 +209,8 @@ const ChunkCollision* ChunkCollisionCache::Ensure(Entry* entry, bool cacheable, 
   bool did_build = false;
   absl::call_once(entry->once, [&] {
     entry->data = Build(entry->key);
+    entry->source = entry->data->source.get();
+    entry->solid_cells = entry->data->mesh.solid_cells;
     entry->ready.store(entry->data.get(), std::memory_order_release);
     did_build = true;
   });
@@ -284,6 +295,18 @@ const ChunkCollision* ChunkCollisionCache::FindCached(const ChunkKey& key,
     entry->referenced.store(true, std::memory_order_relaxed);
   scope.counter_->hits.fetch_add(1, std::memory_order_relaxed);
   return data;
+}
+
+ChunkCells ChunkCollisionCache::FindCells(const ChunkKey& key, const ReadScope& scope) const {
+  Entry* entry = Lookup(key);
+  if (entry == nullptr || entry->ready.load(std::memory_order_acquire) == nullptr ||
+      world_.NewerThanSnapshot(key)) {
+    return {};
+  }
+  if (!entry->referenced.load(std::memory_order_relaxed))
+    entry->referenced.store(true, std::memory_order_relaxed);
+  scope.counter_->hits.fetch_add(1, std::memory_order_relaxed);
+  return {&entry->solid_cells, entry->source};
 }
 
 ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrBuildFor(const ChunkKey& key,

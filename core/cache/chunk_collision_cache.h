@@ -39,13 +39,26 @@
 namespace voxcol {
 
 // Mesh and tree of one chunk, immutable once built.
+// Member order: a ray reads the key, the tree header and the mesh's arrays, in that order, so they
+// share the first lines after the control block.
 struct ChunkCollision {
   ChunkKey key;
-  ChunkMesh mesh;
   KdTree tree;
+  ChunkMesh mesh;
+  // Chunk `key` as meshed, unless it is uniform (the world's uniform table answers those): voxel
+  // reads at a hit or a ray origin in this chunk skip the world and broadphase lookups. It pins the
+  // chunk as a partial broadphase record does; edits drop the entry with the chunk's old version.
+  ChunkPtr source;
   size_t bytes = 0;  // what this entry costs in the cache budget (payload + fixed overhead)
 };
+
 using ChunkCollisionPtr = std::shared_ptr<const ChunkCollision>;
+
+// What a ray that starts in a chunk reads of its entry (ChunkCollisionCache::FindCells).
+struct ChunkCells {
+  const std::array<uint64_t, 8>* solid_cells = nullptr;  // ChunkMesh::solid_cells; null: not cached
+  const Chunk* source = nullptr;                         // ChunkCollision::source
+};
 
 struct ChunkCollisionCacheStats {
   uint64_t hits = 0;
@@ -101,6 +114,10 @@ class ChunkCollisionCache : public EditObserver {
   // Find's fast path alone: the built entry of `key`, or null when there is none yet (no build, no
   // world access).
   const ChunkCollision* FindCached(const ChunkKey& key, const ReadScope& scope) const;
+
+  // FindCached's solid cells and source chunk, copied into the table entry so that the answer
+  // costs no load of the collision data. Empty when `key` has no built entry.
+  ChunkCells FindCells(const ChunkKey& key, const ReadScope& scope) const;
 
   size_t budget_bytes() const { return shard_budget_ * kShards; }
   // Meshes and trees built for snapshots of past versions (World::OpenSnapshotAt) are kept, keyed

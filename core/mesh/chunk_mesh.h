@@ -61,6 +61,10 @@ struct ChunkMesh {
   std::vector<uint8_t> materials;  // one solid material per triangle
   // One per vertex (ComputeVertexNormals) or none (a mesh built by hand).
   std::vector<PackedNormal> normals;
+  // The cells entirely inside the surface (all eight corners inside: cube case 255), which hold no
+  // triangles: bit x | z << 3 of word y for the cell whose low corner is local voxel (x, y, z), the
+  // layout of the broadphase's SliceMasks. Filled by MeshChunk; all clear in a mesh built by hand.
+  std::array<uint64_t, 8> solid_cells{};
 
   uint32_t triangle_count() const { return uint32_t(materials.size()); }
   uint32_t vertex_count() const { return uint32_t(vertices.size()); }
@@ -125,6 +129,7 @@ struct ChunkMesh {
     indices.clear();
     materials.clear();
     normals.clear();
+    solid_cells.fill(0);
   }
   // Bytes of mesh data (payload only, not vector headers or spare capacity).
   size_t DataBytes() const {

@@ -46,10 +46,12 @@ void GatherSample(Voxel v, Samples* s, int i) {
   s->material[i] = v.material;
 }
 
+// Where the cell corners of a chunk (samples [0, 8] on every axis) lie against the iso-level.
+enum class CornerSides { kAllOutside, kAllInside, kMixed };
+
 // Fills the samples row by row (a row of 11 reads the X neighbours -1, 0, 1 of one Y, Z).
-// Returns true when some cell of the chunk is crossed by the surface, i.e. the cell corners
-// (samples [0, 8] on every axis) are not all on one side of the iso-level.
-bool Gather(const MeshSources& sources, Samples* s) {
+// kMixed when some cell of the chunk is crossed by the surface.
+CornerSides Gather(const MeshSources& sources, Samples* s) {
   bool any_inside = false, any_outside = false;
   for (int y = -kLow; y < kSamples - kLow; ++y)
     for (int z = -kLow; z < kSamples - kLow; ++z) {
@@ -69,7 +71,8 @@ bool Gather(const MeshSources& sources, Samples* s) {
         any_outside |= !inside;
       }
     }
-  return any_inside && any_outside;
+  if (any_inside && any_outside) return CornerSides::kMixed;
+  return any_inside ? CornerSides::kAllInside : CornerSides::kAllOutside;
 }
 
 // Cube cases of the eight cells of row (y, z): cell x has its low corner at sample (x, y, z) and
@@ -224,7 +227,11 @@ void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size
   out->origin = ChunkOrigin(key);
   out->voxel_size = voxel_size;
   thread_local Samples samples;
-  if (!Gather(sources, &samples)) return;  // every cell entirely inside or outside
+  const CornerSides sides = Gather(sources, &samples);
+  if (sides != CornerSides::kMixed) {  // every cell entirely inside or outside: no triangles
+    if (sides == CornerSides::kAllInside) out->solid_cells.fill(~uint64_t{0});
+    return;
+  }
   for (auto& ids : samples.edge_vertex)
     for (uint16_t& id : ids) id = kNoVertex;
   CellMesher mesher(samples, ChunkOrigin(key), out);
@@ -233,7 +240,11 @@ void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size
     for (int z = 0; z < kChunkSize; ++z) {
       RowCases(samples, y, z, cases);
       for (int x = 0; x < kChunkSize; ++x) {
-        if (cases[x] != 0 && cases[x] != 255) mesher.Mesh(x, y, z, cases[x]);
+        if (cases[x] == 255) {
+          out->solid_cells[y] |= uint64_t{1} << (x | z << 3);
+        } else if (cases[x] != 0) {
+          mesher.Mesh(x, y, z, cases[x]);
+        }
       }
     }
   out->ComputeVertexNormals();

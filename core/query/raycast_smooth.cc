@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 
 #include "core/mesh/marching_cubes.h"
 #include "core/query/raycast.h"
@@ -58,11 +57,11 @@ class ChunkWalk {
 // layer meshed just outside the world (it closes the surface at the world box) has no record and
 // is always visited.
 template <typename OnChunk>
-absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
+                        ChunkCollisionCache& cache,
                         const ChunkCollisionCache::ReadScope& cache_scope, const KdRay& ray,
                         float t_end, QueryStats* stats, OnChunk&& on_chunk) {
   const World& world = index.world();
-  BroadphaseIndex::ReadScope scope(index);
   ChunkWalk walk(world, ray.origin, ray.direction);
   uint32_t chunks = 0, builds = 0;
   absl::Status status;
@@ -90,33 +89,51 @@ absl::Status WalkChunks(const BroadphaseIndex& index, ChunkCollisionCache& cache
 // World::GetVoxel that keeps the last chunk it read: the voxels of one hit lie in one to eight
 // chunks (usually one). A chunk near the surface has a partial broadphase record, which holds the
 // chunk it was built from (the published one: edits rebuild records as they publish chunks), so
-// the voxels are read from there without a world lookup (lock, hash, reference count). Other
-// chunks come from World::GetChunk (air if the chunk fails to load, as GetVoxel).
+// the voxels are read from there without a world lookup (lock, hash, reference count). A uniform
+// chunk is read from the world's uniform table; other chunks come from World::GetChunk (air if the
+// chunk fails to load, as GetVoxel).
 class VoxelReader {
  public:
-  // Takes its broadphase scope on the first read: most rays never read a voxel through it.
-  explicit VoxelReader(const BroadphaseIndex& index) : index_(index) {}
+  VoxelReader(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope)
+      : index_(index), scope_(scope) {}
   Voxel Get(const Int3& voxel) {
-    const World& world = index_.world();
-    if (!world.voxel_bounds().Contains(voxel)) return Voxel{};
+    if (!index_.world().voxel_bounds().Contains(voxel)) return Voxel{};
     const ChunkKey key = ChunkOf(voxel);
-    if (chunk_ == nullptr || !(key == key_)) {
-      key_ = key;
-      if (!scope_) scope_.emplace(index_);
-      chunk_ = index_.Get(key, *scope_).chunk().get();
-      if (chunk_ == nullptr) {
-        owner_ = world.GetChunk(key);
-        chunk_ = owner_.get();
-      }
-    }
-    return chunk_->At(LocalOf(voxel));
+    if (!loaded_ || !(key == key_)) Load(key);
+    return chunk_ != nullptr ? chunk_->At(LocalOf(voxel)) : uniform_;
+  }
+  // Reads the voxels of chunk `key` from `source` (ChunkCollision::source: null for a uniform
+  // chunk), when no other chunk is held.
+  void Hint(const ChunkKey& key, const Chunk* source) {
+    if (loaded_ || source == nullptr) return;
+    key_ = key;
+    chunk_ = source;
+    loaded_ = true;
+  }
+  void Hint(const ChunkCollision& c) { Hint(c.key, c.source.get()); }
+  // IsSolid(Get(voxel)), without reading the voxel when the class table knows that its chunk has
+  // no solid within a voxel.
+  bool IsSolidAt(const Int3& voxel) {
+    return index_.MayTouch(ChunkOf(voxel), kClassSolid, scope_) && IsSolid(Get(voxel));
   }
 
  private:
+  void Load(const ChunkKey& key) {
+    const World& world = index_.world();
+    key_ = key;
+    loaded_ = true;
+    chunk_ = index_.Get(key, scope_).chunk().get();
+    if (chunk_ != nullptr || world.UniformVoxel(key, &uniform_)) return;
+    owner_ = world.GetChunk(key);
+    chunk_ = owner_.get();
+  }
+
   const BroadphaseIndex& index_;
-  std::optional<BroadphaseIndex::ReadScope> scope_;
+  const BroadphaseIndex::ReadScope& scope_;
+  bool loaded_ = false;
   ChunkKey key_;
-  const Chunk* chunk_ = nullptr;
+  const Chunk* chunk_ = nullptr;  // null: the chunk is uniform_
+  Voxel uniform_;
   ChunkPtr owner_;  // holds chunk_ when it came from the world
 };
 
@@ -189,6 +206,7 @@ Vec3 SmoothNormal(const ChunkCollision& c, uint32_t tri, const Vec3& p) {
 RaycastHit MakeSmoothHit(const BroadphaseIndex& index, VoxelReader& voxels, const KdRay& ray,
                          const ChunkCollision& c, const TriangleRayHit& t) {
   const World& world = index.world();
+  voxels.Hint(c);  // the hit cell's corners lie in c's chunk or the next ones
   RaycastHit hit;
   hit.hit = true;
   hit.distance = t.t;
@@ -215,36 +233,56 @@ RaycastHit StartedInside(const World& world, VoxelReader& voxels, const RaycastI
   return hit;
 }
 
-// True when the marching-cubes cell around `p` lies in a resident uniform chunk whose voxels are
-// all inside the surface (IsSolid: the mesher's inside test). Such a cell has no triangles and lies
-// inside the solid, so the first surface crossing of any ray from p leaves the solid: the walk
-// would end in StartedInside (a back face first, or no crossing from a solid voxel). Deep rock is
-// answered here without walking chunks of empty meshes.
-bool InUniformSolidCell(const World& world, const Vec3& p) {
+// The low corner voxel of the marching-cubes cell around `p` (cells join voxel centres).
+Int3 CellLow(const World& world, const Vec3& p) {
   const float h = world.voxel_size();
-  const Int3 low{int32_t(std::floor(p.x / h - 0.5f)), int32_t(std::floor(p.y / h - 0.5f)),
-                 int32_t(std::floor(p.z / h - 0.5f))};
-  const ChunkKey key = ChunkOf(low);
-  if (!(ChunkOf(low + Int3{1, 1, 1}) == key)) return false;  // the cell spans two chunks
-  Voxel v;
-  return world.UniformVoxel(key, &v) && IsSolid(v);
+  return {int32_t(std::floor(p.x / h - 0.5f)), int32_t(std::floor(p.y / h - 0.5f)),
+          int32_t(std::floor(p.z / h - 0.5f))};
 }
 
-// True when all eight corners of the marching-cubes cell around `p` are inside the surface
-// (IsSolid): the same argument as InUniformSolidCell for cells of chunks that are not uniform
-// (rock just below the surface). Reads the corner nearest `p` first, so a ray from air pays one
-// voxel read.
-bool InSolidCell(const World& world, VoxelReader& voxels, const Vec3& p) {
-  const float h = world.voxel_size();
-  const Vec3 q(p.x / h - 0.5f, p.y / h - 0.5f, p.z / h - 0.5f);
-  const Int3 low{int32_t(std::floor(q.x)), int32_t(std::floor(q.y)), int32_t(std::floor(q.z))};
-  const Int3 near{low.x + (q.x - float(low.x) >= 0.5f), low.y + (q.y - float(low.y) >= 0.5f),
-                  low.z + (q.z - float(low.z) >= 0.5f)};
-  if (!IsSolid(voxels.Get(near))) return false;
-  for (int c = 0; c < 8; ++c) {
-    const Int3 v = low + Int3{c & 1, (c >> 1) & 1, c >> 2};
-    if (!(v == near) && !IsSolid(voxels.Get(v))) return false;
+// True when the eight corners of the cell with low corner `low` lie in resident uniform chunks of
+// a voxel inside the surface (IsSolid).
+bool CornersInUniformSolid(const World& world, const Int3& low) {
+  const ChunkKey first = ChunkOf(low), last = ChunkOf(low + Int3{1, 1, 1});
+  for (int32_t y = first.y; y <= last.y; ++y)
+    for (int32_t z = first.z; z <= last.z; ++z)
+      for (int32_t x = first.x; x <= last.x; ++x) {
+        Voxel v;
+        if (!world.UniformVoxel({x, y, z}, &v) || !IsSolid(v)) return false;
+      }
+  return true;
+}
+
+// True when all eight corners of the marching-cubes cell around `p` are inside the surface (the
+// mesher's cube case 255). Such a cell has no triangles and lies inside the solid, so the first
+// surface crossing of any ray from p leaves the solid: the walk would end in StartedInside. Deep
+// rock is answered here without walking, from data the walk reads anyway: the class table (no
+// solid within a voxel: not inside), the cell's bit in the mesh of the chunk that owns it
+// (ChunkMesh::solid_cells), and for chunks the table knows as FULL solid, the uniform table (such
+// chunks are often never meshed). A chunk that fails to load answers false; the walk reports it.
+bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
+                 ChunkCollisionCache& cache, const ChunkCollisionCache::ReadScope& cache_scope,
+                 const Vec3& p, VoxelReader& voxels, QueryStats* stats) {
+  const World& world = index.world();
+  const Int3 low = CellLow(world, p);
+  const ChunkKey key = ChunkOf(low);                         // the mesh chunk that owns the cell
+  if (!MeshedChunkRange(world).Contains(key)) return false;  // corners outside the world: air
+  if (world.chunk_bounds().Contains(key)) {
+    if (!index.MayTouch(key, kClassSolid, scope)) return false;
+    if (index.KnownFull(key, kClassSolid) && CornersInUniformSolid(world, low)) return true;
   }
+  ChunkCells cells = cache.FindCells(key, cache_scope);
+  if (cells.solid_cells == nullptr) {  // not built yet
+    absl::Status load;
+    bool built = false;
+    const ChunkCollision* c = cache.Find(key, cache_scope, &load, &built);
+    if (stats) stats->cache_builds += built;
+    if (c == nullptr) return false;
+    cells = {&c->mesh.solid_cells, c->source.get()};
+  }
+  const Int3 local = low - ChunkOrigin(key);
+  if (((*cells.solid_cells)[local.y] >> (local.x | local.z << 3) & 1) == 0) return false;
+  voxels.Hint(key, cells.source);  // StartedInside reads the origin voxel, usually in this chunk
   return true;
 }
 
@@ -271,27 +309,30 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
                          QueryStats* stats) {
   const World& world = index.world();
   const RaycastHit water = WaterHit(index, ray, settings, stats);
-  VoxelReader voxels(index);
+  BroadphaseIndex::ReadScope scope(index);
+  VoxelReader voxels(index, scope);
+  ChunkCollisionCache::ReadScope cache_scope(cache);
   // With a water hit the answer can be the water (its face may come before the smooth exit).
-  if (!water.hit &&
-      (InUniformSolidCell(world, ray.origin) || InSolidCell(world, voxels, ray.origin))) {
+  if (!water.hit && InSolidCell(index, scope, cache, cache_scope, ray.origin, voxels, stats)) {
     return StartedInside(world, voxels, ray);
   }
   const float t_end = water.hit ? water.distance : ray.max_distance;
   const KdRay kray(ray.origin, Normalize(ray.direction));
   ClosestHitCollector closest(t_end);
-  ChunkCollisionCache::ReadScope cache_scope(cache);
   const ChunkCollision* best = nullptr;
+  const ChunkCollision* first = nullptr;  // usually the chunk of the origin voxel
   KdStats kd;
-  absl::Status walked = WalkChunks(
-      index, cache, cache_scope, kray, t_end, stats, [&](const ChunkCollision& c, float t_exit) {
-        const bool had = closest.has_hit();
-        const float before = closest.early_out();
-        c.tree.CastRay(c.mesh, kray, closest, &kd);
-        if (closest.has_hit() && (!had || closest.early_out() != before)) best = &c;
-        // Later chunks start at t_exit: a hit clearly before it cannot be beaten.
-        return closest.has_hit() && closest.hit().t < t_exit - ExitSlack(world, t_exit);
-      });
+  absl::Status walked =
+      WalkChunks(index, scope, cache, cache_scope, kray, t_end, stats,
+                 [&](const ChunkCollision& c, float t_exit) {
+                   if (first == nullptr) first = &c;
+                   const bool had = closest.has_hit();
+                   const float before = closest.early_out();
+                   c.tree.CastRay(c.mesh, kray, closest, &kd);
+                   if (closest.has_hit() && (!had || closest.early_out() != before)) best = &c;
+                   // Later chunks start at t_exit: a hit clearly before it cannot be beaten.
+                   return closest.has_hit() && closest.hit().t < t_exit - ExitSlack(world, t_exit);
+                 });
   AddTreeStats(kd, stats);
   if (!walked.ok()) {
     RaycastHit failed;
@@ -306,8 +347,9 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   if (water.hit) return water;
   // No crossing at all: inside if the origin voxel is solid (the surface stays within a voxel of
   // the blocky one, so a long solid run without a crossing is inside).
-  return IsSolid(voxels.Get(world.VoxelAt(ray.origin))) ? StartedInside(world, voxels, ray)
-                                                        : RaycastHit{};
+  if (first != nullptr) voxels.Hint(*first);
+  return voxels.IsSolidAt(world.VoxelAt(ray.origin)) ? StartedInside(world, voxels, ray)
+                                                     : RaycastHit{};
 }
 
 void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
@@ -320,9 +362,10 @@ void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
   const KdRay kray(ray.origin, Normalize(ray.direction));
   thread_local std::vector<TriangleRayHit> chunk_hits;
   ChunkCollisionCache::ReadScope cache_scope(cache);
-  VoxelReader voxels(index);
+  BroadphaseIndex::ReadScope scope(index);
+  VoxelReader voxels(index, scope);
   KdStats kd;
-  absl::Status walked = WalkChunks(index, cache, cache_scope, kray, t_end, stats,
+  absl::Status walked = WalkChunks(index, scope, cache, cache_scope, kray, t_end, stats,
                                    [&](const ChunkCollision& c, float) {
                                      chunk_hits.clear();
                                      AllHitsCollector collector(t_end, &chunk_hits);

@@ -261,5 +261,54 @@ TEST(MarchingCubesTest, UniformChunksHaveNoTriangles) {
   EXPECT_TRUE(MeshChunk(*water, {0, -1, 0}).empty()) << "water is not meshed for collision";
 }
 
+// solid_cells against a brute-force oracle: a cell is solid exactly when its eight corner voxels
+// (read one by one from the world, outside the world as air) are inside (IsSolid). The random
+// world has every corner configuration; the rock world has whole solid chunks (the mesher's
+// early-out when no cell is crossed).
+void ExpectSolidCellsMatchCorners(const World& world) {
+  size_t solid = 0, cells = 0;
+  const IntBox range = MeshedChunkRange(world);
+  for (int32_t y = range.min.y; y < range.max.y; ++y)
+    for (int32_t z = range.min.z; z < range.max.z; ++z)
+      for (int32_t x = range.min.x; x < range.max.x; ++x) {
+        const ChunkKey key{x, y, z};
+        const ChunkMesh mesh = MeshChunk(world, key);
+        for (int c = 0; c < kChunkVoxels; ++c) {
+          const Int3 local{c & 7, (c >> 6) & 7, (c >> 3) & 7};
+          const Int3 low = ChunkOrigin(key) + local;
+          bool inside = true;
+          for (int k = 0; k < 8; ++k) {
+            const Int3 v = low + Int3{k & 1, (k >> 1) & 1, k >> 2};
+            inside &= world.voxel_bounds().Contains(v) && IsSolid(world.GetVoxel(v));
+          }
+          const bool bit = (mesh.solid_cells[local.y] >> (local.x | local.z << 3) & 1) != 0;
+          ASSERT_EQ(bit, inside) << "chunk " << x << "," << y << "," << z << " cell " << local.x
+                                 << "," << local.y << "," << local.z;
+          solid += inside;
+          ++cells;
+        }
+      }
+  EXPECT_GT(solid, 0u);
+  EXPECT_LT(solid, cells);
+}
+
+TEST(MarchingCubesTest, SolidCellsAreTheCellsWithEveryCornerInside) {
+  ExpectSolidCellsMatchCorners(*testing::MakeFunctionWorld(
+      [](const Int3& v) {
+        uint32_t h =
+            uint32_t(v.x) * 73856093u ^ uint32_t(v.y) * 19349663u ^ uint32_t(v.z) * 83492791u;
+        h = (h ^ (h >> 13)) * 0x5bd1e995u;
+        // Mostly solid, so that cells with all eight corners inside are common.
+        return Voxel{uint8_t(h % 5 == 0 ? kMaterialWater : 2 + (h >> 8) % 3),
+                     uint8_t(h % 7 == 0 ? 100 : 200)};
+      },
+      {24, 24, 24}, 1.0f));
+  ExpectSolidCellsMatchCorners(*testing::MakeFunctionWorld(
+      [](const Int3& v) {
+        return v.y < 3 ? Voxel{kMaterialRock, 255} : Voxel{};
+      },
+      {24, 24, 24}, 1.0f));
+}
+
 }  // namespace
 }  // namespace voxcol
