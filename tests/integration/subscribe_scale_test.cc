@@ -5,6 +5,7 @@
 // continue.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -104,6 +105,11 @@ TEST(SubscribeScaleTest, DISABLED_FollowerProcess) {
   const int count = std::atoi(std::getenv("VOXCOL_FOLLOW_COUNT"));
   const uint64_t from = std::strtoull(std::getenv("VOXCOL_FOLLOW_FROM"), nullptr, 10);
   const uint64_t last = std::strtoull(std::getenv("VOXCOL_FOLLOW_LAST"), nullptr, 10);
+  // The 1,000 subscribers stand for clients on other machines; here they share the server's two
+  // cores. Below the server's priority, their own CPU (decoding 1,000 responses per edit) delays
+  // the server's threads less than it would delay them on a shared core; what the test measures
+  // is the server's work for them (the pump and its writes), which runs in the server.
+  ASSERT_EQ(setpriority(PRIO_PROCESS, 0, 10), 0);
   constexpr int kChannels = 8;
   // Several connections, as many clients would have; distinct arguments keep them apart.
   std::vector<std::unique_ptr<v1::EditService::Stub>> stubs;
@@ -206,8 +212,10 @@ struct Measured {
 
 constexpr int kSubscribers = 1000;
 
-// On a fresh server with `--store_sync=sync`: 200 edits followed by one subscriber, then 200
-// more followed by 1,000 (every stream checked to receive exactly its versions, in order).
+// On a fresh server with `--store_sync=sync`: 100 edits followed by one subscriber, 200 followed
+// by 1,000 (every stream checked to receive exactly its versions, in order), 100 more followed by
+// one. The one-subscriber phases bracket the other in time, so a slow stretch of the disk or the
+// host is less likely to fall into one condition only.
 Measured MeasureAcks(bool sync) {
   constexpr int kEdits = 200;
   Measured out;
@@ -221,8 +229,9 @@ Measured MeasureAcks(bool sync) {
       << server.Log();
   if (!server.Running()) return out;
   std::vector<double> one, many;
-  RunEditsWhileFollowed(server, 1, 0, kEdits, &one, &out.max_threads);
-  RunEditsWhileFollowed(server, kSubscribers, kEdits, kEdits, &many, &out.max_threads);
+  RunEditsWhileFollowed(server, 1, 0, kEdits / 2, &one, &out.max_threads);
+  RunEditsWhileFollowed(server, kSubscribers, kEdits / 2, kEdits, &many, &out.max_threads);
+  RunEditsWhileFollowed(server, 1, kEdits * 3 / 2, kEdits / 2, &one, &out.max_threads);
   if (one.size() < kEdits || many.size() < kEdits) {
     ADD_FAILURE() << "edits failed";
     return out;
@@ -240,9 +249,9 @@ Measured MeasureAcks(bool sync) {
 
 // The bound is asserted with an unsynced store, where an ack's latency is the server's own path
 // (request read, apply, publish to the feed, response written): exactly what 1,000 subscribers
-// could slow down. With a synced store each ack also waits for one fdatasync of the WAL; on a
-// loaded host a single one took 60-150 ms (traced inside Store::Write, in both phases), so the
-// p99 of 200 acks measured the disk rather than the subscribers. Those numbers are printed.
+// could slow down. With a synced store each ack also waits for one fdatasync of the WAL, which on
+// this shared VM stalls for tens of milliseconds at times (traced inside Store::Write, in both
+// phases); those numbers are printed (docs/benchmarks.md).
 TEST(SubscribeScaleTest, ThousandSubscribersGetEveryChangeAndEditsAreAckedAsWithOne) {
   const Measured unsynced = MeasureAcks(/*sync=*/false);
   // Before the pump started every write itself (docs/benchmarks.md) the 1,000-subscriber p99 was
