@@ -16,7 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include "client/routing.h"
 #include "client/voxcol_client.h"
+#include "tests/integration/http_get.h"
 #include "tests/integration/server_process.h"
 
 namespace voxcol {
@@ -408,6 +410,48 @@ TEST(ReplicaTest, ReseedsBeyondFeedRetention) {
   ASSERT_TRUE(p.FillBall(request, &ack).ok());
   ASSERT_TRUE(WaitForVersion(r, ack.version(), std::chrono::seconds(10)));
   ExpectSameAnswers(p, r, ack.version(), 1000);
+}
+
+// The client helper: edits to the primary, queries to the replicas with read-your-writes; an
+// unreachable replica is skipped.
+TEST(ReplicaTest, RoutedClientReadsItsOwnWrites) {
+  TempDir dir;
+  ServerProcess primary, replica;
+  ASSERT_TRUE(primary.Start(VOXCOL_SERVER_PATH, PrimaryArgs(dir.path() + "/p"), dir.path()));
+  std::filesystem::create_directories(dir.path() + "/r");
+  ASSERT_TRUE(replica.Start(VOXCOL_SERVER_PATH, ReplicaArgs(dir.path() + "/r/data", primary),
+                            dir.path() + "/r"));
+  client::RoutingTargets targets;
+  targets.primary = primary.address();
+  targets.replicas = {"127.0.0.1:1", replica.address()};  // the first is unreachable
+  client::RoutedClient routed(targets);
+  client::Client p(primary.address());
+  ClearSky(p);
+  for (int k = 0; k < 40; ++k) {
+    const Spot s = SpotOf(0, k);
+    v1::FillBallRequest request;
+    SetVec(request.mutable_center(), s.x, s.y, s.z);
+    request.set_radius(1.5f);
+    request.set_material(2);
+    v1::EditAck ack;
+    ASSERT_TRUE(routed.FillBall(request, &ack).ok());
+    EXPECT_EQ(routed.read_floor(), ack.version());
+    v1::QueryBatchRequest batch;
+    *batch.add_queries() = DownRay(s.x, s.z);
+    v1::QueryBatchResponse response;
+    ASSERT_TRUE(routed.Query(batch, &response).ok()) << response.message();
+    EXPECT_GE(response.version(), ack.version());
+    ASSERT_TRUE(response.results(0).raycast().hit());
+    EXPECT_GE(response.results(0).raycast().first().position().y(), s.y + 0.5);
+  }
+  // Every batch was answered by the replica, none by the primary.
+  const std::string replica_metrics = testing::HttpGet(replica.metrics_port(), "/metrics");
+  EXPECT_EQ(testing::MetricValue(replica_metrics, "voxcol_batches_total"), 40);
+  EXPECT_EQ(testing::MetricValue(testing::HttpGet(primary.metrics_port(), "/metrics"),
+                                 "voxcol_batches_total"),
+            0);
+  EXPECT_EQ(testing::MetricValue(replica_metrics, "voxcol_replica_lag_versions"), 0);
+  EXPECT_GE(testing::MetricValue(replica_metrics, "voxcol_replica_applied_version"), 41);
 }
 
 }  // namespace
