@@ -412,6 +412,59 @@ TEST(ReplicaTest, ReseedsBeyondFeedRetention) {
   ExpectSameAnswers(p, r, ack.version(), 1000);
 }
 
+// Failover, primary side: kill -9 of the primary. Acknowledged edits survive on its volume; the
+// replica keeps answering queries at the version it has (and refuses edits) while the primary is
+// down, reconnects with backoff once the primary is back on the same address, and converges.
+TEST(ReplicaTest, PrimaryKilledAndRestartedWithItsVolume) {
+  TempDir dir;
+  ServerProcess primary, replica;
+  ASSERT_TRUE(primary.Start(VOXCOL_SERVER_PATH, PrimaryArgs(dir.path() + "/p"), dir.path()));
+  std::filesystem::create_directories(dir.path() + "/r");
+  ASSERT_TRUE(replica.Start(VOXCOL_SERVER_PATH, ReplicaArgs(dir.path() + "/r/data", primary),
+                            dir.path() + "/r"));
+  const std::string address = primary.address();
+  client::Client r(replica.address());
+  uint64_t acked = 0;
+  {
+    client::Client p(address);
+    ClearSky(p);
+    for (int k = 0; k < 30; ++k) {
+      const Spot s = SpotOf(1, k);
+      v1::FillBallRequest request;
+      SetVec(request.mutable_center(), s.x, s.y, s.z);
+      request.set_radius(1.5f);
+      request.set_material(2);
+      v1::EditAck ack;
+      ASSERT_TRUE(p.FillBall(request, &ack).ok());
+      acked = ack.version();
+    }
+  }
+  ASSERT_TRUE(WaitForVersion(r, acked, std::chrono::seconds(10)));
+  primary.Stop(SIGKILL);
+  // While the primary is down the replica serves what it has.
+  v1::QueryBatchRequest batch;
+  batch.set_min_version(acked);
+  *batch.add_queries() = DownRay(SpotOf(1, 29).x, SpotOf(1, 29).z);
+  v1::QueryBatchResponse during = RunBatch(r, batch);
+  ASSERT_EQ(during.code(), 0) << during.message();
+  EXPECT_GE(during.results(0).raycast().first().position().y(), SpotOf(1, 29).y + 0.5);
+  std::vector<std::string> args = PrimaryArgs(dir.path() + "/p");
+  args.push_back("--listen=" + address);  // the same address (last --listen wins)
+  ASSERT_TRUE(primary.Start(VOXCOL_SERVER_PATH, args, dir.path()));
+  client::Client p(address);
+  EXPECT_EQ(VersionOf(p), acked);  // every acknowledged edit survived the kill
+  v1::FillBallRequest request;
+  SetVec(request.mutable_center(), 0.5, 40.5, 0.5);
+  request.set_radius(3);
+  request.set_material(3);
+  v1::EditAck ack;
+  ASSERT_TRUE(p.FillBall(request, &ack).ok());
+  ASSERT_EQ(ack.version(), acked + 1);
+  ASSERT_TRUE(WaitForVersion(r, ack.version(), std::chrono::seconds(20))) << replica.Log();
+  ExpectSameAnswers(p, r, ack.version(), 2000);
+  EXPECT_NE(replica.Log().find("event=replica_feed_ended"), std::string::npos);
+}
+
 // The client helper: edits to the primary, queries to the replicas with read-your-writes; an
 // unreachable replica is skipped.
 TEST(ReplicaTest, RoutedClientReadsItsOwnWrites) {
