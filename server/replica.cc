@@ -138,7 +138,10 @@ absl::Status ReplicaFollower::Apply(const v1::SubscribeResponse& response) {
     absl::StatusOr<EditResult> filler = world_.Edit([](ChunkEdit&) { return absl::OkStatus(); });
     if (!filler.ok()) return filler.status();
   }
-  if (world_.version() >= target) return absl::OkStatus();  // already applied (a resent entry)
+  if (world_.version() >= target) {  // already applied (a resent entry)
+    NoteApplied(world_.version());
+    return absl::OkStatus();
+  }
   EditLimits limits;
   limits.max_region_voxels = std::numeric_limits<int64_t>::max();
   absl::StatusOr<EditResult> result = world_.Edit([&](ChunkEdit& edit) {
