@@ -357,9 +357,9 @@ bool StartMetricsHttp(const std::string& address, const Metrics& registry,
 // The services this server registers, by full name: each has its own health status, and the
 // RPC metrics list their methods.
 std::vector<std::string> ServiceNames() {
-  return {v1::WorldService::service_full_name(), v1::QueryService::service_full_name(),
-          v1::EditService::service_full_name(), v1::AdminService::service_full_name(),
-          grpc::health::v1::Health::service_full_name()};
+  return {v1::WorldService::service_full_name(),   v1::QueryService::service_full_name(),
+          v1::EditService::service_full_name(),    v1::AdminService::service_full_name(),
+          v1::ReplicaService::service_full_name(), grpc::health::v1::Health::service_full_name()};
 }
 
 // Builds and starts the gRPC server with reflection, the request log and the RPC metrics; null
@@ -507,11 +507,13 @@ int RunServer() {
   EditServiceImpl edit_service(world, config->limits, batcher, subscriptions, &edit_streams);
   AdminServiceImpl admin_service(world, *data->store, absl::GetFlag(FLAGS_backup_root));
   if (follower) admin_service.RefuseImports(ReplicaEditRefusal(replica->primary));
+  ReplicaServiceImpl replica_service(follower.get(), replica->primary);
   HealthService health;
   for (const std::string& name : ServiceNames()) health.SetServing(name, true);
   int port = 0;
   std::unique_ptr<grpc::Server> server = StartGrpcServer(
-      *config, {&world_service, &query_service, &edit_service, &admin_service, &health},
+      *config,
+      {&world_service, &query_service, &edit_service, &admin_service, &replica_service, &health},
       &rpc_metrics, **security, &port);
   if (!server) return 1;
   WritePortFile(config->port_file, port);

@@ -241,6 +241,25 @@ void ReplicaFollower::Run() {
   }
 }
 
+grpc::Status ReplicaServiceImpl::GetReplicaStatus(grpc::ServerContext*,
+                                                  const v1::GetReplicaStatusRequest*,
+                                                  v1::GetReplicaStatusResponse* response) {
+  if (follower_ == nullptr) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "this server is a primary (started without --replica_of)");
+  }
+  const ReplicaStatus s = follower_->status();
+  response->set_primary(primary_);
+  response->set_applied_version(s.applied_version);
+  response->set_primary_version(s.primary_version);
+  response->set_lag_versions(s.lag_versions);
+  response->set_lag_seconds(s.lag_seconds);
+  response->set_connected(s.connected);
+  response->set_reconnects(s.reconnects);
+  response->set_reseeds(s.reseeds);
+  return grpc::Status::OK;
+}
+
 void ReplicaFollower::PollPrimary() {
   client::Client client(options_.primary, std::chrono::seconds(2), options_.security);
   while (SleepUnlessStopped(options_.poll_interval)) {

@@ -26,6 +26,7 @@
 #include "client/voxcol_client.h"
 #include "core/voxel/world.h"
 #include "server/metrics.h"
+#include "voxcol/v1/replica_service.grpc.pb.h"
 
 namespace voxcol::server {
 
@@ -107,6 +108,21 @@ class ReplicaFollower {
   uint64_t reconnects_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t reseeds_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<uint64_t> applied_batches_{0};
+};
+
+// ReplicaService.GetReplicaStatus: the follower's status; FAILED_PRECONDITION without one.
+class ReplicaServiceImpl final : public v1::ReplicaService::Service {
+ public:
+  // `follower` (null on a primary) must outlive the service.
+  ReplicaServiceImpl(const ReplicaFollower* follower, std::string primary)
+      : follower_(follower), primary_(std::move(primary)) {}
+  grpc::Status GetReplicaStatus(grpc::ServerContext* context,
+                                const v1::GetReplicaStatusRequest* request,
+                                v1::GetReplicaStatusResponse* response) override;
+
+ private:
+  const ReplicaFollower* follower_;
+  const std::string primary_;
 };
 
 }  // namespace voxcol::server

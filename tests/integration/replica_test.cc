@@ -20,6 +20,7 @@
 #include "client/voxcol_client.h"
 #include "tests/integration/http_get.h"
 #include "tests/integration/server_process.h"
+#include "voxcol/v1/replica_service.grpc.pb.h"
 
 namespace voxcol {
 namespace {
@@ -505,6 +506,20 @@ TEST(ReplicaTest, RoutedClientReadsItsOwnWrites) {
             0);
   EXPECT_EQ(testing::MetricValue(replica_metrics, "voxcol_replica_lag_versions"), 0);
   EXPECT_GE(testing::MetricValue(replica_metrics, "voxcol_replica_applied_version"), 41);
+  // The status RPC agrees; a primary answers FAILED_PRECONDITION.
+  auto status_of = [](const ServerProcess& server, v1::GetReplicaStatusResponse* out) {
+    client::Client c(server.address());
+    grpc::ClientContext context;
+    return v1::ReplicaService::NewStub(c.channel())->GetReplicaStatus(&context, {}, out);
+  };
+  v1::GetReplicaStatusResponse status;
+  ASSERT_TRUE(status_of(replica, &status).ok());
+  EXPECT_EQ(status.primary(), primary.address());
+  EXPECT_EQ(status.applied_version(), VersionOf(p));
+  EXPECT_EQ(status.lag_versions(), 0u);
+  EXPECT_EQ(status.lag_seconds(), 0.0);
+  EXPECT_TRUE(status.connected());
+  EXPECT_EQ(status_of(primary, &status).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 }
 
 }  // namespace
