@@ -33,6 +33,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# kubectl renders the kustomize overlays offline (scripts/check-manifests.sh): Debian's
+# kubernetes-client, unless a kubectl is installed already (it would conflict with another one).
+if ! command -v kubectl >/dev/null; then
+  echo "install-deps: installing kubernetes-client (kubectl)" >&2
+  [ -n "$updated" ] || $sudo apt-get update -qq
+  updated=1
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends kubernetes-client >/dev/null
+fi
+
 # promtool (the metrics exposition test) is taken out of Debian's prometheus package into .deps/
 # rather than installed: installing the package would also start a Prometheus daemon.
 repo=$(cd "$(dirname "$0")/.." && pwd)

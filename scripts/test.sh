@@ -8,6 +8,8 @@ bash scripts/build.sh
 # Style gates first: they take seconds and fail fast.
 bash scripts/check-format.sh
 bash scripts/check-sizes.sh
+# Every kustomize overlay under deploy/k8s renders offline and passes the placement checks.
+bash scripts/check-manifests.sh build/server/voxcol_server
 jobs=${VOXCOL_JOBS:-2}
 (cd build && ctest -j "$jobs" --output-on-failure --timeout 600)
 # The README's and docs/cli.md's CLI examples, run against a real server, output shape compared.

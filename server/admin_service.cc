@@ -101,6 +101,7 @@ grpc::Status AdminServiceImpl::ExportRegion(grpc::ServerContext*,
 grpc::Status AdminServiceImpl::ImportRegion(grpc::ServerContext*,
                                             const v1::ImportRegionRequest* request,
                                             v1::EditAck* response) {
+  if (!import_refusal_.ok()) return ToGrpcStatus(import_refusal_);
   absl::StatusOr<store::Region> region = store::DecodeRegion(request->region());
   if (!region.ok()) return ToGrpcStatus(region.status());
   if (absl::Status s = store::ValidateRegionBox(world_, region->box); !s.ok())

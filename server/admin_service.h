@@ -23,11 +23,14 @@ class AdminServiceImpl final : public v1::AdminService::Service {
                             v1::ExportRegionResponse* response) override;
   grpc::Status ImportRegion(grpc::ServerContext* context, const v1::ImportRegionRequest* request,
                             v1::EditAck* response) override;
+  // A read replica refuses ImportRegion with `refusal` (it would diverge from its primary).
+  void RefuseImports(absl::Status refusal) { import_refusal_ = std::move(refusal); }
 
  private:
   World& world_;
   store::Store& store_;
   const std::string backup_root_;
+  absl::Status import_refusal_;
 };
 
 }  // namespace voxcol::server

@@ -39,6 +39,7 @@ absl::Status ApplyBatch(EditBatcher& batcher, const EditBatch& batch, v1::EditAc
 grpc::Status EditServiceImpl::FillBall(grpc::ServerContext*, const v1::FillBallRequest* request,
                                        v1::EditAck* response) {
   absl::Time start = absl::Now();
+  if (!batcher_.refusal().ok()) return FinishEdit(start, batcher_.refusal());  // a read replica
   FillBallParams params;
   absl::Status status = FromProto(*request, &params);
   if (status.ok()) status = ValidateFillBall(world_, params, limits_.edit);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -34,6 +35,7 @@
 #include "server/log.h"
 #include "server/process_metrics.h"
 #include "server/query_service.h"
+#include "server/replica.h"
 #include "server/request_log.h"
 #include "server/rpc_metrics.h"
 #include "server/server_metrics.h"
@@ -355,9 +357,9 @@ bool StartMetricsHttp(const std::string& address, const Metrics& registry,
 // The services this server registers, by full name: each has its own health status, and the
 // RPC metrics list their methods.
 std::vector<std::string> ServiceNames() {
-  return {v1::WorldService::service_full_name(), v1::QueryService::service_full_name(),
-          v1::EditService::service_full_name(), v1::AdminService::service_full_name(),
-          grpc::health::v1::Health::service_full_name()};
+  return {v1::WorldService::service_full_name(),   v1::QueryService::service_full_name(),
+          v1::EditService::service_full_name(),    v1::AdminService::service_full_name(),
+          v1::ReplicaService::service_full_name(), grpc::health::v1::Health::service_full_name()};
 }
 
 // Builds and starts the gRPC server with reflection, the request log and the RPC metrics; null
@@ -418,6 +420,29 @@ void ServeUntilSignal(const sigset_t& signals, double grace_seconds, ChangeLog& 
   signal_thread.join();
 }
 
+// Read replica mode (issue 22, server/replica.h), one place: a new replica data directory takes
+// the primary's world (waiting for the primary); a replica's batcher refuses client edits.
+bool AdoptPrimaryWorld(const ReplicaOptions& replica, ServerConfig* config) {
+  if (replica.primary.empty() || std::filesystem::exists(DataDirStorePath(config->data_dir))) {
+    return true;  // a primary, or a replica's own world (the follower checks it against the
+                  // primary)
+  }
+  absl::StatusOr<WorldConfig> world =
+      FetchPrimaryWorld(replica, CaveGenerator::kVersion, absl::InfiniteFuture());
+  if (!world.ok()) LogError("event=replica_failed message=%s", world.status().message());
+  if (world.ok()) config->new_world = *world;
+  return world.ok();
+}
+std::unique_ptr<ReplicaFollower> MakeReplica(const ReplicaOptions& replica, World& world,
+                                             EditBatcher& batcher, Metrics& registry) {
+  if (replica.primary.empty()) return nullptr;
+  batcher.RefuseEdits(ReplicaEditRefusal(replica.primary));
+  auto follower = std::make_unique<ReplicaFollower>(world, replica, CaveGenerator::kVersion);
+  follower->RegisterMetrics(registry);
+  LogInfo("event=replica_of primary=%s version=%d", replica.primary, world.version());
+  return follower;
+}
+
 // The steps in order; objects are declared so that each outlives everything that uses it
 // (reverse destruction: the gRPC server first, the world last).
 int RunServer() {
@@ -432,6 +457,10 @@ int RunServer() {
     LogError("event=bad_flag message=%s", security.status().message());
     return 2;
   }
+  absl::StatusOr<ReplicaOptions> replica = ReplicaOptionsFromFlags();
+  if (!replica.ok()) LogError("event=bad_flag message=%s", replica.status().message());
+  if (!replica.ok()) return 2;
+  if (!AdoptPrimaryWorld(*replica, &*config)) return 1;
   absl::StatusOr<DataDir> data =
       OpenDataDir(config->data_dir, config->new_world, CaveGenerator::kVersion, config->store);
   if (!data.ok()) {
@@ -468,6 +497,7 @@ int RunServer() {
   RpcMetrics rpc_metrics(registry, ServiceNames());
   RegisterStateMetrics(world, query_pool, chunk_collision_cache, registry);
   RegisterFeedMetrics(change_log, subscriptions, registry);
+  std::unique_ptr<ReplicaFollower> follower = MakeReplica(*replica, world, batcher, registry);
   MetricsHttpServer metrics_http;
   if (!StartMetricsHttp(config->metrics_listen, registry, &metrics_http)) return 1;
 
@@ -476,16 +506,21 @@ int RunServer() {
                                  config->limits, config->stream_limits, &query_pool);
   EditServiceImpl edit_service(world, config->limits, batcher, subscriptions, &edit_streams);
   AdminServiceImpl admin_service(world, *data->store, absl::GetFlag(FLAGS_backup_root));
+  if (follower) admin_service.RefuseImports(ReplicaEditRefusal(replica->primary));
+  ReplicaServiceImpl replica_service(follower.get(), replica->primary);
   HealthService health;
   for (const std::string& name : ServiceNames()) health.SetServing(name, true);
   int port = 0;
   std::unique_ptr<grpc::Server> server = StartGrpcServer(
-      *config, {&world_service, &query_service, &edit_service, &admin_service, &health},
+      *config,
+      {&world_service, &query_service, &edit_service, &admin_service, &replica_service, &health},
       &rpc_metrics, **security, &port);
   if (!server) return 1;
   WritePortFile(config->port_file, port);
+  if (follower) follower->Start();
 
   ServeUntilSignal(signals, config->shutdown_grace_seconds, change_log, health, *server);
+  if (follower) follower->Stop();
   LogInfo("event=stopped version=%d", world.version());
   return 0;
 }

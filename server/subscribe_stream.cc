@@ -71,11 +71,12 @@ constexpr absl::Duration kStalledWrite = absl::Milliseconds(50);
 // no thread ever waits for this client.
 class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeResponse> {
  public:
-  SubscribeStream(SubscriptionHub* hub, const IntBox& region, bool include_voxels, uint64_t cursor,
-                  const SubscribeLimits& limits)
+  SubscribeStream(SubscriptionHub* hub, const IntBox& region, const v1::SubscribeRequest& request,
+                  uint64_t cursor, const SubscribeLimits& limits)
       : hub_(hub),
         region_(region),
-        include_voxels_(include_voxels),
+        include_voxels_(request.include_voxels()),
+        include_empty_(request.include_empty()),
         capacity_(limits.buffer_responses),
         byte_capacity_(limits.buffer_bytes),
         cursor_(cursor),
@@ -169,7 +170,7 @@ class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeRespo
   bool TakeLocked(const std::vector<ChangeEntryPtr>& entries) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (const ChangeEntryPtr& entry : entries) {
       Buffered item{entry->version, 0, {}};
-      if (ToProto(*entry, region_, include_voxels_, &item.response)) {
+      if (ToProto(*entry, region_, include_voxels_, &item.response) || include_empty_) {
         item.bytes = item.response.ByteSizeLong();
         if (!FitsLocked(item.bytes)) {
           if (!caught_up_) break;  // catching up: continue from here once the buffer drains
@@ -206,6 +207,7 @@ class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeRespo
   SubscriptionHub* const hub_;
   const IntBox region_;
   const bool include_voxels_;
+  const bool include_empty_;    // also batches that changed nothing in the region (read replicas)
   const size_t capacity_;       // responses
   const size_t byte_capacity_;  // serialized bytes
   absl::Mutex mu_;
@@ -245,8 +247,7 @@ grpc::ServerWriteReactor<v1::SubscribeResponse>* SubscriptionHub::Open(
   // A cursor outside the window fails here with OUT_OF_RANGE, before anything is streamed.
   absl::Status status = log_.Read(cursor, 0, absl::ZeroDuration()).status();
   if (!status.ok()) return Failed(status);
-  auto stream =
-      std::make_shared<SubscribeStream>(this, region, request.include_voxels(), cursor, limits_);
+  auto stream = std::make_shared<SubscribeStream>(this, region, request, cursor, limits_);
   SubscribeStream* raw = stream.get();
   absl::MutexLock lock(&mu_);
   streams_.emplace(raw, Entry{std::move(stream)});

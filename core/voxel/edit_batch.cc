@@ -112,6 +112,7 @@ EditBatcher::EditBatcher(World& world, const EditLimits& limits, size_t idempote
 absl::StatusOr<BatchAck> EditBatcher::Apply(const EditBatch& batch,
                                             std::unique_ptr<World::ReadSnapshot>* pinned,
                                             const std::function<void()>* on_ordered) {
+  if (!refusal_.ok()) return refusal_;
   absl::Status status = ValidateEditBatch(world_, batch, limits_);
   if (!status.ok()) return status;
   const bool keyed = !batch.idempotency_key.empty();

@@ -81,9 +81,16 @@ class EditBatcher {
   // Re-registers a key that an earlier process applied (from the store at startup), oldest first.
   void Restore(const std::string& key, const IdempotencyTable::Entry& entry);
 
+  // Makes every later Apply fail with `refusal` (not OK) before validation: a read replica's
+  // batcher refuses client edits (the replica applies its primary's feed with World::Edit).
+  // Call before serving.
+  void RefuseEdits(absl::Status refusal) { refusal_ = std::move(refusal); }
+  const absl::Status& refusal() const { return refusal_; }
+
  private:
   World& world_;
   const EditLimits limits_;
+  absl::Status refusal_;  // OK: edits are applied
   // Guards the table and the keys being applied. Held only around lookups and inserts: batches
   // without a key never take it, and batches with different keys commit concurrently (so the
   // world can group their durable writes); a retry of a key still in flight waits for its ack.

@@ -317,6 +317,7 @@ absl::Status World::Stage(const std::function<absl::Status(ChunkEdit&)>& edit,
     status = scratch.load_status_;  // never edit on top of a chunk that failed to load
   if (status.ok()) status = Diff(scratch, pending);
   if (!status.ok()) return status;
+  if (scratch.set_version_ > staged_version_ + 1) staged_version_ = scratch.set_version_ - 1;
   pending->result.version = ++staged_version_;
   for (const auto& [key, chunk] : pending->chunks) staged_[key] = chunk;
   queue_.push_back(pending);

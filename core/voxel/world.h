@@ -495,11 +495,16 @@ class ChunkEdit {
   void Set(const Int3& voxel, Voxel v);
   // Writable copy of a chunk (copied from the published one on first write).
   Chunk* Mutable(const ChunkKey& key);
+  // A read replica's re-seed: this edit gets version `version` instead of base_version() + 1,
+  // skipping the versions between (they were never local; read_at them reads the edit's base).
+  // Ignored unless above base_version().
+  void SetVersion(uint64_t version) { set_version_ = version; }
 
  private:
   friend class World;
   const World& world_;
   uint64_t base_version_ = 0;
+  uint64_t set_version_ = 0;
   absl::flat_hash_map<ChunkKey, std::shared_ptr<Chunk>> touched_;
   mutable absl::Status load_status_;  // first chunk load error, if any
 };

@@ -58,7 +58,7 @@ def load(root):
         docker = parse_dockerfile(f.read())
     k8s = {}
     for name in ("configmap", "statefulset", "service"):
-        with open(f"{root}/deploy/k8s/{name}.yaml") as f:
+        with open(f"{root}/deploy/k8s/base/{name}.yaml") as f:
             k8s[name] = yaml.safe_load(f)
     with open(f"{root}/deploy/compose.yaml") as f:
         compose = yaml.safe_load(f)

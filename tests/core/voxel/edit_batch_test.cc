@@ -250,5 +250,36 @@ TEST(EditBatch, ConcurrentBatchesWithTheSameExpectedVersionApplyOnce) {
   }
 }
 
+// Read replicas (issue 22): a refusing batcher applies nothing; a re-seed edit takes the version
+// it names and later edits continue after it.
+TEST(EditBatch, RefusedBatchesChangeNothing) {
+  auto world = testing::MakeEmptyWorld();
+  EditBatcher batcher(*world, EditLimits{}, 16);
+  batcher.RefuseEdits(absl::FailedPreconditionError("read replica of 10.0.0.1:50051"));
+  absl::StatusOr<BatchAck> ack = batcher.Apply(ThreeBlocks());
+  EXPECT_EQ(ack.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(world->version(), 0u);
+  EXPECT_EQ(world->GetVoxel({0, 0, 0}), Voxel{});
+}
+
+TEST(EditBatch, SetVersionJumpsAndLaterEditsFollow) {
+  auto world = testing::MakeEmptyWorld();
+  absl::StatusOr<EditResult> seeded = world->Edit([](ChunkEdit& edit) {
+    edit.Set({1, 2, 3}, Voxel{kMaterialRock, 255});
+    edit.SetVersion(40);
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(seeded.ok()) << seeded.status();
+  EXPECT_EQ(seeded->version, 40u);
+  EXPECT_EQ(world->version(), 40u);
+  EXPECT_EQ(world->GetVoxel({1, 2, 3}), (Voxel{kMaterialRock, 255}));
+  absl::StatusOr<EditResult> next = world->Edit([](ChunkEdit& edit) {
+    edit.SetVersion(5);  // not above the base: ignored
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->version, 41u);
+}
+
 }  // namespace
 }  // namespace voxcol

@@ -1,0 +1,104 @@
+#include "client/routing.h"
+
+namespace voxcol::client {
+
+namespace {
+
+uint64_t Mix(uint64_t z) {  // splitmix64's finalizer
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// One Query batch on its own stream.
+grpc::Status RunBatch(Client& client, const v1::QueryBatchRequest& request,
+                      std::chrono::milliseconds timeout, v1::QueryBatchResponse* response) {
+  auto stub = v1::QueryService::NewStub(client.channel());
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
+  auto stream = stub->Query(&context);
+  stream->Write(request);
+  stream->WritesDone();
+  const bool answered = stream->Read(response);
+  grpc::Status status = stream->Finish();
+  if (!answered) {
+    return status.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE, "no answer") : status;
+  }
+  return grpc::Status(grpc::StatusCode(response->code()), response->message());
+}
+
+// Whether another server may answer the batch: this one was unreachable or behind.
+bool TryNext(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+          status.error_message().rfind("min_version", 0) == 0);
+}
+
+}  // namespace
+
+uint64_t RendezvousWeight(std::string_view world_id, int ordinal) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64
+  auto add = [&h](unsigned char c) { h = (h ^ c) * 0x100000001b3ULL; };
+  for (char c : world_id) add(static_cast<unsigned char>(c));
+  add(0);  // separates the id from the ordinal
+  for (int i = 0; i < 4; ++i) add(static_cast<unsigned char>(uint32_t(ordinal) >> (8 * i)));
+  return Mix(h);
+}
+
+int RendezvousOwner(std::string_view world_id, int primaries) {
+  int owner = 0;
+  uint64_t best = RendezvousWeight(world_id, 0);
+  for (int ordinal = 1; ordinal < primaries; ++ordinal) {
+    const uint64_t weight = RendezvousWeight(world_id, ordinal);
+    if (weight > best) best = weight, owner = ordinal;
+  }
+  return owner;
+}
+
+std::string StatefulPodAddress(const std::string& statefulset, int ordinal,
+                               const std::string& service, int port) {
+  return statefulset + "-" + std::to_string(ordinal) + "." + service + ":" + std::to_string(port);
+}
+
+RoutedClient::RoutedClient(const RoutingTargets& targets)
+    : primary_(std::make_unique<Client>(targets.primary, targets.timeout, targets.security)),
+      timeout_(targets.timeout) {
+  for (const std::string& replica : targets.replicas) {
+    replicas_.push_back(std::make_unique<Client>(replica, targets.timeout, targets.security));
+  }
+}
+
+void RoutedClient::RaiseFloor(uint64_t version) {
+  uint64_t floor = floor_.load(std::memory_order_relaxed);
+  while (version > floor && !floor_.compare_exchange_weak(floor, version)) {
+  }
+}
+
+grpc::Status RoutedClient::ApplyEdits(const v1::ApplyEditsRequest& request, v1::EditAck* ack) {
+  grpc::Status status = primary_->ApplyEdits(request, ack);
+  if (status.ok()) RaiseFloor(ack->version());
+  return status;
+}
+
+grpc::Status RoutedClient::FillBall(const v1::FillBallRequest& request, v1::EditAck* ack) {
+  grpc::Status status = primary_->FillBall(request, ack);
+  if (status.ok()) RaiseFloor(ack->version());
+  return status;
+}
+
+grpc::Status RoutedClient::Query(v1::QueryBatchRequest request, v1::QueryBatchResponse* response) {
+  request.set_min_version(std::max(request.min_version(), read_floor()));
+  if (!request.has_edits()) {
+    const size_t n = replicas_.size();
+    const size_t first = size_t(next_replica_.fetch_add(1, std::memory_order_relaxed));
+    for (size_t i = 0; i < n; ++i) {
+      grpc::Status status = RunBatch(*replicas_[(first + i) % n], request, timeout_, response);
+      if (!TryNext(status)) return status;
+    }
+  }
+  grpc::Status status = RunBatch(*primary_, request, timeout_, response);
+  if (status.ok() && response->has_edit_ack()) RaiseFloor(response->edit_ack().version());
+  return status;
+}
+
+}  // namespace voxcol::client
