@@ -29,7 +29,7 @@ class EditServiceImpl final : public EditServiceBase {
   EditServiceImpl(World& world, const ServiceLimits& limits, EditBatcher& batcher,
                   SubscriptionHub& subscriptions, EditStreams* edit_streams = nullptr)
       : single_(std::make_unique<SingleWorld>(
-            WorldParts{kDefaultWorld, &world, nullptr, nullptr, &batcher, &subscriptions})),
+            MakeWorldParts(&world, nullptr, nullptr, &batcher, &subscriptions))),
         resolver_(*single_),
         limits_(limits),
         edit_streams_(edit_streams) {}

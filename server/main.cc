@@ -449,6 +449,7 @@ int RunServer() {
   RpcMetrics rpc_metrics(registry, ServiceNames());
   RegisterStateMetrics(*world.world, query_pool, *world.cache, registry);
   RegisterFeedMetrics(worlds.default_change_log(), *world.subscriptions, registry);
+  RegisterWorldMetrics(worlds, registry);
   MetricsHttpServer metrics_http;
   if (!StartMetricsHttp(config->metrics_listen, registry, &metrics_http)) return 1;
 

@@ -33,8 +33,8 @@ class QueryServiceImpl final
   QueryServiceImpl(const World& world, QueryEngine engine, const ServiceLimits& limits,
                    const StreamLimits& stream_limits, WorkerPool* pool)
       : single_(std::make_unique<SingleWorld>(
-            WorldParts{kDefaultWorld, const_cast<World*>(&world),  // queries never edit through it
-                       &engine.index, &engine.cache, engine.batcher})),
+            MakeWorldParts(const_cast<World*>(&world),  // queries never edit through it
+                           &engine.index, &engine.cache, engine.batcher, nullptr))),
         resolver_(*single_),
         limits_(limits),
         stream_limits_(stream_limits),

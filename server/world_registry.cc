@@ -112,6 +112,17 @@ void ReadMeta(const fs::path& dir, WorldParts* parts) {
   }
 }
 
+// Voxel payload of the resident chunks that are not uniform (uniform chunks are interned: one per
+// voxel value for the whole process).
+uint64_t PayloadBytes(const World& world) {
+  uint64_t bytes = 0;
+  for (const ChunkKey& key : world.ResidentKeys()) {
+    const ChunkPtr chunk = world.GetChunk(key);
+    if (chunk != nullptr && !chunk->IsUniform()) bytes += sizeof(Chunk);
+  }
+  return bytes;
+}
+
 }  // namespace
 
 // Everything one world owns, declared so that each member outlives those that use it.
@@ -245,14 +256,11 @@ absl::StatusOr<std::shared_ptr<WorldRegistry::Owner>> WorldRegistry::OpenWorld(
   owner->cache =
       std::make_unique<ChunkCollisionCache>(world, share(options_.chunk_collision_cache_bytes));
   WorldParts& parts = owner->parts;
-  parts = {id,
-           &world,
-           owner->broadphase.get(),
-           owner->cache.get(),
-           owner->batcher.get(),
-           owner->subscriptions.get(),
-           &store,
-           CaveParams{}.sea_level};
+  parts = MakeWorldParts(&world, owner->broadphase.get(), owner->cache.get(), owner->batcher.get(),
+                         owner->subscriptions.get());
+  parts.id = id;
+  parts.store = &store;
+  parts.sea_level = CaveParams{}.sea_level;
   if (source != nullptr) {
     parts.template_world = source->parts.id;
     parts.template_version = version;
@@ -401,7 +409,7 @@ absl::Status WorldRegistry::Delete(const std::string& id) {
   return absl::OkStatus();
 }
 
-std::vector<WorldRegistry::Summary> WorldRegistry::List() const {
+std::vector<WorldRegistry::Summary> WorldRegistry::List(bool payload) const {
   std::vector<Summary> out;
   absl::ReaderMutexLock lock(&mu_);
   for (const auto& [id, owner] : worlds_) {
@@ -409,7 +417,7 @@ std::vector<WorldRegistry::Summary> WorldRegistry::List() const {
     s.id = id;
     s.version = owner->world->version();
     s.resident_chunks = owner->world->resident_chunks();
-    s.resident_bytes = s.resident_chunks * sizeof(Chunk);
+    if (payload) s.resident_bytes = PayloadBytes(*owner->world);
     s.template_world = owner->parts.template_world;
     s.template_version = owner->parts.template_version;
     const ChunkCollisionCacheStats cache = owner->cache->stats();
@@ -418,6 +426,28 @@ std::vector<WorldRegistry::Summary> WorldRegistry::List() const {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+void RegisterWorldMetrics(const WorldRegistry& worlds, Metrics& registry) {
+  auto family = [&](const char* name, const char* help, const char* type,
+                    uint64_t (*field)(const WorldRegistry::Summary&)) {
+    registry.AddFamilyCallback(name, help, type, [&worlds, field] {
+      Metrics::Samples samples;
+      for (const WorldRegistry::Summary& s : worlds.List()) {
+        samples.emplace_back(absl::StrCat("world=\"", s.id, "\""), double(field(s)));
+      }
+      return samples;
+    });
+  };
+  family("voxcol_worlds_version", "Committed edit batches, per world", "gauge",
+         [](const WorldRegistry::Summary& s) { return s.version; });
+  family("voxcol_worlds_resident_chunks", "Chunks held in memory, per world (shared ones in each)",
+         "gauge", [](const WorldRegistry::Summary& s) { return s.resident_chunks; });
+  family("voxcol_worlds_collision_cache_bytes", "Bytes of cached meshes and trees, per world",
+         "gauge", [](const WorldRegistry::Summary& s) { return s.cache_bytes; });
+  family("voxcol_worlds_collision_cache_evictions_total",
+         "Collision cache entries evicted over the world's budget", "counter",
+         [](const WorldRegistry::Summary& s) { return s.cache_evictions; });
 }
 
 void WorldRegistry::CloseFeeds() {

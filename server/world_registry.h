@@ -31,6 +31,7 @@
 #include "core/voxel/change_log.h"
 #include "core/voxel/edit_batch.h"
 #include "core/voxel/world.h"
+#include "server/metrics.h"
 #include "server/query_ops.h"
 #include "server/subscribe_stream.h"
 
@@ -56,6 +57,19 @@ struct WorldParts {
   uint64_t template_version = 0;
   QueryEngine engine() const { return QueryEngine{*broadphase, *cache, batcher}; }
 };
+// The parts of a world wired up the single-world way (services built without a registry).
+inline WorldParts MakeWorldParts(World* world, const BroadphaseIndex* broadphase,
+                                 ChunkCollisionCache* cache, EditBatcher* batcher,
+                                 SubscriptionHub* subscriptions) {
+  WorldParts parts;
+  parts.id = kDefaultWorld;
+  parts.world = world;
+  parts.broadphase = broadphase;
+  parts.cache = cache;
+  parts.batcher = batcher;
+  parts.subscriptions = subscriptions;
+  return parts;
+}
 // Keeps the world alive while a call uses it (a deleted world is freed when the last one drops).
 using WorldHandle = std::shared_ptr<const WorldParts>;
 
@@ -114,7 +128,8 @@ class WorldRegistry final : public WorldResolver {
   absl::StatusOr<Summary> Create(const std::string& id, const WorldConfig& settings,
                                  const std::string& template_id);
   absl::Status Delete(const std::string& id);
-  std::vector<Summary> List() const;
+  // Sorted by id; `payload` also counts resident_bytes (walks every resident chunk).
+  std::vector<Summary> List(bool payload = false) const;
   // Closes every change feed (Subscribe streams end), for shutdown.
   void CloseFeeds();
 
@@ -136,5 +151,9 @@ class WorldRegistry final : public WorldResolver {
   absl::Mutex create_mu_;  // one Create/Delete at a time (directories, checkpoints)
   uint64_t deleted_ = 0;   // names of directories being removed
 };
+
+// Per-world families labelled `world` (version, resident chunks, collision cache bytes and
+// evictions), read from `worlds` at scrape time; `worlds` must outlive the metrics server.
+void RegisterWorldMetrics(const WorldRegistry& worlds, Metrics& registry);
 
 }  // namespace voxcol::server

@@ -91,11 +91,11 @@ grpc::Status WorldServiceImpl::ListWorlds(grpc::ServerContext*, const v1::ListWo
     if (!handle.ok()) return ToGrpcStatus(handle.status());
     s.version = (*handle)->world->version();
     s.resident_chunks = (*handle)->world->resident_chunks();
-    s.resident_bytes = s.resident_chunks * sizeof(Chunk);
+    s.resident_bytes = s.resident_chunks * sizeof(Chunk);  // an upper bound (uniform are shared)
     ToProto(s, response->add_worlds());
     return grpc::Status::OK;
   }
-  for (const WorldRegistry::Summary& s : registry_->List()) ToProto(s, response->add_worlds());
+  for (const WorldRegistry::Summary& s : registry_->List(true)) ToProto(s, response->add_worlds());
   return grpc::Status::OK;
 }
 
