@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/cli_common.h"
 #include "client/cli_edits.h"
 #include "client/cli_flags.h"
 #include "client/cli_queries.h"
@@ -253,6 +254,57 @@ void AddDataCommands(CliApp& cli) {
                         "Stop after this many batches (0: until interrupted)");
 }
 
+int RunWorlds(Client& client) {
+  v1::ListWorldsResponse r;
+  if (int done = FailedOrJson("worlds", client.ListWorlds(&r), r); done != kPrintSummary) {
+    return done;
+  }
+  for (const v1::WorldSummary& w : r.worlds()) {
+    std::printf("%-24s version %llu, %llu resident chunks (%.1f MiB)%s%s\n", w.world().c_str(),
+                (unsigned long long)w.version(), (unsigned long long)w.resident_chunks(),
+                double(w.resident_bytes()) / 1048576.0,
+                w.template_world().empty() ? "" : ", copied from ", w.template_world().c_str());
+  }
+  return kExitOk;
+}
+
+int RunCreateWorld(Client& client) {
+  v1::CreateWorldRequest request;
+  request.set_world(Flags().new_world);
+  if (Flags().template_world.empty()) {
+    request.mutable_settings();
+  } else {
+    request.set_template_world(Flags().template_world);
+  }
+  v1::WorldSummary r;
+  if (int done = FailedOrJson("create-world", client.CreateWorld(request, &r), r);
+      done != kPrintSummary) {
+    return done;
+  }
+  std::printf("ok   world %s at version %llu\n", r.world().c_str(),
+              (unsigned long long)r.version());
+  return kExitOk;
+}
+
+int RunDeleteWorld(Client& client) {
+  const grpc::Status status = client.DeleteWorld(Flags().new_world);
+  if (!status.ok()) return Fail("delete-world", status);
+  std::printf("ok   world %s deleted\n", Flags().new_world.c_str());
+  return kExitOk;
+}
+
+// Worlds on the server (issue 22).
+void AddWorldCommands(CliApp& cli) {
+  CliOptions& f = Flags();
+  Command(cli, "worlds", "Every world on the server with its version and resident size", RunWorlds);
+  CLI::App* create = Command(cli, "create-world", "A new world: generated, or a copy of --template",
+                             RunCreateWorld);
+  create->add_option("--id", f.new_world, "The new world's id ([a-z0-9-_], 1..64)")->required();
+  create->add_option("--template", f.template_world, "Copy this world at its current version");
+  CLI::App* remove = Command(cli, "delete-world", "Delete a world and its data", RunDeleteWorld);
+  remove->add_option("--id", f.new_world, "The world to delete")->required();
+}
+
 void AddLoadTest(CliApp& cli, CommandFn loadtest) {
   CliOptions& f = Flags();
   CLI::App* load =
@@ -313,6 +365,9 @@ void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest,
   app.option_defaults()->always_capture_default();  // --help shows each default
   app.require_subcommand(1);
   app.add_option("--server", f.server, "Server address host:port")->envname("VOXCOL_SERVER");
+  app.add_option("--world", f.world,
+                 "World the command is about (empty: the server's default world)")
+      ->envname("VOXCOL_WORLD");
   app.add_flag("--json", f.json, "Print responses as JSON (protobuf JSON mapping)");
   app.add_option("--timeout_ms", f.timeout_ms, "Deadline for each call, milliseconds")
       ->check(CLI::PositiveNumber);
@@ -338,6 +393,7 @@ void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest,
   AddValidateHit(cli);
   AddPrimitiveCommands(cli);
   AddDataCommands(cli);
+  AddWorldCommands(cli);
   AddLoadTest(cli, std::move(loadtest));
   AddRender(cli, std::move(render));
   Command(cli, "completion",

@@ -10,6 +10,8 @@ namespace voxcol::client {
 struct CliOptions {
   // Global: accepted before or after the subcommand.
   std::string server = "127.0.0.1:50051";  // also $VOXCOL_SERVER
+  std::string world;                       // also $VOXCOL_WORLD; empty: the server's default world
+  std::string new_world, template_world;   // create-world, delete-world
   bool json = false;
   int timeout_ms = 10000;
   // Transport security (cli_common.h, ChannelSecurityFromFlags); also $VOXCOL_TOKEN.

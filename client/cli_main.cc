@@ -164,5 +164,6 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   Client client(Flags().server, std::chrono::milliseconds(Flags().timeout_ms), security);
+  client.SetWorld(Flags().world);
   return cli.commands.at(command)(client);
 }

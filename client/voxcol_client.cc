@@ -77,6 +77,27 @@ grpc::Status Client::GetWorldInfo(v1::GetWorldInfoResponse* response) {
   return Unary(*world_, &v1::WorldService::Stub::GetWorldInfo, v1::GetWorldInfoRequest(), response);
 }
 
+grpc::Status Client::CreateWorld(const v1::CreateWorldRequest& request,
+                                 v1::WorldSummary* response) {
+  // The request's own `world` is the new world's id: never filled in from SetWorld.
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + timeout_);
+  return world_->CreateWorld(&context, request, response);
+}
+
+grpc::Status Client::DeleteWorld(const std::string& world) {
+  v1::DeleteWorldRequest request;
+  request.set_world(world);
+  v1::DeleteWorldResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + timeout_);
+  return world_->DeleteWorld(&context, request, &response);
+}
+
+grpc::Status Client::ListWorlds(v1::ListWorldsResponse* response) {
+  return Unary(*world_, &v1::WorldService::Stub::ListWorlds, v1::ListWorldsRequest(), response);
+}
+
 grpc::Status Client::Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response) {
   return Unary(*query_, &v1::QueryService::Stub::Raycast, request, response);
 }
@@ -140,6 +161,11 @@ grpc::Status Client::WriteVoxels(const v1::WriteVoxelsRequest& request, v1::Edit
 
 std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>> Client::Subscribe(
     grpc::ClientContext* context, const v1::SubscribeRequest& request) {
+  if (!world_name_.empty() && request.world().empty()) {
+    v1::SubscribeRequest named = request;
+    named.set_world(world_name_);
+    return edit_->Subscribe(context, named);
+  }
   return edit_->Subscribe(context, request);
 }
 
@@ -182,6 +208,7 @@ bool EditStreamSession::Send(v1::ApplyEditsRequest edits, uint64_t* batch_id) {
   if (edits.idempotency_key().empty())
     edits.set_idempotency_key(key_prefix_ + std::to_string(sent.batch_id));
   sent.request.set_batch_id(sent.batch_id);
+  sent.request.set_world(edits.world().empty() ? client_.world() : edits.world());
   *sent.request.mutable_edits() = std::move(edits);
   if (batch_id != nullptr) *batch_id = sent.batch_id;
   unacked_.push_back(std::move(sent));

@@ -8,6 +8,8 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "voxcol/v1/admin_service.grpc.pb.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
@@ -31,6 +33,12 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
                                            const ChannelSecurity& security = {},
                                            grpc::ChannelArguments args = {});
 
+// Whether request type T has a `world` field (issue 22).
+template <typename T, typename = void>
+struct HasWorld : std::false_type {};
+template <typename T>
+struct HasWorld<T, std::void_t<decltype(std::declval<const T&>().world())>> : std::true_type {};
+
 class Client {
  public:
   // `target` is a gRPC target such as "127.0.0.1:50051". Every call gets `timeout` as deadline.
@@ -38,7 +46,16 @@ class Client {
                   std::chrono::milliseconds timeout = std::chrono::seconds(10),
                   const ChannelSecurity& security = {});
 
+  // Names the world every later request of this client is about when the request names none
+  // itself (issue 22); empty (the default) leaves requests as they are: the server's default world.
+  void SetWorld(std::string world) { world_name_ = std::move(world); }
+  const std::string& world() const { return world_name_; }
+
   grpc::Status GetWorldInfo(v1::GetWorldInfoResponse* response);
+  // Worlds on the server (WorldService): create (from settings or a template), delete, list.
+  grpc::Status CreateWorld(const v1::CreateWorldRequest& request, v1::WorldSummary* response);
+  grpc::Status DeleteWorld(const std::string& world);
+  grpc::Status ListWorlds(v1::ListWorldsResponse* response);
   grpc::Status Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response);
   grpc::Status Sweep(const v1::SweepRequest& request, v1::SweepResponse* response);
   // Exact overlap of a posed shape.
@@ -82,11 +99,19 @@ class Client {
                      const Request& request, Response* response) const {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + timeout_);
+    if constexpr (HasWorld<Request>::value) {
+      if (!world_name_.empty() && request.world().empty()) {
+        Request named = request;
+        named.set_world(world_name_);
+        return (stub.*method)(&context, named, response);
+      }
+    }
     return (stub.*method)(&context, request, response);
   }
 
   std::shared_ptr<grpc::Channel> channel_;
   std::chrono::milliseconds timeout_;
+  std::string world_name_;  // SetWorld
   std::unique_ptr<v1::WorldService::Stub> world_;
   std::unique_ptr<v1::QueryService::Stub> query_;
   std::unique_ptr<v1::EditService::Stub> edit_;

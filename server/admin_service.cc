@@ -65,12 +65,15 @@ absl::Status CreateCheckpointDir(const fs::path& path) {
 grpc::Status AdminServiceImpl::CreateCheckpoint(grpc::ServerContext*,
                                                 const v1::CreateCheckpointRequest* request,
                                                 v1::CreateCheckpointResponse* response) {
+  absl::StatusOr<WorldHandle> world = resolver_.Resolve(request->world());
+  if (!world.ok()) return ToGrpcStatus(world.status());
   absl::StatusOr<fs::path> path = CheckpointPath(backup_root_, request->dir());
   if (!path.ok()) return ToGrpcStatus(path.status());
-  uint64_t version = world_.version();  // published implies durable, so the checkpoint holds it
+  uint64_t version =
+      (*world)->world->version();  // published implies durable, so the checkpoint holds it
   // The checkpoint is laid out as a data directory, so a server can start on it directly.
   absl::Status status = CreateCheckpointDir(*path);
-  if (status.ok()) status = store_.CreateCheckpoint(DataDirStorePath(path->string()));
+  if (status.ok()) status = (*world)->store->CreateCheckpoint(DataDirStorePath(path->string()));
   if (!status.ok()) {
     LogError("event=checkpoint_failed dir=%s message=%s", path->string(), status.message());
     return ToGrpcStatus(status);
@@ -84,9 +87,11 @@ grpc::Status AdminServiceImpl::CreateCheckpoint(grpc::ServerContext*,
 grpc::Status AdminServiceImpl::ExportRegion(grpc::ServerContext*,
                                             const v1::ExportRegionRequest* request,
                                             v1::ExportRegionResponse* response) {
+  absl::StatusOr<WorldHandle> world = resolver_.Resolve(request->world());
+  if (!world.ok()) return ToGrpcStatus(world.status());
   uint64_t version = 0;
   absl::StatusOr<store::Region> region =
-      store::ReadRegion(world_, FromProto(request->box()), &version);
+      store::ReadRegion(*(*world)->world, FromProto(request->box()), &version);
   if (!region.ok()) {
     if (absl::IsDataLoss(region.status())) {
       LogError("event=chunk_load_failed rpc=ExportRegion message=%s", region.status().message());
@@ -101,13 +106,15 @@ grpc::Status AdminServiceImpl::ExportRegion(grpc::ServerContext*,
 grpc::Status AdminServiceImpl::ImportRegion(grpc::ServerContext*,
                                             const v1::ImportRegionRequest* request,
                                             v1::EditAck* response) {
+  absl::StatusOr<WorldHandle> world = resolver_.Resolve(request->world());
+  if (!world.ok()) return ToGrpcStatus(world.status());
   if (!import_refusal_.ok()) return ToGrpcStatus(import_refusal_);
   absl::StatusOr<store::Region> region = store::DecodeRegion(request->region());
   if (!region.ok()) return ToGrpcStatus(region.status());
-  if (absl::Status s = store::ValidateRegionBox(world_, region->box); !s.ok())
+  if (absl::Status s = store::ValidateRegionBox(*(*world)->world, region->box); !s.ok())
     return ToGrpcStatus(s);
   absl::StatusOr<EditResult> result =
-      world_.Edit([&](ChunkEdit& edit) { return store::WriteRegion(*region, edit); });
+      (*world)->world->Edit([&](ChunkEdit& edit) { return store::WriteRegion(*region, edit); });
   if (!result.ok()) return ToGrpcStatus(result.status());
   response->set_version(result->version);
   response->set_changed_chunks(uint32_t(result->changes.size()));

@@ -6,6 +6,7 @@
 
 #include "core/store/store.h"
 #include "core/voxel/world.h"
+#include "server/world_registry.h"
 #include "voxcol/v1/admin_service.grpc.pb.h"
 
 namespace voxcol::server {
@@ -13,8 +14,9 @@ namespace voxcol::server {
 class AdminServiceImpl final : public v1::AdminService::Service {
  public:
   // Checkpoints are written only inside `backup_root`.
-  AdminServiceImpl(World& world, store::Store& store, std::string backup_root)
-      : world_(world), store_(store), backup_root_(std::move(backup_root)) {}
+  // Every request names its world (empty: the default one), found by `resolver`.
+  AdminServiceImpl(const WorldResolver& resolver, std::string backup_root)
+      : resolver_(resolver), backup_root_(std::move(backup_root)) {}
 
   grpc::Status CreateCheckpoint(grpc::ServerContext* context,
                                 const v1::CreateCheckpointRequest* request,
@@ -27,8 +29,7 @@ class AdminServiceImpl final : public v1::AdminService::Service {
   void RefuseImports(absl::Status refusal) { import_refusal_ = std::move(refusal); }
 
  private:
-  World& world_;
-  store::Store& store_;
+  const WorldResolver& resolver_;
   const std::string backup_root_;
   absl::Status import_refusal_;
 };

@@ -31,6 +31,9 @@ struct MethodEntry {
 // are counted as streams; their batches are not counted one by one.
 constexpr MethodEntry kMethods[] = {
     {"/voxcol.v1.WorldService/GetWorldInfo", {Role::kQuery, QuotaKind::kQuery}},
+    {"/voxcol.v1.WorldService/ListWorlds", {Role::kQuery, QuotaKind::kQuery}},
+    {"/voxcol.v1.WorldService/CreateWorld", {Role::kAdmin, QuotaKind::kEdit}},
+    {"/voxcol.v1.WorldService/DeleteWorld", {Role::kAdmin, QuotaKind::kEdit}},
     {"/voxcol.v1.QueryService/Raycast", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.QueryService/Sweep", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.QueryService/Overlap", {Role::kQuery, QuotaKind::kQuery}},

@@ -39,13 +39,17 @@ absl::Status ApplyBatch(EditBatcher& batcher, const EditBatch& batch, v1::EditAc
 grpc::Status EditServiceImpl::FillBall(grpc::ServerContext*, const v1::FillBallRequest* request,
                                        v1::EditAck* response) {
   absl::Time start = absl::Now();
-  if (!batcher_.refusal().ok()) return FinishEdit(start, batcher_.refusal());  // a read replica
+  absl::StatusOr<WorldHandle> handle = resolver_.Resolve(request->world());
+  if (!handle.ok()) return FinishEdit(start, handle.status());
+  World& world = *(*handle)->world;
+  if ((*handle)->batcher != nullptr && !(*handle)->batcher->refusal().ok())
+    return FinishEdit(start, (*handle)->batcher->refusal());  // a read replica
   FillBallParams params;
   absl::Status status = FromProto(*request, &params);
-  if (status.ok()) status = ValidateFillBall(world_, params, limits_.edit);
+  if (status.ok()) status = ValidateFillBall(world, params, limits_.edit);
   if (status.ok()) {
     absl::StatusOr<EditResult> result =
-        world_.Edit([&](ChunkEdit& edit) { return voxcol::FillBall(edit, params, limits_.edit); });
+        world.Edit([&](ChunkEdit& edit) { return voxcol::FillBall(edit, params, limits_.edit); });
     status = result.status();
     if (result.ok()) {
       response->set_version(result->version);
@@ -57,15 +61,19 @@ grpc::Status EditServiceImpl::FillBall(grpc::ServerContext*, const v1::FillBallR
 
 grpc::Status EditServiceImpl::ApplyEdits(grpc::ServerContext*, const v1::ApplyEditsRequest* request,
                                          v1::EditAck* response) {
+  absl::StatusOr<WorldHandle> handle = resolver_.Resolve(request->world());
+  if (!handle.ok()) return FinishEdit(absl::Now(), handle.status());
   // Records the edit metrics itself.
-  return ToGrpcStatus(ApplyEditsMessage(batcher_, *request, response));
+  return ToGrpcStatus(ApplyEditsMessage(*(*handle)->batcher, *request, response));
 }
 
 grpc::Status EditServiceImpl::ReadVoxels(grpc::ServerContext*, const v1::ReadVoxelsRequest* request,
                                          v1::ReadVoxelsResponse* response) {
+  absl::StatusOr<WorldHandle> handle = resolver_.Resolve(request->world());
+  if (!handle.ok()) return ToGrpcStatus(handle.status());
   uint64_t version = 0;
   absl::StatusOr<VoxelArrays> voxels =
-      voxcol::ReadVoxels(world_, FromProto(request->region()), limits_.edit, &version);
+      voxcol::ReadVoxels(*(*handle)->world, FromProto(request->region()), limits_.edit, &version);
   if (!voxels.ok()) return ToGrpcStatus(voxels.status());
   response->set_version(version);
   ToProto(*voxels, response->mutable_voxels());
@@ -76,26 +84,32 @@ grpc::Status EditServiceImpl::WriteVoxels(grpc::ServerContext*,
                                           const v1::WriteVoxelsRequest* request,
                                           v1::EditAck* response) {
   absl::Time start = absl::Now();
+  absl::StatusOr<WorldHandle> handle = resolver_.Resolve(request->world());
+  if (!handle.ok()) return FinishEdit(start, handle.status());
   EditBatch batch;
   batch.primitives.push_back(FromProto(request->voxels()));
   // Validate here so that the message names the request's own field path ("voxels.region").
-  absl::Status status =
-      WithPrefix(ValidatePrimitive(world_, batch.primitives[0], limits_.edit), "voxels.");
-  if (status.ok()) status = ApplyBatch(batcher_, batch, response);
+  absl::Status status = WithPrefix(
+      ValidatePrimitive(*(*handle)->world, batch.primitives[0], limits_.edit), "voxels.");
+  if (status.ok()) status = ApplyBatch(*(*handle)->batcher, batch, response);
   return FinishEdit(start, status);
 }
 
 grpc::ServerWriteReactor<v1::SubscribeResponse>* EditServiceImpl::Subscribe(
     grpc::CallbackServerContext*, const v1::SubscribeRequest* request) {
-  IntBox region = world_.voxel_bounds();
+  absl::StatusOr<WorldHandle> handle = resolver_.Resolve(request->world());
+  if (!handle.ok()) return SubscriptionHub::Failed(handle.status());
+  const World& world = *(*handle)->world;
+  IntBox region = world.voxel_bounds();
   if (request->has_region()) {
     region = FromProto(request->region());
     EditLimits unlimited = limits_.edit;  // a subscription may watch the whole world
     unlimited.max_region_voxels = std::numeric_limits<int64_t>::max();
-    absl::Status status = ValidateRegion(world_, region, unlimited, "region");
+    absl::Status status = ValidateRegion(world, region, unlimited, "region");
     if (!status.ok()) return SubscriptionHub::Failed(status);
   }
-  return subscriptions_.Open(*request, region);
+  // The stream holds the hub, not the world: deleting the world closes its feed, which ends it.
+  return (*handle)->subscriptions->Open(*request, region);
 }
 
 }  // namespace voxcol::server

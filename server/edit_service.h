@@ -3,12 +3,15 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <memory>
+
 #include "core/voxel/change_log.h"
 #include "core/voxel/edit_batch.h"
 #include "core/voxel/world.h"
 #include "server/edit_stream.h"
 #include "server/service_limits.h"
 #include "server/subscribe_stream.h"
+#include "server/world_registry.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 
 namespace voxcol::server {
@@ -25,11 +28,15 @@ class EditServiceImpl final : public EditServiceBase {
   // answers it UNIMPLEMENTED.
   EditServiceImpl(World& world, const ServiceLimits& limits, EditBatcher& batcher,
                   SubscriptionHub& subscriptions, EditStreams* edit_streams = nullptr)
-      : world_(world),
+      : single_(std::make_unique<SingleWorld>(
+            MakeWorldParts(&world, nullptr, nullptr, &batcher, &subscriptions))),
+        resolver_(*single_),
         limits_(limits),
-        batcher_(batcher),
-        subscriptions_(subscriptions),
         edit_streams_(edit_streams) {}
+  // Every request names its world (empty: the default one), found by `resolver`.
+  EditServiceImpl(const WorldResolver& resolver, const ServiceLimits& limits,
+                  EditStreams* edit_streams = nullptr)
+      : resolver_(resolver), limits_(limits), edit_streams_(edit_streams) {}
 
   grpc::Status FillBall(grpc::ServerContext* context, const v1::FillBallRequest* request,
                         v1::EditAck* response) override;
@@ -49,10 +56,9 @@ class EditServiceImpl final : public EditServiceBase {
       grpc::CallbackServerContext* context) override;
 
  private:
-  World& world_;
+  std::unique_ptr<SingleWorld> single_;  // the single-world constructor's
+  const WorldResolver& resolver_;
   ServiceLimits limits_;
-  EditBatcher& batcher_;
-  SubscriptionHub& subscriptions_;
   EditStreams* edit_streams_;
 };
 

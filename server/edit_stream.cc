@@ -191,12 +191,30 @@ class EditStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer,
         ScheduleNext();
       }
     };
-    v1::EditStreamResponse response = ApplyOne(streams_->batcher_, request, on_ordered);
+    v1::EditStreamResponse response = Apply(request, on_ordered);
     on_ordered();  // a batch refused before editing (or replayed) never reached the edit lock
     absl::ReleasableMutexLock lock(&mu_);
     --applying_;
     CompleteLocked(seq, response);
     FinishIfDone(lock);
+  }
+
+  // The batch on the world its request names (the streams' batcher without a resolver).
+  v1::EditStreamResponse Apply(const v1::EditStreamRequest& request,
+                               const std::function<void()>& on_ordered) {
+    if (streams_->resolver_ == nullptr) return ApplyOne(streams_->batcher_, request, on_ordered);
+    absl::StatusOr<WorldHandle> world = streams_->resolver_->Resolve(request.world());
+    if (world.ok() && !request.edits().world().empty() &&
+        request.edits().world() != request.world()) {
+      world = absl::InvalidArgumentError("edits.world: must be empty or the request's world");
+    }
+    if (!world.ok()) {
+      v1::EditStreamResponse response;
+      response.set_batch_id(request.batch_id());
+      SetError(world.status(), &response);
+      return response;
+    }
+    return ApplyOne(*(*world)->batcher, request, on_ordered);
   }
 
   // Answers every pending batch with RESOURCE_EXHAUSTED: the pool refused the stream's task.

@@ -9,6 +9,8 @@
 
 namespace voxcol::server {
 
+class WorldResolver;
+
 // State shared by every open edit stream: the batcher, the pool that applies batches and the
 // per-stream bound. Thread-safe.
 class EditStreams {
@@ -18,6 +20,9 @@ class EditStreams {
   // pool's size bounds how many streams commit concurrently. At most `max_in_flight_batches`
   // (>= 1) batches per stream are read and not yet answered. Both must outlive the server.
   EditStreams(EditBatcher& batcher, WorkerPool* pool, int max_in_flight_batches);
+  // Each batch is applied to the world its request names, found by `resolver` (must outlive the
+  // server); without one, every batch goes to `batcher` (which then must be its world's).
+  void SetResolver(const WorldResolver* resolver) { resolver_ = resolver; }
 
   // A reactor serving one EditStream call; it deletes itself when the call is done.
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Open(
@@ -29,6 +34,7 @@ class EditStreams {
   friend class EditStreamReactor;
 
   EditBatcher& batcher_;
+  const WorldResolver* resolver_ = nullptr;
   WorkerPool* pool_;
   const int max_in_flight_batches_;
 };

@@ -40,6 +40,7 @@
 #include "server/rpc_metrics.h"
 #include "server/server_metrics.h"
 #include "server/tls.h"
+#include "server/world_registry.h"
 #include "server/world_service.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
@@ -134,6 +135,9 @@ ABSL_FLAG(uint64_t, store_block_cache_mb, 32, "RocksDB block cache for stored ch
 ABSL_FLAG(bool, store_sync, true,
           "Sync the write-ahead log before acknowledging an edit; false risks losing acknowledged "
           "edits on power loss (never on a process crash)");
+ABSL_FLAG(uint64_t, max_worlds, 128,
+          "Most worlds CreateWorld may add besides the default one; each gets this share of the "
+          "--store_cache_mb and --chunk_collision_cache_mb budgets (at least 1 MiB each)");
 ABSL_FLAG(double, shutdown_grace_seconds, 5.0,
           "On SIGINT/SIGTERM, time allowed for in-flight calls");
 
@@ -266,31 +270,24 @@ sigset_t BlockShutdownSignals() {
   return signals;
 }
 
-// Makes the store the world's loader and first observer: it sees every edit before it is
-// visible and serves edited chunks on first touch.
-void AttachStore(const ServerConfig& config, DataDir& data, World& world) {
-  world.SetLoader(data.store.get());
-  world.AddObserver(data.store.get());
-  world.RestoreVersion(data.world.version);
-  world.SetResidentBudget(config.resident_chunk_bytes);
-  world.SetHistoryBudget(config.snapshot_history_bytes);
-  world.SetHistoryRetention(
-      {absl::Milliseconds(std::max<int64_t>(0, absl::GetFlag(FLAGS_history_window_ms))),
-       absl::GetFlag(FLAGS_history_versions),
-       size_t(absl::GetFlag(FLAGS_history_retention_mb)) << 20});
-  const WorldConfig& w = data.world.config;
-  LogInfo("event=world_open data_dir=%s created=%d seed=%d size=%d,%d,%d voxel_size=%g version=%d",
-          config.data_dir, data.world.created, w.seed, w.size_voxels.x, w.size_voxels.y,
-          w.size_voxels.z, w.voxel_size, data.world.version);
-}
-
-// The acknowledged idempotency keys stored with their edits, so that retries after a restart are
-// recognised.
-void RestoreIdempotencyKeys(const store::Store& store, EditBatcher& batcher) {
-  for (const store::StoredAck& ack : store.acks_at_open()) {
-    batcher.Restore(ack.key, {ack.fingerprint, {ack.version, ack.changed_chunks, false}});
-  }
-  LogInfo("event=idempotency_keys_restored count=%d", store.acks_at_open().size());
+// What every world is opened with (the registry applies it as AttachStore did for one world).
+WorldRegistryOptions RegistryOptions(const ServerConfig& config) {
+  WorldRegistryOptions o;
+  o.data_dir = config.data_dir;
+  o.new_world = config.new_world;
+  o.store = config.store;
+  o.resident_chunk_bytes = config.resident_chunk_bytes;
+  o.snapshot_history_bytes = config.snapshot_history_bytes;
+  o.history = {absl::Milliseconds(std::max<int64_t>(0, absl::GetFlag(FLAGS_history_window_ms))),
+               absl::GetFlag(FLAGS_history_versions),
+               size_t(absl::GetFlag(FLAGS_history_retention_mb)) << 20};
+  o.change_log = config.change_log;
+  o.subscribe = config.subscribe;
+  o.edit = config.limits.edit;
+  o.idempotency_keys = config.idempotency_keys;
+  o.chunk_collision_cache_bytes = config.chunk_collision_cache_bytes;
+  o.max_worlds = std::max<uint64_t>(1, absl::GetFlag(FLAGS_max_worlds));
+  return o;
 }
 
 // Gauges and counters read when scraped; the objects must outlive the metrics HTTP server.
@@ -404,14 +401,14 @@ void WritePortFile(const std::string& path, int port) {
 
 // Serves until SIGINT or SIGTERM, then drains: health turns NOT_SERVING for balancers,
 // Subscribe streams end at once, and in-flight calls get the grace period.
-void ServeUntilSignal(const sigset_t& signals, double grace_seconds, ChangeLog& change_log,
+void ServeUntilSignal(const sigset_t& signals, double grace_seconds, WorldRegistry& worlds,
                       HealthService& health, grpc::Server& server) {
   std::thread signal_thread([&] {
     int sig = 0;
     sigwait(&signals, &sig);
     LogInfo("event=shutdown signal=%d", sig);
-    health.Shutdown();   // watchers hear NOT_SERVING and their streams end
-    change_log.Close();  // instead of holding the grace period
+    health.Shutdown();    // watchers hear NOT_SERVING and their streams end
+    worlds.CloseFeeds();  // instead of holding the grace period
     auto grace = std::chrono::duration<double>(grace_seconds);
     server.Shutdown(std::chrono::system_clock::now() +
                     std::chrono::duration_cast<std::chrono::system_clock::duration>(grace));
@@ -461,51 +458,36 @@ int RunServer() {
   if (!replica.ok()) LogError("event=bad_flag message=%s", replica.status().message());
   if (!replica.ok()) return 2;
   if (!AdoptPrimaryWorld(*replica, &*config)) return 1;
-  absl::StatusOr<DataDir> data =
-      OpenDataDir(config->data_dir, config->new_world, CaveGenerator::kVersion, config->store);
-  if (!data.ok()) {
-    LogError("event=open_failed data_dir=%s message=%s", config->data_dir, data.status().message());
+  // Many worlds (issue 22): the default world keeps today's layout; the others live in
+  // <data_dir>/worlds/<id> and reopen here.
+  WorldRegistry worlds(RegistryOptions(*config));
+  if (absl::Status s = worlds.Open(); !s.ok()) {
+    LogError("event=open_failed data_dir=%s message=%s", config->data_dir, s.message());
     return 1;
   }
-  const WorldConfig& world_config = data->world.config;
-  const CaveParams cave;
-  World world(world_config, std::make_unique<CaveGenerator>(world_config.seed,
-                                                            WorldVoxelBounds(world_config), cave));
-  AttachStore(*config, *data, world);
-  // The broadphase and the change feed follow every edit: they observe before the first request.
-  BroadphaseIndex broadphase(world);
-  world.AddObserver(&broadphase);
-  // The feed continues from the entries stored by earlier processes (same window).
-  ChangeLog change_log(world.version(), config->change_log, data->store->TakeFeedAtOpen());
-  world.AddObserver(&change_log);
-  LogInfo("event=change_feed_restored oldest_resumable_version=%d newest_version=%d bytes=%d",
-          change_log.oldest_resumable_version(), change_log.newest_version(),
-          change_log.retained_bytes());
-  // Feeds every Subscribe stream from the change log; outlives the server and the metrics server.
-  SubscriptionHub subscriptions(change_log, config->subscribe);
-  EditBatcher batcher(world, config->limits.edit, config->idempotency_keys);
-  RestoreIdempotencyKeys(*data->store, batcher);
-  ChunkCollisionCache chunk_collision_cache(world, config->chunk_collision_cache_bytes);
+  const WorldParts& world = worlds.default_world();
   // Runs the batches of every Query stream; declared before the server, which it outlives.
   WorkerPool query_pool(config->query_threads, config->max_queued_batches);
   // Applies EditStream batches (one task per stream with work); queued tasks wait for a thread.
   WorkerPool edit_stream_pool(config->edit_stream_threads, kMaxQueuedEditStreams);
-  EditStreams edit_streams(batcher, &edit_stream_pool, config->max_in_flight_edit_batches);
+  EditStreams edit_streams(*world.batcher, &edit_stream_pool, config->max_in_flight_edit_batches);
+  edit_streams.SetResolver(&worlds);
 
   Metrics& registry = GetServerMetrics().registry;
   RegisterProcessMetrics(registry);
   RpcMetrics rpc_metrics(registry, ServiceNames());
-  RegisterStateMetrics(world, query_pool, chunk_collision_cache, registry);
-  RegisterFeedMetrics(change_log, subscriptions, registry);
-  std::unique_ptr<ReplicaFollower> follower = MakeReplica(*replica, world, batcher, registry);
+  RegisterStateMetrics(*world.world, query_pool, *world.cache, registry);
+  RegisterFeedMetrics(worlds.default_change_log(), *world.subscriptions, registry);
+  RegisterWorldMetrics(worlds, registry);
+  std::unique_ptr<ReplicaFollower> follower =
+      MakeReplica(*replica, *world.world, *world.batcher, registry);
   MetricsHttpServer metrics_http;
   if (!StartMetricsHttp(config->metrics_listen, registry, &metrics_http)) return 1;
 
-  WorldServiceImpl world_service(world, cave.sea_level);
-  QueryServiceImpl query_service(world, QueryEngine{broadphase, chunk_collision_cache, &batcher},
-                                 config->limits, config->stream_limits, &query_pool);
-  EditServiceImpl edit_service(world, config->limits, batcher, subscriptions, &edit_streams);
-  AdminServiceImpl admin_service(world, *data->store, absl::GetFlag(FLAGS_backup_root));
+  WorldServiceImpl world_service(worlds, &worlds);
+  QueryServiceImpl query_service(worlds, config->limits, config->stream_limits, &query_pool);
+  EditServiceImpl edit_service(worlds, config->limits, &edit_streams);
+  AdminServiceImpl admin_service(worlds, absl::GetFlag(FLAGS_backup_root));
   if (follower) admin_service.RefuseImports(ReplicaEditRefusal(replica->primary));
   ReplicaServiceImpl replica_service(follower.get(), replica->primary);
   HealthService health;
@@ -519,9 +501,9 @@ int RunServer() {
   WritePortFile(config->port_file, port);
   if (follower) follower->Start();
 
-  ServeUntilSignal(signals, config->shutdown_grace_seconds, change_log, health, *server);
+  ServeUntilSignal(signals, config->shutdown_grace_seconds, worlds, health, *server);
   if (follower) follower->Stop();
-  LogInfo("event=stopped version=%d", world.version());
+  LogInfo("event=stopped version=%d", world.world->version());
   return 0;
 }
 

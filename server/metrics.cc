@@ -54,7 +54,7 @@ Counter* Metrics::AddCounter(const std::string& name, const std::string& help,
                              const std::string& labels) {
   absl::MutexLock lock(&mu_);
   entries_.push_back(
-      {name, help, labels, "counter", std::make_unique<Counter>(), nullptr, nullptr});
+      {name, help, labels, "counter", std::make_unique<Counter>(), nullptr, nullptr, nullptr});
   return entries_.back().counter.get();
 }
 
@@ -62,20 +62,26 @@ Histogram* Metrics::AddHistogram(const std::string& name, const std::string& hel
                                  const std::string& labels) {
   absl::MutexLock lock(&mu_);
   entries_.push_back(
-      {name, help, labels, "histogram", nullptr, std::make_unique<Histogram>(), nullptr});
+      {name, help, labels, "histogram", nullptr, std::make_unique<Histogram>(), nullptr, nullptr});
   return entries_.back().histogram.get();
 }
 
 void Metrics::AddGauge(const std::string& name, const std::string& help,
                        std::function<double()> read, const std::string& labels) {
   absl::MutexLock lock(&mu_);
-  entries_.push_back({name, help, labels, "gauge", nullptr, nullptr, std::move(read)});
+  entries_.push_back({name, help, labels, "gauge", nullptr, nullptr, std::move(read), nullptr});
 }
 
 void Metrics::AddCounterCallback(const std::string& name, const std::string& help,
                                  std::function<double()> read) {
   absl::MutexLock lock(&mu_);
-  entries_.push_back({name, help, "", "counter", nullptr, nullptr, std::move(read)});
+  entries_.push_back({name, help, "", "counter", nullptr, nullptr, std::move(read), nullptr});
+}
+
+void Metrics::AddFamilyCallback(const std::string& name, const std::string& help,
+                                const std::string& type, std::function<Samples()> read) {
+  absl::MutexLock lock(&mu_);
+  entries_.push_back({name, help, "", type, nullptr, nullptr, nullptr, std::move(read)});
 }
 
 std::string Metrics::Render() const {
@@ -98,7 +104,11 @@ std::string Metrics::Render() const {
     absl::StrAppend(&out, "# HELP ", *name, " ", members.front()->help, "\n# TYPE ", *name, " ",
                     members.front()->type, "\n");
     for (const Entry* e : members) {
-      if (e->counter) {
+      if (e->samples) {
+        for (const auto& [labels, value] : e->samples()) {
+          absl::StrAppend(&out, e->name, braces(labels), " ", FormatMetricValue(value), "\n");
+        }
+      } else if (e->counter) {
         absl::StrAppend(&out, e->name, braces(e->labels), " ", e->counter->value(), "\n");
       } else if (e->gauge) {
         absl::StrAppend(&out, e->name, braces(e->labels), " ", FormatMetricValue(e->gauge()), "\n");

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -61,6 +62,11 @@ class Metrics {
   // A counter kept elsewhere (monotonic), read at scrape time.
   void AddCounterCallback(const std::string& name, const std::string& help,
                           std::function<double()> read);
+  // A family whose label sets are only known at scrape time (e.g. one per world): `read` returns
+  // (label set without braces, value) pairs. `type` is "gauge" or "counter".
+  using Samples = std::vector<std::pair<std::string, double>>;
+  void AddFamilyCallback(const std::string& name, const std::string& help, const std::string& type,
+                         std::function<Samples()> read);
 
   // The whole registry in Prometheus text format 0.0.4: each family's samples together, under one
   // HELP and TYPE line, families in the order they were first registered.
@@ -72,6 +78,7 @@ class Metrics {
     std::unique_ptr<Counter> counter;
     std::unique_ptr<Histogram> histogram;
     std::function<double()> gauge;
+    std::function<Samples()> samples;
   };
   mutable absl::Mutex mu_;
   std::vector<Entry> entries_ ABSL_GUARDED_BY(mu_);

@@ -154,6 +154,47 @@ void FailBatch(const v1::QueryBatchRequest& request, const absl::Status& status,
   response->clear_results();
 }
 
+// The world a query or the edits of a batch name: empty or the batch's own (issue 22).
+absl::Status CheckNestedWorlds(const v1::QueryBatchRequest& request) {
+  auto differs = [&](const std::string& world) {
+    return !world.empty() && world != request.world();
+  };
+  if (request.has_edits() && differs(request.edits().world())) {
+    return absl::InvalidArgumentError("edits.world: must be empty or the batch's world");
+  }
+  for (int i = 0; i < request.queries_size(); ++i) {
+    const v1::QueryRequest& q = request.queries(i);
+    const std::string* world = nullptr;
+    switch (q.query_case()) {
+      case v1::QueryRequest::kRaycast:
+        world = &q.raycast().world();
+        break;
+      case v1::QueryRequest::kSweep:
+        world = &q.sweep().world();
+        break;
+      case v1::QueryRequest::kOverlap:
+        world = &q.overlap().world();
+        break;
+      case v1::QueryRequest::kContacts:
+        world = &q.contacts().world();
+        break;
+      case v1::QueryRequest::kProbe:
+        world = &q.probe().world();
+        break;
+      case v1::QueryRequest::kMoveCharacters:
+        world = &q.move_characters().world();
+        break;
+      default:
+        break;
+    }
+    if (world != nullptr && differs(*world)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("queries[", i, "].world: must be empty or the batch's world"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
                   const BatchLimits& batch_limits, const v1::QueryBatchRequest& request,
                   absl::Time deadline, const std::atomic<bool>* cancelled,
@@ -167,6 +208,7 @@ void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
                                                              batch_limits.max_queries)),
                      response);
   }
+  if (absl::Status s = CheckNestedWorlds(request); !s.ok()) return FailBatch(request, s, response);
   const absl::Time wait_start = absl::Now();
   v1::BatchTiming* timing = response->mutable_timing();
   if (!WaitForVersion(world, request.min_version(),

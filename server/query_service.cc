@@ -38,13 +38,17 @@ absl::Status RunAtVersion(const World& world, const Request& request, Response* 
 // One unary query: counted, timed, run on one world version, which the response reports.
 // The call's deadline stops shape queries inside their work.
 template <typename Request, typename Response>
-grpc::Status RunUnary(const World& world, const QueryEngine& engine, const ServiceLimits& limits,
+grpc::Status RunUnary(const WorldResolver& resolver, const ServiceLimits& limits,
                       absl::Status (*run)(const QueryEngine&, const ServiceLimits&, const Request&,
                                           Response*, const QueryInterrupt&),
                       Counter* queries, Histogram* latency, const grpc::ServerContext& context,
                       const Request& request, Response* response) {
   absl::Time start = absl::Now();
   queries->Add();
+  absl::StatusOr<WorldHandle> handle = resolver.Resolve(request.world());
+  if (!handle.ok()) return ToGrpcStatus(handle.status());
+  const World& world = *(*handle)->world;
+  const QueryEngine engine = (*handle)->engine();
   QueryInterrupt interrupt;
   if (context.deadline() != std::chrono::system_clock::time_point::max()) {
     interrupt.deadline = absl::FromChrono(context.deadline());
@@ -174,8 +178,13 @@ class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc:
     }
     bool accepted = service_->pool_->TrySubmit([this, batch, deadline] {
       const int64_t queued = absl::ToInt64Microseconds(absl::Now() - batch->arrival);
-      ExecuteBatch(service_->engine_, service_->limits_, service_->stream_limits_.batch,
-                   *batch->request, deadline, &cancelled_, batch->response);
+      absl::StatusOr<WorldHandle> world = service_->resolver_.Resolve(batch->request->world());
+      if (world.ok()) {
+        ExecuteBatch((*world)->engine(), service_->limits_, service_->stream_limits_.batch,
+                     *batch->request, deadline, &cancelled_, batch->response);
+      } else {
+        FailBatch(*batch->request, world.status(), batch->response);
+      }
       batch->response->mutable_timing()->set_queue_micros(uint32_t(queued));
       Complete(*batch);
     });
@@ -270,14 +279,14 @@ grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext* context,
                                        const v1::RaycastRequest* request,
                                        v1::RaycastResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
-  return RunUnary(world_, engine_, limits_, &RunRaycast, metrics.queries_raycast,
-                  metrics.raycast_latency, *context, *request, response);
+  return RunUnary(resolver_, limits_, &RunRaycast, metrics.queries_raycast, metrics.raycast_latency,
+                  *context, *request, response);
 }
 
 grpc::Status QueryServiceImpl::Sweep(grpc::ServerContext* context, const v1::SweepRequest* request,
                                      v1::SweepResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
-  return RunUnary(world_, engine_, limits_, &RunSweep, metrics.queries_sweep, metrics.sweep_latency,
+  return RunUnary(resolver_, limits_, &RunSweep, metrics.queries_sweep, metrics.sweep_latency,
                   *context, *request, response);
 }
 
@@ -285,22 +294,22 @@ grpc::Status QueryServiceImpl::Overlap(grpc::ServerContext* context,
                                        const v1::OverlapRequest* request,
                                        v1::OverlapResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
-  return RunUnary(world_, engine_, limits_, &RunOverlap, metrics.queries_overlap,
-                  metrics.overlap_latency, *context, *request, response);
+  return RunUnary(resolver_, limits_, &RunOverlap, metrics.queries_overlap, metrics.overlap_latency,
+                  *context, *request, response);
 }
 
 grpc::Status QueryServiceImpl::Contacts(grpc::ServerContext* context,
                                         const v1::ContactsRequest* request,
                                         v1::ContactsResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
-  return RunUnary(world_, engine_, limits_, &RunContacts, metrics.queries_contacts,
+  return RunUnary(resolver_, limits_, &RunContacts, metrics.queries_contacts,
                   metrics.contacts_latency, *context, *request, response);
 }
 
 grpc::Status QueryServiceImpl::Probe(grpc::ServerContext* context, const v1::ProbeRequest* request,
                                      v1::ProbeResponse* response) {
   ServerMetrics& metrics = GetServerMetrics();
-  return RunUnary(world_, engine_, limits_, &RunProbe, metrics.queries_probe, metrics.probe_latency,
+  return RunUnary(resolver_, limits_, &RunProbe, metrics.queries_probe, metrics.probe_latency,
                   *context, *request, response);
 }
 
@@ -308,15 +317,17 @@ grpc::Status QueryServiceImpl::MoveCharacters(grpc::ServerContext* context,
                                               const v1::MoveCharactersRequest* request,
                                               v1::MoveCharactersResponse* response) {
   const MoveCharactersMetrics& metrics = GetMoveCharactersMetrics();
-  return RunUnary(world_, engine_, limits_, &RunMoveCharacters, metrics.queries, metrics.latency,
+  return RunUnary(resolver_, limits_, &RunMoveCharacters, metrics.queries, metrics.latency,
                   *context, *request, response);
 }
 
 grpc::Status QueryServiceImpl::ValidateHit(grpc::ServerContext* context,
                                            const v1::ValidateHitRequest* request,
                                            v1::ValidateHitResponse* response) {
-  absl::Status status = RunAtVersion(world_, *request, response, [&] {
-    return RunValidateHit(engine_, limits_, *request, response);
+  absl::StatusOr<WorldHandle> handle = resolver_.Resolve(request->world());
+  if (!handle.ok()) return ToGrpcStatus(handle.status());
+  absl::Status status = RunAtVersion(*(*handle)->world, *request, response, [&] {
+    return RunValidateHit((*handle)->engine(), limits_, *request, response);
   });
   if (!status.ok()) {
     GetServerMetrics().query_failures->Add();

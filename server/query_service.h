@@ -3,6 +3,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <memory>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
@@ -12,6 +13,7 @@
 #include "server/query_ops.h"
 #include "server/service_limits.h"
 #include "server/worker_pool.h"
+#include "server/world_registry.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
 
 namespace voxcol::server {
@@ -30,11 +32,17 @@ class QueryServiceImpl final
   // `pool` runs the batches of every stream. All of them must outlive the server.
   QueryServiceImpl(const World& world, QueryEngine engine, const ServiceLimits& limits,
                    const StreamLimits& stream_limits, WorkerPool* pool)
-      : world_(world),
-        engine_(engine),
+      : single_(std::make_unique<SingleWorld>(
+            MakeWorldParts(const_cast<World*>(&world),  // queries never edit through it
+                           &engine.index, &engine.cache, engine.batcher, nullptr))),
+        resolver_(*single_),
         limits_(limits),
         stream_limits_(stream_limits),
         pool_(pool) {}
+  // Every request names its world (empty: the default one), found by `resolver`.
+  QueryServiceImpl(const WorldResolver& resolver, const ServiceLimits& limits,
+                   const StreamLimits& stream_limits, WorkerPool* pool)
+      : resolver_(resolver), limits_(limits), stream_limits_(stream_limits), pool_(pool) {}
 
   grpc::Status Raycast(grpc::ServerContext* context, const v1::RaycastRequest* request,
                        v1::RaycastResponse* response) override;
@@ -62,8 +70,8 @@ class QueryServiceImpl final
   bool AcquireStream(const std::string& host);
   void ReleaseStream(const std::string& host);
 
-  const World& world_;
-  QueryEngine engine_;
+  std::unique_ptr<SingleWorld> single_;  // the single-world constructor's
+  const WorldResolver& resolver_;
   ServiceLimits limits_;
   StreamLimits stream_limits_;
   WorkerPool* pool_;

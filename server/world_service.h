@@ -3,20 +3,29 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "core/voxel/world.h"
+#include "server/world_registry.h"
 #include "voxcol/v1/world_service.grpc.pb.h"
 
 namespace voxcol::server {
 
 class WorldServiceImpl final : public v1::WorldService::Service {
  public:
-  WorldServiceImpl(World& world, int32_t sea_level) : world_(world), sea_level_(sea_level) {}
+  // `registry` is null for a single-world service (CreateWorld and DeleteWorld are then
+  // UNIMPLEMENTED); `resolver` finds the world of each request.
+  WorldServiceImpl(const WorldResolver& resolver, WorldRegistry* registry)
+      : resolver_(resolver), registry_(registry) {}
   grpc::Status GetWorldInfo(grpc::ServerContext* context, const v1::GetWorldInfoRequest* request,
                             v1::GetWorldInfoResponse* response) override;
+  grpc::Status CreateWorld(grpc::ServerContext* context, const v1::CreateWorldRequest* request,
+                           v1::WorldSummary* response) override;
+  grpc::Status DeleteWorld(grpc::ServerContext* context, const v1::DeleteWorldRequest* request,
+                           v1::DeleteWorldResponse* response) override;
+  grpc::Status ListWorlds(grpc::ServerContext* context, const v1::ListWorldsRequest* request,
+                          v1::ListWorldsResponse* response) override;
 
  private:
-  World& world_;
-  int32_t sea_level_;
+  const WorldResolver& resolver_;
+  WorldRegistry* registry_;
 };
 
 }  // namespace voxcol::server

@@ -266,6 +266,15 @@ size_t World::resident_chunks() const {
   return n;
 }
 
+std::vector<ChunkKey> World::ResidentKeys() const {
+  std::vector<ChunkKey> keys;
+  for (Shard& shard : shards_) {
+    absl::ReaderMutexLock lock(&shard.mu);
+    for (const auto& [key, chunk] : shard.chunks) keys.push_back(key);
+  }
+  return keys;
+}
+
 // Group commit. Staging (running the edit, diffing, assigning the version) is serialized by
 // edit_mu_ and sees earlier staged edits through staged_, so it never waits for a sync. The slow
 // part, observers' BeforePublishGroup (the synced store write), is done by one leader at a time

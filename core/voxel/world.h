@@ -187,6 +187,8 @@ class World {
 
   // Number of chunks currently resident (generated or edited).
   size_t resident_chunks() const;
+  // Keys of the chunks resident now, in no order (a copy of this world shares them). Thread-safe.
+  std::vector<ChunkKey> ResidentKeys() const;
 
   // Snapshot isolation. While alive, every read this thread makes of the world (LoadChunk,
   // GetChunk, GetVoxel) sees the world at version(), whatever edits are published meanwhile: a

@@ -202,6 +202,28 @@ TEST_F(CliCommandsTest, EveryCommandAnswersAgainstARealServer) {
                  dir_.path());
   EXPECT_EQ(words.out, "--origin\n") << words.err;
 
+  // Worlds (issue 22): a copy of the default world, edited through the global --world, listed,
+  // deleted; the default world does not see the copy's edit.
+  const uint64_t before = Json<v1::GetWorldInfoResponse>({"info"}).version();
+  CommandResult created = Run({"create-world", "--id=match-1", "--template=default"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_NE(created.out.find("world match-1 at version " + std::to_string(before)),
+            std::string::npos)
+      << created.out;
+  EXPECT_EQ(
+      Edit({"fill-ball", "--center=1,1,1", "--radius=2", "--material=sand", "--world=match-1"}),
+      before + 1);
+  EXPECT_EQ(Json<v1::GetWorldInfoResponse>({"info", "--world=match-1"}).version(), before + 1);
+  EXPECT_EQ(Json<v1::GetWorldInfoResponse>({"info"}).version(), before);
+  CommandResult listed = Run({"worlds"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.out.find("match-1"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("copied from default"), std::string::npos) << listed.out;
+  ASSERT_EQ(Run({"delete-world", "--id=match-1"}).exit_code, 0);
+  CommandResult gone = Run({"info", "--world=match-1"});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_NE(gone.err.find("world"), std::string::npos) << gone.err;
+
   const std::set<std::string> all = HelpCommands(dir_.path());
   EXPECT_EQ(tested_, all);
 }
