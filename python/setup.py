@@ -16,7 +16,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = pathlib.Path(__file__).resolve().parent
-PROTOS = ["types", "world_service", "query_service", "edit_service", "admin_service"]
+PROTOS = ["types", "world_service", "query_service", "edit_service", "admin_service", "replica_service"]
 
 
 def proto_dir() -> pathlib.Path:
