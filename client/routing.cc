@@ -88,7 +88,10 @@ grpc::Status RoutedClient::FillBall(const v1::FillBallRequest& request, v1::Edit
 
 grpc::Status RoutedClient::Query(v1::QueryBatchRequest request, v1::QueryBatchResponse* response) {
   request.set_min_version(std::max(request.min_version(), read_floor()));
-  if (!request.has_edits()) {
+  // Replicas follow their primary's default world only (docs/operations.md): a batch for another
+  // world, like one with edits, goes to the primary.
+  const bool replicated = request.world().empty() || request.world() == "default";
+  if (!request.has_edits() && replicated) {
     const size_t n = replicas_.size();
     const size_t first = size_t(next_replica_.fetch_add(1, std::memory_order_relaxed));
     for (size_t i = 0; i < n; ++i) {

@@ -54,8 +54,8 @@ class RoutedClient {
   grpc::Status ApplyEdits(const v1::ApplyEditsRequest& request, v1::EditAck* ack);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* ack);
   // One Query batch on a replica (round robin), min_version raised to the floor; falls back to
-  // the next replica and then the primary as described above. A batch with edits goes to the
-  // primary.
+  // the next replica and then the primary as described above. A batch with edits, or for a world
+  // other than the default one (replicas follow only that), goes to the primary.
   grpc::Status Query(v1::QueryBatchRequest request, v1::QueryBatchResponse* response);
 
   // The version of the newest edit this client had acknowledged (0: none).
