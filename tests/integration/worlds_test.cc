@@ -21,6 +21,22 @@
 namespace voxcol {
 namespace {
 
+// In the sanitizer build the server runs under AddressSanitizer, whose shadow memory, redzones and
+// quarantine of freed blocks (held back on purpose, to catch use after free) make its RSS say
+// nothing about the worlds: there the test creates, queries and deletes the copies but checks no
+// memory figure. The default build checks them.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kRssMeasuresWorlds = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kRssMeasuresWorlds = false;
+#else
+constexpr bool kRssMeasuresWorlds = true;
+#endif
+#else
+constexpr bool kRssMeasuresWorlds = true;
+#endif
+
 using testing::ServerProcess;
 using testing::TempDir;
 
@@ -210,9 +226,11 @@ TEST_F(WorldsTest, HundredCopiesShareTheTemplatesChunksAndDeletingFreesThem) {
       "%.0f KiB per world = %.2f%% of the template; after deleting them: %.1f MiB\n",
       template_bytes / 1048576.0, before / 1048576.0, with_copies / 1048576.0, per_world / 1024,
       100.0 * per_world / double(template_bytes), after / 1048576.0);
-  EXPECT_LT(per_world, 0.05 * double(template_bytes));
-  // Deleting gives back at least 80% of what the copies took.
-  EXPECT_LT(double(after) - double(before), 0.2 * (double(with_copies) - double(before)) + 1e6);
+  if (kRssMeasuresWorlds) {
+    EXPECT_LT(per_world, 0.05 * double(template_bytes));
+    // Deleting gives back at least 80% of what the copies took.
+    EXPECT_LT(double(after) - double(before), 0.2 * (double(with_copies) - double(before)) + 1e6);
+  }
   EXPECT_EQ(List().size(), 1u);
   EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/data/worlds/match-7"));
 }
