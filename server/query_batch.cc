@@ -24,25 +24,33 @@ bool WaitForVersion(const World& world, uint64_t version, absl::Time until) {
   return true;
 }
 
-// The query's own read_at (see ReadAt), or null.
-const v1::ReadAt* QueryReadAt(const v1::QueryRequest& query) {
+// Calls `f` with the query's own request message (RaycastRequest, SweepRequest, ...) and returns
+// its result; `none` when no query is set.
+template <typename R, typename F>
+R VisitQuery(const v1::QueryRequest& query, R none, F&& f) {
   switch (query.query_case()) {
     case v1::QueryRequest::kRaycast:
-      return query.raycast().has_read_at() ? &query.raycast().read_at() : nullptr;
+      return f(query.raycast());
     case v1::QueryRequest::kOverlap:
-      return query.overlap().has_read_at() ? &query.overlap().read_at() : nullptr;
+      return f(query.overlap());
     case v1::QueryRequest::kSweep:
-      return query.sweep().has_read_at() ? &query.sweep().read_at() : nullptr;
+      return f(query.sweep());
     case v1::QueryRequest::kContacts:
-      return query.contacts().has_read_at() ? &query.contacts().read_at() : nullptr;
+      return f(query.contacts());
     case v1::QueryRequest::kProbe:
-      return query.probe().has_read_at() ? &query.probe().read_at() : nullptr;
+      return f(query.probe());
     case v1::QueryRequest::kMoveCharacters:
-      return query.move_characters().has_read_at() ? &query.move_characters().read_at() : nullptr;
+      return f(query.move_characters());
     case v1::QueryRequest::QUERY_NOT_SET:
       break;
   }
-  return nullptr;
+  return none;
+}
+
+// The query's own read_at (see ReadAt), or null.
+const v1::ReadAt* QueryReadAt(const v1::QueryRequest& query) {
+  return VisitQuery(query, static_cast<const v1::ReadAt*>(nullptr),
+                    [](const auto& q) { return q.has_read_at() ? &q.read_at() : nullptr; });
 }
 
 // Reports the version a query with its own read_at read, in its response.
@@ -163,30 +171,9 @@ absl::Status CheckNestedWorlds(const v1::QueryBatchRequest& request) {
     return absl::InvalidArgumentError("edits.world: must be empty or the batch's world");
   }
   for (int i = 0; i < request.queries_size(); ++i) {
-    const v1::QueryRequest& q = request.queries(i);
-    const std::string* world = nullptr;
-    switch (q.query_case()) {
-      case v1::QueryRequest::kRaycast:
-        world = &q.raycast().world();
-        break;
-      case v1::QueryRequest::kSweep:
-        world = &q.sweep().world();
-        break;
-      case v1::QueryRequest::kOverlap:
-        world = &q.overlap().world();
-        break;
-      case v1::QueryRequest::kContacts:
-        world = &q.contacts().world();
-        break;
-      case v1::QueryRequest::kProbe:
-        world = &q.probe().world();
-        break;
-      case v1::QueryRequest::kMoveCharacters:
-        world = &q.move_characters().world();
-        break;
-      default:
-        break;
-    }
+    const std::string* world =
+        VisitQuery(request.queries(i), static_cast<const std::string*>(nullptr),
+                   [](const auto& q) { return &q.world(); });
     if (world != nullptr && differs(*world)) {
       return absl::InvalidArgumentError(
           absl::StrCat("queries[", i, "].world: must be empty or the batch's world"));

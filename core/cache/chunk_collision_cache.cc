@@ -283,29 +283,27 @@ bool ChunkCollisionCache::Drop(Shard& shard, const ChunkKey& key) {
 
 // ---- Queries ----
 
-const ChunkCollision* ChunkCollisionCache::FindCached(const ChunkKey& key,
-                                                      const ReadScope& scope) const {
+ChunkCollisionCache::Entry* ChunkCollisionCache::FindReady(const ChunkKey& key,
+                                                           const ReadScope& scope) const {
   Entry* entry = Lookup(key);
-  if (entry == nullptr) return nullptr;
-  const ChunkCollision* data = entry->ready.load(std::memory_order_acquire);
-  if (data == nullptr) return nullptr;
+  if (entry == nullptr || entry->ready.load(std::memory_order_acquire) == nullptr) return nullptr;
   // An entry built for a version newer than the thread's snapshot is not for this reader.
   if (world_.NewerThanSnapshot(key)) return nullptr;
   if (!entry->referenced.load(std::memory_order_relaxed))
     entry->referenced.store(true, std::memory_order_relaxed);
   scope.counter_->hits.fetch_add(1, std::memory_order_relaxed);
-  return data;
+  return entry;
+}
+
+const ChunkCollision* ChunkCollisionCache::FindCached(const ChunkKey& key,
+                                                      const ReadScope& scope) const {
+  const Entry* entry = FindReady(key, scope);
+  return entry != nullptr ? entry->ready.load(std::memory_order_relaxed) : nullptr;
 }
 
 ChunkCells ChunkCollisionCache::FindCells(const ChunkKey& key, const ReadScope& scope) const {
-  Entry* entry = Lookup(key);
-  if (entry == nullptr || entry->ready.load(std::memory_order_acquire) == nullptr ||
-      world_.NewerThanSnapshot(key)) {
-    return {};
-  }
-  if (!entry->referenced.load(std::memory_order_relaxed))
-    entry->referenced.store(true, std::memory_order_relaxed);
-  scope.counter_->hits.fetch_add(1, std::memory_order_relaxed);
+  const Entry* entry = FindReady(key, scope);
+  if (entry == nullptr) return {};
   return {&entry->solid_cells, entry->source};
 }
 

@@ -149,6 +149,9 @@ class ChunkCollisionCache : public EditObserver {
   // The table slot of `key`, or null when its page was never allocated (and `create` is false).
   std::atomic<Entry*>* SlotFor(const ChunkKey& key, bool create) const;
   Entry* Lookup(const ChunkKey& key) const;
+  // The built entry of `key` for the calling thread's snapshot, marked referenced and counted as a
+  // hit; null when there is none.
+  Entry* FindReady(const ChunkKey& key, const ReadScope& scope) const;
   // Slow path: the entry in the table (added if missing), or a private one when an edit may have
   // invalidated what we are about to build (then *cacheable is false).
   Entry* FindOrAdd(const ChunkKey& key, bool* cacheable);
