@@ -120,6 +120,17 @@ std::future<BatchAnswer> QueryBatcher::FlushTick(v1::ApplyEditsRequest edits,
   return result;
 }
 
+std::future<BatchAnswer> QueryBatcher::Raycasts(v1::RaycastArrays rays, uint64_t min_version) {
+  v1::QueryBatchRequest request;
+  request.set_min_version(min_version);
+  *request.mutable_raycasts() = std::move(rays);
+  Pending pending;
+  pending.has_batch_promise = true;
+  std::future<BatchAnswer> result = pending.batch.get_future();
+  Send(std::move(request), std::move(pending));
+  return result;
+}
+
 bool QueryBatcher::Send(v1::QueryBatchRequest request, Pending pending) {
   std::lock_guard<std::mutex> write_lock(write_mutex_);
   Connection* connection = Connect();
@@ -217,6 +228,7 @@ void QueryBatcher::Deliver(const v1::QueryBatchResponse& response) {
     batch.has_edit_ack = response.has_edit_ack();
     batch.edit_ack = response.edit_ack();
     batch.server_micros = response.server_micros();
+    batch.raycasts = response.raycasts();
     pending.batch.set_value(std::move(batch));
   }
 }

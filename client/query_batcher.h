@@ -35,6 +35,7 @@ struct BatchAnswer {
   bool has_edit_ack = false;  // the batch's edits applied (or were replayed)
   v1::EditAck edit_ack;
   uint32_t server_micros = 0;
+  v1::RaycastArrayResults raycasts;  // Raycasts(): one entry per ray (when status is OK)
 };
 
 struct QueryBatcherOptions {
@@ -81,6 +82,11 @@ class QueryBatcher {
   // A game-server tick: `edits` and every queued query as one batch (not split). The server
   // applies the edits first, durably, and the queries see exactly the version they produced.
   std::future<BatchAnswer> FlushTick(v1::ApplyEditsRequest edits, uint64_t min_version = 0);
+
+  // Sends `rays` now as one batch of packed raycasts (QueryBatchRequest.raycasts; queued queries
+  // stay queued) that waits for `min_version`. The answer's `raycasts` has one entry per ray; a
+  // bad ray fails alone (its `codes` entry), malformed arrays fail the batch (INVALID_ARGUMENT).
+  std::future<BatchAnswer> Raycasts(v1::RaycastArrays rays, uint64_t min_version = 0);
 
   // Half-closes the stream, waits until every sent batch is answered and returns the stream's
   // status. Queries queued later reopen a stream on their Flush().

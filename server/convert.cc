@@ -185,12 +185,8 @@ absl::Status FromProto(const v1::PosedShape& in, DecodedShape* out) {
   return absl::OkStatus();
 }
 
-absl::Status FromProto(const v1::RaycastRequest& request, RaycastInput* ray,
-                       RaycastSettings* settings) {
-  ray->origin = ToCore(request.origin());
-  ray->direction = ToCore(request.direction());
-  ray->max_distance = request.max_distance();
-  switch (request.water_mode()) {
+absl::Status FromProto(v1::WaterMode water, v1::RaycastMode mode, RaycastSettings* settings) {
+  switch (water) {
     case v1::WATER_MODE_UNSPECIFIED:
     case v1::WATER_MODE_PASS_THROUGH:
       settings->water = WaterMode::kPassThrough;
@@ -200,9 +196,9 @@ absl::Status FromProto(const v1::RaycastRequest& request, RaycastInput* ray,
       break;
     default:
       return absl::InvalidArgumentError(
-          absl::StrCat("water_mode: unknown WaterMode value ", int(request.water_mode())));
+          absl::StrCat("water_mode: unknown WaterMode value ", int(water)));
   }
-  switch (request.mode()) {
+  switch (mode) {
     case v1::RAYCAST_MODE_UNSPECIFIED:
     case v1::RAYCAST_MODE_SMOOTH:
       settings->mode = RaycastMode::kSmooth;
@@ -212,9 +208,17 @@ absl::Status FromProto(const v1::RaycastRequest& request, RaycastInput* ray,
       break;
     default:
       return absl::InvalidArgumentError(
-          absl::StrCat("mode: unknown RaycastMode value ", int(request.mode())));
+          absl::StrCat("mode: unknown RaycastMode value ", int(mode)));
   }
   return absl::OkStatus();
+}
+
+absl::Status FromProto(const v1::RaycastRequest& request, RaycastInput* ray,
+                       RaycastSettings* settings) {
+  ray->origin = ToCore(request.origin());
+  ray->direction = ToCore(request.direction());
+  ray->max_distance = request.max_distance();
+  return FromProto(request.water_mode(), request.mode(), settings);
 }
 
 absl::Status FromProto(const v1::SweepRequest& request, SweepInput* input,

@@ -69,6 +69,8 @@ class DecodedShape {
 // rotation and position are left to core's ValidatePosedShape.
 absl::Status FromProto(const v1::PosedShape& in, DecodedShape* out);
 
+// The water and surface modes of a raycast ("water_mode", "mode" for unknown values).
+absl::Status FromProto(v1::WaterMode water, v1::RaycastMode mode, RaycastSettings* settings);
 absl::Status FromProto(const v1::RaycastRequest& request, RaycastInput* ray,
                        RaycastSettings* settings);
 // The sweep's direction, distance and collection; input->shape is set by the caller.

@@ -160,7 +160,10 @@ void FailBatch(const v1::QueryBatchRequest& request, const absl::Status& status,
   response->set_code(int(status.code()));
   response->set_message(std::string(status.message()));
   response->clear_results();
+  response->clear_raycasts();
 }
+
+namespace {
 
 // The world a query or the edits of a batch name: empty or the batch's own (issue 22).
 absl::Status CheckNestedWorlds(const v1::QueryBatchRequest& request) {
@@ -182,20 +185,29 @@ absl::Status CheckNestedWorlds(const v1::QueryBatchRequest& request) {
   return absl::OkStatus();
 }
 
+// What fails a batch before anything runs: its size, the worlds it names, malformed raycasts.
+absl::Status CheckBatch(const v1::QueryBatchRequest& request, const BatchLimits& batch_limits) {
+  const int rays = RaycastArrayCount(request.raycasts());
+  if (request.queries_size() + rays > batch_limits.max_queries) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        rays == 0 ? "queries: " : "queries and raycasts: ", request.queries_size() + rays,
+        " queries exceed the limit of ", batch_limits.max_queries));
+  }
+  if (absl::Status s = CheckNestedWorlds(request); !s.ok()) return s;
+  return CheckRaycastArrays(request.raycasts());
+}
+
+}  // namespace
+
 void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
                   const BatchLimits& batch_limits, const v1::QueryBatchRequest& request,
                   absl::Time deadline, const std::atomic<bool>* cancelled,
                   v1::QueryBatchResponse* response) {
   const World& world = engine.world();
   response->set_batch_id(request.batch_id());
-  if (request.queries_size() > batch_limits.max_queries) {
-    return FailBatch(request,
-                     absl::InvalidArgumentError(absl::StrCat("queries: ", request.queries_size(),
-                                                             " queries exceed the limit of ",
-                                                             batch_limits.max_queries)),
-                     response);
+  if (absl::Status s = CheckBatch(request, batch_limits); !s.ok()) {
+    return FailBatch(request, s, response);
   }
-  if (absl::Status s = CheckNestedWorlds(request); !s.ok()) return FailBatch(request, s, response);
   const absl::Time wait_start = absl::Now();
   v1::BatchTiming* timing = response->mutable_timing();
   if (!WaitForVersion(world, request.min_version(),
@@ -255,6 +267,11 @@ void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,
       return FailBatch(request, absl::DeadlineExceededError("batch deadline passed"), response);
     }
     RunOne(engine, limits, query, interrupt, response->add_results());
+  }
+  if (request.has_raycasts()) {
+    absl::Status s = RunRaycastArrays(engine, limits, request.raycasts(),
+                                      response->mutable_raycasts(), interrupt);
+    if (!s.ok()) return FailBatch(request, s, response);
   }
   // Answers read through an expired snapshot may mix versions: never return them.
   if (snapshot.expired()) return FailBatch(request, SnapshotExpiredError(), response);

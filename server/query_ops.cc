@@ -54,6 +54,100 @@ absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits,
   return absl::OkStatus();
 }
 
+int RaycastArrayCount(const v1::RaycastArrays& request) { return request.origins_size() / 3; }
+
+absl::Status CheckRaycastArrays(const v1::RaycastArrays& request) {
+  const int n = RaycastArrayCount(request);
+  if (request.origins_size() % 3 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("raycasts.origins: ", request.origins_size(),
+                                                   " floats, not 3 (x, y, z) per ray"));
+  }
+  if (request.directions_size() != request.origins_size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("raycasts.directions: ", request.directions_size(),
+                     " floats, must match raycasts.origins (", request.origins_size(), ")"));
+  }
+  const int d = request.max_distances_size();
+  if (n > 0 && d != 1 && d != n) {
+    return absl::InvalidArgumentError(absl::StrCat("raycasts.max_distances: ", d, " values for ", n,
+                                                   " rays (give 1, or 1 per ray)"));
+  }
+  RaycastSettings settings;
+  if (absl::Status s = FromProto(request.water_mode(), request.mode(), &settings); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("raycasts.", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// A ray's validation message with the array element it is about: "raycasts.origins[7]: origin
+// (...) is outside the world bounds". A single max_distances value is element 0.
+std::string RayField(int i, bool one_distance, absl::string_view message) {
+  absl::string_view field = message.substr(0, message.find_first_of(" :"));
+  if (field == "max_distance" && one_distance) i = 0;
+  return absl::StrCat("raycasts.", field, "s[", i, "]: ", message);
+}
+
+void WriteHit(const RaycastHit& hit, int i, v1::RaycastArrayResults* out) {
+  if (!hit.hit) return;
+  out->mutable_flags()->Set(i, v1::RAYCAST_FLAG_HIT |
+                                   (hit.started_inside ? v1::RAYCAST_FLAG_STARTED_INSIDE : 0) |
+                                   (hit.front_face ? v1::RAYCAST_FLAG_FRONT_FACE : 0));
+  out->mutable_distances()->Set(i, hit.distance);
+  float* position = out->mutable_positions()->mutable_data() + 3 * i;
+  float* normal = out->mutable_normals()->mutable_data() + 3 * i;
+  int32_t* voxel = out->mutable_voxels()->mutable_data() + 3 * i;
+  for (int a = 0; a < 3; ++a) {
+    position[a] = hit.position[a];
+    normal[a] = hit.normal[a];
+    voxel[a] = hit.voxel[a];
+  }
+  out->mutable_materials()->Set(i, hit.value.material);
+}
+
+}  // namespace
+
+absl::Status RunRaycastArrays(const QueryEngine& engine, const ServiceLimits& limits,
+                              const v1::RaycastArrays& request, v1::RaycastArrayResults* out,
+                              const QueryInterrupt& interrupt) {
+  if (absl::Status s = CheckRaycastArrays(request); !s.ok()) return s;
+  RaycastSettings settings;
+  (void)FromProto(request.water_mode(), request.mode(), &settings);  // checked above
+  GetServerMetrics().queries_raycast->Add(uint64_t(RaycastArrayCount(request)));
+  const int n = RaycastArrayCount(request);
+  out->Clear();
+  out->mutable_codes()->Resize(n, 0);
+  out->mutable_flags()->Resize(n, 0);
+  out->mutable_distances()->Resize(n, 0.0f);
+  out->mutable_positions()->Resize(3 * n, 0.0f);
+  out->mutable_normals()->Resize(3 * n, 0.0f);
+  out->mutable_materials()->Resize(n, 0);
+  out->mutable_voxels()->Resize(3 * n, 0);
+  const float* o = request.origins().data();
+  const float* d = request.directions().data();
+  const bool one_distance = request.max_distances_size() == 1;
+  constexpr int kRaysPerInterruptCheck = 32;
+  for (int i = 0; i < n; ++i) {
+    if (i % kRaysPerInterruptCheck == 0) {
+      if (absl::Status s = interrupt.Check(); !s.ok()) return s;
+    }
+    RaycastInput ray;
+    ray.origin = Vec3{o[3 * i], o[3 * i + 1], o[3 * i + 2]};
+    ray.direction = Vec3{d[3 * i], d[3 * i + 1], d[3 * i + 2]};
+    ray.max_distance = request.max_distances(one_distance ? 0 : i);
+    if (absl::Status s = ValidateRaycast(engine.world(), &ray, limits.query); !s.ok()) {
+      out->set_codes(i, int(s.code()));
+      if (out->message().empty()) out->set_message(RayField(i, one_distance, s.message()));
+      continue;
+    }
+    const RaycastHit hit = Raycast(engine.index, engine.cache, ray, settings, nullptr);
+    if (!hit.load_status.ok()) return LoadFailure("raycast", hit.load_status);
+    WriteHit(hit, i, out);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunSweep(const QueryEngine& engine, const ServiceLimits& limits,
                       const v1::SweepRequest& request, v1::SweepResponse* response,
                       const QueryInterrupt& interrupt) {

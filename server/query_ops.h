@@ -42,6 +42,20 @@ absl::Status RunContacts(const QueryEngine& engine, const ServiceLimits& limits,
 absl::Status RunProbe(const QueryEngine& engine, const ServiceLimits& limits,
                       const v1::ProbeRequest& request, v1::ProbeResponse* response,
                       const QueryInterrupt& interrupt = QueryInterrupt{});
+// The batch's packed raycasts (QueryBatchRequest.raycasts). INVALID_ARGUMENT naming the field for
+// array lengths that do not fit together or an unknown mode (nothing runs); DEADLINE_EXCEEDED /
+// CANCELLED when `interrupt` stopped it (checked every few rays); DATA_LOSS for a chunk that
+// could not be loaded. A ray with a bad origin, direction or max_distance fails alone: its code
+// in out->codes, and out->message names the first such ray's field. `out` is overwritten.
+absl::Status RunRaycastArrays(const QueryEngine& engine, const ServiceLimits& limits,
+                              const v1::RaycastArrays& request, v1::RaycastArrayResults* out,
+                              const QueryInterrupt& interrupt = QueryInterrupt{});
+// The number of rays in `request` (origins / 3, rounded down; CheckRaycastArrays checks the rest).
+int RaycastArrayCount(const v1::RaycastArrays& request);
+// INVALID_ARGUMENT naming the field when the arrays' lengths do not fit together (3 floats per ray
+// in origins and directions, 1 or 1 per ray in max_distances) or a mode is unknown.
+absl::Status CheckRaycastArrays(const v1::RaycastArrays& request);
+
 // Every move is decoded and validated before any runs: the first bad one fails the whole request
 // with INVALID_ARGUMENT naming "moves[i].<field>" (or "moves" beyond
 // limits.max_characters_per_request). A move stopped by `interrupt`, a work budget or a chunk load

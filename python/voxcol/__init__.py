@@ -9,13 +9,15 @@ The generated messages and stubs are in voxcol.v1 (e.g. voxcol.v1.query_service_
 
 from voxcol.client import (Client, QueryStream, Subscription, box, capsule, character_move,
                            connect, contacts_request, edits_request, fill_ball, fill_block, hull,
-                           int3, overlap_request, posed, probe_request, query, raycast_request,
+                           int3, overlap_request, posed, probe_request, query, raycast_arrays,
+                           raycast_request,
                            sphere, sweep_request, vec3, voxel_box)
 
 __all__ = [
     "Client", "QueryStream", "Subscription", "box", "capsule", "character_move", "connect",
     "contacts_request", "edits_request", "fill_ball", "fill_block", "hull", "int3",
-    "overlap_request", "posed", "probe_request", "query", "raycast_request", "sphere",
+    "overlap_request", "posed", "probe_request", "query", "raycast_arrays", "raycast_request",
+    "sphere",
     "sweep_request", "vec3", "voxel_box",
 ]
 __version__ = "0.1.0"

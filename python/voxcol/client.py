@@ -90,6 +90,21 @@ def raycast_request(origin: Vector, direction: Vector = (0.0, -1.0, 0.0),
         all_hits=all_hits)
 
 
+def raycast_arrays(origins: Iterable[Vector], directions: Iterable[Vector],
+                   max_distance: Union[float, Iterable[float]] = 256.0, *, blocky: bool = False,
+                   stop_at_water: bool = False) -> query_pb.RaycastArrays:
+    """Many closest-hit raycasts as packed arrays (QueryBatchRequest.raycasts): one max_distance
+    for every ray or one per ray. Answered in QueryBatchResponse.raycasts, one entry per ray."""
+    distances = [float(max_distance)] if isinstance(max_distance, (int, float)) else list(
+        max_distance)
+    return query_pb.RaycastArrays(
+        origins=[c for v in origins for c in v], directions=[c for v in directions for c in v],
+        max_distances=distances,
+        mode=query_pb.RAYCAST_MODE_BLOCKY if blocky else query_pb.RAYCAST_MODE_SMOOTH,
+        water_mode=(types_pb.WATER_MODE_STOP_AT_SURFACE if stop_at_water
+                    else types_pb.WATER_MODE_PASS_THROUGH))
+
+
 def sweep_request(shape: types_pb.Shape, position: Vector, direction: Vector, distance: float, *,
                   rotation: Optional[Sequence[float]] = None,
                   all_hits: bool = False) -> query_pb.SweepRequest:
@@ -213,12 +228,14 @@ class QueryStream:
         self._reader.start()
 
     def submit(self, queries: Iterable[Query] = (), *, min_version: int = 0, timeout_ms: int = 0,
-               edits: Optional[edit_pb.ApplyEditsRequest] = None
+               edits: Optional[edit_pb.ApplyEditsRequest] = None,
+               raycasts: Optional[query_pb.RaycastArrays] = None
                ) -> "concurrent.futures.Future[query_pb.QueryBatchResponse]":
         """Sends one batch: QueryBatchResponse.results has one QueryResult per query, in order.
 
         With `edits` the batch is a game-server tick: the edits apply first and the queries read
-        exactly the version they produced (QueryBatchResponse.edit_ack).
+        exactly the version they produced (QueryBatchResponse.edit_ack). With `raycasts`
+        (raycast_arrays(...)) its rays are answered in QueryBatchResponse.raycasts.
         """
         future: concurrent.futures.Future = concurrent.futures.Future()
         request = query_pb.QueryBatchRequest(
@@ -226,6 +243,8 @@ class QueryStream:
             queries=[query(q, i) for i, q in enumerate(queries)])
         if edits is not None:
             request.edits.CopyFrom(edits)
+        if raycasts is not None:
+            request.raycasts.CopyFrom(raycasts)
         with self._lock:
             if self._closed:
                 raise RuntimeError("query stream is closed")
@@ -322,7 +341,8 @@ class Client:
         """A Query stream for many batches (see QueryStream)."""
         return QueryStream(self._query)
 
-    def query_batch(self, queries: Iterable[Query], **options) -> query_pb.QueryBatchResponse:
+    def query_batch(self, queries: Iterable[Query] = (), **options
+                    ) -> query_pb.QueryBatchResponse:
         """One batch on a stream of its own (options as QueryStream.submit)."""
         with self.query_stream() as stream:
             return stream.submit(queries, **options).result(timeout=self.timeout)

@@ -82,9 +82,8 @@ class InProcessDriver {
 };
 
 // The same batches executed directly on kQueryThreads pool threads, no network.
-void BM_RaycastInProcess(benchmark::State& state) {
+void RunInProcess(benchmark::State& state, const std::vector<v1::QueryBatchRequest>& batches) {
   const int size = int(state.range(0));
-  const std::vector<v1::QueryBatchRequest> batches = RaycastBatches(size);
   InProcessDriver driver(batches);
   for (size_t b = 0; b < batches.size(); ++b) driver.Step();  // warm-up pass
   const double cpu_start = ProcessCpuMicros();
@@ -93,15 +92,24 @@ void BM_RaycastInProcess(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * size);
   state.counters["query_threads"] = kQueryThreads;
 }
+void BM_RaycastInProcess(benchmark::State& state) {
+  RunInProcess(state, RaycastBatches(int(state.range(0))));
+}
 BENCHMARK(BM_RaycastInProcess)->Arg(1)->Arg(16)->Arg(256)->UseRealTime();
+
+// The same rays as packed arrays (QueryBatchRequest.raycasts): the fast way to send many rays.
+void BM_RaycastArraysInProcess(benchmark::State& state) {
+  RunInProcess(state, RaycastArrayBatches(int(state.range(0))));
+}
+BENCHMARK(BM_RaycastArraysInProcess)->Arg(16)->Arg(256)->UseRealTime();
 
 // One stream to a server with kQueryThreads query threads; the client keeps `window` batches
 // written and not yet answered. The server runs at most its per-stream limit (kWindow) at once and
 // leaves the rest in the transport.
-void RunGrpcStream(benchmark::State& state, int window) {
+void RunGrpcStream(benchmark::State& state, int window,
+                   const std::vector<v1::QueryBatchRequest>& batches) {
   World& world = BenchCaveWorld();
   const int size = int(state.range(0));
-  const std::vector<v1::QueryBatchRequest> batches = RaycastBatches(size);
 
   server::WorkerPool pool(kQueryThreads, 1024);
   server::StreamLimits stream_limits;
@@ -142,13 +150,23 @@ void RunGrpcStream(benchmark::State& state, int window) {
   state.counters["query_threads"] = kQueryThreads;
 }
 // Batches pipelined up to the server's per-stream in-flight limit, as many as in process.
-void BM_RaycastGrpcStream(benchmark::State& state) { RunGrpcStream(state, kWindow); }
+void BM_RaycastGrpcStream(benchmark::State& state) {
+  RunGrpcStream(state, kWindow, RaycastBatches(int(state.range(0))));
+}
 BENCHMARK(BM_RaycastGrpcStream)->Arg(1)->Arg(16)->Arg(256)->UseRealTime();
+
+// BM_RaycastGrpcStream with the rays as packed arrays; compare with BM_RaycastArraysInProcess.
+void BM_RaycastArraysGrpcStream(benchmark::State& state) {
+  RunGrpcStream(state, kWindow, RaycastArrayBatches(int(state.range(0))));
+}
+BENCHMARK(BM_RaycastArraysGrpcStream)->Arg(16)->Arg(256)->UseRealTime();
 
 // The client keeps twice the server's limit in flight, so the next batch is already on the server
 // when one finishes: how much of the stream's gap is the round trip rather than CPU. Not the
 // like-for-like figure (that is BM_RaycastGrpcStream).
-void BM_RaycastGrpcStreamDeep(benchmark::State& state) { RunGrpcStream(state, 2 * kWindow); }
+void BM_RaycastGrpcStreamDeep(benchmark::State& state) {
+  RunGrpcStream(state, 2 * kWindow, RaycastBatches(int(state.range(0))));
+}
 BENCHMARK(BM_RaycastGrpcStreamDeep)->Arg(256)->UseRealTime();
 
 }  // namespace

@@ -37,4 +37,25 @@ inline std::vector<v1::QueryBatchRequest> RaycastBatches(int size,
   return batches;
 }
 
+// The same rays as RaycastBatches, each batch's rays as one QueryBatchRequest.raycasts (packed
+// arrays) instead of one QueryRequest per ray.
+inline std::vector<v1::QueryBatchRequest> RaycastArrayBatches(int size) {
+  std::vector<v1::QueryBatchRequest> batches = RaycastBatches(size);
+  for (v1::QueryBatchRequest& batch : batches) {
+    v1::RaycastArrays* arrays = batch.mutable_raycasts();
+    for (const v1::QueryRequest& q : batch.queries()) {
+      const v1::RaycastRequest& ray = q.raycast();
+      for (const v1::Vec3* v : {&ray.origin(), &ray.direction()}) {
+        auto* out = v == &ray.origin() ? arrays->mutable_origins() : arrays->mutable_directions();
+        out->Add(v->x());
+        out->Add(v->y());
+        out->Add(v->z());
+      }
+      arrays->add_max_distances(ray.max_distance());
+    }
+    batch.clear_queries();
+  }
+  return batches;
+}
+
 }  // namespace voxcol::bench

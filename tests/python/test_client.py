@@ -226,6 +226,25 @@ class BatchTest(ServerTest):
         self.assertEqual(batch.results[6].code, grpc.StatusCode.INVALID_ARGUMENT.value[0])
         self.assertIn("direction", batch.results[6].message)
 
+    def test_packed_raycasts_equal_the_single_raycasts(self):
+        columns = [self.column(5 + 3 * i, 7 + 2 * i) for i in range(6)]
+        origins = [(x, self.top, z) for x, z in columns] + [(10_000.0, 0.0, 0.0)]
+        directions = [(0, -1, 0)] * len(origins)
+        batch = self.client.query_batch(
+            raycasts=voxcol.raycast_arrays(origins, directions, self.height))
+        self.assertEqual(batch.code, 0, batch.message)
+        packed = batch.raycasts
+        self.assertEqual(len(packed.codes), len(origins))
+        for i, origin in enumerate(origins[:-1]):
+            single = self.client.raycast(origin, (0, -1, 0), self.height)
+            self.assertEqual(packed.codes[i], 0)
+            self.assertEqual(bool(packed.flags[i] & query_pb.RAYCAST_FLAG_HIT), single.hit)
+            self.assertEqual(packed.distances[i], single.first.distance)
+            self.assertEqual(packed.positions[3 * i + 1], single.first.position.y)
+        # The last origin is outside the world: that ray alone fails, naming its element.
+        self.assertEqual(packed.codes[-1], grpc.StatusCode.INVALID_ARGUMENT.value[0])
+        self.assertTrue(packed.message.startswith("raycasts.origins[6]:"), packed.message)
+
     def test_stream_of_batches_and_a_tick(self):
         x, z = self.column(-30, 20)
         ray = voxcol.raycast_request((x, self.top, z), (0, -1, 0), self.height)

@@ -61,6 +61,42 @@ TEST(QueryBatcherTest, SplitBatchesAnswerLikeTheUnaryCalls) {
   EXPECT_TRUE(batcher.Close().ok());
 }
 
+// Packed raycasts: one batch of arrays answers like the unary calls ray by ray, and leaves the
+// queued queries queued.
+TEST(QueryBatcherTest, PackedRaycastsAnswerLikeTheUnaryCalls) {
+  TempDir dir;
+  ServerProcess server;
+  ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH, ServerArgs(dir), dir.path()));
+  Client client(server.address());
+  QueryBatcher batcher(client);
+  std::future<QueryAnswer> queued = batcher.Raycast(DownRay(1.5f, 2.5f));
+  v1::RaycastArrays rays;
+  for (int i = 0; i < 8; ++i) {
+    const v1::RaycastRequest ray = DownRay(4.5f * i - 20, 3.5f * i);
+    for (const v1::Vec3* v : {&ray.origin(), &ray.direction()}) {
+      auto* out = v == &ray.origin() ? rays.mutable_origins() : rays.mutable_directions();
+      out->Add(v->x());
+      out->Add(v->y());
+      out->Add(v->z());
+    }
+  }
+  rays.add_max_distances(90);
+  BatchAnswer answer = batcher.Raycasts(rays).get();
+  ASSERT_TRUE(answer.status.ok()) << answer.status.error_message();
+  ASSERT_EQ(answer.raycasts.codes_size(), 8);
+  for (int i = 0; i < 8; ++i) {
+    v1::RaycastResponse unary;
+    ASSERT_TRUE(client.Raycast(DownRay(4.5f * i - 20, 3.5f * i), &unary).ok());
+    ASSERT_TRUE(unary.hit());
+    EXPECT_EQ(answer.raycasts.codes(i), 0) << i;
+    EXPECT_EQ(answer.raycasts.flags(i) & v1::RAYCAST_FLAG_HIT, uint32_t(v1::RAYCAST_FLAG_HIT));
+    EXPECT_EQ(answer.raycasts.positions(3 * i + 1), unary.first().position().y()) << i;
+  }
+  EXPECT_EQ(batcher.queued(), 1u);
+  batcher.Flush();
+  EXPECT_TRUE(queued.get().status.ok());
+}
+
 TEST(QueryBatcherTest, BrokenStreamFailsFuturesAndFlushReconnects) {
   TempDir dir;
   ServerProcess server;
