@@ -165,7 +165,7 @@ void RunOne(Input& in, const Engine& e, float half) {
   server::ServiceLimits limits;
   limits.max_characters_per_request = 4;
   const server::QueryEngine& engine = e.engine;
-  switch (in.U(5)) {
+  switch (in.U(6)) {
     case 0: {
       v1::RaycastRequest request;
       in.Vec(half * 1.1f, request.mutable_origin());
@@ -224,6 +224,28 @@ void RunOne(Input& in, const Engine& e, float half) {
       v1::ProbeResponse response;
       Print(request);
       if (server::RunProbe(engine, limits, request, &response).ok()) CheckFinite(response);
+      break;
+    }
+    case 5: {
+      // Packed raycasts; array lengths are sometimes off, to run the malformed-array checks.
+      v1::RaycastArrays request;
+      const uint32_t n = in.U(6);
+      for (uint32_t i = 0; i < n; ++i) {
+        v1::Vec3 origin, direction;
+        in.Vec(half * 1.1f, &origin);
+        in.Vec(1, &direction);
+        for (float c : {origin.x(), origin.y(), origin.z()}) request.add_origins(c);
+        for (float c : {direction.x(), direction.y(), direction.z()}) request.add_directions(c);
+        if (i == 0 || in.B()) request.add_max_distances(in.Positive(80));
+      }
+      if (in.U(8) == 0) request.add_origins(in.F(half));
+      request.set_water_mode(v1::WaterMode(in.U(3)));
+      request.set_mode(v1::RaycastMode(in.U(3)));
+      v1::RaycastArrayResults response;
+      Print(request);
+      if (server::RunRaycastArrays(engine, limits, request, &response).ok()) {
+        CheckFinite(response);
+      }
       break;
     }
     default: {
