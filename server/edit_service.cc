@@ -41,20 +41,15 @@ grpc::Status EditServiceImpl::FillBall(grpc::ServerContext*, const v1::FillBallR
   absl::Time start = absl::Now();
   absl::StatusOr<WorldHandle> handle = resolver_.Resolve(request->world());
   if (!handle.ok()) return FinishEdit(start, handle.status());
-  World& world = *(*handle)->world;
-  if ((*handle)->batcher != nullptr && !(*handle)->batcher->refusal().ok())
-    return FinishEdit(start, (*handle)->batcher->refusal());  // a read replica
   FillBallParams params;
   absl::Status status = FromProto(*request, &params);
-  if (status.ok()) status = ValidateFillBall(world, params, limits_.edit);
+  if (status.ok()) status = ValidateFillBall(*(*handle)->world, params, limits_.edit);
   if (status.ok()) {
-    absl::StatusOr<EditResult> result =
-        world.Edit([&](ChunkEdit& edit) { return voxcol::FillBall(edit, params, limits_.edit); });
-    status = result.status();
-    if (result.ok()) {
-      response->set_version(result->version);
-      response->set_changed_chunks(uint32_t(result->changes.size()));
-    }
+    // One primitive through the batcher, as ApplyEdits: the same group commit (acknowledged once
+    // durable), change feed and replica refusal.
+    EditBatch batch;
+    batch.primitives.push_back(params);
+    status = ApplyBatch(*(*handle)->batcher, batch, response);
   }
   return FinishEdit(start, status);
 }
