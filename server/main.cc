@@ -82,7 +82,7 @@ ABSL_FLAG(
     int, max_queued_batches, 256,
     "Query batches waiting for a thread beyond which new batches are shed with RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_batch_queries, 4096, "Most queries in one batch");
-ABSL_FLAG(int, max_in_flight_batches_per_stream, 4,
+ABSL_FLAG(int, max_in_flight_batches_per_stream, 8,
           "Batches one stream may have running; more wait (backpressure)");
 ABSL_FLAG(int, max_in_flight_edit_batches_per_stream, 32,
           "Edit batches one EditStream may have read and not yet answered; at the bound the "

@@ -20,7 +20,9 @@ namespace voxcol::server {
 
 struct StreamLimits {
   BatchLimits batch;
-  int max_in_flight_batches = 4;  // per stream; further reads wait (backpressure)
+  // Per stream; further reads wait (backpressure). 8 rather than 4: with 4, one stream left the
+  // query threads idle for part of every round trip (docs/benchmarks.md, "Packed raycasts").
+  int max_in_flight_batches = 8;
   int max_streams_per_client =
       256;  // open Query streams per client host; more get RESOURCE_EXHAUSTED
 };
