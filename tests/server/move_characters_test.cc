@@ -12,6 +12,7 @@
 #include "server/convert.h"
 #include "server/query_ops.h"
 #include "tests/core/test_worlds.h"
+#include "tests/server/lake_world.h"
 #include "tests/server/server_test_util.h"
 
 namespace voxcol::server {
@@ -21,9 +22,9 @@ using test_util::ExpectInvalid;
 using test_util::ExpectVec;
 using test_util::V;
 
-constexpr float kGround = -8;
-constexpr float kLake = -4;
-constexpr int kLakeX = 16;
+using test_util::kGround;
+using test_util::kLake;
+using test_util::kLakeX;
 constexpr float kRadius = 0.4f;
 constexpr float kHalfHeight = 0.5f;
 
@@ -127,24 +128,7 @@ TEST(MoveCharactersConvertTest, ResultCarriesEveryField) {
   EXPECT_EQ(air.collision_flags(), 0u);
 }
 
-class MoveCharactersOpsTest : public ::testing::Test {
- protected:
-  MoveCharactersOpsTest()
-      : world_(testing::MakeFunctionWorld([](const Int3& v) {
-          if (v.y < kGround) return Voxel{kMaterialRock, 255};
-          if (v.x >= kLakeX && v.y < kLake) return Voxel{kMaterialWater, 255};
-          return Voxel{};
-        })),
-        index_(*world_),
-        cache_(*world_, size_t(16) << 20),
-        engine_{index_, cache_} {}
-
-  std::unique_ptr<World> world_;  // 64^3 voxels of size 1, from -32 to 32 on each axis
-  BroadphaseIndex index_;
-  ChunkCollisionCache cache_;
-  QueryEngine engine_;
-  ServiceLimits limits_;
-};
+using MoveCharactersOpsTest = test_util::LakeWorldTest;
 
 TEST_F(MoveCharactersOpsTest, DroppedCapsuleLandsAndStays) {
   const float rest = kGround + kRadius + kHalfHeight;  // centre height standing on the rock
@@ -197,7 +181,9 @@ TEST_F(MoveCharactersOpsTest, BadMovesNameTheFieldWithItsIndex) {
   auto run = [&](const v1::MoveCharactersRequest& request) {
     v1::MoveCharactersResponse response;
     absl::Status status = RunMoveCharacters(engine_, limits_, request, &response);
-    if (!status.ok()) EXPECT_EQ(response.results_size(), 0);
+    if (!status.ok()) {
+      EXPECT_EQ(response.results_size(), 0);
+    }
     return status;
   };
   v1::MoveCharactersRequest request;

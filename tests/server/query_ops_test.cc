@@ -12,6 +12,7 @@
 
 #include "server/convert.h"
 #include "tests/core/test_worlds.h"
+#include "tests/server/lake_world.h"
 #include "tests/server/server_test_util.h"
 
 namespace voxcol::server {
@@ -20,9 +21,9 @@ namespace {
 using test_util::ExpectInvalid;
 using test_util::V;
 
-constexpr float kGround = -8;  // world units: top of the rock
-constexpr float kLake = -4;    // world units: water surface where x >= kLakeX
-constexpr int kLakeX = 16;
+using test_util::kGround;
+using test_util::kLake;
+using test_util::kLakeX;
 
 void ExpectUp(const v1::Vec3& normal, float tolerance) {
   EXPECT_NEAR(normal.x(), 0, tolerance);
@@ -30,18 +31,8 @@ void ExpectUp(const v1::Vec3& normal, float tolerance) {
   EXPECT_NEAR(normal.z(), 0, tolerance);
 }
 
-class QueryOpsTest : public ::testing::Test {
+class QueryOpsTest : public test_util::LakeWorldTest {
  protected:
-  QueryOpsTest()
-      : world_(testing::MakeFunctionWorld([](const Int3& v) {
-          if (v.y < kGround) return Voxel{kMaterialRock, 255};
-          if (v.x >= kLakeX && v.y < kLake) return Voxel{kMaterialWater, 255};
-          return Voxel{};
-        })),
-        index_(*world_),
-        cache_(*world_, size_t(16) << 20),
-        engine_{index_, cache_} {}
-
   // A posed sphere of `radius` at `position`.
   static v1::PosedShape Sphere(float radius, const v1::Vec3& position) {
     v1::PosedShape posed;
@@ -49,12 +40,6 @@ class QueryOpsTest : public ::testing::Test {
     *posed.mutable_position() = position;
     return posed;
   }
-
-  std::unique_ptr<World> world_;  // 64^3 voxels of size 1, from -32 to 32 on each axis
-  BroadphaseIndex index_;
-  ChunkCollisionCache cache_;
-  QueryEngine engine_;
-  ServiceLimits limits_;
 };
 
 // ---- Raycast.

@@ -1,6 +1,6 @@
-// Packed raycasts (QueryBatchRequest.raycasts, server/query_ops.h RunRaycastArrays) on an analytic
-// world: rock fills every voxel below y = -8 (the smooth surface is the plane y = -8) and water
-// fills -8 <= y < -4 where x >= 16. Downward rays are checked against the plane in closed form;
+// Packed raycasts (QueryBatchRequest.raycasts, server/query_ops.h RunRaycastArrays) on the lake
+// world (tests/server/lake_world.h: rock below y = -8, the plane y = -8 its smooth surface; water
+// up to y = -4 where x >= 16). Downward rays are checked against the plane in closed form;
 // random rays against the same rays sent one RaycastRequest each, field by field; bad arrays and
 // bad rays name their field.
 #include <gtest/gtest.h>
@@ -13,6 +13,7 @@
 #include "server/query_batch.h"
 #include "server/query_ops.h"
 #include "tests/core/test_worlds.h"
+#include "tests/server/lake_world.h"
 #include "tests/server/server_test_util.h"
 
 namespace voxcol::server {
@@ -21,34 +22,18 @@ namespace {
 using test_util::ExpectInvalid;
 using test_util::V;
 
-constexpr float kGround = -8;  // world units: top of the rock
-constexpr float kLake = -4;    // world units: water surface where x >= kLakeX
-constexpr int kLakeX = 16;
+using test_util::kGround;
+using test_util::kLake;
+using test_util::kLakeX;
 
-class RaycastArraysTest : public ::testing::Test {
+class RaycastArraysTest : public test_util::LakeWorldTest {
  protected:
-  RaycastArraysTest()
-      : world_(testing::MakeFunctionWorld([](const Int3& v) {
-          if (v.y < kGround) return Voxel{kMaterialRock, 255};
-          if (v.x >= kLakeX && v.y < kLake) return Voxel{kMaterialWater, 255};
-          return Voxel{};
-        })),
-        index_(*world_),
-        cache_(*world_, size_t(16) << 20),
-        engine_{index_, cache_} {}
-
   static void AddRay(const Vec3& origin, const Vec3& direction, v1::RaycastArrays* arrays) {
     for (int a = 0; a < 3; ++a) {
       arrays->add_origins(origin[a]);
       arrays->add_directions(direction[a]);
     }
   }
-
-  std::unique_ptr<World> world_;  // 64^3 voxels of size 1, from -32 to 32 on each axis
-  BroadphaseIndex index_;
-  ChunkCollisionCache cache_;
-  QueryEngine engine_;
-  ServiceLimits limits_;
 };
 
 // Straight down from height h the ray meets the plane y = -8 at distance h + 8, normal +y, and
