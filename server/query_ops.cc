@@ -56,7 +56,10 @@ absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits,
 
 int RaycastArrayCount(const v1::RaycastArrays& request) { return request.origins_size() / 3; }
 
-absl::Status CheckRaycastArrays(const v1::RaycastArrays& request) {
+namespace {
+
+// CheckRaycastArrays, and the arrays' settings when they are OK.
+absl::Status DecodeRaycastArrays(const v1::RaycastArrays& request, RaycastSettings* settings) {
   const int n = RaycastArrayCount(request);
   if (request.origins_size() % 3 != 0) {
     return absl::InvalidArgumentError(absl::StrCat("raycasts.origins: ", request.origins_size(),
@@ -72,14 +75,11 @@ absl::Status CheckRaycastArrays(const v1::RaycastArrays& request) {
     return absl::InvalidArgumentError(absl::StrCat("raycasts.max_distances: ", d, " values for ", n,
                                                    " rays (give 1, or 1 per ray)"));
   }
-  RaycastSettings settings;
-  if (absl::Status s = FromProto(request.water_mode(), request.mode(), &settings); !s.ok()) {
+  if (absl::Status s = FromProto(request.water_mode(), request.mode(), settings); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("raycasts.", s.message()));
   }
   return absl::OkStatus();
 }
-
-namespace {
 
 // A ray's validation message with the array element it is about: "raycasts.origins[7]: origin
 // (...) is outside the world bounds". A single max_distances value is element 0.
@@ -108,13 +108,18 @@ void WriteHit(const RaycastHit& hit, int i, v1::RaycastArrayResults* out) {
 
 }  // namespace
 
+absl::Status CheckRaycastArrays(const v1::RaycastArrays& request) {
+  RaycastSettings settings;
+  return DecodeRaycastArrays(request, &settings);
+}
+
 absl::Status RunRaycastArrays(const QueryEngine& engine, const ServiceLimits& limits,
                               const v1::RaycastArrays& request, v1::RaycastArrayResults* out,
                               const QueryInterrupt& interrupt) {
-  if (absl::Status s = CheckRaycastArrays(request); !s.ok()) return s;
   RaycastSettings settings;
-  (void)FromProto(request.water_mode(), request.mode(), &settings);  // checked above
-  GetServerMetrics().queries_raycast->Add(uint64_t(RaycastArrayCount(request)));
+  if (absl::Status s = DecodeRaycastArrays(request, &settings); !s.ok()) return s;
+  ServerMetrics& metrics = GetServerMetrics();
+  metrics.queries_raycast->Add(uint64_t(RaycastArrayCount(request)));
   const int n = RaycastArrayCount(request);
   out->Clear();
   out->mutable_codes()->Resize(n, 0);
@@ -137,6 +142,7 @@ absl::Status RunRaycastArrays(const QueryEngine& engine, const ServiceLimits& li
     ray.direction = Vec3{d[3 * i], d[3 * i + 1], d[3 * i + 2]};
     ray.max_distance = request.max_distances(one_distance ? 0 : i);
     if (absl::Status s = ValidateRaycast(engine.world(), &ray, limits.query); !s.ok()) {
+      metrics.query_failures->Add();
       out->set_codes(i, int(s.code()));
       if (out->message().empty()) out->set_message(RayField(i, one_distance, s.message()));
       continue;
