@@ -64,6 +64,7 @@ grpc::Status WorldServiceImpl::CreateWorld(grpc::ServerContext*,
                                            const v1::CreateWorldRequest* request,
                                            v1::WorldSummary* response) {
   if (registry_ == nullptr) return {grpc::StatusCode::UNIMPLEMENTED, "one world only"};
+  if (!change_refusal_.ok()) return ToGrpcStatus(change_refusal_);
   const WorldConfig& own = registry_->default_world().world->config();
   absl::StatusOr<WorldConfig> settings =
       SettingsFromProto(request->settings(), own, WorldVoxelBounds(own).Volume());
@@ -79,6 +80,7 @@ grpc::Status WorldServiceImpl::DeleteWorld(grpc::ServerContext*,
                                            const v1::DeleteWorldRequest* request,
                                            v1::DeleteWorldResponse*) {
   if (registry_ == nullptr) return {grpc::StatusCode::UNIMPLEMENTED, "one world only"};
+  if (!change_refusal_.ok()) return ToGrpcStatus(change_refusal_);
   return ToGrpcStatus(registry_->Delete(request->world()));
 }
 
