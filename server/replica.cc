@@ -220,7 +220,10 @@ void ReplicaFollower::Run() {
       if (stopping_) return;
       ++reconnects_;
       // Another world under this id on the primary (settings differ, or it is behind this copy).
-      if (ended.code() == absl::StatusCode::kFailedPrecondition) diverged_ = true;
+      if (ended.code() == absl::StatusCode::kFailedPrecondition ||
+          ended.code() == absl::StatusCode::kNotFound) {
+        diverged_ = true;
+      }
     }
     LogInfo(
         "event=replica_feed_ended primary=%s world=%s version=%d code=%d message=%s backoff_ms=%d",

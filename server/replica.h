@@ -3,10 +3,14 @@
 //
 // ReplicaSet keeps the replica's worlds equal to the primary's: every poll interval it lists the
 // primary's worlds (ListWorlds, which also gives each world's version for the lag), creates each
-// world it lacks with the primary's generator settings (GetWorldInfo of that world), deletes the
-// local worlds the primary no longer has (their follower stopped first), and runs one
-// ReplicaFollower per world. A world the primary made as a copy of a template is created here as a
-// generated world at version 0; its feed starts at the copy's version, so the first Subscribe is
+// world it lacks, deletes the local worlds the primary no longer has (their follower stopped
+// first), and runs one ReplicaFollower per world. A generated world is created with the
+// primary's generator settings (GetWorldInfo of that world) at version 0 and follows the feed.
+// A copy of a template is made here the way the primary made it, from the replica's own template
+// world, when that is at the copy's template version (the usual case: a template map is not
+// edited; the copy then shares the template's chunks and nothing crosses the network); the set
+// waits up to 20 polls for a catching-up template. Otherwise the copy is created as a generated
+// world at version 0: its feed starts at the copy's version, so the first Subscribe is
 // OUT_OF_RANGE and the follower seeds it like a re-seed (ExportRegion of the whole world plus the
 // feed up to one pinned version), then follows the feed from there.
 //
@@ -75,7 +79,8 @@ struct ReplicaStatus {
   uint64_t reseeds = 0;          // full copies after falling out of the primary's window
   uint64_t applied_batches = 0;  // feed batches applied (not counting gap fillers)
   // The primary serves another world under this id (other settings, or older than this replica's
-  // copy): ReplicaSet deletes and re-creates a non-default world in that state.
+  // copy) or none (NOT_FOUND: deleted, maybe re-created since): ReplicaSet deletes a non-default
+  // world in that state and creates it again if the primary has it.
   bool diverged = false;
 };
 
@@ -154,8 +159,15 @@ class ReplicaSet {
   void Poll();
   // One sync with the primary's ListWorlds answer.
   void Sync(client::Client& client, const v1::ListWorldsResponse& primary_worlds);
-  // Creates world `id` like the primary's and starts its follower.
-  absl::Status Add(client::Client& client, const std::string& id);
+  // Creates the primary's world `world` here and starts its follower.
+  absl::Status Add(client::Client& client, const v1::WorldSummary& world);
+  // Makes copy `world` from the local template; FAILED_PRECONDITION if that is not at the copy's
+  // template version.
+  absl::Status CopyLocally(const v1::WorldSummary& world);
+  // Whether to wait with copy `world` for the local template to reach its template version.
+  bool DeferCopy(const v1::WorldSummary& world,
+                 const std::map<std::string, const v1::WorldSummary*>& primary)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
   // Stops the follower of `id` and deletes the local world (never the default one).
   absl::Status Remove(const std::string& id);
   void StartFollower(const std::string& id);
@@ -166,6 +178,7 @@ class ReplicaSet {
   const uint32_t generator_version_;
   std::thread poll_thread_;
   absl::Mutex sync_mu_;  // one Sync/Stop changes the followers at a time
+  std::map<std::string, int> copy_deferrals_ ABSL_GUARDED_BY(sync_mu_);
   mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::map<std::string, std::unique_ptr<ReplicaFollower>> followers_ ABSL_GUARDED_BY(mu_);

@@ -1,7 +1,5 @@
 // ReplicaSet (server/replica.h): one follower per world of the primary, and the poll that keeps
 // the replica's set of worlds equal to the primary's.
-#include <set>
-
 #include "absl/strings/str_cat.h"
 #include "server/convert.h"
 #include "server/convert_edit.h"
@@ -55,7 +53,51 @@ void ReplicaSet::StartFollower(const std::string& id) {
   followers_[id] = std::move(follower);
 }
 
-absl::Status ReplicaSet::Add(client::Client& client, const std::string& id) {
+absl::Status ReplicaSet::CopyLocally(const v1::WorldSummary& world) {
+  absl::StatusOr<WorldHandle> local = worlds_.Resolve(world.template_world(), "template_world");
+  if (!local.ok()) return local.status();
+  if ((*local)->world->version() != world.template_version()) {
+    return absl::FailedPreconditionError(absl::StrCat("local template at version ",
+                                                      (*local)->world->version(), ", copy made at ",
+                                                      world.template_version()));
+  }
+  const WorldConfig config = (*local)->world->config();
+  local->reset();
+  absl::StatusOr<WorldRegistry::Summary> created =
+      worlds_.Create(world.world(), config, world.template_world());
+  if (!created.ok()) return created.status();
+  if (created->version != world.template_version()) {  // the template moved on meanwhile
+    (void)worlds_.Delete(world.world());
+    return absl::FailedPreconditionError("the local template moved on during the copy");
+  }
+  LogInfo("event=replica_world_copied world=%s template=%s version=%d", world.world(),
+          world.template_world(), created->version);
+  return absl::OkStatus();
+}
+
+bool ReplicaSet::DeferCopy(const v1::WorldSummary& world,
+                           const std::map<std::string, const v1::WorldSummary*>& primary) {
+  constexpr int kMaxDeferrals = 20;
+  auto source = primary.find(world.template_world());
+  // The primary's template moved on since the copy: no local template will be at that version.
+  if (source == primary.end() || source->second->version() != world.template_version()) {
+    return false;
+  }
+  absl::StatusOr<WorldHandle> local = worlds_.Resolve(world.template_world(), "template_world");
+  if (!local.ok() || (*local)->world->version() >= world.template_version()) return false;
+  return ++copy_deferrals_[world.world()] <= kMaxDeferrals;
+}
+
+absl::Status ReplicaSet::Add(client::Client& client, const v1::WorldSummary& world) {
+  const std::string& id = world.world();
+  if (!world.template_world().empty()) {
+    absl::Status copied = CopyLocally(world);
+    if (copied.ok()) {
+      StartFollower(id);
+      return copied;
+    }
+    LogInfo("event=replica_copy_from_primary world=%s reason=%s", id, copied.message());
+  }
   v1::GetWorldInfoRequest request;
   request.set_world(id);
   v1::GetWorldInfoResponse info;
@@ -102,32 +144,35 @@ absl::Status ReplicaSet::Remove(const std::string& id) {
 
 void ReplicaSet::Sync(client::Client& client, const v1::ListWorldsResponse& primary_worlds) {
   absl::MutexLock sync(&sync_mu_);
-  std::map<std::string, uint64_t> primary;
-  for (const v1::WorldSummary& w : primary_worlds.worlds()) primary[w.world()] = w.version();
+  std::map<std::string, const v1::WorldSummary*> primary;
+  for (const v1::WorldSummary& w : primary_worlds.worlds()) primary[w.world()] = &w;
   const std::map<std::string, ReplicaStatus> mine = world_status();
-  std::set<std::string> local;
-  for (const WorldRegistry::Summary& s : worlds_.List()) local.insert(s.id);
-  for (const std::string& id : local) {
-    if (id == kDefaultWorld) continue;
-    auto status = mine.find(id);
+  for (const WorldRegistry::Summary& s : worlds_.List()) {
+    if (s.id == kDefaultWorld) continue;
+    auto status = mine.find(s.id);
     const bool diverged = status != mine.end() && status->second.diverged;
-    if (primary.count(id) != 0 && !diverged) continue;
-    if (absl::Status s = Remove(id); s.ok() && diverged) local.erase(id);
-    if (diverged) LogInfo("event=replica_world_replaced world=%s", id);
+    if (primary.count(s.id) != 0 && !diverged) continue;
+    if (diverged) LogInfo("event=replica_world_replaced world=%s", s.id);
+    (void)Remove(s.id);
   }
-  for (const auto& [id, version] : primary) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (stopping_) return;
-      if (auto it = followers_.find(id); it != followers_.end()) {
-        it->second->NoteKnown(version);
-        continue;
+  // Generated worlds first, so that a copy finds its template here.
+  for (const bool copies : {false, true}) {
+    for (const auto& [id, world] : primary) {
+      if (world->template_world().empty() == copies) continue;
+      {
+        absl::MutexLock lock(&mu_);
+        if (stopping_) return;
+        if (auto it = followers_.find(id); it != followers_.end()) {
+          it->second->NoteKnown(world->version());
+          continue;
+        }
       }
-    }
-    absl::Status added = Add(client, id);
-    if (!added.ok()) {
-      LogInfo("event=replica_world_create_failed world=%s code=%d message=%s", id,
-              int(added.code()), added.message());
+      if (copies && DeferCopy(*world, primary)) continue;
+      copy_deferrals_.erase(id);
+      if (absl::Status added = Add(client, *world); !added.ok()) {
+        LogInfo("event=replica_world_create_failed world=%s code=%d message=%s", id,
+                int(added.code()), added.message());
+      }
     }
   }
 }

@@ -177,30 +177,56 @@ TEST(ReplicaWorldsTest, ReplicaFollowsEveryWorld) {
                                "--world_size=128,96,128", "--query_threads=2"},
                               c.dir.path()));
   client::Client p(c.primary.address());
-  // Before the replica exists: a generated world, a template, and a copy of the edited template,
-  // each edited (the copy after it was made).
+  // Before the replica exists: a generated world, a template, and two copies of the edited
+  // template, all edited (the copies after they were made). match-1 was copied before the
+  // template's last edits, so no replica template is ever at its version: the replica copies it
+  // from the primary (ExportRegion). match-2 was copied from the template as it still is: the
+  // replica copies it from its own template.
   ASSERT_TRUE(CreateWorld(p, "gen", 11, "").ok());
   ASSERT_TRUE(CreateWorld(p, "tmpl", 23, "").ok());
   EditWorld(p, "gen", 10, 1);
   EditWorld(p, "tmpl", 12, 2);
   ASSERT_TRUE(CreateWorld(p, "match-1", 0, "tmpl").ok());
-  EditWorld(p, "match-1", 6, 3);
-  EditWorld(p, "", 4, 4);
+  EditWorld(p, "tmpl", 3, 3);
+  ASSERT_TRUE(CreateWorld(p, "match-2", 0, "tmpl").ok());
+  EditWorld(p, "match-1", 6, 4);
+  EditWorld(p, "match-2", 4, 5);
+  EditWorld(p, "", 4, 6);
 
   ASSERT_TRUE(c.StartReplica());
   client::Client r(c.replica.address());
+  // Generous: a starved host (benchmarks beside the tests) makes this take 10x its ~1 s.
+  ASSERT_TRUE(WaitForSameWorlds(p, r, std::chrono::seconds(60))) << c.replica.Log();
+  EXPECT_NE(c.replica.Log().find("event=replica_reseeded world=match-1"), std::string::npos);
+  EXPECT_NE(c.replica.Log().find("event=replica_world_copied world=match-2"), std::string::npos)
+      << c.replica.Log();
+  // After the replica saw them: more edits, and a third copy made while the replica runs (from
+  // the replica's own template; had the template been edited before the replica's next poll, it
+  // would be copied from the primary), then the template edited (never in the copies).
+  EditWorld(p, "gen", 5, 7);
+  EditWorld(p, "match-1", 5, 8);
+  EditWorld(p, "match-2", 3, 9);
+  ASSERT_TRUE(CreateWorld(p, "match-3", 0, "tmpl").ok());
+  EditWorld(p, "match-3", 5, 10);
   ASSERT_TRUE(WaitForSameWorlds(p, r, std::chrono::seconds(30))) << c.replica.Log();
-  // After the replica saw them: more edits, and a second copy made while the replica runs.
-  EditWorld(p, "gen", 5, 5);
-  EditWorld(p, "tmpl", 5, 6);
-  EditWorld(p, "match-1", 5, 7);
-  ASSERT_TRUE(CreateWorld(p, "match-2", 0, "tmpl").ok());
-  EditWorld(p, "match-2", 5, 8);
-  EditWorld(p, "tmpl", 3, 9);  // the template after the copy: never in the copy
+  EXPECT_NE(c.replica.Log().find("event=replica_world_copied world=match-3"), std::string::npos);
+  EditWorld(p, "tmpl", 3, 11);
   ASSERT_TRUE(WaitForSameWorlds(p, r, std::chrono::seconds(30))) << c.replica.Log();
-  EXPECT_EQ(Worlds(r).size(), 5u);
+  EXPECT_EQ(Worlds(r).size(), 6u);
   ExpectAllWorldsSame(p, r, 2000);
   ASSERT_FALSE(HasFatalFailure());
+  {  // Copies made from the replica's template say so, like the primary's.
+    v1::ListWorldsResponse mine, theirs;
+    ASSERT_TRUE(r.ListWorlds(&mine).ok());
+    ASSERT_TRUE(p.ListWorlds(&theirs).ok());
+    ASSERT_EQ(mine.worlds_size(), theirs.worlds_size());
+    for (int i = 0; i < mine.worlds_size(); ++i) {
+      const v1::WorldSummary &a = mine.worlds(i), &b = theirs.worlds(i);
+      if (a.world() != "match-2" && a.world() != "match-3") continue;
+      EXPECT_EQ(a.template_world(), b.template_world()) << a.world();
+      EXPECT_EQ(a.template_version(), b.template_version()) << a.world();
+    }
+  }
 
   // Per-world status and metrics.
   {
@@ -208,14 +234,13 @@ TEST(ReplicaWorldsTest, ReplicaFollowsEveryWorld) {
     grpc::ClientContext context;
     ASSERT_TRUE(
         v1::ReplicaService::NewStub(r.channel())->GetReplicaStatus(&context, {}, &status).ok());
-    ASSERT_EQ(status.worlds_size(), 5);
+    ASSERT_EQ(status.worlds_size(), 6);
     const auto primary_worlds = Worlds(p);
     for (const v1::WorldReplicaStatus& w : status.worlds()) {
       EXPECT_EQ(w.applied_version(), primary_worlds.at(w.world())) << w.world();
       EXPECT_EQ(w.lag_versions(), 0u) << w.world();
-      if (w.world() == "match-1" || w.world() == "match-2") {
-        EXPECT_GE(w.reseeds(), 1u) << "a copy is seeded from ExportRegion";
-      }
+      if (w.world() == "match-1") EXPECT_EQ(w.reseeds(), 1u) << "seeded from ExportRegion";
+      if (w.world() == "match-2") EXPECT_EQ(w.reseeds(), 0u) << "copied from the local template";
     }
     EXPECT_EQ(status.applied_version(), primary_worlds.at("default"));
     const std::string metrics = testing::HttpGet(c.replica.metrics_port(), "/metrics");
@@ -280,18 +305,28 @@ TEST(ReplicaWorldsTest, ReplicaFollowsEveryWorld) {
     EXPECT_EQ(RunBatch(r, batch).code(), int(grpc::StatusCode::NOT_FOUND));
   }
 
+  // A world deleted and at once created again under the same id (another seed, a lower version)
+  // replaces the replica's old one.
+  ASSERT_TRUE(p.DeleteWorld("match-2").ok());
+  ASSERT_TRUE(CreateWorld(p, "match-2", 99, "").ok());
+  EditWorld(p, "match-2", 3, 16);
+  ASSERT_TRUE(WaitForSameWorlds(p, r, std::chrono::seconds(20))) << c.replica.Log();
+  ExpectSameAnswers(p, r, "match-2", Worlds(p).at("match-2"), 2000);
+  ASSERT_FALSE(HasFatalFailure());
+
   // kill -9 of the replica; edits while it is down; the restart resumes every world from its
   // stored version (no world is copied again) and converges.
   c.replica.Stop(SIGKILL);
-  EditWorld(p, "match-1", 5, 10);
-  EditWorld(p, "match-2", 5, 11);
-  EditWorld(p, "tmpl", 5, 12);
-  EditWorld(p, "", 5, 13);
+  EditWorld(p, "match-1", 5, 12);
+  EditWorld(p, "match-3", 5, 13);
+  EditWorld(p, "tmpl", 5, 14);
+  EditWorld(p, "", 5, 15);
   ASSERT_TRUE(c.StartReplica());
   client::Client restarted(c.replica.address());
   ASSERT_TRUE(WaitForSameWorlds(p, restarted, std::chrono::seconds(30))) << c.replica.Log();
   EXPECT_EQ(c.replica.Log().find("event=replica_reseeded"), std::string::npos) << c.replica.Log();
   EXPECT_EQ(c.replica.Log().find("event=replica_world_created"), std::string::npos);
+  EXPECT_EQ(c.replica.Log().find("event=replica_world_copied"), std::string::npos);
   ExpectAllWorldsSame(p, restarted, 2000);
 }
 
