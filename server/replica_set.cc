@@ -179,9 +179,14 @@ void ReplicaSet::Sync(client::Client& client, const v1::ListWorldsResponse& prim
 
 void ReplicaSet::Poll() {
   client::Client client(options_.primary, std::chrono::seconds(5), options_.security);
+  const auto stub = v1::WorldService::NewStub(client.channel());
+  v1::ListWorldsRequest request;
+  request.set_skip_resident_bytes(true);  // no walk over the primary's resident chunks
   do {
     v1::ListWorldsResponse primary_worlds;
-    grpc::Status listed = client.ListWorlds(&primary_worlds);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    grpc::Status listed = stub->ListWorlds(&context, request, &primary_worlds);
     if (listed.ok()) Sync(client, primary_worlds);
   } while (SleepUnlessStopped(options_.poll_interval));
 }

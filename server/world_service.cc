@@ -84,7 +84,8 @@ grpc::Status WorldServiceImpl::DeleteWorld(grpc::ServerContext*,
   return ToGrpcStatus(registry_->Delete(request->world()));
 }
 
-grpc::Status WorldServiceImpl::ListWorlds(grpc::ServerContext*, const v1::ListWorldsRequest*,
+grpc::Status WorldServiceImpl::ListWorlds(grpc::ServerContext*,
+                                          const v1::ListWorldsRequest* request,
                                           v1::ListWorldsResponse* response) {
   if (registry_ == nullptr) {
     WorldRegistry::Summary s;
@@ -97,7 +98,9 @@ grpc::Status WorldServiceImpl::ListWorlds(grpc::ServerContext*, const v1::ListWo
     ToProto(s, response->add_worlds());
     return grpc::Status::OK;
   }
-  for (const WorldRegistry::Summary& s : registry_->List(true)) ToProto(s, response->add_worlds());
+  for (const WorldRegistry::Summary& s : registry_->List(!request->skip_resident_bytes())) {
+    ToProto(s, response->add_worlds());
+  }
   return grpc::Status::OK;
 }
 

@@ -215,6 +215,22 @@ TEST(ReplicaWorldsTest, ReplicaFollowsEveryWorld) {
   EXPECT_EQ(Worlds(r).size(), 6u);
   ExpectAllWorldsSame(p, r, 2000);
   ASSERT_FALSE(HasFatalFailure());
+  {  // What the replica polls: the same worlds and versions without the resident-chunk walk.
+    v1::ListWorldsRequest request;
+    request.set_skip_resident_bytes(true);
+    v1::ListWorldsResponse cheap;
+    grpc::ClientContext context;
+    ASSERT_TRUE(v1::WorldService::NewStub(p.channel())->ListWorlds(&context, request, &cheap).ok());
+    std::map<std::string, uint64_t> versions;
+    for (const v1::WorldSummary& w : cheap.worlds()) {
+      versions[w.world()] = w.version();
+      EXPECT_EQ(w.resident_bytes(), 0u) << w.world();
+    }
+    EXPECT_EQ(versions, Worlds(p));
+    v1::ListWorldsResponse full;
+    ASSERT_TRUE(p.ListWorlds(&full).ok());
+    EXPECT_GT(full.worlds(0).resident_bytes(), 0u) << full.worlds(0).world();
+  }
   {  // Copies made from the replica's template say so, like the primary's.
     v1::ListWorldsResponse mine, theirs;
     ASSERT_TRUE(r.ListWorlds(&mine).ok());
