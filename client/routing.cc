@@ -27,6 +27,9 @@ grpc::Status RunBatch(Client& client, const v1::QueryBatchRequest& request,
   return grpc::Status(grpc::StatusCode(response->code()), response->message());
 }
 
+// The floor's key: the default world under one name.
+std::string WorldKey(const std::string& world) { return world.empty() ? "default" : world; }
+
 // Whether another server may answer the batch: this one was unreachable or behind.
 bool TryNext(const grpc::Status& status) {
   return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
@@ -68,30 +71,34 @@ RoutedClient::RoutedClient(const RoutingTargets& targets)
   }
 }
 
-void RoutedClient::RaiseFloor(uint64_t version) {
-  uint64_t floor = floor_.load(std::memory_order_relaxed);
-  while (version > floor && !floor_.compare_exchange_weak(floor, version)) {
-  }
+uint64_t RoutedClient::read_floor(const std::string& world) const {
+  std::lock_guard<std::mutex> lock(floor_mu_);
+  auto it = floors_.find(WorldKey(world));
+  return it == floors_.end() ? 0 : it->second;
+}
+
+void RoutedClient::RaiseFloor(uint64_t version, const std::string& world) {
+  std::lock_guard<std::mutex> lock(floor_mu_);
+  uint64_t& floor = floors_[WorldKey(world)];
+  floor = std::max(floor, version);
 }
 
 grpc::Status RoutedClient::ApplyEdits(const v1::ApplyEditsRequest& request, v1::EditAck* ack) {
   grpc::Status status = primary_->ApplyEdits(request, ack);
-  if (status.ok()) RaiseFloor(ack->version());
+  if (status.ok()) RaiseFloor(ack->version(), request.world());
   return status;
 }
 
 grpc::Status RoutedClient::FillBall(const v1::FillBallRequest& request, v1::EditAck* ack) {
   grpc::Status status = primary_->FillBall(request, ack);
-  if (status.ok()) RaiseFloor(ack->version());
+  if (status.ok()) RaiseFloor(ack->version(), request.world());
   return status;
 }
 
 grpc::Status RoutedClient::Query(v1::QueryBatchRequest request, v1::QueryBatchResponse* response) {
-  request.set_min_version(std::max(request.min_version(), read_floor()));
-  // Replicas follow their primary's default world only (docs/operations.md): a batch for another
-  // world, like one with edits, goes to the primary.
-  const bool replicated = request.world().empty() || request.world() == "default";
-  if (!request.has_edits() && replicated) {
+  request.set_min_version(std::max(request.min_version(), read_floor(request.world())));
+  // Replicas follow every world of their primary; a batch with edits goes to the primary.
+  if (!request.has_edits()) {
     const size_t n = replicas_.size();
     const size_t first = size_t(next_replica_.fetch_add(1, std::memory_order_relaxed));
     for (size_t i = 0; i < n; ++i) {
@@ -100,7 +107,9 @@ grpc::Status RoutedClient::Query(v1::QueryBatchRequest request, v1::QueryBatchRe
     }
   }
   grpc::Status status = RunBatch(*primary_, request, timeout_, response);
-  if (status.ok() && response->has_edit_ack()) RaiseFloor(response->edit_ack().version());
+  if (status.ok() && response->has_edit_ack()) {
+    RaiseFloor(response->edit_ack().version(), request.world());
+  }
   return status;
 }
 

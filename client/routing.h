@@ -9,15 +9,18 @@
 //
 // RoutedClient sends edits to one world's primary and spreads queries over its replicas (round
 // robin), with read-your-writes: every Query batch carries min_version >= the version of the last
-// edit this client had acknowledged, so a replica answers only once it has applied that edit (it
-// waits up to the server's --max_min_version_wait_ms). A replica that cannot answer (unreachable,
-// or still behind: FAILED_PRECONDITION for min_version) is skipped and the batch goes to the next
-// replica, finally to the primary.
+// edit this client had acknowledged in the batch's world (versions are per world, so the floor is
+// kept per world), so a replica answers only once it has applied that edit (it waits up to the
+// server's --max_min_version_wait_ms). Replicas follow every world of their primary. A replica that
+// cannot answer (unreachable, or still behind: FAILED_PRECONDITION for min_version) is skipped and
+// the batch goes to the next replica, finally to the primary.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,18 +53,20 @@ class RoutedClient {
  public:
   explicit RoutedClient(const RoutingTargets& targets);
 
-  // Edits through the primary; an ack raises the read-your-writes floor to its version.
+  // Edits through the primary; an ack raises the read-your-writes floor of the request's world
+  // (empty = "default") to its version.
   grpc::Status ApplyEdits(const v1::ApplyEditsRequest& request, v1::EditAck* ack);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* ack);
-  // One Query batch on a replica (round robin), min_version raised to the floor; falls back to
-  // the next replica and then the primary as described above. A batch with edits, or for a world
-  // other than the default one (replicas follow only that), goes to the primary.
+  // One Query batch on a replica (round robin), min_version raised to the floor of its world;
+  // falls back to the next replica and then the primary as described above. A batch with edits
+  // goes to the primary.
   grpc::Status Query(v1::QueryBatchRequest request, v1::QueryBatchResponse* response);
 
-  // The version of the newest edit this client had acknowledged (0: none).
-  uint64_t read_floor() const { return floor_.load(std::memory_order_acquire); }
-  // Raises the floor, e.g. to a version another client reported.
-  void RaiseFloor(uint64_t version);
+  // The version of the newest edit this client had acknowledged in `world` (empty = "default";
+  // 0: none).
+  uint64_t read_floor(const std::string& world = "") const;
+  // Raises the floor of `world`, e.g. to a version another client reported.
+  void RaiseFloor(uint64_t version, const std::string& world = "");
   Client& primary() { return *primary_; }
   size_t replica_count() const { return replicas_.size(); }
 
@@ -69,7 +74,8 @@ class RoutedClient {
   std::unique_ptr<Client> primary_;
   std::vector<std::unique_ptr<Client>> replicas_;
   std::chrono::milliseconds timeout_;
-  std::atomic<uint64_t> floor_{0};
+  mutable std::mutex floor_mu_;
+  std::map<std::string, uint64_t, std::less<>> floors_;  // by world id ("default" for empty)
   std::atomic<uint64_t> next_replica_{0};
 };
 

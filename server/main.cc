@@ -430,14 +430,16 @@ bool AdoptPrimaryWorld(const ReplicaOptions& replica, ServerConfig* config) {
   if (world.ok()) config->new_world = *world;
   return world.ok();
 }
-std::unique_ptr<ReplicaFollower> MakeReplica(const ReplicaOptions& replica, World& world,
-                                             EditBatcher& batcher, Metrics& registry) {
+// Every world of a replica (default, reopened and followed ones) refuses client edits through the
+// registry's edit_refusal; the set follows all of the primary's worlds.
+std::unique_ptr<ReplicaSet> MakeReplica(const ReplicaOptions& replica, WorldRegistry& worlds,
+                                        Metrics& registry) {
   if (replica.primary.empty()) return nullptr;
-  batcher.RefuseEdits(ReplicaEditRefusal(replica.primary));
-  auto follower = std::make_unique<ReplicaFollower>(world, replica, CaveGenerator::kVersion);
-  follower->RegisterMetrics(registry);
-  LogInfo("event=replica_of primary=%s version=%d", replica.primary, world.version());
-  return follower;
+  auto followers = std::make_unique<ReplicaSet>(worlds, replica, CaveGenerator::kVersion);
+  followers->RegisterMetrics(registry);
+  LogInfo("event=replica_of primary=%s version=%d", replica.primary,
+          worlds.default_world().world->version());
+  return followers;
 }
 
 // The steps in order; objects are declared so that each outlives everything that uses it
@@ -460,7 +462,10 @@ int RunServer() {
   if (!AdoptPrimaryWorld(*replica, &*config)) return 1;
   // Many worlds (issue 22): the default world keeps today's layout; the others live in
   // <data_dir>/worlds/<id> and reopen here.
-  WorldRegistry worlds(RegistryOptions(*config));
+  WorldRegistryOptions registry_options = RegistryOptions(*config);
+  if (!replica->primary.empty())
+    registry_options.edit_refusal = ReplicaEditRefusal(replica->primary);
+  WorldRegistry worlds(std::move(registry_options));
   if (absl::Status s = worlds.Open(); !s.ok()) {
     LogError("event=open_failed data_dir=%s message=%s", config->data_dir, s.message());
     return 1;
@@ -479,8 +484,7 @@ int RunServer() {
   RegisterStateMetrics(*world.world, query_pool, *world.cache, registry);
   RegisterFeedMetrics(worlds.default_change_log(), *world.subscriptions, registry);
   RegisterWorldMetrics(worlds, registry);
-  std::unique_ptr<ReplicaFollower> follower =
-      MakeReplica(*replica, *world.world, *world.batcher, registry);
+  std::unique_ptr<ReplicaSet> follower = MakeReplica(*replica, worlds, registry);
   MetricsHttpServer metrics_http;
   if (!StartMetricsHttp(config->metrics_listen, registry, &metrics_http)) return 1;
 
@@ -489,6 +493,7 @@ int RunServer() {
   EditServiceImpl edit_service(worlds, config->limits, &edit_streams);
   AdminServiceImpl admin_service(worlds, absl::GetFlag(FLAGS_backup_root));
   if (follower) admin_service.RefuseImports(ReplicaEditRefusal(replica->primary));
+  if (follower) world_service.RefuseChanges(ReplicaWorldRefusal(replica->primary));
   ReplicaServiceImpl replica_service(follower.get(), replica->primary);
   HealthService health;
   for (const std::string& name : ServiceNames()) health.SetServing(name, true);

@@ -26,6 +26,13 @@ absl::Status ReplicaEditRefusal(const std::string& primary) {
       absl::StrCat("this server is a read replica: send edits to its primary at ", primary));
 }
 
+absl::Status ReplicaWorldRefusal(const std::string& primary) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "this server is a read replica: it follows its primary's worlds; create and delete worlds "
+      "on its primary at ",
+      primary));
+}
+
 absl::StatusOr<WorldConfig> FetchPrimaryWorld(const ReplicaOptions& options,
                                               uint32_t generator_version, absl::Time give_up) {
   client::Client client(options.primary, std::chrono::seconds(5), options.security);
@@ -53,14 +60,17 @@ absl::StatusOr<WorldConfig> FetchPrimaryWorld(const ReplicaOptions& options,
   }
 }
 
-ReplicaFollower::ReplicaFollower(World& world, ReplicaOptions options, uint32_t generator_version)
-    : world_(world), options_(std::move(options)), generator_version_(generator_version) {}
+ReplicaFollower::ReplicaFollower(WorldHandle world, ReplicaOptions options,
+                                 uint32_t generator_version)
+    : handle_(std::move(world)),
+      world_(*handle_->world),
+      options_(std::move(options)),
+      generator_version_(generator_version) {}
 
 ReplicaFollower::~ReplicaFollower() { Stop(); }
 
 void ReplicaFollower::Start() {
   follow_thread_ = std::thread([this] { Run(); });
-  poll_thread_ = std::thread([this] { PollPrimary(); });
 }
 
 void ReplicaFollower::Stop() {
@@ -70,7 +80,6 @@ void ReplicaFollower::Stop() {
     if (stream_context_ != nullptr) stream_context_->TryCancel();
   }
   if (follow_thread_.joinable()) follow_thread_.join();
-  if (poll_thread_.joinable()) poll_thread_.join();
 }
 
 bool ReplicaFollower::SleepUnlessStopped(absl::Duration d) {
@@ -103,31 +112,8 @@ ReplicaStatus ReplicaFollower::status() const {
   s.reconnects = reconnects_;
   s.reseeds = reseeds_;
   s.applied_batches = applied_batches_.load(std::memory_order_relaxed);
+  s.diverged = diverged_;
   return s;
-}
-
-void ReplicaFollower::RegisterMetrics(Metrics& registry) const {
-  auto gauge = [this, &registry](const char* name, const char* help, auto field) {
-    registry.AddGauge(name, help, [this, field] { return double(status().*field); });
-  };
-  gauge("voxcol_replica_applied_version", "Primary version this replica has applied",
-        &ReplicaStatus::applied_version);
-  gauge("voxcol_replica_primary_version", "Newest primary version this replica knows of",
-        &ReplicaStatus::primary_version);
-  gauge("voxcol_replica_lag_versions", "Known primary versions not yet applied",
-        &ReplicaStatus::lag_versions);
-  gauge("voxcol_replica_lag_seconds",
-        "Age of the oldest known primary version not yet applied (0 when caught up)",
-        &ReplicaStatus::lag_seconds);
-  gauge("voxcol_replica_connected", "1 while the change feed stream is open",
-        &ReplicaStatus::connected);
-  registry.AddCounterCallback("voxcol_replica_reconnects_total", "Feed streams reopened",
-                              [this] { return double(status().reconnects); });
-  registry.AddCounterCallback("voxcol_replica_reseeds_total",
-                              "Full copies after falling out of the primary's feed window",
-                              [this] { return double(status().reseeds); });
-  registry.AddCounterCallback("voxcol_replica_applied_batches_total", "Feed batches applied",
-                              [this] { return double(status().applied_batches); });
 }
 
 absl::Status ReplicaFollower::Apply(const v1::SubscribeResponse& response) {
@@ -170,9 +156,8 @@ absl::Status ReplicaFollower::CheckPrimaryWorld(client::Client& client) {
   if (!(bounds.max - bounds.min == mine.size_voxels) || info.voxel_size() != mine.voxel_size ||
       info.seed() != mine.seed || info.generator_version() != generator_version_) {
     return absl::FailedPreconditionError(
-        absl::StrCat("primary ", options_.primary,
-                     " serves another world (size, voxel size, seed or generator) than this "
-                     "replica's data directory"));
+        absl::StrCat("primary ", options_.primary, " serves another world '", handle_->id,
+                     "' (size, voxel size, seed or generator) than this replica's"));
   }
   NoteKnown(info.version());
   return absl::OkStatus();
@@ -215,12 +200,14 @@ absl::Status ReplicaFollower::FollowOnce(client::Client& client) {
 
 void ReplicaFollower::Run() {
   client::Client client(options_.primary, std::chrono::seconds(10), options_.security);
+  client.SetWorld(handle_->id);  // every Subscribe, ExportRegion and GetWorldInfo names it
   absl::Duration backoff = options_.min_backoff;
   while (true) {
     const uint64_t before = world_.version();
     absl::Status ended = FollowOnce(client);
     if (ended.code() == absl::StatusCode::kOutOfRange) {
-      LogInfo("event=replica_reseed version=%d message=%s", world_.version(), ended.message());
+      LogInfo("event=replica_reseed world=%s version=%d message=%s", handle_->id, world_.version(),
+              ended.message());
       ended = ReseedFromPrimary(client);
       if (ended.ok()) {
         absl::MutexLock lock(&mu_);
@@ -232,39 +219,18 @@ void ReplicaFollower::Run() {
       absl::MutexLock lock(&mu_);
       if (stopping_) return;
       ++reconnects_;
+      // Another world under this id on the primary (settings differ, or it is behind this copy).
+      if (ended.code() == absl::StatusCode::kFailedPrecondition ||
+          ended.code() == absl::StatusCode::kNotFound) {
+        diverged_ = true;
+      }
     }
-    LogInfo("event=replica_feed_ended primary=%s version=%d code=%d message=%s backoff_ms=%d",
-            options_.primary, world_.version(), int(ended.code()), ended.message(),
-            absl::ToInt64Milliseconds(backoff));
+    LogInfo(
+        "event=replica_feed_ended primary=%s world=%s version=%d code=%d message=%s backoff_ms=%d",
+        options_.primary, handle_->id, world_.version(), int(ended.code()), ended.message(),
+        absl::ToInt64Milliseconds(backoff));
     if (!SleepUnlessStopped(backoff)) return;
     backoff = std::min(backoff * 2, options_.max_backoff);
-  }
-}
-
-grpc::Status ReplicaServiceImpl::GetReplicaStatus(grpc::ServerContext*,
-                                                  const v1::GetReplicaStatusRequest*,
-                                                  v1::GetReplicaStatusResponse* response) {
-  if (follower_ == nullptr) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "this server is a primary (started without --replica_of)");
-  }
-  const ReplicaStatus s = follower_->status();
-  response->set_primary(primary_);
-  response->set_applied_version(s.applied_version);
-  response->set_primary_version(s.primary_version);
-  response->set_lag_versions(s.lag_versions);
-  response->set_lag_seconds(s.lag_seconds);
-  response->set_connected(s.connected);
-  response->set_reconnects(s.reconnects);
-  response->set_reseeds(s.reseeds);
-  return grpc::Status::OK;
-}
-
-void ReplicaFollower::PollPrimary() {
-  client::Client client(options_.primary, std::chrono::seconds(2), options_.security);
-  while (SleepUnlessStopped(options_.poll_interval)) {
-    v1::GetWorldInfoResponse info;
-    if (client.GetWorldInfo(&info).ok()) NoteKnown(info.version());
   }
 }
 

@@ -116,7 +116,8 @@ absl::Status ReplicaFollower::ReseedFromPrimary(client::Client& client) {
   }
   NoteKnown(version);
   NoteApplied(version);
-  LogInfo("event=replica_reseeded version=%d changed_chunks=%d", version, result->changes.size());
+  LogInfo("event=replica_reseeded world=%s version=%d changed_chunks=%d", handle_->id, version,
+          result->changes.size());
   return absl::OkStatus();
 }
 

@@ -247,6 +247,7 @@ absl::StatusOr<std::shared_ptr<WorldRegistry::Owner>> WorldRegistry::OpenWorld(
   world.AddObserver(owner->change_log.get());
   owner->subscriptions = std::make_unique<SubscriptionHub>(*owner->change_log, options_.subscribe);
   owner->batcher = std::make_unique<EditBatcher>(world, options_.edit, options_.idempotency_keys);
+  if (!options_.edit_refusal.ok()) owner->batcher->RefuseEdits(options_.edit_refusal);
   if (source == nullptr) {
     for (const store::StoredAck& ack : store.acks_at_open()) {
       owner->batcher->Restore(ack.key, {ack.fingerprint, {ack.version, ack.changed_chunks, false}});

@@ -64,6 +64,7 @@ grpc::Status WorldServiceImpl::CreateWorld(grpc::ServerContext*,
                                            const v1::CreateWorldRequest* request,
                                            v1::WorldSummary* response) {
   if (registry_ == nullptr) return {grpc::StatusCode::UNIMPLEMENTED, "one world only"};
+  if (!change_refusal_.ok()) return ToGrpcStatus(change_refusal_);
   const WorldConfig& own = registry_->default_world().world->config();
   absl::StatusOr<WorldConfig> settings =
       SettingsFromProto(request->settings(), own, WorldVoxelBounds(own).Volume());
@@ -79,10 +80,12 @@ grpc::Status WorldServiceImpl::DeleteWorld(grpc::ServerContext*,
                                            const v1::DeleteWorldRequest* request,
                                            v1::DeleteWorldResponse*) {
   if (registry_ == nullptr) return {grpc::StatusCode::UNIMPLEMENTED, "one world only"};
+  if (!change_refusal_.ok()) return ToGrpcStatus(change_refusal_);
   return ToGrpcStatus(registry_->Delete(request->world()));
 }
 
-grpc::Status WorldServiceImpl::ListWorlds(grpc::ServerContext*, const v1::ListWorldsRequest*,
+grpc::Status WorldServiceImpl::ListWorlds(grpc::ServerContext*,
+                                          const v1::ListWorldsRequest* request,
                                           v1::ListWorldsResponse* response) {
   if (registry_ == nullptr) {
     WorldRegistry::Summary s;
@@ -95,7 +98,9 @@ grpc::Status WorldServiceImpl::ListWorlds(grpc::ServerContext*, const v1::ListWo
     ToProto(s, response->add_worlds());
     return grpc::Status::OK;
   }
-  for (const WorldRegistry::Summary& s : registry_->List(true)) ToProto(s, response->add_worlds());
+  for (const WorldRegistry::Summary& s : registry_->List(!request->skip_resident_bytes())) {
+    ToProto(s, response->add_worlds());
+  }
   return grpc::Status::OK;
 }
 

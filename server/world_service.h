@@ -14,6 +14,9 @@ class WorldServiceImpl final : public v1::WorldService::Service {
   // UNIMPLEMENTED); `resolver` finds the world of each request.
   WorldServiceImpl(const WorldResolver& resolver, WorldRegistry* registry)
       : resolver_(resolver), registry_(registry) {}
+  // A read replica refuses CreateWorld and DeleteWorld with `refusal` (its worlds follow the
+  // primary's).
+  void RefuseChanges(absl::Status refusal) { change_refusal_ = std::move(refusal); }
   grpc::Status GetWorldInfo(grpc::ServerContext* context, const v1::GetWorldInfoRequest* request,
                             v1::GetWorldInfoResponse* response) override;
   grpc::Status CreateWorld(grpc::ServerContext* context, const v1::CreateWorldRequest* request,
@@ -26,6 +29,7 @@ class WorldServiceImpl final : public v1::WorldService::Service {
  private:
   const WorldResolver& resolver_;
   WorldRegistry* registry_;
+  absl::Status change_refusal_;
 };
 
 }  // namespace voxcol::server

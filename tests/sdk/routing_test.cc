@@ -72,5 +72,27 @@ TEST(RoutingTest, StatefulPodAddress) {
             "voxcol-2.voxcol-headless:50051");
 }
 
+// Read-your-writes floors are per world: versions of different worlds are unrelated, so an edit
+// acknowledged in one world must not make batches for another wait for that version.
+TEST(RoutingTest, ReadFloorIsPerWorld) {
+  RoutingTargets targets;
+  targets.primary = "127.0.0.1:1";  // never contacted: floors are client state
+  targets.replicas = {"127.0.0.1:2"};
+  RoutedClient routed(targets);
+  EXPECT_EQ(routed.read_floor(), 0u);
+  EXPECT_EQ(routed.read_floor("match-1"), 0u);
+  routed.RaiseFloor(40, "match-1");
+  routed.RaiseFloor(7);
+  EXPECT_EQ(routed.read_floor("match-1"), 40u);
+  EXPECT_EQ(routed.read_floor(), 7u);
+  EXPECT_EQ(routed.read_floor("default"), 7u);  // "" and "default" are the same world
+  EXPECT_EQ(routed.read_floor("match-2"), 0u);
+  routed.RaiseFloor(12, "match-1");  // a floor never goes down
+  EXPECT_EQ(routed.read_floor("match-1"), 40u);
+  routed.RaiseFloor(9, "default");
+  EXPECT_EQ(routed.read_floor(""), 9u);
+  EXPECT_EQ(routed.replica_count(), 1u);
+}
+
 }  // namespace
 }  // namespace voxcol::client
