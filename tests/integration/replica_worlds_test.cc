@@ -255,8 +255,12 @@ TEST(ReplicaWorldsTest, ReplicaFollowsEveryWorld) {
     for (const v1::WorldReplicaStatus& w : status.worlds()) {
       EXPECT_EQ(w.applied_version(), primary_worlds.at(w.world())) << w.world();
       EXPECT_EQ(w.lag_versions(), 0u) << w.world();
-      if (w.world() == "match-1") EXPECT_EQ(w.reseeds(), 1u) << "seeded from ExportRegion";
-      if (w.world() == "match-2") EXPECT_EQ(w.reseeds(), 0u) << "copied from the local template";
+      if (w.world() == "match-1") {
+        EXPECT_EQ(w.reseeds(), 1u) << "seeded from ExportRegion";
+      }
+      if (w.world() == "match-2") {
+        EXPECT_EQ(w.reseeds(), 0u) << "copied from the local template";
+      }
     }
     EXPECT_EQ(status.applied_version(), primary_worlds.at("default"));
     const std::string metrics = testing::HttpGet(c.replica.metrics_port(), "/metrics");
