@@ -19,6 +19,7 @@
 #include "client/routing.h"
 #include "client/voxcol_client.h"
 #include "tests/integration/http_get.h"
+#include "tests/integration/replica_queries.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/replica_service.grpc.pb.h"
 
@@ -26,44 +27,12 @@ namespace voxcol {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using testing::DownRay;
+using testing::RandomRay;
+using testing::RunBatch;
 using testing::ServerProcess;
+using testing::SetVec;
 using testing::TempDir;
-
-void SetVec(v1::Vec3* v, double x, double y, double z) {
-  v->set_x(float(x)), v->set_y(float(y)), v->set_z(float(z));
-}
-
-v1::QueryRequest RandomRay(std::mt19937& rng) {
-  std::uniform_real_distribution<double> u(-60, 60), d(-1, 1);
-  v1::QueryRequest q;
-  v1::RaycastRequest* r = q.mutable_raycast();
-  SetVec(r->mutable_origin(), u(rng), u(rng) * 0.7, u(rng));
-  SetVec(r->mutable_direction(), d(rng), d(rng) - 0.3, d(rng));
-  r->set_max_distance(150);
-  return q;
-}
-
-v1::QueryRequest DownRay(double x, double z) {
-  v1::QueryRequest q;
-  v1::RaycastRequest* r = q.mutable_raycast();
-  SetVec(r->mutable_origin(), x, 47.5, z);
-  SetVec(r->mutable_direction(), 0, -1, 0);
-  r->set_max_distance(95);
-  return q;
-}
-
-v1::QueryBatchResponse RunBatch(client::Client& client, const v1::QueryBatchRequest& request) {
-  auto stub = v1::QueryService::NewStub(client.channel());
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
-  auto stream = stub->Query(&context);
-  v1::QueryBatchResponse response;
-  stream->Write(request);
-  stream->WritesDone();
-  if (!stream->Read(&response)) response.set_code(-1);
-  stream->Finish();
-  return response;
-}
 
 // id -> version of every world on a server (empty map if unreachable).
 std::map<std::string, uint64_t> Worlds(client::Client& client) {
