@@ -443,13 +443,15 @@ TEST(ShapeQueryTest, SphereStartingInTheGroundReportsItsOverlap) {
   EXPECT_LE(AngleDeg(buried.first.normal, {0, 1, 0}), 1.0f);
   {
     const ConvexShape sphere = MakeSphere(1.0f);
+    OverlapSettings with_depth;
+    with_depth.include_penetration = true;
     OverlapResult o;
-    Overlap(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 0.6f, 3.3f}}}, {true}, &o);
+    Overlap(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 0.6f, 3.3f}}}, with_depth, &o);
     EXPECT_TRUE(o.touches_solid);
     EXPECT_FALSE(o.touches_water);
     EXPECT_NEAR(o.penetration.depth, 0.4f, 0.05f);
     EXPECT_FALSE(o.chunks.empty());
-    Overlap(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 1.2f, 3.3f}}}, {true}, &o);
+    Overlap(*s.index, *s.cache, {&sphere, {{}, {2.1f, ground + 1.2f, 3.3f}}}, with_depth, &o);
     EXPECT_FALSE(o.touches_solid);
     EXPECT_TRUE(o.chunks.empty());
   }
@@ -492,13 +494,16 @@ TEST(ShapeQueryTest, CaveSweepsEqualBruteForceOverAllTriangles) {
   const Aabb b = s.world->world_bounds();
   std::uniform_real_distribution<float> ux(b.min.x + 2, b.max.x - 2), uy(b.min.y + 2, b.max.y - 2),
       uz(b.min.z + 2, b.max.z - 2), radius(0.3f, 1.5f), length(2.0f, 24.0f);
+  ContactsSettings no_water;
+  no_water.margin = 0.05f;
+  no_water.water = false;
   int compared = 0, hits = 0;
   for (int i = 0; i < 400 && compared < 150; ++i) {
     const float r = radius(rng);
     const Vec3 start(ux(rng), uy(rng), uz(rng));
     const ConvexShape sphere = MakeSphere(r);
     // Start in open space, clear of the surface.
-    ContactsResult c = Contacts(s, sphere, {{}, start}, {0.05f, false});
+    ContactsResult c = Contacts(s, sphere, {{}, start}, no_water);
     if (c.total_points() > 0 || c.buried) continue;
     const Vec3 dir = RandomUnit(rng);
     const float dist = length(rng);

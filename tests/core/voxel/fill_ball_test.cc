@@ -63,9 +63,12 @@ TEST_P(FillBallVolume, OccupancySumMatchesAnalyticVolume) {
         for (int x = lo.x; x <= hi.x; ++x) {
           float d = Length(world->VoxelCenter({x, y, z}) - center);
           Voxel v = world->GetVoxel({x, y, z});
-          if (d < c.radius - margin)
+          if (d < c.radius - margin) {
             ASSERT_EQ(v, (Voxel{kMaterialRock, 255})) << x << "," << y << "," << z;
-          if (d > c.radius + margin) ASSERT_EQ(v, Voxel{}) << x << "," << y << "," << z;
+          }
+          if (d > c.radius + margin) {
+            ASSERT_EQ(v, Voxel{}) << x << "," << y << "," << z;
+          }
         }
     // Clear for the next trial.
     ASSERT_TRUE(world

@@ -65,8 +65,9 @@ TEST(VoxelIo, WriteThenReadRoundTripsExactlyAcrossChunkBorders) {
     // Voxels just outside the region are untouched: compare with a fresh world of the same seed.
     auto fresh = testing::MakeCaveWorld(3, {64, 64, 64});
     Int3 outside = region.max;
-    if (world->voxel_bounds().Contains(outside))
+    if (world->voxel_bounds().Contains(outside)) {
       EXPECT_EQ(world->GetVoxel(outside), fresh->GetVoxel(outside));
+    }
   }
 }
 
