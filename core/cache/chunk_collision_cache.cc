@@ -304,7 +304,7 @@ const ChunkCollision* ChunkCollisionCache::FindCached(const ChunkKey& key,
 ChunkCells ChunkCollisionCache::FindCells(const ChunkKey& key, const ReadScope& scope) const {
   const Entry* entry = FindReady(key, scope);
   if (entry == nullptr) return {};
-  return {&entry->solid_cells, entry->source};
+  return {&entry->solid_cells, entry->source, entry->ready.load(std::memory_order_relaxed)};
 }
 
 ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrBuildFor(const ChunkKey& key,
@@ -380,14 +380,9 @@ const ChunkCollision* ChunkCollisionCache::Find(const ChunkKey& key, const ReadS
 
 ChunkCollisionPtr ChunkCollisionCache::Get(const ChunkKey& key, bool* built) {
   ReadScope scope(*this);
-  if (Entry* entry = Lookup(key); entry != nullptr) {
-    if (entry->ready.load(std::memory_order_acquire) != nullptr && !world_.NewerThanSnapshot(key)) {
-      if (!entry->referenced.load(std::memory_order_relaxed))
-        entry->referenced.store(true, std::memory_order_relaxed);
-      scope.counter_->hits.fetch_add(1, std::memory_order_relaxed);
-      if (built) *built = false;
-      return entry->data;
-    }
+  if (const Entry* entry = FindReady(key, scope)) {
+    if (built) *built = false;
+    return entry->data;
   }
   bool cacheable = false;
   Entry* entry = FindOrBuildFor(key, &cacheable);

@@ -58,6 +58,7 @@ using ChunkCollisionPtr = std::shared_ptr<const ChunkCollision>;
 struct ChunkCells {
   const std::array<uint64_t, 8>* solid_cells = nullptr;  // ChunkMesh::solid_cells; null: not cached
   const Chunk* source = nullptr;                         // ChunkCollision::source
+  const ChunkCollision* collision = nullptr;             // the entry's data (FindCached's answer)
 };
 
 struct ChunkCollisionCacheStats {
@@ -115,8 +116,8 @@ class ChunkCollisionCache : public EditObserver {
   // world access).
   const ChunkCollision* FindCached(const ChunkKey& key, const ReadScope& scope) const;
 
-  // FindCached's solid cells and source chunk, copied into the table entry so that the answer
-  // costs no load of the collision data. Empty when `key` has no built entry.
+  // FindCached's answer with its solid cells and source chunk, copied into the table entry so that
+  // reading them costs no load of the collision data. Empty when `key` has no built entry.
   ChunkCells FindCells(const ChunkKey& key, const ReadScope& scope) const;
 
   size_t budget_bytes() const { return shard_budget_ * kShards; }

@@ -55,12 +55,14 @@ class ChunkWalk {
 // World chunks whose broadphase record has no solid within one voxel cannot hold a triangle (every
 // cell corner lies in that neighbourhood), so they are stepped over without touching the cache. The
 // layer meshed just outside the world (it closes the surface at the world box) has no record and
-// is always visited.
+// is always visited. `known` (may be null) is a chunk's collision the caller already found under
+// `cache_scope`: the walk uses it instead of looking the chunk up again.
 template <typename OnChunk>
 absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
                         ChunkCollisionCache& cache,
                         const ChunkCollisionCache::ReadScope& cache_scope, const KdRay& ray,
-                        float t_end, QueryStats* stats, OnChunk&& on_chunk) {
+                        float t_end, const ChunkCollision* known, QueryStats* stats,
+                        OnChunk&& on_chunk) {
   const World& world = index.world();
   ChunkWalk walk(world, ray.origin, ray.direction);
   uint32_t chunks = 0, builds = 0;
@@ -72,7 +74,9 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
       continue;
     }
     bool built = false;
-    const ChunkCollision* c = cache.Find(walk.key(), cache_scope, &status, &built);
+    const ChunkCollision* c = known != nullptr && known->key == walk.key()
+                                  ? known
+                                  : cache.Find(walk.key(), cache_scope, &status, &built);
     if (c == nullptr) break;  // load error
     ++chunks;
     builds += built;
@@ -137,11 +141,16 @@ class VoxelReader {
   ChunkPtr owner_;  // holds chunk_ when it came from the world
 };
 
+// The low corner voxel of the marching-cubes cell around `p` (cells join voxel centres).
+Int3 CellLow(const World& world, const Vec3& p) {
+  const float h = world.voxel_size();
+  return {int32_t(std::floor(p.x / h - 0.5f)), int32_t(std::floor(p.y / h - 0.5f)),
+          int32_t(std::floor(p.z / h - 0.5f))};
+}
+
 // Solid corner with the highest occupancy of the cell around `p` (the mesher's material rule).
 Int3 DominantSolidCorner(const World& world, VoxelReader& voxels, const Vec3& p) {
-  const float h = world.voxel_size();
-  Int3 low{int32_t(std::floor(p.x / h - 0.5f)), int32_t(std::floor(p.y / h - 0.5f)),
-           int32_t(std::floor(p.z / h - 0.5f))};
+  const Int3 low = CellLow(world, p);
   Int3 best = world.VoxelAt(p);
   int best_occupancy = -1;
   for (int c = 0; c < 8; ++c) {
@@ -233,13 +242,6 @@ RaycastHit StartedInside(const World& world, VoxelReader& voxels, const RaycastI
   return hit;
 }
 
-// The low corner voxel of the marching-cubes cell around `p` (cells join voxel centres).
-Int3 CellLow(const World& world, const Vec3& p) {
-  const float h = world.voxel_size();
-  return {int32_t(std::floor(p.x / h - 0.5f)), int32_t(std::floor(p.y / h - 0.5f)),
-          int32_t(std::floor(p.z / h - 0.5f))};
-}
-
 // True when the eight corners of the cell with low corner `low` lie in resident uniform chunks of
 // a voxel inside the surface (IsSolid).
 bool CornersInUniformSolid(const World& world, const Int3& low) {
@@ -260,9 +262,11 @@ bool CornersInUniformSolid(const World& world, const Int3& low) {
 // solid within a voxel: not inside), the cell's bit in the mesh of the chunk that owns it
 // (ChunkMesh::solid_cells), and for chunks the table knows as FULL solid, the uniform table (such
 // chunks are often never meshed). A chunk that fails to load answers false; the walk reports it.
+// *owner is the owning chunk's collision when this looked it up (else null), for the walk.
 bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
                  ChunkCollisionCache& cache, const ChunkCollisionCache::ReadScope& cache_scope,
-                 const Vec3& p, VoxelReader& voxels, QueryStats* stats) {
+                 const Vec3& p, VoxelReader& voxels, const ChunkCollision** owner,
+                 QueryStats* stats) {
   const World& world = index.world();
   const Int3 low = CellLow(world, p);
   const ChunkKey key = ChunkOf(low);                         // the mesh chunk that owns the cell
@@ -278,8 +282,9 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
     const ChunkCollision* c = cache.Find(key, cache_scope, &load, &built);
     if (stats) stats->cache_builds += built;
     if (c == nullptr) return false;
-    cells = {&c->mesh.solid_cells, c->source.get()};
+    cells = {&c->mesh.solid_cells, c->source.get(), c};
   }
+  *owner = cells.collision;
   const Int3 local = low - ChunkOrigin(key);
   if (((*cells.solid_cells)[local.y] >> (local.x | local.z << 3) & 1) == 0) return false;
   voxels.Hint(key, cells.source);  // StartedInside reads the origin voxel, usually in this chunk
@@ -313,7 +318,9 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   VoxelReader voxels(index, scope);
   ChunkCollisionCache::ReadScope cache_scope(cache);
   // With a water hit the answer can be the water (its face may come before the smooth exit).
-  if (!water.hit && InSolidCell(index, scope, cache, cache_scope, ray.origin, voxels, stats)) {
+  const ChunkCollision* origin_chunk = nullptr;  // found by InSolidCell, reused by the walk
+  if (!water.hit &&
+      InSolidCell(index, scope, cache, cache_scope, ray.origin, voxels, &origin_chunk, stats)) {
     return StartedInside(world, voxels, ray);
   }
   const float t_end = water.hit ? water.distance : ray.max_distance;
@@ -323,7 +330,7 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   const ChunkCollision* first = nullptr;  // usually the chunk of the origin voxel
   KdStats kd;
   absl::Status walked =
-      WalkChunks(index, scope, cache, cache_scope, kray, t_end, stats,
+      WalkChunks(index, scope, cache, cache_scope, kray, t_end, origin_chunk, stats,
                  [&](const ChunkCollision& c, float t_exit) {
                    if (first == nullptr) first = &c;
                    const bool had = closest.has_hit();
@@ -365,7 +372,7 @@ void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
   BroadphaseIndex::ReadScope scope(index);
   VoxelReader voxels(index, scope);
   KdStats kd;
-  absl::Status walked = WalkChunks(index, scope, cache, cache_scope, kray, t_end, stats,
+  absl::Status walked = WalkChunks(index, scope, cache, cache_scope, kray, t_end, nullptr, stats,
                                    [&](const ChunkCollision& c, float) {
                                      chunk_hits.clear();
                                      AllHitsCollector collector(t_end, &chunk_hits);
