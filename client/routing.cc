@@ -1,5 +1,7 @@
 #include "client/routing.h"
 
+#include <string_view>
+
 namespace voxcol::client {
 
 namespace {
@@ -72,8 +74,9 @@ RoutedClient::RoutedClient(const RoutingTargets& targets)
 }
 
 uint64_t RoutedClient::read_floor(const std::string& world) const {
+  const std::string_view key = world.empty() ? std::string_view("default") : world;
   std::lock_guard<std::mutex> lock(floor_mu_);
-  auto it = floors_.find(WorldKey(world));
+  auto it = floors_.find(key);  // heterogeneous: no string built per query
   return it == floors_.end() ? 0 : it->second;
 }
 

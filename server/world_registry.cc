@@ -307,13 +307,14 @@ absl::Status WorldRegistry::Open() {
 absl::StatusOr<WorldHandle> WorldRegistry::Resolve(absl::string_view id,
                                                    absl::string_view field) const {
   if (id.empty()) id = kDefaultWorld;
-  if (absl::Status s = ValidateWorldId(id, field); !s.ok()) return s;
-  absl::ReaderMutexLock lock(&mu_);
-  auto it = worlds_.find(id);
-  if (it == worlds_.end()) {
-    return absl::NotFoundError(absl::StrCat(field, ": no world '", id, "' on this server"));
+  {
+    // Only valid ids are ever added, so a found id needs no check (the per-request path).
+    absl::ReaderMutexLock lock(&mu_);
+    auto it = worlds_.find(id);
+    if (it != worlds_.end()) return WorldHandle(it->second, &it->second->parts);
   }
-  return WorldHandle(it->second, &it->second->parts);
+  if (absl::Status s = ValidateWorldId(id, field); !s.ok()) return s;
+  return absl::NotFoundError(absl::StrCat(field, ": no world '", id, "' on this server"));
 }
 
 absl::Status WorldRegistry::CheckpointInto(const Owner& source, const std::string& dir) const {
