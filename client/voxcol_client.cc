@@ -74,7 +74,12 @@ Client::Client(const std::string& target, std::chrono::milliseconds timeout,
       admin_(v1::AdminService::NewStub(channel_)) {}
 
 grpc::Status Client::GetWorldInfo(v1::GetWorldInfoResponse* response) {
-  return Unary(*world_, &v1::WorldService::Stub::GetWorldInfo, v1::GetWorldInfoRequest(), response);
+  return GetWorldInfo(v1::GetWorldInfoRequest(), response);
+}
+
+grpc::Status Client::GetWorldInfo(const v1::GetWorldInfoRequest& request,
+                                  v1::GetWorldInfoResponse* response) {
+  return Unary(*world_, &v1::WorldService::Stub::GetWorldInfo, request, response);
 }
 
 grpc::Status Client::CreateWorld(const v1::CreateWorldRequest& request,
@@ -95,7 +100,12 @@ grpc::Status Client::DeleteWorld(const std::string& world) {
 }
 
 grpc::Status Client::ListWorlds(v1::ListWorldsResponse* response) {
-  return Unary(*world_, &v1::WorldService::Stub::ListWorlds, v1::ListWorldsRequest(), response);
+  return ListWorlds(v1::ListWorldsRequest(), response);
+}
+
+grpc::Status Client::ListWorlds(const v1::ListWorldsRequest& request,
+                                v1::ListWorldsResponse* response) {
+  return Unary(*world_, &v1::WorldService::Stub::ListWorlds, request, response);
 }
 
 grpc::Status Client::Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response) {

@@ -52,10 +52,13 @@ class Client {
   const std::string& world() const { return world_name_; }
 
   grpc::Status GetWorldInfo(v1::GetWorldInfoResponse* response);
+  grpc::Status GetWorldInfo(const v1::GetWorldInfoRequest& request,
+                            v1::GetWorldInfoResponse* response);
   // Worlds on the server (WorldService): create (from settings or a template), delete, list.
   grpc::Status CreateWorld(const v1::CreateWorldRequest& request, v1::WorldSummary* response);
   grpc::Status DeleteWorld(const std::string& world);
   grpc::Status ListWorlds(v1::ListWorldsResponse* response);
+  grpc::Status ListWorlds(const v1::ListWorldsRequest& request, v1::ListWorldsResponse* response);
   grpc::Status Raycast(const v1::RaycastRequest& request, v1::RaycastResponse* response);
   grpc::Status Sweep(const v1::SweepRequest& request, v1::SweepResponse* response);
   // Exact overlap of a posed shape.

@@ -33,6 +33,18 @@ absl::Status ReplicaWorldRefusal(const std::string& primary) {
       primary));
 }
 
+absl::StatusOr<WorldConfig> PrimaryWorldConfig(const v1::GetWorldInfoResponse& info,
+                                               uint32_t generator_version,
+                                               const std::string& primary) {
+  if (info.generator_version() != generator_version) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("primary ", primary, " runs generator version ", info.generator_version(),
+                     ", this server ", generator_version));
+  }
+  const IntBox bounds = FromProto(info.voxel_bounds());
+  return WorldConfig{bounds.max - bounds.min, info.voxel_size(), info.seed()};
+}
+
 absl::StatusOr<WorldConfig> FetchPrimaryWorld(const ReplicaOptions& options,
                                               uint32_t generator_version, absl::Time give_up) {
   client::Client client(options.primary, std::chrono::seconds(5), options.security);
@@ -40,15 +52,7 @@ absl::StatusOr<WorldConfig> FetchPrimaryWorld(const ReplicaOptions& options,
   while (true) {
     v1::GetWorldInfoResponse info;
     grpc::Status status = client.GetWorldInfo(&info);
-    if (status.ok()) {
-      if (info.generator_version() != generator_version) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("primary ", options.primary, " runs generator version ",
-                         info.generator_version(), ", this server ", generator_version));
-      }
-      const IntBox bounds = FromProto(info.voxel_bounds());
-      return WorldConfig{bounds.max - bounds.min, info.voxel_size(), info.seed()};
-    }
+    if (status.ok()) return PrimaryWorldConfig(info, generator_version, options.primary);
     LogInfo("event=replica_primary_unreachable primary=%s message=%s", options.primary,
             status.error_message());
     if (absl::Now() + backoff > give_up) {
@@ -151,10 +155,11 @@ absl::Status ReplicaFollower::Apply(const v1::SubscribeResponse& response) {
 absl::Status ReplicaFollower::CheckPrimaryWorld(client::Client& client) {
   v1::GetWorldInfoResponse info;
   if (grpc::Status s = client.GetWorldInfo(&info); !s.ok()) return FromGrpc(s);
-  const IntBox bounds = FromProto(info.voxel_bounds());
+  const absl::StatusOr<WorldConfig> theirs =
+      PrimaryWorldConfig(info, generator_version_, options_.primary);
   const WorldConfig& mine = world_.config();
-  if (!(bounds.max - bounds.min == mine.size_voxels) || info.voxel_size() != mine.voxel_size ||
-      info.seed() != mine.seed || info.generator_version() != generator_version_) {
+  if (!theirs.ok() || !(theirs->size_voxels == mine.size_voxels) ||
+      theirs->voxel_size != mine.voxel_size || theirs->seed != mine.seed) {
     return absl::FailedPreconditionError(
         absl::StrCat("primary ", options_.primary, " serves another world '", handle_->id,
                      "' (size, voxel size, seed or generator) than this replica's"));

@@ -101,21 +101,13 @@ absl::Status ReplicaSet::Add(client::Client& client, const v1::WorldSummary& wor
   v1::GetWorldInfoRequest request;
   request.set_world(id);
   v1::GetWorldInfoResponse info;
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-  grpc::Status got =
-      v1::WorldService::NewStub(client.channel())->GetWorldInfo(&context, request, &info);
-  if (!got.ok()) {
+  if (grpc::Status got = client.GetWorldInfo(request, &info); !got.ok()) {
     return absl::UnavailableError(absl::StrCat("GetWorldInfo: ", got.error_message()));
   }
-  if (info.generator_version() != generator_version_) {
-    return absl::FailedPreconditionError(absl::StrCat("primary runs generator version ",
-                                                      info.generator_version(), ", this server ",
-                                                      generator_version_));
-  }
-  const IntBox bounds = FromProto(info.voxel_bounds());
-  const WorldConfig config{bounds.max - bounds.min, info.voxel_size(), info.seed()};
-  absl::StatusOr<WorldRegistry::Summary> created = worlds_.Create(id, config, "");
+  const absl::StatusOr<WorldConfig> config =
+      PrimaryWorldConfig(info, generator_version_, options_.primary);
+  if (!config.ok()) return config.status();
+  absl::StatusOr<WorldRegistry::Summary> created = worlds_.Create(id, *config, "");
   if (!created.ok() && created.status().code() != absl::StatusCode::kAlreadyExists) {
     return created.status();
   }
@@ -179,15 +171,11 @@ void ReplicaSet::Sync(client::Client& client, const v1::ListWorldsResponse& prim
 
 void ReplicaSet::Poll() {
   client::Client client(options_.primary, std::chrono::seconds(5), options_.security);
-  const auto stub = v1::WorldService::NewStub(client.channel());
   v1::ListWorldsRequest request;
   request.set_skip_resident_bytes(true);  // no walk over the primary's resident chunks
   do {
     v1::ListWorldsResponse primary_worlds;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    grpc::Status listed = stub->ListWorlds(&context, request, &primary_worlds);
-    if (listed.ok()) Sync(client, primary_worlds);
+    if (client.ListWorlds(request, &primary_worlds).ok()) Sync(client, primary_worlds);
   } while (SleepUnlessStopped(options_.poll_interval));
 }
 
