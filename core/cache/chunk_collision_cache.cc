@@ -1,6 +1,7 @@
 #include "core/cache/chunk_collision_cache.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -25,17 +26,19 @@ void CopyExact(const std::vector<T>& from, std::vector<T>* to) {
 
 }  // namespace
 
-// Cache-line aligned: a lookup reads `ready` and, for a ray origin, `cells`, in two adjacent lines.
+// Cache-line aligned: a lookup reads the first line (`ready`, `referenced`, the prefetch) and, for
+// a ray origin, the second (`solid_cells`).
 struct alignas(64) ChunkCollisionCache::Entry {
   explicit Entry(const ChunkKey& k) : key(k) {}
-  const ChunkKey key;
   absl::once_flag once;
+  std::atomic<bool> referenced{false};  // CLOCK bit, set by hits
+  bool past = false;                    // in past_ (a past version's entry), never in the table
   std::atomic<const ChunkCollision*> ready{nullptr};  // data.get() once built
-  std::atomic<bool> referenced{false};                // CLOCK bit, set by hits
-  bool past = false;  // in past_ (a past version's entry), never in the table
-  // Copies of data's solid cells and source chunk, written before `ready` (FindCells).
+  // Copies of data's source chunk, prefetch and solid cells, written before `ready`.
   const Chunk* source = nullptr;
+  ChunkPrefetch prefetch;
   alignas(64) std::array<uint64_t, 8> solid_cells{};
+  const ChunkKey key;
   ChunkCollisionPtr data;  // written once, under `once`
   uint64_t until = 0;      // past entries: their World::SnapshotDataUntil
   // Guarded by the shard mutex.
@@ -49,6 +52,8 @@ ChunkCollisionCache::ChunkCollisionCache(World& world, size_t budget_bytes)
       range_(MeshedChunkRange(world)),
       readers_(new ReaderCounter[kReaderShards]) {
   static_assert(sizeof(Entry) + sizeof(void*) + 32 <= kEntryOverhead, "kEntryOverhead is low");
+  static_assert(offsetof(Entry, prefetch) + sizeof(ChunkPrefetch) <= 64,
+                "a lookup reads one line of the entry");
   const Int3 extent = range_.max - range_.min;
   constexpr int kPageEdge = 1 << kPageBits;
   pages_ = {(extent.x + kPageEdge - 1) >> kPageBits, (extent.y + kPageEdge - 1) >> kPageBits,
@@ -152,6 +157,16 @@ ChunkCollisionCache::Entry* ChunkCollisionCache::Lookup(const ChunkKey& key) con
 
 // ---- Builds ----
 
+ChunkPrefetch::ChunkPrefetch(const ChunkCollision& c) {
+  auto set = [&](int a, const void* data, size_t bytes) {
+    arrays_[a] = static_cast<const char*>(data);
+    lines_[a] = uint8_t(std::min<size_t>((bytes + 63) / 64, kMaxLines));
+  };
+  set(0, c.tree.nodes().data(), c.tree.nodes().size() * sizeof(KdNode));
+  set(1, c.mesh.indices.data(), c.mesh.indices.size() * sizeof(uint16_t));
+  set(2, c.mesh.vertices.data(), c.mesh.vertices.size() * sizeof(QuantizedVertex));
+}
+
 ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   // Build into reusable per-thread buffers, then keep exact-size copies.
   thread_local ChunkMesh scratch_mesh;
@@ -210,6 +225,7 @@ const ChunkCollision* ChunkCollisionCache::Ensure(Entry* entry, bool cacheable, 
   absl::call_once(entry->once, [&] {
     entry->data = Build(entry->key);
     entry->source = entry->data->source.get();
+    entry->prefetch = ChunkPrefetch(*entry->data);
     entry->solid_cells = entry->data->mesh.solid_cells;
     entry->ready.store(entry->data.get(), std::memory_order_release);
     did_build = true;
@@ -304,7 +320,8 @@ const ChunkCollision* ChunkCollisionCache::FindCached(const ChunkKey& key,
 ChunkCells ChunkCollisionCache::FindCells(const ChunkKey& key, const ReadScope& scope) const {
   const Entry* entry = FindReady(key, scope);
   if (entry == nullptr) return {};
-  return {&entry->solid_cells, entry->source, entry->ready.load(std::memory_order_relaxed)};
+  return {&entry->solid_cells, entry->source, entry->ready.load(std::memory_order_relaxed),
+          &entry->prefetch};
 }
 
 ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrBuildFor(const ChunkKey& key,
@@ -364,7 +381,9 @@ void ChunkCollisionCache::AccountPast(Entry* entry) {
 
 const ChunkCollision* ChunkCollisionCache::Find(const ChunkKey& key, const ReadScope& scope,
                                                 absl::Status* error, bool* built) {
-  if (const ChunkCollision* data = FindCached(key, scope)) {
+  if (const Entry* entry = FindReady(key, scope)) {
+    const ChunkCollision* data = entry->ready.load(std::memory_order_relaxed);
+    entry->prefetch.Issue(data);
     if (built) *built = false;
     return data;
   }

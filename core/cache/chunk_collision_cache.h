@@ -34,6 +34,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/kdtree/kd_tree.h"
 #include "core/mesh/chunk_mesh.h"
+#include "core/prefetch.h"
 #include "core/voxel/world.h"
 
 namespace voxcol {
@@ -54,11 +55,36 @@ struct ChunkCollision {
 
 using ChunkCollisionPtr = std::shared_ptr<const ChunkCollision>;
 
+// Where a query's first reads of a chunk's collision data go: the header, the tree's nodes and the
+// mesh's indices and vertices (the first kMaxLines lines of each). The arrays are separate
+// allocations behind the header, so a query that follows the pointers waits for the header before
+// it can ask for them; a copy of their addresses in the table entry lets a lookup ask for all of
+// them at once. Every line is a prefetch only: nothing is read.
+class ChunkPrefetch {
+ public:
+  static constexpr int kMaxLines = 32;  // per array: 2 KiB, more than most chunks' arrays
+  ChunkPrefetch() = default;
+  explicit ChunkPrefetch(const ChunkCollision& c);
+  // `c` is the collision data this was made from.
+  void Issue(const ChunkCollision* c) const {
+    constexpr int kHeaderLines = (sizeof(ChunkCollision) + 63) / 64;
+    const char* header = reinterpret_cast<const char*>(c);
+    for (int i = 0; i < kHeaderLines; ++i) PrefetchLine(header + 64 * i);
+    for (int a = 0; a < 3; ++a)
+      for (int i = 0; i < lines_[a]; ++i) PrefetchLine(arrays_[a] + 64 * i);
+  }
+
+ private:
+  const char* arrays_[3] = {};
+  uint8_t lines_[3] = {};
+};
+
 // What a ray that starts in a chunk reads of its entry (ChunkCollisionCache::FindCells).
 struct ChunkCells {
   const std::array<uint64_t, 8>* solid_cells = nullptr;  // ChunkMesh::solid_cells; null: not cached
   const Chunk* source = nullptr;                         // ChunkCollision::source
   const ChunkCollision* collision = nullptr;             // the entry's data (FindCached's answer)
+  const ChunkPrefetch* prefetch = nullptr;  // for a ray that goes on to walk `collision`
 };
 
 struct ChunkCollisionCacheStats {
@@ -108,7 +134,8 @@ class ChunkCollisionCache : public EditObserver {
   // Same data for queries: valid while `scope` lives, without reference counting. Before a chunk
   // is built, the world chunk at `key` is loaded (World::LoadChunk): if that fails, returns null
   // and sets *error, never meshes the chunk as air. A cached entry was built from a chunk that
-  // loaded, and edits drop it, so a hit needs no world lookup.
+  // loaded, and edits drop it, so a hit needs no world lookup. A hit starts loading the data's
+  // first lines (ChunkPrefetch).
   const ChunkCollision* Find(const ChunkKey& key, const ReadScope& scope, absl::Status* error,
                              bool* built = nullptr);
 
@@ -117,7 +144,8 @@ class ChunkCollisionCache : public EditObserver {
   const ChunkCollision* FindCached(const ChunkKey& key, const ReadScope& scope) const;
 
   // FindCached's answer with its solid cells and source chunk, copied into the table entry so that
-  // reading them costs no load of the collision data. Empty when `key` has no built entry.
+  // reading them costs no load of the collision data, and its prefetch for a caller that goes on
+  // to read the data. Empty when `key` has no built entry.
   ChunkCells FindCells(const ChunkKey& key, const ReadScope& scope) const;
 
   size_t budget_bytes() const { return shard_budget_ * kShards; }

@@ -212,9 +212,30 @@ Vec3 SmoothNormal(const ChunkCollision& c, uint32_t tri, const Vec3& p) {
   return LengthSq(smooth) > 0 ? Normalize(smooth) : Normalize(n);
 }
 
+// Starts loading what MakeSmoothHit reads of a hit on triangle `tri` at `p` besides the triangle
+// itself: the material, the three vertex normals and the rows of the source chunk's voxels around
+// the hit cell. They are independent lines, so asking for all of them first makes one wait, not
+// several in turn.
+void PrefetchHitData(const World& world, const ChunkCollision& c, uint32_t tri, const Vec3& p) {
+  const ChunkMesh& m = c.mesh;
+  PrefetchLine(&m.materials[tri]);
+  if (m.has_normals()) {
+    for (int k = 0; k < 3; ++k) PrefetchLine(&m.normals[m.indices[3 * tri + k]]);
+  }
+  if (const Chunk* source = c.source.get()) {
+    const Int3 low = CellLow(world, p) - ChunkOrigin(c.key);
+    const int x = std::clamp(low.x, 0, kChunkSize - 1);
+    for (int dy = 0; dy < 2; ++dy)
+      for (int dz = 0; dz < 2; ++dz)
+        PrefetchLine(&source->At(x, std::clamp(low.y + dy, 0, kChunkSize - 1),
+                                 std::clamp(low.z + dz, 0, kChunkSize - 1)));
+  }
+}
+
 RaycastHit MakeSmoothHit(const BroadphaseIndex& index, VoxelReader& voxels, const KdRay& ray,
                          const ChunkCollision& c, const TriangleRayHit& t) {
   const World& world = index.world();
+  PrefetchHitData(world, c, t.triangle, ray.origin + ray.direction * t.t);
   voxels.Hint(c);  // the hit cell's corners lie in c's chunk or the next ones
   RaycastHit hit;
   hit.hit = true;
@@ -286,7 +307,10 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
   }
   *owner = cells.collision;
   const Int3 local = low - ChunkOrigin(key);
-  if (((*cells.solid_cells)[local.y] >> (local.x | local.z << 3) & 1) == 0) return false;
+  if (((*cells.solid_cells)[local.y] >> (local.x | local.z << 3) & 1) == 0) {
+    if (cells.prefetch != nullptr) cells.prefetch->Issue(cells.collision);  // the walk starts here
+    return false;
+  }
   voxels.Hint(key, cells.source);  // StartedInside reads the origin voxel, usually in this chunk
   return true;
 }
