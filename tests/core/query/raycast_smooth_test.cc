@@ -197,6 +197,53 @@ TEST(RaycastSmoothTest, RaysGrazingChunkSeamsNeverPassThroughAClosedSurface) {
 
 // The chunk walk with early termination finds the same nearest hit as testing every triangle of
 // every chunk the segment's box touches.
+// The closest crossing of `ray` with every triangle of the chunks around its segment (brute force
+// over the cached meshes), checked against RaycastSmooth's answer. Returns whether it hit.
+bool CheckAgainstBruteForce(const World& world, ChunkCollisionCache& cache,
+                            const BroadphaseIndex& index, const RaycastInput& ray, int i) {
+  RaycastHit hit = RaycastSmooth(index, cache, ray, RaycastSettings{});
+  KdRay kray(ray.origin, Normalize(ray.direction));
+  Vec3 end = ray.origin + kray.direction * ray.max_distance;
+  Vec3 lo = Min(ray.origin, end) - Vec3(1, 1, 1), hi = Max(ray.origin, end) + Vec3(1, 1, 1);
+  ClosestHitCollector brute(ray.max_distance);
+  IntBox range = MeshedChunkRange(world);
+  for (int y = std::max(range.min.y, int(std::floor(lo.y / 8)) - 1);
+       y <= std::min(range.max.y - 1, int(hi.y / 8) + 1); ++y)
+    for (int z = std::max(range.min.z, int(std::floor(lo.z / 8)) - 1);
+         z <= std::min(range.max.z - 1, int(hi.z / 8) + 1); ++z)
+      for (int x = std::max(range.min.x, int(std::floor(lo.x / 8)) - 1);
+           x <= std::min(range.max.x - 1, int(hi.x / 8) + 1); ++x) {
+        ChunkCollisionPtr c = cache.Get({x, y, z});
+        for (uint32_t t = 0; t < c->mesh.triangle_count(); ++t) {
+          float ht;
+          if (IntersectRayTriangle(kray.watertight, c->mesh.Corner(t, 0), c->mesh.Corner(t, 1),
+                                   c->mesh.Corner(t, 2), brute.early_out(), &ht) &&
+              (!brute.has_hit() || ht < brute.hit().t)) {
+            brute.AddHit({ht, t});
+          }
+        }
+      }
+  // A ray that starts inside reports its origin voxel.
+  const Int3 origin_voxel = world.VoxelAt(ray.origin);
+  const Voxel origin_value = world.GetVoxel(origin_voxel);
+  if (hit.started_inside) {
+    EXPECT_EQ(hit.voxel, origin_voxel) << i;
+    EXPECT_EQ(hit.value.material, origin_value.material) << i;
+    EXPECT_EQ(hit.value.occupancy, origin_value.occupancy) << i;
+  }
+  if (!brute.has_hit()) {
+    // No crossing: started inside exactly when the origin voxel is solid, else a miss.
+    EXPECT_EQ(hit.hit, hit.started_inside) << i;
+    EXPECT_EQ(hit.started_inside, IsSolid(origin_value)) << i;
+    return false;
+  }
+  EXPECT_TRUE(hit.hit) << i;
+  if (hit.hit && !hit.started_inside) {  // else the first crossing was an exit
+    EXPECT_NEAR(hit.distance, brute.hit().t, 1e-5f * brute.hit().t) << i;
+  }
+  return true;
+}
+
 TEST(RaycastSmoothTest, CaveWorldHitsEqualBruteForceOverAllChunks) {
   auto world = testing::MakeCaveWorld(41, {64, 64, 64});
   ChunkCollisionCache cache(*world, size_t(256) << 20);
@@ -206,41 +253,37 @@ TEST(RaycastSmoothTest, CaveWorldHitsEqualBruteForceOverAllChunks) {
   int hits = 0;
   for (int i = 0; i < 1500; ++i) {
     RaycastInput ray{{u(rng), u(rng), u(rng)}, RandomUnit(rng), len(rng)};
-    RaycastHit hit = RaycastSmooth(index, cache, ray, RaycastSettings{});
-    KdRay kray(ray.origin, Normalize(ray.direction));
-    Vec3 end = ray.origin + kray.direction * ray.max_distance;
-    Vec3 lo = Min(ray.origin, end) - Vec3(1, 1, 1), hi = Max(ray.origin, end) + Vec3(1, 1, 1);
-    ClosestHitCollector brute(ray.max_distance);
-    ChunkKey best_key;
-    IntBox range = MeshedChunkRange(*world);
-    for (int y = std::max(range.min.y, int(std::floor(lo.y / 8)) - 1);
-         y <= std::min(range.max.y - 1, int(hi.y / 8) + 1); ++y)
-      for (int z = std::max(range.min.z, int(std::floor(lo.z / 8)) - 1);
-           z <= std::min(range.max.z - 1, int(hi.z / 8) + 1); ++z)
-        for (int x = std::max(range.min.x, int(std::floor(lo.x / 8)) - 1);
-             x <= std::min(range.max.x - 1, int(hi.x / 8) + 1); ++x) {
-          ChunkCollisionPtr c = cache.Get({x, y, z});
-          for (uint32_t t = 0; t < c->mesh.triangle_count(); ++t) {
-            float ht;
-            if (IntersectRayTriangle(kray.watertight, c->mesh.Corner(t, 0), c->mesh.Corner(t, 1),
-                                     c->mesh.Corner(t, 2), brute.early_out(), &ht) &&
-                (!brute.has_hit() || ht < brute.hit().t)) {
-              brute.AddHit({ht, t});
-              best_key = {x, y, z};
-            }
-          }
-        }
-    if (!brute.has_hit()) {
-      // No crossing: a miss, or started inside when the origin voxel is solid.
-      EXPECT_EQ(hit.hit, hit.started_inside);
-      continue;
-    }
-    ASSERT_TRUE(hit.hit) << i;
-    ++hits;
-    if (hit.started_inside) continue;  // the first crossing was an exit
-    EXPECT_NEAR(hit.distance, brute.hit().t, 1e-5f * brute.hit().t) << i;
+    hits += CheckAgainstBruteForce(*world, cache, index, ray, i);
   }
   EXPECT_GT(hits, 300);
+}
+
+// Short rays, most of them in open air or deep rock (answered from the broadphase's class and
+// uniform tables, without a tree): the same answers as the brute force, and a ray that starts
+// inside reports its origin voxel. The rays are cast twice, before and after the tables know every
+// chunk they meet (a chunk's class is known once its broadphase record is built).
+TEST(RaycastSmoothTest, ShortRaysInAirAndDeepRockEqualBruteForce) {
+  auto world = testing::MakeCaveWorld(5, {128, 96, 128});
+  ChunkCollisionCache cache(*world, size_t(256) << 20);
+  BroadphaseIndex index(*world);
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> x(-63.9f, 63.9f), y(-47.9f, 47.9f), len(0.5f, 10);
+  std::vector<RaycastInput> rays;
+  for (int i = 0; i < 2000; ++i)
+    rays.push_back({{x(rng), y(rng), x(rng)}, RandomUnit(rng), len(rng)});
+  int deep = 0, clear = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < rays.size(); ++i) {
+      CheckAgainstBruteForce(*world, cache, index, rays[i], int(i));
+      const ChunkKey key = ChunkOf(world->VoxelAt(rays[i].origin));
+      BroadphaseIndex::ReadScope scope(index);
+      deep += pass == 1 && index.KnownFull(key, kClassSolid);
+      clear += pass == 1 && !index.MayTouch(key, kClassSolid, scope);
+    }
+  }
+  // Both kinds of table answers were exercised.
+  EXPECT_GT(deep, 100);
+  EXPECT_GT(clear, 100);
 }
 
 TEST(RaycastSmoothTest, AllHitsThroughABallAreEntryThenExit) {
