@@ -7,6 +7,7 @@
 #include <limits>
 #include <utility>
 
+#include "core/geometry/ray_aabb.h"
 #include "core/mesh/marching_cubes.h"
 
 namespace voxcol {
@@ -26,7 +27,7 @@ void CopyExact(const std::vector<T>& from, std::vector<T>* to) {
 
 }  // namespace
 
-// Cache-line aligned: a lookup reads the first line (`ready`, `referenced`, the prefetch) and, for
+// Cache-line aligned: a lookup reads the first line (`ready`, `referenced`, the preview) and, for
 // a ray origin, the second (`solid_cells`).
 struct alignas(64) ChunkCollisionCache::Entry {
   explicit Entry(const ChunkKey& k) : key(k) {}
@@ -34,9 +35,9 @@ struct alignas(64) ChunkCollisionCache::Entry {
   std::atomic<bool> referenced{false};  // CLOCK bit, set by hits
   bool past = false;                    // in past_ (a past version's entry), never in the table
   std::atomic<const ChunkCollision*> ready{nullptr};  // data.get() once built
-  // Copies of data's source chunk, prefetch and solid cells, written before `ready`.
+  // Copies of data's source chunk, preview and solid cells, written before `ready`.
   const Chunk* source = nullptr;
-  ChunkPrefetch prefetch;
+  ChunkPreview preview;
   alignas(64) std::array<uint64_t, 8> solid_cells{};
   const ChunkKey key;
   ChunkCollisionPtr data;  // written once, under `once`
@@ -52,7 +53,7 @@ ChunkCollisionCache::ChunkCollisionCache(World& world, size_t budget_bytes)
       range_(MeshedChunkRange(world)),
       readers_(new ReaderCounter[kReaderShards]) {
   static_assert(sizeof(Entry) + sizeof(void*) + 32 <= kEntryOverhead, "kEntryOverhead is low");
-  static_assert(offsetof(Entry, prefetch) + sizeof(ChunkPrefetch) <= 64,
+  static_assert(offsetof(Entry, preview) + sizeof(ChunkPreview) <= 64,
                 "a lookup reads one line of the entry");
   const Int3 extent = range_.max - range_.min;
   constexpr int kPageEdge = 1 << kPageBits;
@@ -157,7 +158,7 @@ ChunkCollisionCache::Entry* ChunkCollisionCache::Lookup(const ChunkKey& key) con
 
 // ---- Builds ----
 
-ChunkPrefetch::ChunkPrefetch(const ChunkCollision& c) {
+ChunkPreview::ChunkPreview(const ChunkCollision& c) {
   auto set = [&](int a, const void* data, size_t bytes) {
     arrays_[a] = static_cast<const char*>(data);
     lines_[a] = uint8_t(std::min<size_t>((bytes + 63) / 64, kMaxLines));
@@ -165,6 +166,36 @@ ChunkPrefetch::ChunkPrefetch(const ChunkCollision& c) {
   set(0, c.tree.nodes().data(), c.tree.nodes().size() * sizeof(KdNode));
   set(1, c.mesh.indices.data(), c.mesh.indices.size() * sizeof(uint16_t));
   set(2, c.mesh.vertices.data(), c.mesh.vertices.size() * sizeof(QuantizedVertex));
+  if (c.tree.empty()) return;  // the empty box
+  // Every vertex of the chunk (the triangles use only these), in steps of 1/4096 voxel: >> 8 gives
+  // 1/16 voxel, floored for the min and rounded up for the max, so the box contains them exactly.
+  uint16_t lo[3] = {65535, 65535, 65535}, hi[3] = {0, 0, 0};
+  for (const QuantizedVertex& v : c.mesh.vertices) {
+    for (int a = 0; a < 3; ++a) {
+      lo[a] = std::min(lo[a], v[a]);
+      hi[a] = std::max(hi[a], v[a]);
+    }
+  }
+  for (int a = 0; a < 3; ++a) {
+    box_[a] = uint8_t(lo[a] >> 8);
+    box_[3 + a] = uint8_t(std::min((uint32_t(hi[a]) + 255) >> 8, 255u));
+  }
+}
+
+bool ChunkPreview::MayMeet(const ChunkKey& key, float voxel_size, const Vec3& origin,
+                           const Vec3& inv_direction, float t_end) const {
+  if (box_[0] > box_[3]) return false;  // no triangles
+  // Decoded like ChunkMesh::Decode (monotonic, so the box still contains the decoded vertices),
+  // then grown by 1/16 voxel: far more than the rounding of the clip below.
+  constexpr float kSixteenth = 1.0f / 16;
+  const Int3 base = ChunkOrigin(key);
+  Aabb box;
+  for (int a = 0; a < 3; ++a) {
+    box.min[a] = (float(Component(base, a)) + float(box_[a] - 1) * kSixteenth) * voxel_size;
+    box.max[a] = (float(Component(base, a)) + float(box_[3 + a] + 1) * kSixteenth) * voxel_size;
+  }
+  float t0 = 0, t1 = t_end;
+  return ClipRayToAabb(origin, inv_direction, box, &t0, &t1);
 }
 
 ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
@@ -225,7 +256,7 @@ const ChunkCollision* ChunkCollisionCache::Ensure(Entry* entry, bool cacheable, 
   absl::call_once(entry->once, [&] {
     entry->data = Build(entry->key);
     entry->source = entry->data->source.get();
-    entry->prefetch = ChunkPrefetch(*entry->data);
+    entry->preview = ChunkPreview(*entry->data);
     entry->solid_cells = entry->data->mesh.solid_cells;
     entry->ready.store(entry->data.get(), std::memory_order_release);
     did_build = true;
@@ -321,7 +352,13 @@ ChunkCells ChunkCollisionCache::FindCells(const ChunkKey& key, const ReadScope& 
   const Entry* entry = FindReady(key, scope);
   if (entry == nullptr) return {};
   return {&entry->solid_cells, entry->source, entry->ready.load(std::memory_order_relaxed),
-          &entry->prefetch};
+          &entry->preview};
+}
+
+ChunkLookup ChunkCollisionCache::Peek(const ChunkKey& key, const ReadScope& scope) const {
+  const Entry* entry = FindReady(key, scope);
+  if (entry == nullptr) return {};
+  return {entry->ready.load(std::memory_order_relaxed), &entry->preview};
 }
 
 ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrBuildFor(const ChunkKey& key,
@@ -383,7 +420,7 @@ const ChunkCollision* ChunkCollisionCache::Find(const ChunkKey& key, const ReadS
                                                 absl::Status* error, bool* built) {
   if (const Entry* entry = FindReady(key, scope)) {
     const ChunkCollision* data = entry->ready.load(std::memory_order_relaxed);
-    entry->prefetch.Issue(data);
+    entry->preview.Prefetch(data);
     if (built) *built = false;
     return data;
   }

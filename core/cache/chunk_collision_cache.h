@@ -55,18 +55,21 @@ struct ChunkCollision {
 
 using ChunkCollisionPtr = std::shared_ptr<const ChunkCollision>;
 
-// Where a query's first reads of a chunk's collision data go: the header, the tree's nodes and the
-// mesh's indices and vertices (the first kMaxLines lines of each). The arrays are separate
-// allocations behind the header, so a query that follows the pointers waits for the header before
-// it can ask for them; a copy of their addresses in the table entry lets a lookup ask for all of
-// them at once. Every line is a prefetch only: nothing is read.
-class ChunkPrefetch {
+// What a lookup learns of a chunk's collision data from the table entry, before it reads the data:
+// - where the header, the tree's nodes and the mesh's indices and vertices lie (the first
+//   kMaxLines lines of each array). The arrays are separate allocations behind the header, so a
+//   query that follows the pointers waits for the header before it can ask for them; their
+//   addresses here let it ask for all of them at once (Prefetch).
+// - the box of the chunk's triangles, rounded outward to 1/16 voxel, so that a ray that misses it
+//   skips the chunk without reading the data at all (MayMeet).
+class ChunkPreview {
  public:
   static constexpr int kMaxLines = 32;  // per array: 2 KiB, more than most chunks' arrays
-  ChunkPrefetch() = default;
-  explicit ChunkPrefetch(const ChunkCollision& c);
-  // `c` is the collision data this was made from.
-  void Issue(const ChunkCollision* c) const {
+  ChunkPreview() = default;
+  explicit ChunkPreview(const ChunkCollision& c);
+
+  // Starts loading the lines of `c`, the collision data this was made from. Nothing is read.
+  void Prefetch(const ChunkCollision* c) const {
     constexpr int kHeaderLines = (sizeof(ChunkCollision) + 63) / 64;
     const char* header = reinterpret_cast<const char*>(c);
     for (int i = 0; i < kHeaderLines; ++i) PrefetchLine(header + 64 * i);
@@ -74,9 +77,18 @@ class ChunkPrefetch {
       for (int i = 0; i < lines_[a]; ++i) PrefetchLine(arrays_[a] + 64 * i);
   }
 
+  // False when the segment [0, t_end] of the ray (origin, 1 / direction) cannot meet a triangle
+  // of chunk `key` (meshed at `voxel_size`): it misses their box grown by 1/16 voxel, or there
+  // are none.
+  bool MayMeet(const ChunkKey& key, float voxel_size, const Vec3& origin, const Vec3& inv_direction,
+               float t_end) const;
+
  private:
   const char* arrays_[3] = {};
   uint8_t lines_[3] = {};
+  // Min and max corner of the triangles' box in 1/16 voxel from the chunk's origin (the mesh's
+  // fixed-point vertices >> 8, rounded outward); min > max when there are no triangles.
+  uint8_t box_[6] = {255, 255, 255, 0, 0, 0};
 };
 
 // What a ray that starts in a chunk reads of its entry (ChunkCollisionCache::FindCells).
@@ -84,7 +96,13 @@ struct ChunkCells {
   const std::array<uint64_t, 8>* solid_cells = nullptr;  // ChunkMesh::solid_cells; null: not cached
   const Chunk* source = nullptr;                         // ChunkCollision::source
   const ChunkCollision* collision = nullptr;             // the entry's data (FindCached's answer)
-  const ChunkPrefetch* prefetch = nullptr;  // for a ray that goes on to walk `collision`
+  const ChunkPreview* preview = nullptr;                 // null: not cached
+};
+
+// A built entry found by ChunkCollisionCache::Peek: its data and what the entry knows of it.
+struct ChunkLookup {
+  const ChunkCollision* collision = nullptr;  // null: not built yet (Find builds it)
+  const ChunkPreview* preview = nullptr;
 };
 
 struct ChunkCollisionCacheStats {
@@ -135,7 +153,7 @@ class ChunkCollisionCache : public EditObserver {
   // is built, the world chunk at `key` is loaded (World::LoadChunk): if that fails, returns null
   // and sets *error, never meshes the chunk as air. A cached entry was built from a chunk that
   // loaded, and edits drop it, so a hit needs no world lookup. A hit starts loading the data's
-  // first lines (ChunkPrefetch).
+  // first lines (ChunkPreview::Prefetch).
   const ChunkCollision* Find(const ChunkKey& key, const ReadScope& scope, absl::Status* error,
                              bool* built = nullptr);
 
@@ -143,10 +161,14 @@ class ChunkCollisionCache : public EditObserver {
   // world access).
   const ChunkCollision* FindCached(const ChunkKey& key, const ReadScope& scope) const;
 
-  // FindCached's answer with its solid cells and source chunk, copied into the table entry so that
-  // reading them costs no load of the collision data, and its prefetch for a caller that goes on
-  // to read the data. Empty when `key` has no built entry.
+  // FindCached's answer with its solid cells and source chunk, copied into the table entry so
+  // that reading them costs no load of the collision data, and its preview. Empty when `key` has
+  // no built entry.
   ChunkCells FindCells(const ChunkKey& key, const ReadScope& scope) const;
+
+  // FindCached's answer with its preview, for a caller that decides from the preview whether to
+  // read the data (and prefetches it if so). Empty when `key` has no built entry.
+  ChunkLookup Peek(const ChunkKey& key, const ReadScope& scope) const;
 
   size_t budget_bytes() const { return shard_budget_ * kShards; }
   // Meshes and trees built for snapshots of past versions (World::OpenSnapshotAt) are kept, keyed

@@ -48,20 +48,29 @@ class ChunkWalk {
   float t_max_[3], t_delta_[3];
 };
 
-// Visits the non-empty chunk trees along the ray up to t_end; `on_chunk(collision, t_exit)` returns
-// true to stop. The collisions stay valid while `cache_scope` lives. A chunk whose stored record
-// fails to load stops the walk with that error (meshing it would read it as air): the cache loads
-// a chunk before building it, and an entry it holds was built from a chunk that loaded.
+// A chunk's entry the caller already found under the walk's cache scope (ChunkCollisionCache::
+// FindCells or Peek), with its key: the walk uses it instead of looking the chunk up again.
+struct KnownChunk {
+  ChunkKey key;
+  ChunkLookup lookup;             // lookup.collision null: none
+  const Chunk* source = nullptr;  // ChunkCollision::source, read from the entry
+};
+
+// Visits the chunk trees along the ray up to t_end; `on_chunk(collision, t_exit)` returns true to
+// stop. The collisions stay valid while `cache_scope` lives. A chunk whose stored record fails to
+// load stops the walk with that error (meshing it would read it as air): the cache loads a chunk
+// before building it, and an entry it holds was built from a chunk that loaded.
 // World chunks whose broadphase record has no solid within one voxel cannot hold a triangle (every
 // cell corner lies in that neighbourhood), so they are stepped over without touching the cache. The
 // layer meshed just outside the world (it closes the surface at the world box) has no record and
-// is always visited. `known` (may be null) is a chunk's collision the caller already found under
-// `cache_scope`: the walk uses it instead of looking the chunk up again.
+// is always visited. A cached chunk whose triangles' box the ray misses (or that has none) is
+// passed as a null collision, without reading its data: on_chunk only applies its stopping rule.
+// The others' data starts loading as soon as their entry is found.
 template <typename OnChunk>
 absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
                         ChunkCollisionCache& cache,
                         const ChunkCollisionCache::ReadScope& cache_scope, const KdRay& ray,
-                        float t_end, const ChunkCollision* known, QueryStats* stats,
+                        float t_end, const KnownChunk& known, QueryStats* stats,
                         OnChunk&& on_chunk) {
   const World& world = index.world();
   ChunkWalk walk(world, ray.origin, ray.direction);
@@ -73,14 +82,26 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
       if (walk.t_exit() > t_end) break;
       continue;
     }
+    ChunkLookup found = known.lookup.collision != nullptr && known.key == walk.key()
+                            ? known.lookup
+                            : cache.Peek(walk.key(), cache_scope);
     bool built = false;
-    const ChunkCollision* c = known != nullptr && known->key == walk.key()
-                                  ? known
-                                  : cache.Find(walk.key(), cache_scope, &status, &built);
-    if (c == nullptr) break;  // load error
+    if (found.collision == nullptr) {
+      found.collision = cache.Find(walk.key(), cache_scope, &status, &built);
+      if (found.collision == nullptr) break;  // load error
+    } else if (found.preview != nullptr) {    // null: just built, by InSolidCell
+      if (found.preview->MayMeet(walk.key(), world.voxel_size(), ray.origin, ray.inv_direction,
+                                 t_end)) {
+        found.preview->Prefetch(found.collision);
+      } else {
+        found.collision = nullptr;
+      }
+    }
     ++chunks;
     builds += built;
-    if (!c->tree.empty() && on_chunk(*c, walk.t_exit())) break;
+    const ChunkCollision* c = found.collision;
+    if (c != nullptr && c->tree.empty()) c = nullptr;
+    if (on_chunk(c, walk.t_exit())) break;
     if (walk.t_exit() > t_end) break;
   }
   if (stats) {
@@ -283,11 +304,10 @@ bool CornersInUniformSolid(const World& world, const Int3& low) {
 // solid within a voxel: not inside), the cell's bit in the mesh of the chunk that owns it
 // (ChunkMesh::solid_cells), and for chunks the table knows as FULL solid, the uniform table (such
 // chunks are often never meshed). A chunk that fails to load answers false; the walk reports it.
-// *owner is the owning chunk's collision when this looked it up (else null), for the walk.
+// *owner is the owning chunk's entry when this looked it up (else empty), for the walk.
 bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
                  ChunkCollisionCache& cache, const ChunkCollisionCache::ReadScope& cache_scope,
-                 const Vec3& p, VoxelReader& voxels, const ChunkCollision** owner,
-                 QueryStats* stats) {
+                 const Vec3& p, VoxelReader& voxels, KnownChunk* owner, QueryStats* stats) {
   const World& world = index.world();
   const Int3 low = CellLow(world, p);
   const ChunkKey key = ChunkOf(low);                         // the mesh chunk that owns the cell
@@ -303,14 +323,11 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
     const ChunkCollision* c = cache.Find(key, cache_scope, &load, &built);
     if (stats) stats->cache_builds += built;
     if (c == nullptr) return false;
-    cells = {&c->mesh.solid_cells, c->source.get(), c};
+    cells = {&c->mesh.solid_cells, c->source.get(), c, nullptr};
   }
-  *owner = cells.collision;
+  *owner = {key, {cells.collision, cells.preview}, cells.source};
   const Int3 local = low - ChunkOrigin(key);
-  if (((*cells.solid_cells)[local.y] >> (local.x | local.z << 3) & 1) == 0) {
-    if (cells.prefetch != nullptr) cells.prefetch->Issue(cells.collision);  // the walk starts here
-    return false;
-  }
+  if (((*cells.solid_cells)[local.y] >> (local.x | local.z << 3) & 1) == 0) return false;
   voxels.Hint(key, cells.source);  // StartedInside reads the origin voxel, usually in this chunk
   return true;
 }
@@ -342,7 +359,7 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   VoxelReader voxels(index, scope);
   ChunkCollisionCache::ReadScope cache_scope(cache);
   // With a water hit the answer can be the water (its face may come before the smooth exit).
-  const ChunkCollision* origin_chunk = nullptr;  // found by InSolidCell, reused by the walk
+  KnownChunk origin_chunk{};  // found by InSolidCell, reused by the walk
   if (!water.hit &&
       InSolidCell(index, scope, cache, cache_scope, ray.origin, voxels, &origin_chunk, stats)) {
     return StartedInside(world, voxels, ray);
@@ -355,12 +372,14 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   KdStats kd;
   absl::Status walked =
       WalkChunks(index, scope, cache, cache_scope, kray, t_end, origin_chunk, stats,
-                 [&](const ChunkCollision& c, float t_exit) {
-                   if (first == nullptr) first = &c;
-                   const bool had = closest.has_hit();
-                   const float before = closest.early_out();
-                   c.tree.CastRay(c.mesh, kray, closest, &kd);
-                   if (closest.has_hit() && (!had || closest.early_out() != before)) best = &c;
+                 [&](const ChunkCollision* c, float t_exit) {
+                   if (c != nullptr) {
+                     if (first == nullptr) first = c;
+                     const bool had = closest.has_hit();
+                     const float before = closest.early_out();
+                     c->tree.CastRay(c->mesh, kray, closest, &kd);
+                     if (closest.has_hit() && (!had || closest.early_out() != before)) best = c;
+                   }
                    // Later chunks start at t_exit: a hit clearly before it cannot be beaten.
                    return closest.has_hit() && closest.hit().t < t_exit - ExitSlack(world, t_exit);
                  });
@@ -379,6 +398,7 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   // No crossing at all: inside if the origin voxel is solid (the surface stays within a voxel of
   // the blocky one, so a long solid run without a crossing is inside).
   if (first != nullptr) voxels.Hint(*first);
+  voxels.Hint(origin_chunk.key, origin_chunk.source);  // when no tree was read
   return voxels.IsSolidAt(world.VoxelAt(ray.origin)) ? StartedInside(world, voxels, ray)
                                                      : RaycastHit{};
 }
@@ -396,13 +416,14 @@ void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
   BroadphaseIndex::ReadScope scope(index);
   VoxelReader voxels(index, scope);
   KdStats kd;
-  absl::Status walked = WalkChunks(index, scope, cache, cache_scope, kray, t_end, nullptr, stats,
-                                   [&](const ChunkCollision& c, float) {
+  absl::Status walked = WalkChunks(index, scope, cache, cache_scope, kray, t_end, KnownChunk{},
+                                   stats, [&](const ChunkCollision* c, float) {
+                                     if (c == nullptr) return false;
                                      chunk_hits.clear();
                                      AllHitsCollector collector(t_end, &chunk_hits);
-                                     c.tree.CastRay(c.mesh, kray, collector, &kd);
+                                     c->tree.CastRay(c->mesh, kray, collector, &kd);
                                      for (const TriangleRayHit& t : chunk_hits)
-                                       hits->push_back(MakeSmoothHit(index, voxels, kray, c, t));
+                                       hits->push_back(MakeSmoothHit(index, voxels, kray, *c, t));
                                      return false;
                                    });
   AddTreeStats(kd, stats);
