@@ -64,13 +64,14 @@ absl::Status ReplicaEditRefusal(const std::string& primary);
 // The refusal CreateWorld and DeleteWorld on a replica get, likewise.
 absl::Status ReplicaWorldRefusal(const std::string& primary);
 
-// The primary's world (GetWorldInfo: size, voxel size, seed), retried with backoff until
-// `give_up`. FAILED_PRECONDITION when its generator version differs from `generator_version`.
 // The world a primary's GetWorldInfo describes (size, voxel size, seed); FAILED_PRECONDITION naming
 // `primary` when its generator version differs from `generator_version`.
 absl::StatusOr<WorldConfig> PrimaryWorldConfig(const v1::GetWorldInfoResponse& info,
                                                uint32_t generator_version,
                                                const std::string& primary);
+
+// The primary's world (PrimaryWorldConfig of its GetWorldInfo), retried with backoff until
+// `give_up`.
 absl::StatusOr<WorldConfig> FetchPrimaryWorld(const ReplicaOptions& options,
                                               uint32_t generator_version, absl::Time give_up);
 

@@ -348,17 +348,18 @@ const ChunkCollision* ChunkCollisionCache::FindCached(const ChunkKey& key,
   return entry != nullptr ? entry->ready.load(std::memory_order_relaxed) : nullptr;
 }
 
-ChunkCells ChunkCollisionCache::FindCells(const ChunkKey& key, const ReadScope& scope) const {
-  const Entry* entry = FindReady(key, scope);
-  if (entry == nullptr) return {};
-  return {&entry->solid_cells, entry->source, entry->ready.load(std::memory_order_relaxed),
-          &entry->preview};
-}
-
 ChunkLookup ChunkCollisionCache::Peek(const ChunkKey& key, const ReadScope& scope) const {
   const Entry* entry = FindReady(key, scope);
   if (entry == nullptr) return {};
   return {entry->ready.load(std::memory_order_relaxed), &entry->preview};
+}
+
+ChunkCells ChunkCollisionCache::FindCells(const ChunkKey& key, const ReadScope& scope) const {
+  const Entry* entry = FindReady(key, scope);
+  if (entry == nullptr) return {};
+  return {{entry->ready.load(std::memory_order_relaxed), &entry->preview},
+          &entry->solid_cells,
+          entry->source};
 }
 
 ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrBuildFor(const ChunkKey& key,

@@ -91,18 +91,17 @@ class ChunkPreview {
   uint8_t box_[6] = {255, 255, 255, 0, 0, 0};
 };
 
-// What a ray that starts in a chunk reads of its entry (ChunkCollisionCache::FindCells).
-struct ChunkCells {
-  const std::array<uint64_t, 8>* solid_cells = nullptr;  // ChunkMesh::solid_cells; null: not cached
-  const Chunk* source = nullptr;                         // ChunkCollision::source
-  const ChunkCollision* collision = nullptr;             // the entry's data (FindCached's answer)
-  const ChunkPreview* preview = nullptr;                 // null: not cached
-};
-
 // A built entry found by ChunkCollisionCache::Peek: its data and what the entry knows of it.
 struct ChunkLookup {
   const ChunkCollision* collision = nullptr;  // null: not built yet (Find builds it)
   const ChunkPreview* preview = nullptr;
+};
+
+// What a ray that starts in a chunk reads of its entry (ChunkCollisionCache::FindCells).
+struct ChunkCells {
+  ChunkLookup entry;                                     // entry.collision null: not cached
+  const std::array<uint64_t, 8>* solid_cells = nullptr;  // ChunkMesh::solid_cells
+  const Chunk* source = nullptr;                         // ChunkCollision::source
 };
 
 struct ChunkCollisionCacheStats {
@@ -161,14 +160,13 @@ class ChunkCollisionCache : public EditObserver {
   // world access).
   const ChunkCollision* FindCached(const ChunkKey& key, const ReadScope& scope) const;
 
-  // FindCached's answer with its solid cells and source chunk, copied into the table entry so
-  // that reading them costs no load of the collision data, and its preview. Empty when `key` has
-  // no built entry.
-  ChunkCells FindCells(const ChunkKey& key, const ReadScope& scope) const;
-
   // FindCached's answer with its preview, for a caller that decides from the preview whether to
   // read the data (and prefetches it if so). Empty when `key` has no built entry.
   ChunkLookup Peek(const ChunkKey& key, const ReadScope& scope) const;
+
+  // Peek's answer with the data's solid cells and source chunk, copied into the table entry so
+  // that reading them costs no load of the collision data. Empty when `key` has no built entry.
+  ChunkCells FindCells(const ChunkKey& key, const ReadScope& scope) const;
 
   size_t budget_bytes() const { return shard_budget_ * kShards; }
   // Meshes and trees built for snapshots of past versions (World::OpenSnapshotAt) are kept, keyed

@@ -48,12 +48,11 @@ class ChunkWalk {
   float t_max_[3], t_delta_[3];
 };
 
-// A chunk's entry the caller already found under the walk's cache scope (ChunkCollisionCache::
-// FindCells or Peek), with its key: the walk uses it instead of looking the chunk up again.
+// The ray origin's chunk as InSolidCell found it under the walk's cache scope: the walk uses its
+// entry instead of looking the chunk up again.
 struct KnownChunk {
   ChunkKey key;
-  ChunkLookup lookup;             // lookup.collision null: none
-  const Chunk* source = nullptr;  // ChunkCollision::source, read from the entry
+  ChunkCells cells;  // cells.entry.collision null: none
 };
 
 // Visits the chunk trees along the ray up to t_end; `on_chunk(collision, t_exit)` returns true to
@@ -82,8 +81,8 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
       if (walk.t_exit() > t_end) break;
       continue;
     }
-    ChunkLookup found = known.lookup.collision != nullptr && known.key == walk.key()
-                            ? known.lookup
+    ChunkLookup found = known.cells.entry.collision != nullptr && known.key == walk.key()
+                            ? known.cells.entry
                             : cache.Peek(walk.key(), cache_scope);
     bool built = false;
     if (found.collision == nullptr) {
@@ -256,12 +255,12 @@ void PrefetchHitData(const World& world, const ChunkCollision& c, uint32_t tri, 
 RaycastHit MakeSmoothHit(const BroadphaseIndex& index, VoxelReader& voxels, const KdRay& ray,
                          const ChunkCollision& c, const TriangleRayHit& t) {
   const World& world = index.world();
-  PrefetchHitData(world, c, t.triangle, ray.origin + ray.direction * t.t);
-  voxels.Hint(c);  // the hit cell's corners lie in c's chunk or the next ones
   RaycastHit hit;
+  hit.position = ray.origin + ray.direction * t.t;
+  PrefetchHitData(world, c, t.triangle, hit.position);
+  voxels.Hint(c);  // the hit cell's corners lie in c's chunk or the next ones
   hit.hit = true;
   hit.distance = t.t;
-  hit.position = ray.origin + ray.direction * t.t;
   const Vec3 facet = c.mesh.Normal(t.triangle);
   hit.normal = SmoothNormal(c, t.triangle, hit.position);
   hit.front_face = Dot(facet, ray.direction) < 0;
@@ -323,9 +322,9 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
     const ChunkCollision* c = cache.Find(key, cache_scope, &load, &built);
     if (stats) stats->cache_builds += built;
     if (c == nullptr) return false;
-    cells = {&c->mesh.solid_cells, c->source.get(), c, nullptr};
+    cells = {{c, nullptr}, &c->mesh.solid_cells, c->source.get()};
   }
-  *owner = {key, {cells.collision, cells.preview}, cells.source};
+  *owner = {key, cells};
   const Int3 local = low - ChunkOrigin(key);
   if (((*cells.solid_cells)[local.y] >> (local.x | local.z << 3) & 1) == 0) return false;
   voxels.Hint(key, cells.source);  // StartedInside reads the origin voxel, usually in this chunk
@@ -398,7 +397,7 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   // No crossing at all: inside if the origin voxel is solid (the surface stays within a voxel of
   // the blocky one, so a long solid run without a crossing is inside).
   if (first != nullptr) voxels.Hint(*first);
-  voxels.Hint(origin_chunk.key, origin_chunk.source);  // when no tree was read
+  voxels.Hint(origin_chunk.key, origin_chunk.cells.source);  // when no tree was read
   return voxels.IsSolidAt(world.VoxelAt(ray.origin)) ? StartedInside(world, voxels, ray)
                                                      : RaycastHit{};
 }

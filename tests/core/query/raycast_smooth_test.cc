@@ -195,8 +195,6 @@ TEST(RaycastSmoothTest, RaysGrazingChunkSeamsNeverPassThroughAClosedSurface) {
   EXPECT_EQ(misses, 0);
 }
 
-// The chunk walk with early termination finds the same nearest hit as testing every triangle of
-// every chunk the segment's box touches.
 // The closest crossing of `ray` with every triangle of the chunks around its segment (brute force
 // over the cached meshes), checked against RaycastSmooth's answer. Returns whether it hit.
 bool CheckAgainstBruteForce(const World& world, ChunkCollisionCache& cache,
@@ -244,6 +242,8 @@ bool CheckAgainstBruteForce(const World& world, ChunkCollisionCache& cache,
   return true;
 }
 
+// The chunk walk with early termination finds the same nearest hit as testing every triangle of
+// every chunk the segment's box touches.
 TEST(RaycastSmoothTest, CaveWorldHitsEqualBruteForceOverAllChunks) {
   auto world = testing::MakeCaveWorld(41, {64, 64, 64});
   ChunkCollisionCache cache(*world, size_t(256) << 20);
