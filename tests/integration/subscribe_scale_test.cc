@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "client/voxcol_client.h"
 #include "tests/integration/http_get.h"
 #include "tests/integration/server_process.h"
@@ -296,16 +297,34 @@ void RunSubscriberThatStopsReading(const std::string& buffer_flag) {
   v1::SubscribeRequest fast_request;
   fast_request.set_from_version(0);
   auto fast = client.Subscribe(&fast_context, fast_request);
-  // The other subscriber reads while the edits are applied: one that waited until they were all
-  // acknowledged would itself have stopped reading for a while, and a loaded machine can queue
-  // more than --subscribe_buffer of its responses meanwhile.
+  // The other subscriber reads while the edits are applied, and the edits wait for it: edit i
+  // is sent only once it has read version i - 1, so at most two of its responses are ever
+  // outstanding, within any buffer this test sets. Without that wait a loaded machine (a fresh
+  // container running the suite in parallel) delayed its reads or the server's writes to it until
+  // more than --subscribe_buffer=4 responses queued, and the server rightly ended it too.
   std::vector<uint64_t> fast_seen;
+  absl::Mutex fast_mu;
   std::thread fast_reader([&] {
     v1::SubscribeResponse e;
-    while (fast_seen.size() < size_t(kEdits) && fast->Read(&e)) fast_seen.push_back(e.version());
+    while (fast->Read(&e)) {
+      absl::MutexLock lock(&fast_mu);
+      fast_seen.push_back(e.version());
+      if (fast_seen.size() == size_t(kEdits)) break;
+    }
   });
 
   for (int i = 0; i < kEdits; ++i) {
+    const size_t read_before = size_t(std::max(i - 1, 0));
+    bool caught_up = false;
+    {
+      absl::MutexLock lock(&fast_mu);
+      const auto has_read = [&] { return fast_seen.size() >= read_before; };
+      caught_up = fast_mu.AwaitWithTimeout(absl::Condition(&has_read), absl::Seconds(30));
+    }
+    if (!caught_up) {
+      ADD_FAILURE() << "the reading subscriber did not receive version " << read_before;
+      break;
+    }
     v1::EditAck ack;
     grpc::Status status = client.ApplyEdits(Batch(i, 32), &ack);
     EXPECT_TRUE(status.ok()) << status.error_message();
