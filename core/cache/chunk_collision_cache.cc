@@ -212,6 +212,7 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   CopyExact(scratch_mesh.vertices, &out->mesh.vertices);
   CopyExact(scratch_mesh.indices, &out->mesh.indices);
   CopyExact(scratch_mesh.materials, &out->mesh.materials);
+  CopyExact(scratch_mesh.triangle_cells, &out->mesh.triangle_cells);
   CopyExact(scratch_mesh.normals, &out->mesh.normals);
   out->mesh.solid_cells = scratch_mesh.solid_cells;
   out->tree.Build(out->mesh, &scratch_tree);

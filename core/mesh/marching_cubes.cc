@@ -172,6 +172,7 @@ class CellMesher {
   // Emits the triangles of the cell with low corner sample (x, y, z).
   void Mesh(int x, int y, int z, int cube_case) {
     const MarchingCubesCase& mc = MarchingCubesCases()[cube_case];
+    const uint32_t cell = DominantCorner(x, y, z).Pack();
     for (int t = 0; t < mc.triangle_count; ++t) {
       uint16_t v[3];
       int best_sample = -1;
@@ -182,10 +183,27 @@ class CellMesher {
       if (Cross(out_->Vertex(v[1]) - a, out_->Vertex(v[2]) - a) == Vec3()) continue;
       out_->indices.insert(out_->indices.end(), {v[0], v[1], v[2]});
       out_->materials.push_back(s_.material[best_sample]);
+      out_->triangle_cells.push_back(cell);
     }
   }
 
  private:
+  // The cell's dominant corner (TriangleCell). Only solid voxels have a density, which is their
+  // occupancy, so "density above the iso level" is "solid and above it".
+  TriangleCell DominantCorner(int x, int y, int z) const {
+    TriangleCell cell{{x, y, z}, 0, 0};
+    int best = -1;
+    for (int c = 0; c < 8; ++c) {
+      const uint8_t d = s_.density[SampleIndex(x + (c & 1), y + ((c >> 1) & 1), z + (c >> 2))];
+      if (d > kIsoOccupancy && d > best) {
+        best = d;
+        cell.corner = c;
+        cell.occupancy = d;
+      }
+    }
+    return cell;
+  }
+
   // Vertex id of cube edge `e` of the cell, created on first use. Also tracks, in *best_sample,
   // the densest inside endpoint seen so far: the triangle takes its material.
   uint16_t Vertex(int x, int y, int z, int e, int* best_sample) {

@@ -232,42 +232,64 @@ Vec3 SmoothNormal(const ChunkCollision& c, uint32_t tri, const Vec3& p) {
   return LengthSq(smooth) > 0 ? Normalize(smooth) : Normalize(n);
 }
 
-// Starts loading what MakeSmoothHit reads of a hit on triangle `tri` at `p` besides the triangle
-// itself: the material, the three vertex normals and the rows of the source chunk's voxels around
-// the hit cell. They are independent lines, so asking for all of them first makes one wait, not
-// several in turn.
-void PrefetchHitData(const World& world, const ChunkCollision& c, uint32_t tri, const Vec3& p) {
-  const ChunkMesh& m = c.mesh;
+// Starts loading the first lines of the arrays a hit on `m` reads besides the tree's (materials,
+// cell records, vertex normals), when a ray is cast into the chunk: they then arrive with its
+// nodes and triangles instead of after the closest hit is known.
+void PrefetchSurfaceArrays(const ChunkMesh& m) {
+  auto prefetch = [](const void* data, size_t bytes) {
+    const char* p = static_cast<const char*>(data);
+    for (size_t i = 0; i < std::min<size_t>(bytes, 64 * ChunkPreview::kMaxLines); i += 64)
+      PrefetchLine(p + i);
+  };
+  prefetch(m.materials.data(), m.materials.size());
+  prefetch(m.triangle_cells.data(), m.triangle_cells.size() * sizeof(uint32_t));
+  prefetch(m.normals.data(), m.normals.size() * sizeof(PackedNormal));
+}
+
+// Starts loading what MakeSmoothHit reads of a hit on triangle `tri` besides the triangle itself:
+// its material, its cell record and the three vertex normals. They are independent lines, so
+// asking for all of them first makes one wait, not several in turn.
+void PrefetchHitData(const ChunkMesh& m, uint32_t tri) {
   PrefetchLine(&m.materials[tri]);
+  if (!m.triangle_cells.empty()) PrefetchLine(&m.triangle_cells[tri]);
   if (m.has_normals()) {
     for (int k = 0; k < 3; ++k) PrefetchLine(&m.normals[m.indices[3 * tri + k]]);
   }
-  if (const Chunk* source = c.source.get()) {
-    const Int3 low = CellLow(world, p) - ChunkOrigin(c.key);
-    const int x = std::clamp(low.x, 0, kChunkSize - 1);
-    for (int dy = 0; dy < 2; ++dy)
-      for (int dz = 0; dz < 2; ++dz)
-        PrefetchLine(&source->At(x, std::clamp(low.y + dy, 0, kChunkSize - 1),
-                                 std::clamp(low.z + dz, 0, kChunkSize - 1)));
+}
+
+// The voxel a hit on triangle `tri` of `m` reports, with its value: the dominant solid corner of
+// the cell around `behind`, a point a hair behind the surface. That cell is nearly always the
+// one that emitted the triangle, whose dominant corner the mesh holds (TriangleCell); a hit within
+// a hair of a cell face reads the corners instead.
+void SetHitVoxel(const World& world, VoxelReader& voxels, const ChunkMesh& m, uint32_t tri,
+                 const Vec3& behind, RaycastHit* hit) {
+  if (!m.triangle_cells.empty()) {
+    const TriangleCell cell = TriangleCell::Unpack(m.triangle_cells[tri]);
+    if (CellLow(world, behind) == m.origin + cell.low) {
+      hit->voxel = m.origin + cell.CornerVoxel();
+      hit->value = {m.materials[tri], cell.occupancy};
+      return;
+    }
   }
+  hit->voxel = DominantSolidCorner(world, voxels, behind);
+  hit->value = {m.materials[tri], voxels.Get(hit->voxel).occupancy};
 }
 
 RaycastHit MakeSmoothHit(const BroadphaseIndex& index, VoxelReader& voxels, const KdRay& ray,
                          const ChunkCollision& c, const TriangleRayHit& t) {
   const World& world = index.world();
-  RaycastHit hit;
-  hit.position = ray.origin + ray.direction * t.t;
-  PrefetchHitData(world, c, t.triangle, hit.position);
+  PrefetchHitData(c.mesh, t.triangle);
   voxels.Hint(c);  // the hit cell's corners lie in c's chunk or the next ones
+  RaycastHit hit;
   hit.hit = true;
   hit.distance = t.t;
+  hit.position = ray.origin + ray.direction * t.t;
   const Vec3 facet = c.mesh.Normal(t.triangle);
   hit.normal = SmoothNormal(c, t.triangle, hit.position);
   hit.front_face = Dot(facet, ray.direction) < 0;
   // Step a hair into the solid so the hit cell is the one behind the surface.
-  hit.voxel =
-      DominantSolidCorner(world, voxels, hit.position - facet * (1e-3f * world.voxel_size()));
-  hit.value = {c.mesh.materials[t.triangle], voxels.Get(hit.voxel).occupancy};
+  SetHitVoxel(world, voxels, c.mesh, t.triangle,
+              hit.position - facet * (1e-3f * world.voxel_size()), &hit);
   hit.chunk = c.key;
   hit.triangle = int32_t(t.triangle);
   return hit;
@@ -373,6 +395,7 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
       WalkChunks(index, scope, cache, cache_scope, kray, t_end, origin_chunk, stats,
                  [&](const ChunkCollision* c, float t_exit) {
                    if (c != nullptr) {
+                     PrefetchSurfaceArrays(c->mesh);
                      if (first == nullptr) first = c;
                      const bool had = closest.has_hit();
                      const float before = closest.early_out();

@@ -26,7 +26,8 @@ std::vector<ChunkKey> AllMeshedKeys(const World& world) {
 }
 
 bool SameMesh(const ChunkMesh& a, const ChunkMesh& b) {
-  return a.vertices == b.vertices && a.indices == b.indices && a.materials == b.materials;
+  return a.vertices == b.vertices && a.indices == b.indices && a.materials == b.materials &&
+         a.triangle_cells == b.triangle_cells;
 }
 
 TEST(NarrowphaseCacheTest, EachChunkIsBuiltOnceUnderConcurrency) {

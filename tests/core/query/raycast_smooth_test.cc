@@ -195,8 +195,55 @@ TEST(RaycastSmoothTest, RaysGrazingChunkSeamsNeverPassThroughAClosedSurface) {
   EXPECT_EQ(misses, 0);
 }
 
+// The voxel a smooth hit reports, from its definition: of the eight corner voxels of the
+// marching-cubes cell around the point a hair (1e-3 voxel) behind the surface, along the facet
+// normal of the triangle hit, the solid one of highest occupancy (the first in x, y, z bit order
+// on ties), read through World::GetVoxel.
+Int3 DominantCornerBehind(const World& world, const ChunkMesh& mesh, const RaycastHit& hit) {
+  const float h = world.voxel_size();
+  const Vec3 behind = hit.position - mesh.Normal(uint32_t(hit.triangle)) * (1e-3f * h);
+  const Int3 low{int32_t(std::floor(behind.x / h - 0.5f)), int32_t(std::floor(behind.y / h - 0.5f)),
+                 int32_t(std::floor(behind.z / h - 0.5f))};
+  Int3 best = world.VoxelAt(behind);
+  int best_occupancy = -1;
+  for (int dz = 0; dz < 2; ++dz)
+    for (int dy = 0; dy < 2; ++dy)
+      for (int dx = 0; dx < 2; ++dx) {
+        const Int3 v = low + Int3{dx, dy, dz};
+        const Voxel x = world.GetVoxel(v);
+        if (IsSolid(x) && x.occupancy > best_occupancy) {
+          best = v;
+          best_occupancy = x.occupancy;
+        }
+      }
+  return best;
+}
+
+// Whether a smooth hit lies a hair from a face of the cell that emitted its triangle, so that the
+// point behind it is in another cell (the hit's voxel is then read from the voxels, not the mesh).
+bool BehindAnotherCell(const World& world, const ChunkMesh& mesh, const RaycastHit& hit) {
+  const float h = world.voxel_size();
+  const Vec3 behind = hit.position - mesh.Normal(uint32_t(hit.triangle)) * (1e-3f * h);
+  const Int3 low{int32_t(std::floor(behind.x / h - 0.5f)), int32_t(std::floor(behind.y / h - 0.5f)),
+                 int32_t(std::floor(behind.z / h - 0.5f))};
+  return !(low == mesh.origin + TriangleCell::Unpack(mesh.triangle_cells[hit.triangle]).low);
+}
+
+// A smooth hit that does not start inside reports the dominant corner behind it, that voxel's
+// occupancy and its triangle's material.
+void CheckHitVoxel(const World& world, ChunkCollisionCache& cache, const RaycastHit& hit, int i) {
+  ASSERT_GE(hit.triangle, 0) << i;
+  ChunkCollisionPtr c = cache.Get(hit.chunk);
+  ASSERT_LT(uint32_t(hit.triangle), c->mesh.triangle_count()) << i;
+  const Int3 want = DominantCornerBehind(world, c->mesh, hit);
+  EXPECT_EQ(hit.voxel, want) << i;
+  EXPECT_EQ(hit.value.occupancy, world.GetVoxel(want).occupancy) << i;
+  EXPECT_EQ(hit.value.material, c->mesh.materials[hit.triangle]) << i;
+}
+
 // The closest crossing of `ray` with every triangle of the chunks around its segment (brute force
-// over the cached meshes), checked against RaycastSmooth's answer. Returns whether it hit.
+// over the cached meshes), checked against RaycastSmooth's answer, and a hit's voxel against its
+// definition (CheckHitVoxel). Returns whether it hit.
 bool CheckAgainstBruteForce(const World& world, ChunkCollisionCache& cache,
                             const BroadphaseIndex& index, const RaycastInput& ray, int i) {
   RaycastHit hit = RaycastSmooth(index, cache, ray, RaycastSettings{});
@@ -238,6 +285,7 @@ bool CheckAgainstBruteForce(const World& world, ChunkCollisionCache& cache,
   EXPECT_TRUE(hit.hit) << i;
   if (hit.hit && !hit.started_inside) {  // else the first crossing was an exit
     EXPECT_NEAR(hit.distance, brute.hit().t, 1e-5f * brute.hit().t) << i;
+    CheckHitVoxel(world, cache, hit, i);
   }
   return true;
 }
@@ -284,6 +332,36 @@ TEST(RaycastSmoothTest, ShortRaysInAirAndDeepRockEqualBruteForce) {
   // Both kinds of table answers were exercised.
   EXPECT_GT(deep, 100);
   EXPECT_GT(clear, 100);
+}
+
+// Rays aimed at mesh vertices, which lie on cell edges: many hits lie a hair from a face of the
+// cell that emitted their triangle, where the hit's voxel is read from the voxels instead of the
+// mesh's record. Both ways give the voxel its definition gives.
+TEST(RaycastSmoothTest, HitVoxelIsTheDominantCornerBehindTheSurfaceAlsoAtCellFaces) {
+  auto world = testing::MakeCaveWorld(41, {64, 64, 64});
+  ChunkCollisionCache cache(*world, size_t(256) << 20);
+  BroadphaseIndex index(*world);
+  int hits = 0, at_faces = 0;
+  for (int32_t x = -4; x < 4; x += 3)
+    for (int32_t z = -4; z < 4; z += 3) {
+      ChunkCollisionPtr c = cache.Get({x, -1, z});
+      for (uint32_t v = 0; v < c->mesh.vertex_count(); ++v) {
+        // From two voxels out along the vertex normal (into air, mostly), back at the vertex.
+        const Vec3 n = Normalize(c->mesh.VertexNormal(v));
+        const Vec3 target = c->mesh.Vertex(v);
+        RaycastInput ray{target + n * 2.0f, n * -1.0f, 4.0f};
+        if (!ValidateRaycast(*world, &ray, QueryLimits{}).ok()) continue;
+        RaycastHit hit = RaycastSmooth(index, cache, ray, RaycastSettings{});
+        if (!hit.hit || hit.started_inside) continue;
+        ++hits;
+        CheckHitVoxel(*world, cache, hit, int(v));
+        at_faces += BehindAnotherCell(*world, cache.Get(hit.chunk)->mesh, hit);
+      }
+    }
+  std::printf("%d hits, %d a hair from a face of their triangle's cell\n", hits, at_faces);
+  EXPECT_GT(hits, 500);
+  EXPECT_GT(at_faces, 20);         // read from the voxels
+  EXPECT_GT(hits - at_faces, 20);  // from the mesh's record
 }
 
 TEST(RaycastSmoothTest, AllHitsThroughABallAreEntryThenExit) {
