@@ -189,19 +189,16 @@ class CellMesher {
 
  private:
   // The cell's dominant corner (TriangleCell). Only solid voxels have a density, which is their
-  // occupancy, so "density above the iso level" is "solid and above it".
+  // occupancy, so "density above the iso level" is "solid and above it"; a cell with triangles
+  // has such a corner. Branch-free: the largest of density * 8 + (7 - corner) is the densest
+  // corner, the first in corner order on ties.
   TriangleCell DominantCorner(int x, int y, int z) const {
-    TriangleCell cell{{x, y, z}, 0, 0};
-    int best = -1;
-    for (int c = 0; c < 8; ++c) {
-      const uint8_t d = s_.density[SampleIndex(x + (c & 1), y + ((c >> 1) & 1), z + (c >> 2))];
-      if (d > kIsoOccupancy && d > best) {
-        best = d;
-        cell.corner = c;
-        cell.occupancy = d;
-      }
-    }
-    return cell;
+    const uint8_t* d = s_.density + SampleIndex(x, y, z);
+    const int sy = kStride[1], sz = kStride[2];
+    const int offsets[8] = {0, 1, sy, sy + 1, sz, sz + 1, sy + sz, sy + sz + 1};
+    int best = 0;
+    for (int c = 0; c < 8; ++c) best = std::max(best, d[offsets[c]] * 8 + (7 - c));
+    return {{x, y, z}, 7 - (best & 7), uint8_t(best >> 3)};
   }
 
   // Vertex id of cube edge `e` of the cell, created on first use. Also tracks, in *best_sample,
