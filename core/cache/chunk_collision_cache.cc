@@ -207,12 +207,13 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   auto out = std::make_shared<ChunkCollision>();
   out->key = key;
   if (const ChunkPtr& own = sources[MeshSourceIndex(0, 0, 0)]; !own->IsUniform()) out->source = own;
+  for (int c = 0; c < 8; ++c)
+    out->corner_chunks[c] = sources[MeshSourceIndex(c & 1, (c >> 1) & 1, c >> 2)];
   out->mesh.origin = scratch_mesh.origin;
   out->mesh.voxel_size = scratch_mesh.voxel_size;
   CopyExact(scratch_mesh.vertices, &out->mesh.vertices);
   CopyExact(scratch_mesh.indices, &out->mesh.indices);
   CopyExact(scratch_mesh.materials, &out->mesh.materials);
-  CopyExact(scratch_mesh.triangle_cells, &out->mesh.triangle_cells);
   CopyExact(scratch_mesh.normals, &out->mesh.normals);
   out->mesh.solid_cells = scratch_mesh.solid_cells;
   out->tree.Build(out->mesh, &scratch_tree);
@@ -451,6 +452,12 @@ ChunkCollisionPtr ChunkCollisionCache::Get(const ChunkKey& key, bool* built) {
 void ChunkCollisionCache::AfterPublish(const CommittedEdit& edit) {
   for (const ChunkChange& change : edit.result.changes) {
     IntBox keys = MeshChunksReading(change.changed_voxels);
+    // Also the entries that pin the changed chunk as a corner chunk (ChunkCollision::corner_chunks:
+    // the chunk itself and the ones one below it), even where their meshes do not read the changed
+    // voxels: a pin must not keep an old version of a chunk alive.
+    const ChunkKey changed = ChunkOf(change.changed_voxels.min);
+    keys.min = {std::min(keys.min.x, changed.x - 1), std::min(keys.min.y, changed.y - 1),
+                std::min(keys.min.z, changed.z - 1)};
     for (int y = keys.min.y; y < keys.max.y; ++y)
       for (int z = keys.min.z; z < keys.max.z; ++z)
         for (int x = keys.min.x; x < keys.max.x; ++x) {

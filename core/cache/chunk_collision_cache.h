@@ -51,6 +51,11 @@ struct ChunkCollision {
   // chunk as a partial broadphase record does; edits drop the entry with the chunk's old version.
   ChunkPtr source;
   size_t bytes = 0;  // what this entry costs in the cache budget (payload + fixed overhead)
+  // The world chunks key + (dx, dy, dz), dx, dy, dz in {0, 1}, at index dx | dy << 1 | dz << 2, as
+  // meshed (interned ones for uniform chunks): every corner of a cell whose low corner lies in
+  // chunk `key` is in one of them, so a hit reads its cell's corners without world or broadphase
+  // lookups. Pinned like `source`. Last, outside the lines a lookup prefetches.
+  std::array<ChunkPtr, 8> corner_chunks;
 };
 
 using ChunkCollisionPtr = std::shared_ptr<const ChunkCollision>;
@@ -70,7 +75,8 @@ class ChunkPreview {
 
   // Starts loading the lines of `c`, the collision data this was made from. Nothing is read.
   void Prefetch(const ChunkCollision* c) const {
-    constexpr int kHeaderLines = (sizeof(ChunkCollision) + 63) / 64;
+    constexpr int kHeaderLines =
+        (sizeof(ChunkCollision) - sizeof(ChunkCollision::corner_chunks) + 63) / 64;
     const char* header = reinterpret_cast<const char*>(c);
     for (int i = 0; i < kHeaderLines; ++i) PrefetchLine(header + 64 * i);
     for (int a = 0; a < 3; ++a)

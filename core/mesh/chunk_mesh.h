@@ -53,37 +53,12 @@ inline float HalfToFloat(uint16_t h) {
   return BitsFloat(FloatBits(a) | uint32_t(h & 0x8000u) << 16);
 }
 
-// The marching-cubes cell that emitted a triangle and the cell's dominant corner: of the eight
-// corner voxels, the solid one (IsSolidMaterial, occupancy above kIsoOccupancy) of highest
-// occupancy, the first in corner order on ties (corner c is low + (c & 1, c >> 1 & 1, c >> 2)).
-// Every cell with a triangle has one. Packed in 20 bits: the cell's low corner in local voxels
-// (3 bits per axis), the corner and its occupancy.
-struct TriangleCell {
-  Int3 low;  // local voxel coordinates, 0..kChunkSize - 1
-  int corner = 0;
-  uint8_t occupancy = 0;  // of the corner voxel
-
-  Int3 CornerVoxel() const { return low + Int3{corner & 1, (corner >> 1) & 1, corner >> 2}; }
-  uint32_t Pack() const {
-    return uint32_t(low.x) | uint32_t(low.y) << 3 | uint32_t(low.z) << 6 | uint32_t(corner) << 9 |
-           uint32_t(occupancy) << 12;
-  }
-  static TriangleCell Unpack(uint32_t bits) {
-    return {{int32_t(bits & 7), int32_t(bits >> 3 & 7), int32_t(bits >> 6 & 7)},
-            int(bits >> 9 & 7),
-            uint8_t(bits >> 12)};
-  }
-};
-
 struct ChunkMesh {
   Int3 origin;                            // voxel coordinates of the chunk's min corner
   float voxel_size = 1;                   // world units per voxel
   std::vector<QuantizedVertex> vertices;  // welded: one per crossed lattice edge
   std::vector<uint16_t> indices;   // three per triangle, counter-clockwise seen from empty space
   std::vector<uint8_t> materials;  // one solid material per triangle
-  // One per triangle (TriangleCell::Pack; none in a mesh built by hand): the cell that emitted it
-  // and the cell's dominant corner, so that a hit reports its voxel without reading voxels.
-  std::vector<uint32_t> triangle_cells;
   // One per vertex (ComputeVertexNormals) or none (a mesh built by hand).
   std::vector<PackedNormal> normals;
   // The cells entirely inside the surface (all eight corners inside: cube case 255), which hold no
@@ -153,15 +128,13 @@ struct ChunkMesh {
     vertices.clear();
     indices.clear();
     materials.clear();
-    triangle_cells.clear();
     normals.clear();
     solid_cells.fill(0);
   }
   // Bytes of mesh data (payload only, not vector headers or spare capacity).
   size_t DataBytes() const {
     return vertices.size() * sizeof(QuantizedVertex) + indices.size() * sizeof(uint16_t) +
-           materials.size() + triangle_cells.size() * sizeof(uint32_t) +
-           normals.size() * sizeof(PackedNormal);
+           materials.size() + normals.size() * sizeof(PackedNormal);
   }
 
  private:

@@ -172,7 +172,6 @@ class CellMesher {
   // Emits the triangles of the cell with low corner sample (x, y, z).
   void Mesh(int x, int y, int z, int cube_case) {
     const MarchingCubesCase& mc = MarchingCubesCases()[cube_case];
-    const uint32_t cell = DominantCorner(x, y, z).Pack();
     for (int t = 0; t < mc.triangle_count; ++t) {
       uint16_t v[3];
       int best_sample = -1;
@@ -183,24 +182,10 @@ class CellMesher {
       if (Cross(out_->Vertex(v[1]) - a, out_->Vertex(v[2]) - a) == Vec3()) continue;
       out_->indices.insert(out_->indices.end(), {v[0], v[1], v[2]});
       out_->materials.push_back(s_.material[best_sample]);
-      out_->triangle_cells.push_back(cell);
     }
   }
 
  private:
-  // The cell's dominant corner (TriangleCell). Only solid voxels have a density, which is their
-  // occupancy, so "density above the iso level" is "solid and above it"; a cell with triangles
-  // has such a corner. Branch-free: the largest of density * 8 + (7 - corner) is the densest
-  // corner, the first in corner order on ties.
-  TriangleCell DominantCorner(int x, int y, int z) const {
-    const uint8_t* d = s_.density + SampleIndex(x, y, z);
-    const int sy = kStride[1], sz = kStride[2];
-    const int offsets[8] = {0, 1, sy, sy + 1, sz, sz + 1, sy + sz, sy + sz + 1};
-    int best = 0;
-    for (int c = 0; c < 8; ++c) best = std::max(best, d[offsets[c]] * 8 + (7 - c));
-    return {{x, y, z}, 7 - (best & 7), uint8_t(best >> 3)};
-  }
-
   // Vertex id of cube edge `e` of the cell, created on first use. Also tracks, in *best_sample,
   // the densest inside endpoint seen so far: the triangle takes its material.
   uint16_t Vertex(int x, int y, int z, int e, int* best_sample) {

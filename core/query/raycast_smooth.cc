@@ -168,21 +168,41 @@ Int3 CellLow(const World& world, const Vec3& p) {
           int32_t(std::floor(p.z / h - 0.5f))};
 }
 
-// Solid corner with the highest occupancy of the cell around `p` (the mesher's material rule).
-Int3 DominantSolidCorner(const World& world, VoxelReader& voxels, const Vec3& p) {
-  const Int3 low = CellLow(world, p);
-  Int3 best = world.VoxelAt(p);
-  int best_occupancy = -1;
+// The voxel a smooth hit reports and that voxel's occupancy: of the eight corners of the cell
+// with low corner `low`, the solid one (solid material, occupancy above the iso level) of highest
+// occupancy, the first in corner order (x, then y, then z offset) on ties; `none` (one of the
+// corners) when no corner is solid. `read(v)` reads voxel v.
+template <typename Read>
+void DominantSolidCorner(const Int3& low, const Int3& none, Read&& read, Int3* voxel,
+                         uint8_t* occupancy) {
+  *voxel = none;
+  int best = -1;
   for (int c = 0; c < 8; ++c) {
-    Int3 v = low + Int3{c & 1, (c >> 1) & 1, c >> 2};
-    Voxel x = voxels.Get(v);
-    if (IsSolidMaterial(x.material) && x.occupancy > kIsoOccupancy &&
-        x.occupancy > best_occupancy) {
-      best = v;
-      best_occupancy = x.occupancy;
+    const Int3 v = low + Int3{c & 1, (c >> 1) & 1, c >> 2};
+    const Voxel x = read(v);
+    if (IsSolidMaterial(x.material) && x.occupancy > kIsoOccupancy && x.occupancy > best) {
+      *voxel = v;
+      best = x.occupancy;
     }
   }
-  return best;
+  *occupancy = best >= 0 ? uint8_t(best) : read(none).occupancy;
+}
+
+// The cell with low corner `low` has its eight corners in c's corner_chunks (its low corner lies
+// in c's chunk): true, with `low` relative to the chunk's origin in *local.
+bool CornersInCornerChunks(const ChunkCollision& c, const Int3& low, Int3* local) {
+  *local = low - c.mesh.origin;
+  return c.corner_chunks[0] != nullptr && local->x >= 0 && local->y >= 0 && local->z >= 0 &&
+         local->x < kChunkSize && local->y < kChunkSize && local->z < kChunkSize;
+}
+
+// Voxel `local` (coordinates relative to c's chunk origin, each in [0, kChunkSize]) from c's
+// corner_chunks.
+const Voxel& CornerChunkVoxel(const ChunkCollision& c, const Int3& local) {
+  const Chunk& chunk = *c.corner_chunks[(local.x >> kChunkBits) | (local.y >> kChunkBits) << 1 |
+                                        (local.z >> kChunkBits) << 2];
+  constexpr int kMask = kChunkSize - 1;
+  return chunk.At(local.x & kMask, local.y & kMask, local.z & kMask);
 }
 
 // Accumulates area-weighted face normals at the three vertices of one triangle (meshes without
@@ -232,9 +252,9 @@ Vec3 SmoothNormal(const ChunkCollision& c, uint32_t tri, const Vec3& p) {
   return LengthSq(smooth) > 0 ? Normalize(smooth) : Normalize(n);
 }
 
-// Starts loading the first lines of the arrays a hit on `m` reads besides the tree's (materials,
-// cell records, vertex normals), when a ray is cast into the chunk: they then arrive with its
-// nodes and triangles instead of after the closest hit is known.
+// Starts loading the first lines of the arrays a hit on `m` reads besides the tree's (materials
+// and vertex normals), when a ray is cast into the chunk: they then arrive with its nodes and
+// triangles instead of after the closest hit is known.
 void PrefetchSurfaceArrays(const ChunkMesh& m) {
   auto prefetch = [](const void* data, size_t bytes) {
     const char* p = static_cast<const char*>(data);
@@ -242,54 +262,56 @@ void PrefetchSurfaceArrays(const ChunkMesh& m) {
       PrefetchLine(p + i);
   };
   prefetch(m.materials.data(), m.materials.size());
-  prefetch(m.triangle_cells.data(), m.triangle_cells.size() * sizeof(uint32_t));
   prefetch(m.normals.data(), m.normals.size() * sizeof(PackedNormal));
 }
 
 // Starts loading what MakeSmoothHit reads of a hit on triangle `tri` besides the triangle itself:
-// its material, its cell record and the three vertex normals. They are independent lines, so
-// asking for all of them first makes one wait, not several in turn.
-void PrefetchHitData(const ChunkMesh& m, uint32_t tri) {
+// its material, the three vertex normals and, when they lie in c's corner chunks, the corners of
+// the hit cell (low corner `low`). They are independent lines, so asking for all of them first
+// makes one wait, not several in turn.
+void PrefetchHitData(const ChunkCollision& c, uint32_t tri, const Int3& low) {
+  const ChunkMesh& m = c.mesh;
   PrefetchLine(&m.materials[tri]);
-  if (!m.triangle_cells.empty()) PrefetchLine(&m.triangle_cells[tri]);
   if (m.has_normals()) {
     for (int k = 0; k < 3; ++k) PrefetchLine(&m.normals[m.indices[3 * tri + k]]);
   }
-}
-
-// The voxel a hit on triangle `tri` of `m` reports, with its value: the dominant solid corner of
-// the cell around `behind`, a point a hair behind the surface. That cell is nearly always the
-// one that emitted the triangle, whose dominant corner the mesh holds (TriangleCell); a hit within
-// a hair of a cell face reads the corners instead.
-void SetHitVoxel(const World& world, VoxelReader& voxels, const ChunkMesh& m, uint32_t tri,
-                 const Vec3& behind, RaycastHit* hit) {
-  if (!m.triangle_cells.empty()) {
-    const TriangleCell cell = TriangleCell::Unpack(m.triangle_cells[tri]);
-    if (CellLow(world, behind) == m.origin + cell.low) {
-      hit->voxel = m.origin + cell.CornerVoxel();
-      hit->value = {m.materials[tri], cell.occupancy};
-      return;
-    }
+  Int3 local;
+  if (CornersInCornerChunks(c, low, &local)) {
+    for (int k = 0; k < 8; ++k)
+      PrefetchLine(&CornerChunkVoxel(c, local + Int3{k & 1, (k >> 1) & 1, k >> 2}));
   }
-  hit->voxel = DominantSolidCorner(world, voxels, behind);
-  hit->value = {m.materials[tri], voxels.Get(hit->voxel).occupancy};
 }
 
 RaycastHit MakeSmoothHit(const BroadphaseIndex& index, VoxelReader& voxels, const KdRay& ray,
                          const ChunkCollision& c, const TriangleRayHit& t) {
   const World& world = index.world();
-  PrefetchHitData(c.mesh, t.triangle);
-  voxels.Hint(c);  // the hit cell's corners lie in c's chunk or the next ones
   RaycastHit hit;
   hit.hit = true;
   hit.distance = t.t;
   hit.position = ray.origin + ray.direction * t.t;
   const Vec3 facet = c.mesh.Normal(t.triangle);
+  // Step a hair into the solid so the hit cell is the one behind the surface.
+  const Vec3 behind = hit.position - facet * (1e-3f * world.voxel_size());
+  const Int3 low = CellLow(world, behind);
+  PrefetchHitData(c, t.triangle, low);
+  voxels.Hint(c);  // StartedInside may follow (a back face), and its origin voxel is often here
   hit.normal = SmoothNormal(c, t.triangle, hit.position);
   hit.front_face = Dot(facet, ray.direction) < 0;
-  // Step a hair into the solid so the hit cell is the one behind the surface.
-  SetHitVoxel(world, voxels, c.mesh, t.triangle,
-              hit.position - facet * (1e-3f * world.voxel_size()), &hit);
+  // The cell's corners come from the chunks the mesh was built from; only a cell behind the
+  // chunk's low faces (its low corner in the chunk below) reads them through the world.
+  uint8_t occupancy = 0;
+  Int3 local;
+  if (CornersInCornerChunks(c, low, &local)) {
+    DominantSolidCorner(
+        local, world.VoxelAt(behind) - c.mesh.origin,
+        [&](const Int3& v) { return CornerChunkVoxel(c, v); }, &hit.voxel, &occupancy);
+    hit.voxel = hit.voxel + c.mesh.origin;
+  } else {
+    DominantSolidCorner(
+        low, world.VoxelAt(behind), [&](const Int3& v) { return voxels.Get(v); }, &hit.voxel,
+        &occupancy);
+  }
+  hit.value = {c.mesh.materials[t.triangle], occupancy};
   hit.chunk = c.key;
   hit.triangle = int32_t(t.triangle);
   return hit;

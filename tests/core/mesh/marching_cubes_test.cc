@@ -169,63 +169,6 @@ TEST(MarchingCubesTest, RandomNoiseWorldIsClosedOutwardOrientedManifold) {
   EXPECT_GT(r.volume, 0.0);
 }
 
-// Each triangle's TriangleCell names the cell that emitted it (its three vertices lie in that
-// cell's cube) and the cell's dominant corner: of the eight corner voxels, read through the world,
-// the solid one of highest occupancy, the first in x, y, z bit order on ties. Random occupancies
-// and materials, water among them (water is never a dominant corner), make ties and water corners.
-TEST(MarchingCubesTest, TriangleCellsHoldTheEmittingCellAndItsDominantCorner) {
-  const float h = 0.5f;
-  auto world = testing::MakeFunctionWorld(
-      [](const Int3& v) {
-        uint32_t x =
-            uint32_t(v.x) * 73856093u ^ uint32_t(v.y) * 19349663u ^ uint32_t(v.z) * 83492791u;
-        x = (x ^ (x >> 13)) * 0x5bd1e995u;
-        return Voxel{uint8_t((x >> 8) % 4 == 0 ? kMaterialWater : 2 + (x >> 10) % 3),
-                     uint8_t(128 + (x >> 24) % 8 * 16)};  // 8 levels: many ties
-      },
-      {32, 32, 32}, h);
-  int triangles = 0, ties = 0, water_corners = 0;
-  for (int32_t y = -3; y < 2; ++y)
-    for (int32_t z = -3; z < 2; ++z)
-      for (int32_t x = -3; x < 2; ++x) {
-        const ChunkMesh mesh = MeshChunk(*world, {x, y, z});
-        ASSERT_EQ(mesh.triangle_cells.size(), mesh.triangle_count());
-        for (uint32_t t = 0; t < mesh.triangle_count(); ++t, ++triangles) {
-          const TriangleCell cell = TriangleCell::Unpack(mesh.triangle_cells[t]);
-          const Int3 low = mesh.origin + cell.low;
-          for (int k = 0; k < 3; ++k) {
-            const Vec3 p = mesh.Corner(t, k) / h;  // voxel units; cell corners at voxel centres
-            for (int a = 0; a < 3; ++a) {
-              EXPECT_GE(p[a], float(Component(low, a)) + 0.5f - 1e-3f) << t;
-              EXPECT_LE(p[a], float(Component(low, a)) + 1.5f + 1e-3f) << t;
-            }
-          }
-          int best = -1, best_corner = -1, at_best = 0;
-          for (int c = 0; c < 8; ++c) {
-            const Voxel v = world->GetVoxel(low + Int3{c & 1, (c >> 1) & 1, c >> 2});
-            water_corners += v.material == kMaterialWater && v.occupancy > 128;
-            if (!IsSolid(v)) continue;
-            if (v.occupancy > best) {
-              best = v.occupancy;
-              best_corner = c;
-              at_best = 1;
-            } else if (v.occupancy == best) {
-              ++at_best;
-            }
-          }
-          ASSERT_GE(best_corner, 0) << t;  // a cell with a triangle has a solid corner
-          EXPECT_EQ(cell.corner, best_corner) << t;
-          EXPECT_EQ(cell.occupancy, best) << t;
-          ties += at_best > 1;
-        }
-      }
-  std::printf("%d triangles, %d with tied dominant corners, %d water corners seen\n", triangles,
-              ties, water_corners);
-  EXPECT_GT(triangles, 10000);
-  EXPECT_GT(ties, 1000);
-  EXPECT_GT(water_corners, 1000);
-}
-
 // Vertices on the face shared by two chunks are the same floats on both sides.
 TEST(MarchingCubesTest, SeamVerticesAreBitIdentical) {
   auto world = testing::MakeCaveWorld(5, {64, 64, 64});
