@@ -14,4 +14,10 @@ inline void PrefetchLine(const void* p) {
 #endif
 }
 
+// Starts loading `lines` consecutive cache lines from `p`.
+inline void PrefetchLines(const void* p, int lines) {
+  const char* bytes = static_cast<const char*>(p);
+  for (int i = 0; i < lines; ++i) PrefetchLine(bytes + 64 * i);
+}
+
 }  // namespace voxcol

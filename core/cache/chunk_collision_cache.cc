@@ -161,7 +161,7 @@ ChunkCollisionCache::Entry* ChunkCollisionCache::Lookup(const ChunkKey& key) con
 ChunkPreview::ChunkPreview(const ChunkCollision& c) {
   auto set = [&](int a, const void* data, size_t bytes) {
     arrays_[a] = static_cast<const char*>(data);
-    lines_[a] = uint8_t(std::min<size_t>((bytes + 63) / 64, kMaxLines));
+    lines_[a] = uint8_t(Lines(bytes));
   };
   set(0, c.tree.nodes().data(), c.tree.nodes().size() * sizeof(KdNode));
   set(1, c.mesh.indices.data(), c.mesh.indices.size() * sizeof(uint16_t));

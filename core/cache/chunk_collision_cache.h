@@ -19,6 +19,7 @@
 // entry in the table and wait on its once-flag.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -77,11 +78,11 @@ class ChunkPreview {
   void Prefetch(const ChunkCollision* c) const {
     constexpr int kHeaderLines =
         (sizeof(ChunkCollision) - sizeof(ChunkCollision::corner_chunks) + 63) / 64;
-    const char* header = reinterpret_cast<const char*>(c);
-    for (int i = 0; i < kHeaderLines; ++i) PrefetchLine(header + 64 * i);
-    for (int a = 0; a < 3; ++a)
-      for (int i = 0; i < lines_[a]; ++i) PrefetchLine(arrays_[a] + 64 * i);
+    PrefetchLines(c, kHeaderLines);
+    for (int a = 0; a < 3; ++a) PrefetchLines(arrays_[a], lines_[a]);
   }
+  // The lines of an array of `bytes` that a prefetch covers: at most kMaxLines.
+  static int Lines(size_t bytes) { return int(std::min<size_t>((bytes + 63) / 64, kMaxLines)); }
 
   // False when the segment [0, t_end] of the ray (origin, 1 / direction) cannot meet a triangle
   // of chunk `key` (meshed at `voxel_size`): it misses their box grown by 1/16 voxel, or there

@@ -110,18 +110,38 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
   return status;
 }
 
+// Voxel `voxel` from c's corner_chunks when it lies in one of them (every corner of a cell whose
+// low corner is in c's chunk does), else null.
+const Voxel* CornerChunkVoxel(const ChunkCollision& c, const Int3& voxel) {
+  const Int3 local = voxel - c.mesh.origin;
+  // Unsigned, so that one compare per axis also rejects negative coordinates.
+  constexpr uint32_t kEdge = kChunkSize;
+  if (c.corner_chunks[0] == nullptr || uint32_t(local.x) > kEdge || uint32_t(local.y) > kEdge ||
+      uint32_t(local.z) > kEdge) {
+    return nullptr;
+  }
+  const Chunk& chunk = *c.corner_chunks[(local.x >> kChunkBits) | (local.y >> kChunkBits) << 1 |
+                                        (local.z >> kChunkBits) << 2];
+  constexpr int kMask = kChunkSize - 1;
+  return &chunk.At(local.x & kMask, local.y & kMask, local.z & kMask);
+}
+
 // World::GetVoxel that keeps the last chunk it read: the voxels of one hit lie in one to eight
 // chunks (usually one). A chunk near the surface has a partial broadphase record, which holds the
 // chunk it was built from (the published one: edits rebuild records as they publish chunks), so
 // the voxels are read from there without a world lookup (lock, hash, reference count). A uniform
 // chunk is read from the world's uniform table; other chunks come from World::GetChunk (air if the
-// chunk fails to load, as GetVoxel).
+// chunk fails to load, as GetVoxel). Voxels in the corner chunks of the last collision data hinted
+// (ChunkCollision::corner_chunks: those a hit's cell corners lie in) are read from there first.
 class VoxelReader {
  public:
   VoxelReader(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope)
       : index_(index), scope_(scope) {}
   Voxel Get(const Int3& voxel) {
     if (!index_.world().voxel_bounds().Contains(voxel)) return Voxel{};
+    if (corners_ != nullptr) {
+      if (const Voxel* v = CornerChunkVoxel(*corners_, voxel)) return *v;
+    }
     const ChunkKey key = ChunkOf(voxel);
     if (!loaded_ || !(key == key_)) Load(key);
     return chunk_ != nullptr ? chunk_->At(LocalOf(voxel)) : uniform_;
@@ -134,7 +154,10 @@ class VoxelReader {
     chunk_ = source;
     loaded_ = true;
   }
-  void Hint(const ChunkCollision& c) { Hint(c.key, c.source.get()); }
+  void Hint(const ChunkCollision& c) {
+    Hint(c.key, c.source.get());
+    corners_ = &c;
+  }
   // IsSolid(Get(voxel)), without reading the voxel when the class table knows that its chunk has
   // no solid within a voxel.
   bool IsSolidAt(const Int3& voxel) {
@@ -158,7 +181,8 @@ class VoxelReader {
   ChunkKey key_;
   const Chunk* chunk_ = nullptr;  // null: the chunk is uniform_
   Voxel uniform_;
-  ChunkPtr owner_;  // holds chunk_ when it came from the world
+  ChunkPtr owner_;                           // holds chunk_ when it came from the world
+  const ChunkCollision* corners_ = nullptr;  // its corner_chunks are read first
 };
 
 // The low corner voxel of the marching-cubes cell around `p` (cells join voxel centres).
@@ -171,38 +195,20 @@ Int3 CellLow(const World& world, const Vec3& p) {
 // The voxel a smooth hit reports and that voxel's occupancy: of the eight corners of the cell
 // with low corner `low`, the solid one (solid material, occupancy above the iso level) of highest
 // occupancy, the first in corner order (x, then y, then z offset) on ties; `none` (one of the
-// corners) when no corner is solid. `read(v)` reads voxel v.
-template <typename Read>
-void DominantSolidCorner(const Int3& low, const Int3& none, Read&& read, Int3* voxel,
+// corners) when no corner is solid.
+void DominantSolidCorner(VoxelReader& voxels, const Int3& low, const Int3& none, Int3* voxel,
                          uint8_t* occupancy) {
   *voxel = none;
   int best = -1;
   for (int c = 0; c < 8; ++c) {
     const Int3 v = low + Int3{c & 1, (c >> 1) & 1, c >> 2};
-    const Voxel x = read(v);
+    const Voxel x = voxels.Get(v);
     if (IsSolidMaterial(x.material) && x.occupancy > kIsoOccupancy && x.occupancy > best) {
       *voxel = v;
       best = x.occupancy;
     }
   }
-  *occupancy = best >= 0 ? uint8_t(best) : read(none).occupancy;
-}
-
-// The cell with low corner `low` has its eight corners in c's corner_chunks (its low corner lies
-// in c's chunk): true, with `low` relative to the chunk's origin in *local.
-bool CornersInCornerChunks(const ChunkCollision& c, const Int3& low, Int3* local) {
-  *local = low - c.mesh.origin;
-  return c.corner_chunks[0] != nullptr && local->x >= 0 && local->y >= 0 && local->z >= 0 &&
-         local->x < kChunkSize && local->y < kChunkSize && local->z < kChunkSize;
-}
-
-// Voxel `local` (coordinates relative to c's chunk origin, each in [0, kChunkSize]) from c's
-// corner_chunks.
-const Voxel& CornerChunkVoxel(const ChunkCollision& c, const Int3& local) {
-  const Chunk& chunk = *c.corner_chunks[(local.x >> kChunkBits) | (local.y >> kChunkBits) << 1 |
-                                        (local.z >> kChunkBits) << 2];
-  constexpr int kMask = kChunkSize - 1;
-  return chunk.At(local.x & kMask, local.y & kMask, local.z & kMask);
+  *occupancy = best >= 0 ? uint8_t(best) : voxels.Get(none).occupancy;
 }
 
 // Accumulates area-weighted face normals at the three vertices of one triangle (meshes without
@@ -256,13 +262,8 @@ Vec3 SmoothNormal(const ChunkCollision& c, uint32_t tri, const Vec3& p) {
 // and vertex normals), when a ray is cast into the chunk: they then arrive with its nodes and
 // triangles instead of after the closest hit is known.
 void PrefetchSurfaceArrays(const ChunkMesh& m) {
-  auto prefetch = [](const void* data, size_t bytes) {
-    const char* p = static_cast<const char*>(data);
-    for (size_t i = 0; i < std::min<size_t>(bytes, 64 * ChunkPreview::kMaxLines); i += 64)
-      PrefetchLine(p + i);
-  };
-  prefetch(m.materials.data(), m.materials.size());
-  prefetch(m.normals.data(), m.normals.size() * sizeof(PackedNormal));
+  PrefetchLines(m.materials.data(), ChunkPreview::Lines(m.materials.size()));
+  PrefetchLines(m.normals.data(), ChunkPreview::Lines(m.normals.size() * sizeof(PackedNormal)));
 }
 
 // Starts loading what MakeSmoothHit reads of a hit on triangle `tri` besides the triangle itself:
@@ -275,10 +276,9 @@ void PrefetchHitData(const ChunkCollision& c, uint32_t tri, const Int3& low) {
   if (m.has_normals()) {
     for (int k = 0; k < 3; ++k) PrefetchLine(&m.normals[m.indices[3 * tri + k]]);
   }
-  Int3 local;
-  if (CornersInCornerChunks(c, low, &local)) {
-    for (int k = 0; k < 8; ++k)
-      PrefetchLine(&CornerChunkVoxel(c, local + Int3{k & 1, (k >> 1) & 1, k >> 2}));
+  for (int k = 0; k < 8; ++k) {
+    if (const Voxel* v = CornerChunkVoxel(c, low + Int3{k & 1, (k >> 1) & 1, k >> 2}))
+      PrefetchLine(v);
   }
 }
 
@@ -294,23 +294,14 @@ RaycastHit MakeSmoothHit(const BroadphaseIndex& index, VoxelReader& voxels, cons
   const Vec3 behind = hit.position - facet * (1e-3f * world.voxel_size());
   const Int3 low = CellLow(world, behind);
   PrefetchHitData(c, t.triangle, low);
-  voxels.Hint(c);  // StartedInside may follow (a back face), and its origin voxel is often here
+  // The cell's corners come from the chunks the mesh was built from, except for a cell behind the
+  // chunk's low faces (its low corner in the chunk below). StartedInside may follow (a back face),
+  // and its origin voxel is often in c's chunk too.
+  voxels.Hint(c);
   hit.normal = SmoothNormal(c, t.triangle, hit.position);
   hit.front_face = Dot(facet, ray.direction) < 0;
-  // The cell's corners come from the chunks the mesh was built from; only a cell behind the
-  // chunk's low faces (its low corner in the chunk below) reads them through the world.
   uint8_t occupancy = 0;
-  Int3 local;
-  if (CornersInCornerChunks(c, low, &local)) {
-    DominantSolidCorner(
-        local, world.VoxelAt(behind) - c.mesh.origin,
-        [&](const Int3& v) { return CornerChunkVoxel(c, v); }, &hit.voxel, &occupancy);
-    hit.voxel = hit.voxel + c.mesh.origin;
-  } else {
-    DominantSolidCorner(
-        low, world.VoxelAt(behind), [&](const Int3& v) { return voxels.Get(v); }, &hit.voxel,
-        &occupancy);
-  }
+  DominantSolidCorner(voxels, low, world.VoxelAt(behind), &hit.voxel, &occupancy);
   hit.value = {c.mesh.materials[t.triangle], occupancy};
   hit.chunk = c.key;
   hit.triangle = int32_t(t.triangle);
