@@ -21,7 +21,6 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "absl/synchronization/mutex.h"
 #include "core/query/query_types.h"
 #include "core/voxel/change_log.h"
 #include "core/voxel/edit_batch.h"
@@ -34,6 +33,7 @@
 #include "server/health_service.h"
 #include "server/log.h"
 #include "server/process_metrics.h"
+#include "server/process_tuning.h"
 #include "server/query_service.h"
 #include "server/replica.h"
 #include "server/request_log.h"
@@ -516,8 +516,7 @@ int RunServer() {
 }  // namespace voxcol::server
 
 int main(int argc, char** argv) {
-  // Debian's abseil enables mutex deadlock detection (a graph update on every lock); off here.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  voxcol::server::TuneProcessForServing();  // first, before any thread starts
   absl::SetProgramUsageMessage("voxcol_server: voxel terrain collision and query service");
   // absl exits 1 after printing --help; asking for help is not an error, so answer it here.
   for (int i = 1; i < argc; ++i) {

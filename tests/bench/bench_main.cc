@@ -1,11 +1,10 @@
 #include <benchmark/benchmark.h>
 
-#include "absl/synchronization/mutex.h"
+#include "server/process_tuning.h"
 
 int main(int argc, char** argv) {
-  // Debian's abseil enables mutex deadlock detection, which costs every lock a graph update;
-  // release binaries (the server too) turn it off.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // The benchmarks host the services and their query paths: tune the process as the server does.
+  voxcol::server::TuneProcessForServing();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
