@@ -545,5 +545,47 @@ TEST(QueryStreamLimits, StreamsBeyondThePerClientLimitAreRefused) {
   }
 }
 
+// SIGTERM with Query streams open: one idle, one with heavy batches still running and unread. The
+// query threads drive the streams to their end during the grace period, then the server exits 0
+// and every stream ends with an error status instead of hanging.
+TEST(QueryStreamShutdown, OpenStreamsEndAndTheServerExits) {
+  TempDir dir;
+  ServerProcess server;
+  ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH,
+                           {"--data_dir=" + dir.path() + "/data", "--world_size=128,96,128",
+                            "--query_threads=2", "--shutdown_grace_seconds=1"},
+                           dir.path()))
+      << server.Log();
+  auto channel = grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
+  auto stub = v1::QueryService::NewStub(channel);
+  grpc::ClientContext idle_context, busy_context;
+  std::unique_ptr<Stream> idle = stub->Query(&idle_context);
+  std::unique_ptr<Stream> busy = stub->Query(&busy_context);
+  // The idle stream answers one batch first, so it is surely open on the server.
+  v1::QueryBatchRequest empty;
+  empty.add_queries()->set_client_id(1);  // no query kind: INVALID_ARGUMENT for that query
+  v1::QueryBatchResponse response;
+  ASSERT_TRUE(idle->Write(empty) && idle->Read(&response));
+  for (int b = 0; b < 6; ++b) {
+    v1::QueryBatchRequest batch;
+    for (int i = 0; i < 40; ++i) {
+      v1::PosedShape* shape = batch.add_queries()->mutable_contacts()->mutable_shape();
+      shape->mutable_shape()->mutable_sphere()->set_radius(12);
+      shape->mutable_position()->set_x(-50.0f + float((i * 7 + b * 13) % 100));
+      shape->mutable_position()->set_z(-50.0f + float((i * 11) % 100));
+    }
+    ASSERT_TRUE(busy->Write(batch));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(server.Stop(SIGTERM, std::chrono::seconds(30)), 0) << server.Log();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << server.Log();
+  while (idle->Read(&response)) {
+  }
+  EXPECT_FALSE(idle->Finish().ok());
+  while (busy->Read(&response)) {
+  }
+  EXPECT_FALSE(busy->Finish().ok());
+}
+
 }  // namespace
 }  // namespace voxcol
