@@ -291,7 +291,7 @@ WorldRegistryOptions RegistryOptions(const ServerConfig& config) {
 }
 
 // Gauges and counters read when scraped; the objects must outlive the metrics HTTP server.
-void RegisterStateMetrics(const World& world, const QueryServiceImpl& query_service,
+void RegisterStateMetrics(const World& world, const WorkerPool& query_pool,
                           const ChunkCollisionCache& cache, Metrics& registry) {
   registry.AddGauge("voxcol_world_version", "Committed edit batches",
                     [&world] { return double(world.version()); });
@@ -305,7 +305,7 @@ void RegisterStateMetrics(const World& world, const QueryServiceImpl& query_serv
                               "Query snapshots expired because the history outgrew its budget",
                               [&world] { return double(world.history_stats().expired); });
   registry.AddGauge("voxcol_query_queue_length", "Batches waiting for a query thread",
-                    [&query_service] { return double(query_service.queued_batches()); });
+                    [&query_pool] { return double(query_pool.queued()); });
   // The cache keeps its counters as atomics.
   auto cache_stat = [&cache](uint64_t ChunkCollisionCacheStats::*field) {
     return [&cache, field] { return double(cache.stats().*field); };
@@ -359,11 +359,10 @@ std::vector<std::string> ServiceNames() {
           v1::ReplicaService::service_full_name(), grpc::health::v1::Health::service_full_name()};
 }
 
-// Builds and starts the gRPC server with reflection, the request log and the RPC metrics, and
-// starts the query threads; null (logged) if the address cannot be bound. The services (health
-// among them) and `rpc_metrics` must outlive the server.
+// Builds and starts the gRPC server with reflection, the request log and the RPC metrics; null
+// (logged) if the address cannot be bound. The services (health among them) and `rpc_metrics`
+// must outlive the server.
 std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
-                                              QueryServiceImpl& query_service,
                                               const std::vector<grpc::Service*>& services,
                                               RpcMetrics* rpc_metrics, ServerSecurity& security,
                                               int* port) {
@@ -381,7 +380,6 @@ std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
   interceptors.push_back(std::make_unique<RequestLogInterceptorFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   for (grpc::Service* service : services) builder.RegisterService(service);
-  query_service.AddTo(builder);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || *port == 0) {
     LogError("event=listen_failed address=%s message=%s", config.listen,
@@ -389,7 +387,6 @@ std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
                  " (is another server on this port?)");
     return nullptr;
   }
-  query_service.Start();
   LogInfo("event=serving address=%s port=%d", config.listen, *port);
   return server;
 }
@@ -475,8 +472,7 @@ int RunServer() {
   }
   const WorldParts& world = worlds.default_world();
   // Runs the batches of every Query stream; declared before the server, which it outlives.
-  QueryServiceImpl query_service(worlds, config->limits, config->stream_limits,
-                                 {config->query_threads, config->max_queued_batches});
+  WorkerPool query_pool(config->query_threads, config->max_queued_batches);
   // Applies EditStream batches (one task per stream with work); queued tasks wait for a thread.
   WorkerPool edit_stream_pool(config->edit_stream_threads, kMaxQueuedEditStreams);
   EditStreams edit_streams(*world.batcher, &edit_stream_pool, config->max_in_flight_edit_batches);
@@ -485,7 +481,7 @@ int RunServer() {
   Metrics& registry = GetServerMetrics().registry;
   RegisterProcessMetrics(registry);
   RpcMetrics rpc_metrics(registry, ServiceNames());
-  RegisterStateMetrics(*world.world, query_service, *world.cache, registry);
+  RegisterStateMetrics(*world.world, query_pool, *world.cache, registry);
   RegisterFeedMetrics(worlds.default_change_log(), *world.subscriptions, registry);
   RegisterWorldMetrics(worlds, registry);
   std::unique_ptr<ReplicaSet> follower = MakeReplica(*replica, worlds, registry);
@@ -493,6 +489,7 @@ int RunServer() {
   if (!StartMetricsHttp(config->metrics_listen, registry, &metrics_http)) return 1;
 
   WorldServiceImpl world_service(worlds, &worlds);
+  QueryServiceImpl query_service(worlds, config->limits, config->stream_limits, &query_pool);
   EditServiceImpl edit_service(worlds, config->limits, &edit_streams);
   AdminServiceImpl admin_service(worlds, absl::GetFlag(FLAGS_backup_root));
   if (follower) admin_service.RefuseImports(ReplicaEditRefusal(replica->primary));
@@ -501,16 +498,15 @@ int RunServer() {
   HealthService health;
   for (const std::string& name : ServiceNames()) health.SetServing(name, true);
   int port = 0;
-  std::unique_ptr<grpc::Server> server =
-      StartGrpcServer(*config, query_service,
-                      {&world_service, &edit_service, &admin_service, &replica_service, &health},
-                      &rpc_metrics, **security, &port);
+  std::unique_ptr<grpc::Server> server = StartGrpcServer(
+      *config,
+      {&world_service, &query_service, &edit_service, &admin_service, &replica_service, &health},
+      &rpc_metrics, **security, &port);
   if (!server) return 1;
   WritePortFile(config->port_file, port);
   if (follower) follower->Start();
 
   ServeUntilSignal(signals, config->shutdown_grace_seconds, worlds, health, *server);
-  query_service.Stop();  // after the server's Shutdown(), which the query threads drive
   if (follower) follower->Stop();
   LogInfo("event=stopped version=%d", world.world->version());
   return 0;

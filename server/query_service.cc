@@ -65,40 +65,90 @@ grpc::Status RunUnary(const WorldResolver& resolver, const ServiceLimits& limits
 
 }  // namespace
 
-// One Query stream, on the completion queue the query threads poll (server/query_streams.h).
-// Reads batches, runs each as a queued batch (usually on the thread that read it), writes each
-// response as it completes. Messages are read raw and parsed here: gRPC reports a message that does
-// not parse exactly like the client's end of stream, and the stream would end with OK; parsing
-// ourselves lets it end with INVALID_ARGUMENT saying which message failed. At most
-// max_in_flight_batches run per stream; beyond that the stream stops reading, so a fast client is
-// slowed by HTTP/2 flow control instead of growing server queues. gRPC allows one outstanding write
-// per stream, so finished responses queue here until the previous write is done.
-//
-// Lifetime: the object is deleted once gRPC has returned every operation it started (accept, read,
-// write, finish, and the done notification) and no batch of it runs. Every decision is taken under
-// mu_; operations are started through QueryThreads::Post, which refuses once the queue shuts down.
-class QueryStream final {
+// One Query stream. Reads batches, runs each on the shared worker pool, writes each response as it
+// completes. Messages are read raw and parsed here: gRPC reports a message that does not parse
+// exactly like the client's end of stream, and the stream would end with OK; parsing ourselves
+// lets it end with INVALID_ARGUMENT saying which message failed. At most max_in_flight_batches run
+// per stream; beyond that the stream stops reading, so a fast client is slowed by HTTP/2 flow
+// control instead of growing server queues. gRPC allows one outstanding write per stream, so
+// finished responses queue here until the previous write is done.
+class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  // Creates the stream object that accepts the next Query call.
-  static void Accept(QueryServiceImpl* service) {
-    auto* stream = new QueryStream(service);
-    bool posted = service->threads_.Post([stream] {
-      stream->context_.AsyncNotifyWhenDone(&stream->done_op_);
-      stream->service_->RequestQuery(&stream->context_, &stream->stream_, stream->cq(),
-                                     stream->cq(), &stream->accept_op_);
-    });
-    if (!posted) delete stream;
+  QueryStream(QueryServiceImpl* service, grpc::CallbackServerContext* context)
+      : service_(service),
+        call_deadline_(absl::FromChrono(context->deadline())),
+        host_(PeerHost(context->peer())) {
+    GetServerMetrics().streams_opened->Add();
+    if (!service_->AcquireStream(host_)) {
+      counted_ = false;
+      Finish(ToGrpcStatus(absl::ResourceExhaustedError(
+          "too many open Query streams from this client (--max_streams_per_client)")));
+      return;
+    }
+    StartRead(&request_);
+  }
+
+  // "ipv4:127.0.0.1:5555" -> "ipv4:127.0.0.1": streams are limited per client host, not per port.
+  static std::string PeerHost(const std::string& peer) {
+    size_t colon = peer.rfind(':');
+    return colon == std::string::npos ? peer : peer.substr(0, colon);
+  }
+
+  // Every method that may end the call decides under mu_ and calls Finish() after unlocking, as
+  // the last thing it does with `this`: OnDone() (which deletes the stream) may run at once on
+  // another thread.
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      absl::ReleasableMutexLock lock(&mu_);
+      reads_done_ = true;
+      FinishIfDone(lock);
+      return;
+    }
+    auto batch = std::make_shared<StreamBatch>();
+    absl::Status parsed = ParseFromByteBuffer(&request_, batch->request);
+    request_.Clear();
+    ++messages_read_;
+    if (!parsed.ok()) {
+      // The batches before it are still answered; nothing after it is read.
+      absl::ReleasableMutexLock lock(&mu_);
+      error_ = absl::InvalidArgumentError(
+          absl::StrCat("message ", messages_read_, " on the stream is not a QueryBatchRequest (",
+                       parsed.message(), "); the stream ends here"));
+      reads_done_ = true;
+      FinishIfDone(lock);
+      return;
+    }
+    if (!Submit(std::move(batch))) return;  // the call already ended (cancelled)
+    absl::MutexLock lock(&mu_);
+    if (finished_) return;
+    if (in_flight_ >= service_->stream_limits_.max_in_flight_batches) {
+      reading_paused_ = true;  // Complete() resumes reading
+    } else {
+      StartRead(&request_);
+    }
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::ReleasableMutexLock lock(&mu_);
+    writes_.pop_front();
+    if (!ok) cancelled_.store(true);  // the client is gone
+    writing_ = false;
+    StartNextWrite();
+    FinishIfDone(lock);
+  }
+
+  void OnCancel() override {
+    cancelled_.store(true);
+    absl::ReleasableMutexLock lock(&mu_);
+    FinishIfDone(lock);
+  }
+
+  void OnDone() override {
+    if (counted_) service_->ReleaseStream(host_);
+    delete this;
   }
 
  private:
-  enum class OpKind { kAccept, kRead, kWrite, kFinish, kDone };
-  struct Op final : CompletionTag {
-    Op(QueryStream* s, OpKind k) : stream(s), kind(k) {}
-    void Handle(bool ok) override { stream->OnEvent(kind, ok); }
-    QueryStream* stream;
-    OpKind kind;
-  };
-
   // One batch read from the stream. Its request and response live on one arena: parsing and
   // answering it allocate a few blocks, not several objects per query.
   struct StreamBatch {
@@ -110,110 +160,10 @@ class QueryStream final {
     absl::Time arrival;
   };
 
-  explicit QueryStream(QueryServiceImpl* service) : service_(service) {}
-  ~QueryStream() {
-    if (counted_) service_->ReleaseStream(host_);
-  }
-  grpc::ServerCompletionQueue* cq() const { return service_->threads_.cq(); }
-
-  void OnEvent(OpKind kind, bool ok) {
-    switch (kind) {
-      case OpKind::kAccept:
-        return OnAccept(ok);
-      case OpKind::kRead:
-        return OnReadDone(ok);
-      case OpKind::kWrite:
-        return OnWriteDone(ok);
-      case OpKind::kFinish: {
-        absl::ReleasableMutexLock lock(&mu_);
-        finish_pending_ = false;
-        return DeleteIfDone(lock);
-      }
-      case OpKind::kDone: {
-        if (context_.IsCancelled()) cancelled_.store(true);
-        absl::ReleasableMutexLock lock(&mu_);
-        done_pending_ = false;
-        return FinishIfDone(lock);
-      }
-    }
-  }
-
-  void OnAccept(bool ok) {
-    if (!ok) {  // the server is shutting down; the call never started (and gets no done event)
-      delete this;
-      return;
-    }
-    Accept(service_);  // the next call
-    GetServerMetrics().streams_opened->Add();
-    call_deadline_ = absl::FromChrono(context_.deadline());
-    host_ = PeerHost(context_.peer());
-    absl::ReleasableMutexLock lock(&mu_);
-    accept_pending_ = false;
-    if (!service_->AcquireStream(host_)) {
-      error_ = absl::ResourceExhaustedError(
-          "too many open Query streams from this client (--max_streams_per_client)");
-      reads_done_ = true;
-    } else {
-      counted_ = true;
-      StartRead();
-    }
-    FinishIfDone(lock);
-  }
-
-  // "ipv4:127.0.0.1:5555" -> "ipv4:127.0.0.1": streams are limited per client host, not per port.
-  static std::string PeerHost(const std::string& peer) {
-    size_t colon = peer.rfind(':');
-    return colon == std::string::npos ? peer : peer.substr(0, colon);
-  }
-
-  void OnReadDone(bool ok) {
-    if (!ok) {
-      absl::ReleasableMutexLock lock(&mu_);
-      reading_ = false;
-      reads_done_ = true;
-      FinishIfDone(lock);
-      return;
-    }
-    auto batch = std::make_shared<StreamBatch>();
-    absl::Status parsed = ParseFromByteBuffer(&request_, batch->request);
-    request_.Clear();
-    ++messages_read_;
-    absl::ReleasableMutexLock lock(&mu_);
-    reading_ = false;
-    if (!parsed.ok()) {
-      // The batches before it are still answered; nothing after it is read.
-      error_ = absl::InvalidArgumentError(
-          absl::StrCat("message ", messages_read_, " on the stream is not a QueryBatchRequest (",
-                       parsed.message(), "); the stream ends here"));
-      reads_done_ = true;
-      FinishIfDone(lock);
-      return;
-    }
-    if (finished_ || cancelled_.load()) {
-      FinishIfDone(lock);
-      return;
-    }
-    ++in_flight_;  // from here the call cannot finish before Complete()
-    if (in_flight_ >= service_->stream_limits_.max_in_flight_batches) {
-      reading_paused_ = true;  // Complete() resumes reading
-    } else {
-      StartRead();
-    }
-    lock.Release();
-    Submit(std::move(batch));
-  }
-
-  void OnWriteDone(bool ok) {
-    absl::ReleasableMutexLock lock(&mu_);
-    writes_.pop_front();
-    if (!ok) cancelled_.store(true);  // the client is gone
-    writing_ = false;
-    StartNextWrite();
-    FinishIfDone(lock);
-  }
-
-  // Queues the batch for the query threads, or answers it at once when the queue is full.
-  void Submit(std::shared_ptr<StreamBatch> batch) {
+  // Runs the batch on the pool; false (and nothing runs) if the call has ended meanwhile: a
+  // cancellation may finish the call while its last read is being handled, and then the stream
+  // is deleted once OnReadDone returns.
+  bool Submit(std::shared_ptr<StreamBatch> batch) {
     GetServerMetrics().batches->Add();
     batch->arrival = absl::Now();
     absl::Time deadline = call_deadline_;
@@ -221,7 +171,12 @@ class QueryStream final {
       deadline =
           std::min(deadline, batch->arrival + absl::Milliseconds(batch->request->timeout_ms()));
     }
-    bool accepted = service_->threads_.TrySubmit([this, batch, deadline] {
+    {
+      absl::MutexLock lock(&mu_);
+      if (finished_) return false;
+      ++in_flight_;  // from here the call cannot finish before Complete()
+    }
+    bool accepted = service_->pool_->TrySubmit([this, batch, deadline] {
       const int64_t queued = absl::ToInt64Microseconds(absl::Now() - batch->arrival);
       absl::StatusOr<WorldHandle> world = service_->resolver_.Resolve(batch->request->world());
       if (world.ok()) {
@@ -239,6 +194,7 @@ class QueryStream final {
                 batch->response);
       Complete(*batch);
     }
+    return true;
   }
 
   // Queues a finished batch for writing and resumes reading if the stream was throttled.
@@ -258,86 +214,48 @@ class QueryStream final {
     StartNextWrite();
     if (reading_paused_ && in_flight_ < service_->stream_limits_.max_in_flight_batches) {
       reading_paused_ = false;
-      StartRead();
+      StartRead(&request_);
     }
     FinishIfDone(lock);
   }
 
-  // Each Start* marks its operation pending only when it was posted: once the queue shuts down
-  // nothing more is started, and the stream ends as cancelled.
-  void StartRead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (reading_ || reads_done_ || finished_) return;
-    reading_ = service_->threads_.Post([this] { stream_.Read(&request_, &read_op_); });
-    if (!reading_) {
-      cancelled_.store(true);
-      reads_done_ = true;
-    }
-  }
-
   void StartNextWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (writing_ || writes_.empty() || cancelled_.load()) return;
-    writing_ = service_->threads_.Post([this] { stream_.Write(writes_.front(), &write_op_); });
-    if (!writing_) cancelled_.store(true);
+    writing_ = true;
+    StartWrite(&writes_.front());
   }
 
-  // Finishes the call once nothing runs, waits or writes any more; then deletes the stream once
-  // gRPC has returned every operation. Unlocks `lock`; the caller must not touch `this` after.
+  // Ends the call once nothing runs, waits or writes any more: unlocks `lock` first, and the
+  // caller must not touch `this` after it returns.
   void FinishIfDone(absl::ReleasableMutexLock& lock) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const bool cancelled = cancelled_.load();
-    if (!accept_pending_ && !finished_ && in_flight_ == 0 && !writing_ &&
-        (reads_done_ || cancelled) && (cancelled || writes_.empty())) {
-      finished_ = true;
-      const grpc::Status status = cancelled ? grpc::Status::CANCELLED : ToGrpcStatus(error_);
-      finish_pending_ =
-          service_->threads_.Post([this, status] { stream_.Finish(status, &finish_op_); });
+    if (finished_ || in_flight_ > 0 || writing_ || !(reads_done_ || cancelled) ||
+        (!cancelled && !writes_.empty())) {
+      lock.Release();
+      return;
     }
-    DeleteIfDone(lock);
-  }
-
-  void DeleteIfDone(absl::ReleasableMutexLock& lock) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const bool done = !accept_pending_ && finished_ && !finish_pending_ && !done_pending_ &&
-                      !reading_ && !writing_ && in_flight_ == 0;
+    finished_ = true;
+    const grpc::Status status = cancelled ? grpc::Status::CANCELLED : ToGrpcStatus(error_);
     lock.Release();
-    if (done) delete this;
+    Finish(status);
   }
 
-  QueryServiceImpl* const service_;
-  grpc::ServerContext context_;
-  grpc::ServerAsyncReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer> stream_{&context_};
-  Op accept_op_{this, OpKind::kAccept}, read_op_{this, OpKind::kRead},
-      write_op_{this, OpKind::kWrite}, finish_op_{this, OpKind::kFinish},
-      done_op_{this, OpKind::kDone};
-  absl::Time call_deadline_;   // set on accept
-  std::string host_;           // set on accept
-  bool counted_ = false;       // holds one of the host's stream slots
+  QueryServiceImpl* service_;
+  const absl::Time call_deadline_;
+  const std::string host_;
+  bool counted_ = true;        // holds one of the host's stream slots
   grpc::ByteBuffer request_;   // read buffer; only touched by the reading side
   int64_t messages_read_ = 0;  // only touched by the reading side
   std::atomic<bool> cancelled_{false};
   absl::Mutex mu_;
   std::deque<grpc::ByteBuffer> writes_ ABSL_GUARDED_BY(mu_);
   absl::Status error_ ABSL_GUARDED_BY(mu_);  // why the stream ends, if not OK
-  bool reading_ ABSL_GUARDED_BY(mu_) = false;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   bool reading_paused_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  bool finish_pending_ ABSL_GUARDED_BY(mu_) = false;
-  // The done event can come before the accept event is handled (a call cancelled at once).
-  bool accept_pending_ ABSL_GUARDED_BY(mu_) = true;
-  bool done_pending_ ABSL_GUARDED_BY(mu_) = true;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
 };
-
-void QueryServiceImpl::AddTo(grpc::ServerBuilder& builder) {
-  builder.RegisterService(this);
-  threads_.AddTo(builder);
-}
-
-void QueryServiceImpl::Start() {
-  threads_.Start([this] { QueryStream::Accept(this); });
-}
-
-void QueryServiceImpl::Stop() { threads_.Stop(); }
 
 bool QueryServiceImpl::AcquireStream(const std::string& host) {
   absl::MutexLock lock(&streams_mu_);
@@ -350,6 +268,11 @@ bool QueryServiceImpl::AcquireStream(const std::string& host) {
 void QueryServiceImpl::ReleaseStream(const std::string& host) {
   absl::MutexLock lock(&streams_mu_);
   if (--streams_per_host_[host] <= 0) streams_per_host_.erase(host);
+}
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* QueryServiceImpl::Query(
+    grpc::CallbackServerContext* context) {
+  return new QueryStream(this, context);
 }
 
 grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext* context,

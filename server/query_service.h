@@ -11,8 +11,8 @@
 #include "core/voxel/world.h"
 #include "server/query_batch.h"
 #include "server/query_ops.h"
-#include "server/query_streams.h"
 #include "server/service_limits.h"
+#include "server/worker_pool.h"
 #include "server/world_registry.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
 
@@ -27,45 +27,24 @@ struct StreamLimits {
       256;  // open Query streams per client host; more get RESOURCE_EXHAUSTED
 };
 
-// Query threads: how many run the Query streams' batches (and poll their completion queue), and
-// how many batches may wait for one before more are refused with RESOURCE_EXHAUSTED.
-struct QueryThreadOptions {
-  int threads = 1;
-  size_t max_queued_batches = 256;
-};
-
-// Serving order: AddTo(builder) instead of RegisterService, BuildAndStart, Start(); after the
-// server's Shutdown() has returned, Stop() (the destructor does too).
 class QueryServiceImpl final
-    : public v1::QueryService::WithRawMethod_Query<v1::QueryService::Service> {
+    : public v1::QueryService::WithRawCallbackMethod_Query<v1::QueryService::Service> {
  public:
-  // `engine` holds the broadphase and narrowphase cache of `world` (both observing its edits), and
-  // must outlive the server.
+  // `engine` holds the broadphase and narrowphase cache of `world` (both observing its edits);
+  // `pool` runs the batches of every stream. All of them must outlive the server.
   QueryServiceImpl(const World& world, QueryEngine engine, const ServiceLimits& limits,
-                   const StreamLimits& stream_limits, const QueryThreadOptions& threads)
+                   const StreamLimits& stream_limits, WorkerPool* pool)
       : single_(std::make_unique<SingleWorld>(
             MakeWorldParts(const_cast<World*>(&world),  // queries never edit through it
                            &engine.index, &engine.cache, engine.batcher, nullptr))),
         resolver_(*single_),
         limits_(limits),
         stream_limits_(stream_limits),
-        threads_(threads.threads, threads.max_queued_batches) {}
+        pool_(pool) {}
   // Every request names its world (empty: the default one), found by `resolver`.
   QueryServiceImpl(const WorldResolver& resolver, const ServiceLimits& limits,
-                   const StreamLimits& stream_limits, const QueryThreadOptions& threads)
-      : resolver_(resolver),
-        limits_(limits),
-        stream_limits_(stream_limits),
-        threads_(threads.threads, threads.max_queued_batches) {}
-
-  // Registers the service and the Query streams' completion queue with `builder`.
-  void AddTo(grpc::ServerBuilder& builder);
-  // Starts the query threads; call after BuildAndStart.
-  void Start();
-  // Stops the query threads; call after the server's Shutdown() has returned.
-  void Stop();
-  // Batches waiting for a query thread.
-  size_t queued_batches() const { return threads_.queued(); }
+                   const StreamLimits& stream_limits, WorkerPool* pool)
+      : resolver_(resolver), limits_(limits), stream_limits_(stream_limits), pool_(pool) {}
 
   grpc::Status Raycast(grpc::ServerContext* context, const v1::RaycastRequest* request,
                        v1::RaycastResponse* response) override;
@@ -83,6 +62,9 @@ class QueryServiceImpl final
   // Lag-compensated hit validation (server/validate_hit.h) at the request's read_at.
   grpc::Status ValidateHit(grpc::ServerContext* context, const v1::ValidateHitRequest* request,
                            v1::ValidateHitResponse* response) override;
+  // Raw messages: the stream parses each batch itself (see QueryStream).
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Query(
+      grpc::CallbackServerContext* context) override;
 
  private:
   friend class QueryStream;
@@ -94,9 +76,9 @@ class QueryServiceImpl final
   const WorldResolver& resolver_;
   ServiceLimits limits_;
   StreamLimits stream_limits_;
+  WorkerPool* pool_;
   absl::Mutex streams_mu_;
   absl::flat_hash_map<std::string, int> streams_per_host_ ABSL_GUARDED_BY(streams_mu_);
-  QueryThreads threads_;  // last: stopped (and its streams deleted) before the members above go
 };
 
 }  // namespace voxcol::server

@@ -17,7 +17,6 @@
 #include "core/voxel/edit.h"
 #include "server/query_batch.h"
 #include "server/query_service.h"
-#include "server/worker_pool.h"
 #include "tests/bench/bench_scenes.h"
 #include "tests/bench/raycast_batches.h"
 

@@ -11,7 +11,6 @@
 
 #include "server/query_batch.h"
 #include "server/query_service.h"
-#include "server/worker_pool.h"
 #include "tests/bench/bench_scenes.h"
 #include "tests/bench/raycast_batches.h"
 
@@ -112,15 +111,15 @@ void RunGrpcStream(benchmark::State& state, int window,
   World& world = BenchCaveWorld();
   const int size = int(state.range(0));
 
+  server::WorkerPool pool(kQueryThreads, 1024);
   server::StreamLimits stream_limits;
   server::QueryServiceImpl service(world, server::QueryEngine{BenchCaveIndex(), BenchCaveCache()},
-                                   server::ServiceLimits{}, stream_limits, {kQueryThreads, 1024});
+                                   server::ServiceLimits{}, stream_limits, &pool);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  service.AddTo(builder);
+  builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  service.Start();
   auto channel =
       grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
   auto stub = v1::QueryService::NewStub(channel);
@@ -147,7 +146,6 @@ void RunGrpcStream(benchmark::State& state, int window,
   stream->WritesDone();
   (void)stream->Finish();
   server->Shutdown();
-  service.Stop();
   state.SetItemsProcessed(state.iterations() * size);
   state.counters["query_threads"] = kQueryThreads;
 }
