@@ -546,8 +546,8 @@ TEST(QueryStreamLimits, StreamsBeyondThePerClientLimitAreRefused) {
 }
 
 // SIGTERM with Query streams open: one idle, one with heavy batches still running and unread. The
-// query threads drive the streams to their end during the grace period, then the server exits 0
-// and every stream ends with an error status instead of hanging.
+// streams end within the grace period (the running batches are cancelled), the server exits 0, and
+// every stream ends with an error status instead of hanging.
 TEST(QueryStreamShutdown, OpenStreamsEndAndTheServerExits) {
   TempDir dir;
   ServerProcess server;
