@@ -90,6 +90,11 @@ class ChunkPreview {
   bool MayMeet(const ChunkKey& key, float voxel_size, const Vec3& origin, const Vec3& inv_direction,
                float t_end) const;
 
+  bool operator==(const ChunkPreview& o) const {
+    return std::equal(arrays_, arrays_ + 3, o.arrays_) &&
+           std::equal(lines_, lines_ + 3, o.lines_) && std::equal(box_, box_ + 6, o.box_);
+  }
+
  private:
   const char* arrays_[3] = {};
   uint8_t lines_[3] = {};

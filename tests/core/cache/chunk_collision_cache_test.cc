@@ -161,6 +161,17 @@ TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntrie
           const ChunkCollision* c = cache.Find(key, scope, &error);
           if (c == nullptr || !(c->key == key) || !(c->mesh.origin == ChunkOrigin(key))) ++bad;
           held.push_back(c);
+          // The entry's copies (preview, solid cells, source chunk) match the data they came
+          // with while the editor evicts and invalidates: never another chunk's.
+          const ChunkCells cells = cache.FindCells(keys[rng() % keys.size()], scope);
+          if (const ChunkCollision* d = cells.entry.collision; d != nullptr) {
+            if (cells.entry.preview == nullptr || !(*cells.entry.preview == ChunkPreview(*d)) ||
+                cells.solid_cells == nullptr || *cells.solid_cells != d->mesh.solid_cells ||
+                cells.source != d->source.get()) {
+              ++bad;
+            }
+            held.push_back(d);
+          }
         }
         for (const ChunkCollision* c : held) {  // still intact while the scope lives
           if (c == nullptr || c->mesh.indices.size() != 3 * c->mesh.materials.size()) ++bad;
