@@ -94,6 +94,7 @@ class ChunkPreview {
     return std::equal(arrays_, arrays_ + 3, o.arrays_) &&
            std::equal(lines_, lines_ + 3, o.lines_) && std::equal(box_, box_ + 6, o.box_);
   }
+  bool operator!=(const ChunkPreview& o) const { return !(*this == o); }
 
  private:
   const char* arrays_[3] = {};

@@ -165,7 +165,7 @@ TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntrie
           // with while the editor evicts and invalidates: never another chunk's.
           const ChunkCells cells = cache.FindCells(keys[rng() % keys.size()], scope);
           if (const ChunkCollision* d = cells.entry.collision; d != nullptr) {
-            if (cells.entry.preview == nullptr || !(*cells.entry.preview == ChunkPreview(*d)) ||
+            if (cells.entry.preview == nullptr || *cells.entry.preview != ChunkPreview(*d) ||
                 cells.solid_cells == nullptr || *cells.solid_cells != d->mesh.solid_cells ||
                 cells.source != d->source.get()) {
               ++bad;
