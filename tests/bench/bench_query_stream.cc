@@ -4,11 +4,14 @@
 #include <grpcpp/grpcpp.h>
 #include <time.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <vector>
 
+#include "server/convert.h"
 #include "server/query_batch.h"
 #include "server/query_service.h"
 #include "tests/bench/bench_scenes.h"
@@ -102,6 +105,81 @@ void BM_RaycastArraysInProcess(benchmark::State& state) {
   RunInProcess(state, RaycastArrayBatches(int(state.range(0))));
 }
 BENCHMARK(BM_RaycastArraysInProcess)->Arg(16)->Arg(256)->UseRealTime();
+
+// What the stream adds to a batch in protobuf alone, on one thread, no network: the client
+// serializes the request as the generated stub does, the server parses it onto a batch arena and
+// serializes the response as the stream handler does, and the client parses the response onto an
+// arena as RunGrpcStream's client does. The responses are made before timing by the ExecuteBatch
+// the in-process driver runs: both sides build them. With BM_RaycastInProcess's and
+// BM_RaycastGrpcStream's cpu_us_per_batch this splits the stream's extra CPU into codec and
+// transport (docs/benchmarks.md, "What a per-ray batch costs the stream").
+void RunCodec(benchmark::State& state, const std::vector<v1::QueryBatchRequest>& batches) {
+  const int size = int(state.range(0));
+  std::vector<std::unique_ptr<v1::QueryBatchResponse>> responses;
+  for (const v1::QueryBatchRequest& batch : batches) {
+    auto& response = responses.emplace_back(std::make_unique<v1::QueryBatchResponse>());
+    server::ExecuteBatch(server::QueryEngine{BenchCaveIndex(), BenchCaveCache()},
+                         server::ServiceLimits{}, server::BatchLimits{}, batch,
+                         absl::InfiniteFuture(), nullptr, response.get());
+    if (response->code() != 0) state.SkipWithError("a batch failed");
+  }
+  using Clock = std::chrono::steady_clock;
+  Clock::duration client{}, server_parse{}, server_serialize{};
+  google::protobuf::Arena server_arena(server::BatchArenaOptions());
+  google::protobuf::Arena client_arena(server::BatchArenaOptions());
+  size_t next = 0, request_bytes = 0, response_bytes = 0;
+  for (auto _ : state) {
+    const size_t b = next++ % batches.size();
+    const Clock::time_point t0 = Clock::now();
+    grpc::ByteBuffer request_buffer;
+    bool own = false;
+    const bool serialized = grpc::SerializationTraits<v1::QueryBatchRequest>::Serialize(
+                                batches[b], &request_buffer, &own)
+                                .ok();
+    const Clock::time_point t1 = Clock::now();
+    request_bytes += request_buffer.Length();
+    server_arena.Reset();
+    auto* request = google::protobuf::Arena::CreateMessage<v1::QueryBatchRequest>(&server_arena);
+    const bool parsed = server::ParseFromByteBuffer(&request_buffer, request).ok();
+    const Clock::time_point t2 = Clock::now();
+    grpc::ByteBuffer response_buffer;
+    const bool answered = server::SerializeToByteBuffer(*responses[b], &response_buffer).ok();
+    const Clock::time_point t3 = Clock::now();
+    response_bytes += response_buffer.Length();
+    client_arena.Reset();
+    auto* response = google::protobuf::Arena::CreateMessage<v1::QueryBatchResponse>(&client_arena);
+    const bool received =
+        grpc::SerializationTraits<v1::QueryBatchResponse>::Deserialize(&response_buffer, response)
+            .ok();
+    const Clock::time_point t4 = Clock::now();
+    if (!serialized || !parsed || !answered || !received ||
+        request->queries_size() != batches[b].queries_size() ||
+        response->results_size() != responses[b]->results_size()) {
+      state.SkipWithError("a codec step failed");
+      break;
+    }
+    client += (t1 - t0) + (t4 - t3);
+    server_parse += t2 - t1;
+    server_serialize += t3 - t2;
+  }
+  const auto per_batch = [&](Clock::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count() / double(state.iterations());
+  };
+  state.counters["client_us_per_batch"] = per_batch(client);
+  state.counters["server_parse_us_per_batch"] = per_batch(server_parse);
+  state.counters["server_serialize_us_per_batch"] = per_batch(server_serialize);
+  state.counters["request_bytes"] = double(request_bytes) / double(state.iterations());
+  state.counters["response_bytes"] = double(response_bytes) / double(state.iterations());
+  state.SetItemsProcessed(state.iterations() * size);
+}
+void BM_RaycastStreamCodec(benchmark::State& state) {
+  RunCodec(state, RaycastBatches(int(state.range(0))));
+}
+BENCHMARK(BM_RaycastStreamCodec)->Arg(256);
+void BM_RaycastArraysStreamCodec(benchmark::State& state) {
+  RunCodec(state, RaycastArrayBatches(int(state.range(0))));
+}
+BENCHMARK(BM_RaycastArraysStreamCodec)->Arg(256);
 
 // One stream to a server with kQueryThreads query threads; the client keeps `window` batches
 // written and not yet answered. The server runs at most its per-stream limit (kWindow) at once and
