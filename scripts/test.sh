@@ -16,6 +16,8 @@ jobs=${VOXCOL_JOBS:-2}
 bash scripts/check-readme-examples.sh build
 # Benchmarks are not pass/fail on speed here; this only proves that each one runs.
 build/tests/bench/voxcol_bench --benchmark_min_time=0.01 >/dev/null
+build/tests/bench/voxcol_bench --client_apart --benchmark_min_time=0.01 \
+  --benchmark_filter='^BM_Raycast(Arrays)?(GrpcStream|InProcess)/256/' >/dev/null
 echo "voxcol_bench: all benchmarks ran"
 [ "${VOXCOL_SKIP_SANITIZERS:-0}" = 1 ] || bash scripts/test-sanitizers.sh
 # The containerized integration test needs root for podman. Inside a container (e.g. the fresh

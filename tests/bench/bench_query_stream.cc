@@ -16,6 +16,7 @@
 #include "server/query_service.h"
 #include "tests/bench/bench_scenes.h"
 #include "tests/bench/raycast_batches.h"
+#include "tests/bench/thread_placement.h"
 
 namespace voxcol::bench {
 namespace {
@@ -87,7 +88,14 @@ class InProcessDriver {
 // The same batches executed directly on kQueryThreads pool threads, no network.
 void RunInProcess(benchmark::State& state, const std::vector<v1::QueryBatchRequest>& batches) {
   const int size = int(state.range(0));
+  ThreadPlacement placement;  // the pool's threads on the server's core with --client_apart
+  if (!placement.ok()) {
+    state.SkipWithError("--client_apart needs two cores");
+    return;
+  }
   InProcessDriver driver(batches);
+  placement.ToClient();
+  if (placement.apart()) state.SetLabel("client apart");
   for (size_t b = 0; b < batches.size(); ++b) driver.Step();  // warm-up pass
   const double cpu_start = ProcessCpuMicros();
   for (auto _ : state) driver.Step();
@@ -162,6 +170,7 @@ void RunCodec(benchmark::State& state, const std::vector<v1::QueryBatchRequest>&
     server_parse += t2 - t1;
     server_serialize += t3 - t2;
   }
+  if (state.iterations() == 0) return;  // skipped before the loop
   const auto per_batch = [&](Clock::duration d) {
     return std::chrono::duration<double, std::micro>(d).count() / double(state.iterations());
   };
@@ -188,6 +197,11 @@ void RunGrpcStream(benchmark::State& state, int window,
                    const std::vector<v1::QueryBatchRequest>& batches) {
   World& world = BenchCaveWorld();
   const int size = int(state.range(0));
+  ThreadPlacement placement;  // server and gRPC threads on the server's core with --client_apart
+  if (!placement.ok()) {
+    state.SkipWithError("--client_apart needs two cores");
+    return;
+  }
 
   server::WorkerPool pool(kQueryThreads, 1024);
   server::StreamLimits stream_limits;
@@ -203,6 +217,8 @@ void RunGrpcStream(benchmark::State& state, int window,
   auto stub = v1::QueryService::NewStub(channel);
   grpc::ClientContext context;
   auto stream = stub->Query(&context);
+  placement.ToClient();
+  if (placement.apart()) state.SetLabel("client apart");
 
   // Each response is decoded in full into a message on an arena that is reset between reads (a
   // reused heap message would still allocate every result's nested messages).
