@@ -9,11 +9,11 @@ namespace {
 
 bool client_apart = false;
 
-void PinCallingThread(int cpu) {
+bool PinCallingThread(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
 }
 
 }  // namespace
@@ -32,24 +32,25 @@ void ParseThreadPlacementFlags(int* argc, char** argv) {
 }
 
 ThreadPlacement::ThreadPlacement() : apart_(client_apart) {
-  if (!apart_) return;
   CPU_ZERO(&original_);
-  pthread_getaffinity_np(pthread_self(), sizeof(original_), &original_);
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+  if (!apart_) return;
+  ok_ = pthread_getaffinity_np(pthread_self(), sizeof(original_), &original_) == 0;
+  for (int cpu = 0; ok_ && cpu < CPU_SETSIZE; ++cpu) {
     if (!CPU_ISSET(cpu, &original_)) continue;
     if (client_cpu_ < 0) client_cpu_ = cpu;
     server_cpu_ = cpu;
   }
-  ok_ = client_cpu_ >= 0 && server_cpu_ != client_cpu_;
-  if (ok_) PinCallingThread(server_cpu_);
+  ok_ = ok_ && client_cpu_ >= 0 && server_cpu_ != client_cpu_ && PinCallingThread(server_cpu_);
 }
 
 ThreadPlacement::~ThreadPlacement() {
-  if (apart_) pthread_setaffinity_np(pthread_self(), sizeof(original_), &original_);
+  if (apart_ && client_cpu_ >= 0) {
+    pthread_setaffinity_np(pthread_self(), sizeof(original_), &original_);
+  }
 }
 
 void ThreadPlacement::ToClient() {
-  if (apart_ && ok_) PinCallingThread(client_cpu_);
+  if (apart_ && ok_) ok_ = PinCallingThread(client_cpu_);
 }
 
 }  // namespace voxcol::bench

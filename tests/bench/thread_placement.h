@@ -4,7 +4,8 @@
 // client another, as when the game server has its own host: the query threads and the gRPC server
 // (or the in-process driver's pool) on the last core the process may use, the benchmark's client
 // thread on the first. gRPC's poller is process-wide, so some transport work of either end may
-// still run on the other's core.
+// still run on the other's core; and gRPC's process-wide threads keep the core they started on,
+// so run the flag with a filter that selects only bench_query_stream.cc's benchmarks.
 #pragma once
 
 #include <sched.h>
@@ -26,7 +27,8 @@ class ThreadPlacement {
 
   // Moves the calling thread to the client's core.
   void ToClient();
-  // False when --client_apart was given but the process may use fewer than two cores.
+  // False when --client_apart was given but the process may use fewer than two cores, or a mask
+  // could not be read or set.
   bool ok() const { return ok_; }
   bool apart() const { return apart_; }
 
