@@ -39,12 +39,10 @@ void SetRayCounters(benchmark::State& state, size_t hits) {
   state.counters["hit_fraction"] = double(hits) / n;
 }
 
-void BM_WorldRaycast(benchmark::State& state) {
-  WorldQueries& q = SharedDefaultWorld();
-  const std::vector<RaycastInput>& rays = BenchWorldRays(int(state.range(0)));
+// Casts `rays` in turn through Raycast() with the server's default settings (the caller warms up).
+void TimeWorldRays(benchmark::State& state, WorldQueries& q,
+                   const std::vector<RaycastInput>& rays) {
   const RaycastSettings settings;  // smooth, water passed through: the server's defaults
-  // Warm-up pass over the same rays (on two threads: it builds the chunks the rays reach).
-  ParallelFor(2, rays.size(), [&](size_t i) { Raycast(*q.index, *q.cache, rays[i], settings); });
   QueryStats stats;
   size_t i = 0, hits = 0, inside = 0;
   for (auto _ : state) {
@@ -62,6 +60,27 @@ void BM_WorldRaycast(benchmark::State& state) {
   state.counters["inside_fraction"] = double(inside) / n;
   state.counters["cache_builds"] = double(stats.cache_builds);  // 0 when the cache holds the set
 }
+
+// Casts `rays` in turn into the one Embree scene, after a warm-up pass over them.
+void TimeEmbreeRays(benchmark::State& state, const EmbreeWorld& scene,
+                    const std::vector<RaycastInput>& rays) {
+  for (const RaycastInput& r : rays) benchmark::DoNotOptimize(scene.Closest(r));  // warm-up
+  size_t i = 0, hits = 0;
+  for (auto _ : state) {
+    hits += scene.Closest(rays[i]) >= 0;
+    if (++i == rays.size()) i = 0;
+  }
+  SetRayCounters(state, hits);
+}
+
+void BM_WorldRaycast(benchmark::State& state) {
+  WorldQueries& q = SharedDefaultWorld();
+  const std::vector<RaycastInput>& rays = BenchWorldRays(int(state.range(0)));
+  const RaycastSettings settings;  // smooth, water passed through: the server's defaults
+  // Warm-up pass over the same rays (on two threads: it builds the chunks the rays reach).
+  ParallelFor(2, rays.size(), [&](size_t i) { Raycast(*q.index, *q.cache, rays[i], settings); });
+  TimeWorldRays(state, q, rays);
+}
 BENCHMARK(BM_WorldRaycast)->Arg(8)->Arg(64)->Arg(512);
 
 const EmbreeWorld& SharedEmbreeWorld() {
@@ -71,14 +90,7 @@ const EmbreeWorld& SharedEmbreeWorld() {
 
 void BM_EmbreeWorldRaycast(benchmark::State& state) {
   const EmbreeWorld& scene = SharedEmbreeWorld();
-  const std::vector<RaycastInput>& rays = BenchWorldRays(int(state.range(0)));
-  for (const RaycastInput& r : rays) benchmark::DoNotOptimize(scene.Closest(r));  // warm-up
-  size_t i = 0, hits = 0;
-  for (auto _ : state) {
-    hits += scene.Closest(rays[i]) >= 0;
-    if (++i == rays.size()) i = 0;
-  }
-  SetRayCounters(state, hits);
+  TimeEmbreeRays(state, scene, BenchWorldRays(int(state.range(0))));
   state.counters["scene_triangles"] = double(SharedWorldMeshes().triangles);
   state.counters["scene_chunks"] = double(SharedWorldMeshes().meshes.size());
 }
@@ -112,33 +124,15 @@ std::vector<RaycastInput> SplitRaysFor(const benchmark::State& state) {
 }
 
 void BM_WorldRaycastSplit(benchmark::State& state) {
-  WorldQueries& q = SharedDefaultWorld();
   const std::vector<RaycastInput> rays = SplitRaysFor(state);
-  const RaycastSettings settings;
-  QueryStats stats;
-  size_t i = 0, hits = 0;
-  for (auto _ : state) {
-    hits += Raycast(*q.index, *q.cache, rays[i], settings, &stats).hit;
-    if (++i == rays.size()) i = 0;
-  }
-  SetRayCounters(state, hits);
-  const double n = double(state.iterations());
+  TimeWorldRays(state, SharedDefaultWorld(), rays);
   state.counters["rays"] = double(rays.size());
-  state.counters["chunks_per_ray"] = double(stats.chunks_visited) / n;
-  state.counters["nodes_per_ray"] = double(stats.tree_nodes_visited) / n;
 }
 BENCHMARK(BM_WorldRaycastSplit)->ArgsProduct({{0, 1}, {0, 64}})->ArgNames({"inside", "hot"});
 
 void BM_EmbreeWorldRaycastSplit(benchmark::State& state) {
-  const EmbreeWorld& scene = SharedEmbreeWorld();
   const std::vector<RaycastInput> rays = SplitRaysFor(state);
-  for (const RaycastInput& r : rays) benchmark::DoNotOptimize(scene.Closest(r));  // warm-up
-  size_t i = 0, hits = 0;
-  for (auto _ : state) {
-    hits += scene.Closest(rays[i]) >= 0;
-    if (++i == rays.size()) i = 0;
-  }
-  SetRayCounters(state, hits);
+  TimeEmbreeRays(state, SharedEmbreeWorld(), rays);
   state.counters["rays"] = double(rays.size());
 }
 BENCHMARK(BM_EmbreeWorldRaycastSplit)->ArgsProduct({{0, 1}, {0, 64}})->ArgNames({"inside", "hot"});
