@@ -85,21 +85,25 @@ class InProcessDriver {
   size_t completed_ = 0;  // guarded by mu_
 };
 
+// With --client_apart, moves the calling thread (the benchmark's client) to the client's core and
+// labels the run; the threads started before it stay on the server's core. False, with the
+// benchmark skipped, when the placement failed.
+bool PlaceClient(benchmark::State& state, ThreadPlacement& placement) {
+  placement.ToClient();
+  if (!placement.ok()) {
+    state.SkipWithError("--client_apart needs two usable cores and a thread pinned to each");
+    return false;
+  }
+  if (placement.apart()) state.SetLabel("client apart");
+  return true;
+}
+
 // The same batches executed directly on kQueryThreads pool threads, no network.
 void RunInProcess(benchmark::State& state, const std::vector<v1::QueryBatchRequest>& batches) {
   const int size = int(state.range(0));
   ThreadPlacement placement;  // the pool's threads on the server's core with --client_apart
-  if (!placement.ok()) {
-    state.SkipWithError("--client_apart needs two cores");
-    return;
-  }
   InProcessDriver driver(batches);
-  placement.ToClient();
-  if (!placement.ok()) {
-    state.SkipWithError("--client_apart could not pin the client thread");
-    return;
-  }
-  if (placement.apart()) state.SetLabel("client apart");
+  if (!PlaceClient(state, placement)) return;
   for (size_t b = 0; b < batches.size(); ++b) driver.Step();  // warm-up pass
   const double cpu_start = ProcessCpuMicros();
   for (auto _ : state) driver.Step();
@@ -227,11 +231,6 @@ void RunGrpcStream(benchmark::State& state, int window,
   const int size = int(state.range(0));
   // With --client_apart: the pool, the server and the gRPC threads it starts on the server's core.
   ThreadPlacement placement;
-  if (!placement.ok()) {
-    state.SkipWithError("--client_apart needs two cores");
-    return;
-  }
-
   server::WorkerPool pool(kQueryThreads, 1024);
   server::StreamLimits stream_limits;
   server::QueryServiceImpl service(world, server::QueryEngine{BenchCaveIndex(), BenchCaveCache()},
@@ -241,12 +240,7 @@ void RunGrpcStream(benchmark::State& state, int window,
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  placement.ToClient();  // the client's channel and what it starts: on the client's core
-  if (!placement.ok()) {
-    state.SkipWithError("--client_apart could not pin the client thread");
-    return;
-  }
-  if (placement.apart()) state.SetLabel("client apart");
+  if (!PlaceClient(state, placement)) return;  // the client's channel starts on its core
   auto channel =
       grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
   auto stub = v1::QueryService::NewStub(channel);

@@ -60,9 +60,11 @@ void TimeWorldRays(benchmark::State& state, WorldQueries& q, const std::vector<R
   state.counters["cache_builds"] = double(stats.cache_builds);  // 0 when the cache holds the set
 }
 
-// Casts `rays` in turn into the one Embree scene, after a warm-up pass over them.
-void TimeEmbreeRays(benchmark::State& state, const EmbreeWorld& scene,
-                    const std::vector<RaycastInput>& rays) {
+// Casts `rays` in turn into a peer's scene of the world's triangles (Embree or Bullet; its
+// Closest() returns the hit distance, negative on a miss), after a warm-up pass over them.
+template <typename PeerScene>
+void TimePeerRays(benchmark::State& state, const PeerScene& scene,
+                  const std::vector<RaycastInput>& rays) {
   for (const RaycastInput& r : rays) benchmark::DoNotOptimize(scene.Closest(r));  // warm-up
   size_t i = 0, hits = 0;
   for (auto _ : state) {
@@ -89,7 +91,7 @@ const EmbreeWorld& SharedEmbreeWorld() {
 
 void BM_EmbreeWorldRaycast(benchmark::State& state) {
   const EmbreeWorld& scene = SharedEmbreeWorld();
-  TimeEmbreeRays(state, scene, BenchWorldRays(int(state.range(0))));
+  TimePeerRays(state, scene, BenchWorldRays(int(state.range(0))));
   state.counters["scene_triangles"] = double(SharedWorldMeshes().triangles);
   state.counters["scene_chunks"] = double(SharedWorldMeshes().meshes.size());
 }
@@ -132,7 +134,7 @@ BENCHMARK(BM_WorldRaycastSplit)->ArgsProduct({{0, 1}, {0, 64}})->ArgNames({"insi
 
 void BM_EmbreeWorldRaycastSplit(benchmark::State& state) {
   const std::vector<RaycastInput> rays = SplitRaysFor(state);
-  TimeEmbreeRays(state, SharedEmbreeWorld(), rays);
+  TimePeerRays(state, SharedEmbreeWorld(), rays);
   state.counters["rays"] = double(rays.size());
 }
 BENCHMARK(BM_EmbreeWorldRaycastSplit)->ArgsProduct({{0, 1}, {0, 64}})->ArgNames({"inside", "hot"});
@@ -226,15 +228,7 @@ const BulletWorld& SharedBulletWorld(BulletLayout layout) {
 }
 
 void BulletWorldRaycast(benchmark::State& state, BulletLayout layout) {
-  const BulletWorld& world = SharedBulletWorld(layout);
-  const std::vector<RaycastInput>& rays = BenchWorldRays(int(state.range(0)));
-  for (const RaycastInput& r : rays) benchmark::DoNotOptimize(world.Closest(r));  // warm-up
-  size_t i = 0, hits = 0;
-  for (auto _ : state) {
-    hits += world.Closest(rays[i]) >= 0;
-    if (++i == rays.size()) i = 0;
-  }
-  SetRayCounters(state, hits);
+  TimePeerRays(state, SharedBulletWorld(layout), BenchWorldRays(int(state.range(0))));
 }
 
 // The peer of record: one BVH over every triangle, like the one Embree scene (the faster layout

@@ -25,7 +25,7 @@ class ThreadPlacement {
   ThreadPlacement(const ThreadPlacement&) = delete;
   ThreadPlacement& operator=(const ThreadPlacement&) = delete;
 
-  // Moves the calling thread to the client's core.
+  // Moves the calling thread to the client's core (nothing when !ok()).
   void ToClient();
   // False when --client_apart was given but the process may use fewer than two cores, or a mask
   // could not be read or set.
