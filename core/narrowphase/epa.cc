@@ -2,6 +2,7 @@
 #include "core/narrowphase/epa.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 namespace voxcol {
@@ -179,21 +180,40 @@ bool BuildTetrahedron(const int idx[4], Polytope* poly) {
   return poly->LinkAll(0);
 }
 
+// What the initial polytope is: none (EPA cannot start), a polytope around the origin, or, for
+// touching shapes, just the face of the CSO's boundary that holds the origin.
+enum class Start { kFailed, kPolytope, kTouching };
+
 // Triangle blow-up (SOLID): add the supports on both sides of the triangle's plane, giving a
 // bipyramid whose interior contains the origin even when the origin lies on the triangle.
-bool BuildBipyramid(const MinkowskiDifference& cso, const int idx[3], Polytope* poly) {
+// When the origin lies in that plane and the CSO does not reach past it on one side, the plane is
+// a face of the CSO: the shapes touch, and that half of the bipyramid would be flat, its faces
+// without a trustworthy side. The triangle, facing the empty side, is then the answer
+// (*touching_face).
+Start BuildBipyramid(const MinkowskiDifference& cso, const int idx[3], Polytope* poly,
+                     int* touching_face) {
   Vec3 y0 = poly->vertex(idx[0]).w, y1 = poly->vertex(idx[1]).w, y2 = poly->vertex(idx[2]).w;
   Vec3 n = Cross(y1 - y0, y2 - y0);
-  if (!(LengthSq(n) > 0)) return false;
+  if (!(LengthSq(n) > 0)) return Start::kFailed;
   int up = poly->AddVertex(cso.Support(n)), down = poly->AddVertex(cso.Support(-n));
-  if (up < 0 || down < 0) return false;
+  if (up < 0 || down < 0) return Start::kFailed;
+  const Vec3 unit = Normalize(n);
+  const Vec3 &top = poly->vertex(up).w, &bottom = poly->vertex(down).w;
+  float scale_sq = 0;
+  for (const Vec3& y : {y0, y1, y2, top, bottom}) scale_sq = std::fmax(scale_sq, LengthSq(y));
+  const float flat = 1e-5f * std::sqrt(scale_sq);  // as EPA's origin-containment tolerance
+  const float above = Dot(unit, top - y0), below = Dot(unit, y0 - bottom);
+  if (std::fabs(Dot(unit, y0)) <= flat && (above > flat) != (below > flat)) {
+    *touching_face = poly->AddFaceAround(idx[0], idx[1], idx[2], above > flat ? top : bottom);
+    return *touching_face >= 0 ? Start::kTouching : Start::kFailed;
+  }
   Vec3 inside = (y0 + y1 + y2) * (1.0f / 3.0f);
   for (int e = 0; e < 3; ++e) {
     int s = idx[e], t = idx[(e + 1) % 3];
-    if (poly->AddFaceAround(s, t, up, inside) < 0) return false;
-    if (poly->AddFaceAround(s, t, down, inside) < 0) return false;
+    if (poly->AddFaceAround(s, t, up, inside) < 0) return Start::kFailed;
+    if (poly->AddFaceAround(s, t, down, inside) < 0) return Start::kFailed;
   }
-  return poly->LinkAll(0);
+  return poly->LinkAll(0) ? Start::kPolytope : Start::kFailed;
 }
 
 // Segment blow-up (SOLID): supports along three directions 120 degrees apart around the segment;
@@ -222,27 +242,28 @@ bool BuildFromSegment(const MinkowskiDifference& cso, Polytope* poly) {
   return false;
 }
 
-bool BuildInitialPolytope(const MinkowskiDifference& cso, const SupportPoint* simplex, int count,
-                          Polytope* poly) {
+Start BuildInitialPolytope(const MinkowskiDifference& cso, const SupportPoint* simplex, int count,
+                           Polytope* poly, int* touching_face) {
+  const auto built = [](bool ok) { return ok ? Start::kPolytope : Start::kFailed; };
   for (int i = 0; i < count; ++i) poly->AddVertex(simplex[i]);
-  if (count == 2) return BuildFromSegment(cso, poly);
+  if (count == 2) return built(BuildFromSegment(cso, poly));
   if (count == 3) {
     int idx[3] = {0, 1, 2};
-    return BuildBipyramid(cso, idx, poly);
+    return BuildBipyramid(cso, idx, poly, touching_face);
   }
-  if (count != 4) return false;
+  if (count != 4) return Start::kFailed;
   Vec3 y[4] = {simplex[0].w, simplex[1].w, simplex[2].w, simplex[3].w};
   int outside = OutsideVertex(y);
   if (outside < 0) {
     int idx[4] = {0, 1, 2, 3};
-    return BuildTetrahedron(idx, poly);
+    return built(BuildTetrahedron(idx, poly));
   }
   // Drop the vertex on the far side and blow up the remaining triangle.
   int idx[3], n = 0;
   for (int i = 0; i < 4; ++i) {
     if (i != outside) idx[n++] = i;
   }
-  return BuildBipyramid(cso, idx, poly);
+  return BuildBipyramid(cso, idx, poly, touching_face);
 }
 
 // Barycentric combination of the face's A and B points at the projection of the origin.
@@ -275,7 +296,15 @@ EpaResult ResultFromFace(const MinkowskiDifference& cso, const Polytope& poly, i
 EpaResult Epa(const MinkowskiDifference& cso, const SupportPoint* simplex, int count,
               const EpaSettings& settings) {
   Polytope poly;
-  if (!BuildInitialPolytope(cso, simplex, count, &poly)) return {};
+  int touching_face = -1;
+  switch (BuildInitialPolytope(cso, simplex, count, &poly, &touching_face)) {
+    case Start::kFailed:
+      return {};
+    case Start::kTouching:
+      return ResultFromFace(cso, poly, touching_face, 0);
+    case Start::kPolytope:
+      break;
+  }
   float scale = 0;
   for (int i = 0; i < poly.num_vertices(); ++i) {
     scale = std::fmax(scale, LengthSq(poly.vertex(i).w));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "tests/core/geometry/geometry_oracles.h"
 
@@ -126,6 +127,28 @@ TEST(CollideVsTriangleTest, SphereRestingOnGround) {
   EXPECT_NEAR(r.contact.depth, 0.05f, 1e-6f);
   EXPECT_NEAR(r.contact.normal.y, 1, 1e-6f);
   EXPECT_NEAR(r.contact.position.y, 0, 1e-6f);
+}
+
+// Found by the query fuzzer: a hull listing the origin 53 times (and near-duplicate points)
+// touching a terrain triangle. GJK ends on a touch (depth 0) whose simplex repeats support
+// points; the contact must still be a finite point on the triangle with a unit normal, and the
+// minimum translation must hold.
+TEST(CollideVsTriangleTest, HullWithRepeatedPointsTouchingATriangleGivesAFiniteContact) {
+  std::vector<Vec3> points(60, Vec3{0, 0, 0});
+  points[0] = {0x1.3b3b38p+1f, 0x1.3b3b3cp+1f, 0x1.3b3b3cp+1f};
+  points[1] = points[2] = points[3] = {0x1.3b3b3cp+1f, 0x1.3b3b3cp+1f, 0x1.3b3b3cp+1f};
+  points[4] = {0x1.3b3b3cp+1f, 0x1.3b3b3cp+1f, 0x1.36b63p+0f};
+  points[5] = {0x1.f9f34cp+1f, 0x1.8745d4p+1f, -0x1.cp+1f};
+  points[6] = {-4, 0, 0};
+  const ConvexShape hull = MakeConvexHull(points.data(), int(points.size()));
+  const PosedShape posed{&hull, {}};
+  const Vec3 a{0x1p-2f, 0x1p-2f, 0x1.3978p+0f}, b{0x1p-2f, 0x1.1a2p-2f, 0x1.4p+0f},
+      c{0x1.794p-1f, 0x1.8p-1f, 0x1.8p-1f};
+  const TriangleCollision r = CollideConvexVsTriangle(posed, a, b, c);
+  ASSERT_TRUE(std::isfinite(r.contact.position.x) && std::isfinite(r.contact.position.y) &&
+              std::isfinite(r.contact.position.z));
+  EXPECT_NEAR(Length(r.contact.normal), 1, 1e-5f);
+  EXPECT_TRUE(IsMinimumTranslation(r, posed, a, b, c, 4));  // the hull spans ~8 units
 }
 
 }  // namespace
