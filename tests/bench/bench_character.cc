@@ -15,7 +15,7 @@
 #include <random>
 #include <vector>
 
-#include "server/query_ops.h"
+#include "server/exec/query_ops.h"
 #include "tests/bench/bench_scenes.h"
 
 namespace voxcol::bench {

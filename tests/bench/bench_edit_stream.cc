@@ -11,10 +11,10 @@
 
 #include "core/voxel/change_log.h"
 #include "core/voxel/edit_batch.h"
-#include "server/edit_service.h"
-#include "server/edit_stream.h"
-#include "server/subscribe_stream.h"
-#include "server/worker_pool.h"
+#include "server/exec/worker_pool.h"
+#include "server/feed/subscribe_stream.h"
+#include "server/rpc/edit_service.h"
+#include "server/rpc/edit_stream.h"
 #include "tests/core/store/store_test_util.h"
 
 namespace voxcol::bench {

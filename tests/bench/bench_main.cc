@@ -1,6 +1,6 @@
 #include <benchmark/benchmark.h>
 
-#include "server/process_tuning.h"
+#include "server/app/process_tuning.h"
 #include "tests/bench/thread_placement.h"
 
 int main(int argc, char** argv) {

@@ -15,8 +15,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "core/voxel/edit.h"
-#include "server/query_batch.h"
-#include "server/query_service.h"
+#include "server/exec/query_batch.h"
+#include "server/rpc/query_service.h"
 #include "tests/bench/bench_scenes.h"
 #include "tests/bench/raycast_batches.h"
 

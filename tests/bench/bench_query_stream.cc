@@ -11,9 +11,9 @@
 #include <mutex>
 #include <vector>
 
-#include "server/convert.h"
-#include "server/query_batch.h"
-#include "server/query_service.h"
+#include "server/convert/convert.h"
+#include "server/exec/query_batch.h"
+#include "server/rpc/query_service.h"
 #include "tests/bench/bench_scenes.h"
 #include "tests/bench/raycast_batches.h"
 #include "tests/bench/thread_placement.h"

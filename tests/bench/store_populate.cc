@@ -13,7 +13,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "core/worldgen/cave_generator.h"
-#include "server/data_dir.h"
+#include "server/world/data_dir.h"
 
 ABSL_FLAG(std::string, data_dir, "",
           "server data directory to create (must not hold another world)");

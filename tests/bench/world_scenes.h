@@ -24,7 +24,7 @@ namespace voxcol::bench {
 // The server's default narrowphase cache budget (--chunk_collision_cache_mb=256).
 constexpr size_t kServerCacheBytes = size_t(256) << 20;
 
-// A world with the query structures the server builds over it (server/main.cc): the default
+// A world with the query structures the server builds over it (server/app/main.cc): the default
 // WorldConfig (512x192x512 voxels, voxel size 1), seed 1, CaveGenerator with default CaveParams,
 // a BroadphaseIndex and a ChunkCollisionCache, both registered as edit observers.
 struct WorldQueries {

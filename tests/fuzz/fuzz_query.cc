@@ -1,6 +1,6 @@
 // Fuzz target: every query kind with arbitrary shapes, poses, rays and settings against small
 // analytic worlds (voxel sizes 1 and 0.5), through the functions the server runs for each RPC
-// (server/query_ops.h: decode, core validation, the core query, encoding).
+// (server/exec/query_ops.h: decode, core validation, the core query, encoding).
 //
 // The input is read with FuzzedDataProvider: each float is either one of a table of hard values
 // (0, -0, tiny, huge, infinities, NaN, values on chunk seams and the world's faces) or a value in
@@ -20,8 +20,8 @@
 #include "core/cache/chunk_collision_cache.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
-#include "server/query_ops.h"
-#include "server/service_limits.h"
+#include "server/exec/query_ops.h"
+#include "server/exec/service_limits.h"
 #include "tests/fuzz/fuzz_world.h"
 
 namespace voxcol::fuzz {

@@ -1,8 +1,8 @@
-// server/convert_edit.h, the change feed: a stored entry clipped to a subscription's region, with
-// the voxels of the clipped box taken from the entry's own arrays.
+// server/convert/convert_edit.h, the change feed: a stored entry clipped to a subscription's
+// region, with the voxels of the clipped box taken from the entry's own arrays.
 #include <gtest/gtest.h>
 
-#include "server/convert_edit.h"
+#include "server/convert/convert_edit.h"
 
 namespace voxcol::server {
 namespace {

@@ -1,4 +1,4 @@
-// server/convert.h, wire -> core: the absl -> gRPC status mapping and the decoding of every
+// server/convert/convert.h, wire -> core: the absl -> gRPC status mapping and the decoding of every
 // request and posed shape, field by field; unknown enum values must name their field.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "server/convert.h"
+#include "server/convert/convert.h"
 #include "tests/server/server_test_util.h"
 
 namespace voxcol::server {

@@ -1,4 +1,4 @@
-// server/convert.h, core -> wire: every query result, field by field, from hand-built core
+// server/convert/convert.h, core -> wire: every query result, field by field, from hand-built core
 // results.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "server/convert.h"
+#include "server/convert/convert.h"
 #include "tests/server/server_test_util.h"
 
 namespace voxcol::server {

@@ -7,8 +7,8 @@
 
 #include <memory>
 
-#include "server/query_ops.h"
-#include "server/service_limits.h"
+#include "server/exec/query_ops.h"
+#include "server/exec/service_limits.h"
 #include "tests/core/test_worlds.h"
 
 namespace voxcol::server::test_util {

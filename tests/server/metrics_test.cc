@@ -1,6 +1,6 @@
 // The metrics registry's exposition (families together, exact numbers) and the CPU quota parsing
 // behind --query_threads=0.
-#include "server/metrics.h"
+#include "server/telemetry/metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <limits>
 #include <thread>
 
-#include "server/cpu_quota.h"
+#include "server/app/cpu_quota.h"
 
 namespace voxcol::server {
 namespace {

@@ -1,7 +1,7 @@
 // MoveCharacters on the server side: the wire <-> core conversion of moves, settings and results
-// (server/convert.h) and RunMoveCharacters (server/query_ops.h) on an analytic world: rock below
-// y = -8, a lake of water -8 <= y < -4 where x >= 16. Bad moves are INVALID_ARGUMENT naming the
-// field with its index.
+// (server/convert/convert.h) and RunMoveCharacters (server/exec/query_ops.h) on an analytic world:
+// rock below y = -8, a lake of water -8 <= y < -4 where x >= 16. Bad moves are INVALID_ARGUMENT
+// naming the field with its index.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,8 +9,8 @@
 #include <limits>
 #include <memory>
 
-#include "server/convert.h"
-#include "server/query_ops.h"
+#include "server/convert/convert.h"
+#include "server/exec/query_ops.h"
 #include "tests/core/test_worlds.h"
 #include "tests/server/lake_world.h"
 #include "tests/server/server_test_util.h"

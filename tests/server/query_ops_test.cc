@@ -1,8 +1,8 @@
-// server/query_ops.h end to end: proto request in, proto response out, on an analytic world.
+// server/exec/query_ops.h end to end: proto request in, proto response out, on an analytic world.
 // Rock fills every voxel below y = -8 (the smooth surface is the plane y = -8), and a lake of
 // water fills -8 <= y < -4 where x >= 16 (its surface is the plane y = -4). Bad requests must be
 // INVALID_ARGUMENT with the offending field first in the message.
-#include "server/query_ops.h"
+#include "server/exec/query_ops.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "server/convert.h"
+#include "server/convert/convert.h"
 #include "tests/core/test_worlds.h"
 #include "tests/server/lake_world.h"
 #include "tests/server/server_test_util.h"

@@ -1,6 +1,6 @@
-// Packed raycasts (QueryBatchRequest.raycasts, server/query_ops.h RunRaycastArrays) on the lake
-// world (tests/server/lake_world.h: rock below y = -8, the plane y = -8 its smooth surface; water
-// up to y = -4 where x >= 16). Downward rays are checked against the plane in closed form;
+// Packed raycasts (QueryBatchRequest.raycasts, server/exec/query_ops.h RunRaycastArrays) on the
+// lake world (tests/server/lake_world.h: rock below y = -8, the plane y = -8 its smooth surface;
+// water up to y = -4 where x >= 16). Downward rays are checked against the plane in closed form;
 // random rays against the same rays sent one RaycastRequest each, field by field; bad arrays and
 // bad rays name their field.
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include <random>
 #include <string>
 
-#include "server/query_batch.h"
-#include "server/query_ops.h"
+#include "server/exec/query_batch.h"
+#include "server/exec/query_ops.h"
 #include "tests/core/test_worlds.h"
 #include "tests/server/lake_world.h"
 #include "tests/server/server_test_util.h"

@@ -1,0 +1,331 @@
+#include "server/security/audit_log.h"
+
+#include <fcntl.h>
+#include <grpcpp/server_context.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <deque>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "server/security/auth.h"
+#include "server/telemetry/log.h"
+#include "voxcol/v1/admin_service.pb.h"
+#include "voxcol/v1/edit_service.pb.h"
+#include "voxcol/v1/query_service.pb.h"
+
+namespace voxcol::server {
+namespace {
+
+using grpc::experimental::InterceptionHookPoints;
+
+enum class Audited {
+  kNone,
+  kFillBall,
+  kApplyEdits,
+  kWriteVoxels,
+  kEditStream,
+  kQuery,
+  kImport,
+  kExport,
+  kCheckpoint
+};
+
+Audited AuditedMethod(std::string_view method) {
+  static const std::pair<std::string_view, Audited> kTable[] = {
+      {"/voxcol.v1.EditService/FillBall", Audited::kFillBall},
+      {"/voxcol.v1.EditService/ApplyEdits", Audited::kApplyEdits},
+      {"/voxcol.v1.EditService/WriteVoxels", Audited::kWriteVoxels},
+      {"/voxcol.v1.EditService/EditStream", Audited::kEditStream},
+      {"/voxcol.v1.QueryService/Query", Audited::kQuery},
+      {"/voxcol.v1.AdminService/ImportRegion", Audited::kImport},
+      {"/voxcol.v1.AdminService/ExportRegion", Audited::kExport},
+      {"/voxcol.v1.AdminService/CreateCheckpoint", Audited::kCheckpoint},
+  };
+  for (const auto& [name, kind] : kTable) {
+    if (name == method) return kind;
+  }
+  return Audited::kNone;
+}
+
+// A finite number as JSON; NaN and infinities (never in an accepted request) as null.
+std::string JsonNumber(double v) { return std::isfinite(v) ? absl::StrFormat("%g", v) : "null"; }
+
+std::string Int3Json(const v1::Int3& v) {
+  return absl::StrFormat("[%d,%d,%d]", v.x(), v.y(), v.z());
+}
+
+std::string BoxJson(const v1::VoxelBox& box) {
+  return absl::StrCat("{\"min\":", Int3Json(box.min()), ",\"max\":", Int3Json(box.max()), "}");
+}
+
+// What an ApplyEditsRequest does: its primitives' kinds, its idempotency key and expectation.
+std::string EditsJson(const v1::ApplyEditsRequest& request) {
+  std::string kinds;
+  for (const v1::EditPrimitive& primitive : request.primitives()) {
+    const auto* oneof = primitive.GetDescriptor()->oneof_decl(0);
+    const auto* field = primitive.GetReflection()->GetOneofFieldDescriptor(primitive, oneof);
+    absl::StrAppend(&kinds, kinds.empty() ? "" : ",", JsonString(field ? field->name() : "unset"));
+  }
+  std::string json = absl::StrCat("{\"primitives\":[", kinds,
+                                  "],\"idempotency_key\":", JsonString(request.idempotency_key()));
+  if (request.has_expected_version()) {
+    absl::StrAppend(&json, ",\"expected_version\":", request.expected_version());
+  }
+  return json + "}";
+}
+
+std::string AckJson(const v1::EditAck& ack) {
+  return absl::StrCat("\"version\":", ack.version(), ",\"changed_chunks\":", ack.changed_chunks(),
+                      ",\"replayed\":", ack.replayed() ? "true" : "false");
+}
+
+bool ParseBuffer(grpc::ByteBuffer* buffer, google::protobuf::Message* message) {
+  grpc::Slice slice;
+  if (buffer == nullptr || !buffer->DumpToSingleSlice(&slice).ok()) return false;
+  return message->ParseFromArray(slice.begin(), int(slice.size()));
+}
+
+class AuditInterceptor : public grpc::experimental::Interceptor {
+ public:
+  AuditInterceptor(AuditLog* log, const TokenTable* tokens, grpc::experimental::ServerRpcInfo* info,
+                   Audited kind)
+      : log_(log), tokens_(tokens), info_(info), kind_(kind) {}
+
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE)) {
+      LearnCaller();
+      OnRequest(methods->GetRecvMessage());
+    }
+    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_MESSAGE)) {
+      OnResponse(methods);
+    }
+    methods->Proceed();
+  }
+
+ private:
+  // Who calls, read once from the call (callback streams skip the initial-metadata hook).
+  void LearnCaller() {
+    if (caller_known_) return;
+    caller_known_ = true;
+    const grpc::ServerContextBase& context = *info_->server_context();
+    const auto& metadata = context.client_metadata();
+    auto it = metadata.find("x-request-id");
+    if (it != metadata.end()) request_id_.assign(it->second.data(), it->second.size());
+    Caller caller = IdentifyCaller(context, tokens_);
+    identity_ = std::move(caller.identity);
+    role_ = caller.role;
+  }
+  void OnRequest(void* message);
+  void OnStreamRequest(grpc::ByteBuffer* buffer);
+  void OnResponse(grpc::experimental::InterceptorBatchMethods* methods);
+  void OnStreamResponse(grpc::ByteBuffer* buffer);
+
+  // A line: the event, who, the method's details and the result (encoded JSON members).
+  void Write(std::string_view event, const std::string& what, const std::string& result) {
+    if (log_ == nullptr) return;
+    log_->Write(
+        absl::StrCat("\"event\":", JsonString(event), ",\"method\":", JsonString(info_->method()),
+                     ",\"identity\":", JsonString(identity_),
+                     ",\"peer\":", JsonString(info_->server_context()->peer()),
+                     ",\"request_id\":", JsonString(request_id_), ",\"what\":", what, ",", result));
+  }
+
+  AuditLog* log_;  // null: only the role check of tick edits
+  const TokenTable* tokens_;
+  grpc::experimental::ServerRpcInfo* info_;
+  const Audited kind_;
+  std::string request_id_, identity_ = "anonymous";
+  Role role_ = Role::kOpen;  // until LearnCaller
+  bool caller_known_ = false;
+  std::string what_;                                      // unary calls
+  std::deque<std::pair<uint64_t, std::string>> pending_;  // streams: batch id, what
+};
+
+// Stream batches whose answers have not been seen yet; more are not described.
+constexpr size_t kMaxPendingBatches = 4096;
+
+void AuditInterceptor::OnRequest(void* message) {
+  if (message == nullptr) return;
+  switch (kind_) {
+    case Audited::kFillBall: {
+      const auto& r = *static_cast<const v1::FillBallRequest*>(message);
+      what_ =
+          absl::StrCat("{\"center\":[", JsonNumber(r.center().x()), ",", JsonNumber(r.center().y()),
+                       ",", JsonNumber(r.center().z()), "],\"radius\":", JsonNumber(r.radius()),
+                       ",\"material\":", r.material(), "}");
+      break;
+    }
+    case Audited::kApplyEdits:
+      what_ = EditsJson(*static_cast<const v1::ApplyEditsRequest*>(message));
+      break;
+    case Audited::kWriteVoxels:
+      what_ = absl::StrCat(
+          "{\"region\":",
+          BoxJson(static_cast<const v1::WriteVoxelsRequest*>(message)->voxels().region()), "}");
+      break;
+    case Audited::kImport:
+      what_ =
+          absl::StrCat("{\"region_bytes\":",
+                       static_cast<const v1::ImportRegionRequest*>(message)->region().size(), "}");
+      break;
+    case Audited::kExport:
+      what_ = absl::StrCat(
+          "{\"box\":", BoxJson(static_cast<const v1::ExportRegionRequest*>(message)->box()), "}");
+      break;
+    case Audited::kCheckpoint:
+      what_ = absl::StrCat(
+          "{\"dir\":", JsonString(static_cast<const v1::CreateCheckpointRequest*>(message)->dir()),
+          "}");
+      break;
+    case Audited::kEditStream:
+    case Audited::kQuery:
+      OnStreamRequest(static_cast<grpc::ByteBuffer*>(message));
+      break;
+    case Audited::kNone:
+      break;
+  }
+}
+
+void AuditInterceptor::OnStreamRequest(grpc::ByteBuffer* buffer) {
+  uint64_t batch_id = 0;
+  std::string what;
+  if (kind_ == Audited::kEditStream) {
+    v1::EditStreamRequest request;
+    if (!ParseBuffer(buffer, &request)) return;
+    batch_id = request.batch_id();
+    what = EditsJson(request.edits());
+  } else {
+    if (log_ == nullptr && role_ >= Role::kEdit) return;  // nothing to check or record
+    v1::QueryBatchRequest request;
+    if (!ParseBuffer(buffer, &request) || !request.has_edits()) return;
+    if (role_ < Role::kEdit) {
+      // A query-role stream may not edit through a tick batch: the edits are dropped and the
+      // stream is cancelled before the batch runs.
+      LogError("event=permission_denied method=%s identity=%s reason=%s", info_->method(),
+               identity_, "tick batch edits need the edit role; stream cancelled");
+      request.clear_edits();
+      std::string bytes = request.SerializeAsString();
+      grpc::Slice slice(bytes);
+      *buffer = grpc::ByteBuffer(&slice, 1);
+      info_->server_context()->TryCancel();
+      return;
+    }
+    batch_id = request.batch_id();
+    what = EditsJson(request.edits());
+  }
+  if (log_ != nullptr && pending_.size() < kMaxPendingBatches) {
+    pending_.emplace_back(batch_id,
+                          absl::StrCat("{\"batch_id\":", batch_id, ",\"edits\":", what, "}"));
+  }
+}
+
+void AuditInterceptor::OnResponse(grpc::experimental::InterceptorBatchMethods* methods) {
+  if (kind_ == Audited::kEditStream || kind_ == Audited::kQuery) {
+    OnStreamResponse(methods->GetSerializedSendMessage());
+    return;
+  }
+  const void* message = methods->GetSendMessage();
+  if (message == nullptr || what_.empty()) return;
+  switch (kind_) {
+    case Audited::kFillBall:
+    case Audited::kApplyEdits:
+    case Audited::kWriteVoxels:
+      Write("edit", what_, AckJson(*static_cast<const v1::EditAck*>(message)));
+      break;
+    case Audited::kImport:
+      Write("import", what_, AckJson(*static_cast<const v1::EditAck*>(message)));
+      break;
+    case Audited::kExport:
+      Write("export", what_,
+            absl::StrCat("\"version\":",
+                         static_cast<const v1::ExportRegionResponse*>(message)->version()));
+      break;
+    case Audited::kCheckpoint: {
+      const auto& r = *static_cast<const v1::CreateCheckpointResponse*>(message);
+      Write("checkpoint", what_,
+            absl::StrCat("\"version\":", r.version(), ",\"checkpoint_dir\":", JsonString(r.dir())));
+      break;
+    }
+    default:
+      break;
+  }
+  what_.clear();
+}
+
+void AuditInterceptor::OnStreamResponse(grpc::ByteBuffer* buffer) {
+  if (pending_.empty() || buffer == nullptr) return;
+  uint64_t batch_id = 0;
+  const v1::EditAck* ack = nullptr;
+  v1::EditStreamResponse edit_response;
+  v1::QueryBatchResponse query_response;
+  if (kind_ == Audited::kEditStream) {
+    if (!ParseBuffer(buffer, &edit_response)) return;
+    batch_id = edit_response.batch_id();
+    if (edit_response.has_ack()) ack = &edit_response.ack();
+  } else {
+    if (!ParseBuffer(buffer, &query_response)) return;
+    batch_id = query_response.batch_id();
+    if (query_response.has_edit_ack()) ack = &query_response.edit_ack();
+  }
+  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+    if (it->first != batch_id) continue;
+    if (ack != nullptr) Write("edit", it->second, AckJson(*ack));
+    pending_.erase(it);
+    return;
+  }
+}
+
+}  // namespace
+
+std::string JsonString(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c < 0x20 || c >= 0x7f) {
+      absl::StrAppendFormat(&out, "\\u%04x", c);
+    } else {
+      out += char(c);
+    }
+  }
+  return out + "\"";
+}
+
+absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& path) {
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  std::FILE* file = fd < 0 ? nullptr : fdopen(fd, "a");
+  if (file == nullptr) {
+    if (fd >= 0) close(fd);
+    return absl::InvalidArgumentError(absl::StrCat("--audit_log ", path, " cannot be opened"));
+  }
+  return std::unique_ptr<AuditLog>(new AuditLog(file));
+}
+
+AuditLog::~AuditLog() {
+  absl::MutexLock lock(&mu_);
+  std::fclose(file_);
+}
+
+void AuditLog::Write(const std::string& fields) {
+  const std::string time =
+      absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone());
+  const std::string line = absl::StrCat("{\"time\":", JsonString(time), ",", fields, "}\n");
+  absl::MutexLock lock(&mu_);
+  std::fwrite(line.data(), 1, line.size(), file_);
+  std::fflush(file_);
+}
+
+grpc::experimental::Interceptor* AuditInterceptorFactory::CreateServerInterceptor(
+    grpc::experimental::ServerRpcInfo* info) {
+  const Audited kind = AuditedMethod(info->method());
+  if (kind == Audited::kNone || (log_ == nullptr && kind != Audited::kQuery)) return nullptr;
+  return new AuditInterceptor(log_, tokens_, info, kind);
+}
+
+}  // namespace voxcol::server

@@ -1,0 +1,225 @@
+#include "server/security/auth.h"
+
+#include <grpc/grpc_security_constants.h>
+#include <openssl/evp.h>
+
+#include <array>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+
+namespace voxcol::server {
+namespace {
+
+constexpr std::string_view kHealthPrefix = "/grpc.health.v1.Health/";
+constexpr std::string_view kReflectionPrefix = "/grpc.reflection.";
+
+struct MethodEntry {
+  std::string_view method;
+  MethodPolicy policy;
+};
+
+// Every RPC of voxcol.v1 with the lowest role that may call it. Query streams and EditStreams
+// are counted as streams; their batches are not counted one by one.
+constexpr MethodEntry kMethods[] = {
+    {"/voxcol.v1.WorldService/GetWorldInfo", {Role::kQuery, QuotaKind::kQuery}},
+    {"/voxcol.v1.WorldService/ListWorlds", {Role::kQuery, QuotaKind::kQuery}},
+    {"/voxcol.v1.WorldService/CreateWorld", {Role::kAdmin, QuotaKind::kEdit}},
+    {"/voxcol.v1.WorldService/DeleteWorld", {Role::kAdmin, QuotaKind::kEdit}},
+    {"/voxcol.v1.QueryService/Raycast", {Role::kQuery, QuotaKind::kQuery}},
+    {"/voxcol.v1.QueryService/Sweep", {Role::kQuery, QuotaKind::kQuery}},
+    {"/voxcol.v1.QueryService/Overlap", {Role::kQuery, QuotaKind::kQuery}},
+    {"/voxcol.v1.QueryService/Contacts", {Role::kQuery, QuotaKind::kQuery}},
+    {"/voxcol.v1.QueryService/Probe", {Role::kQuery, QuotaKind::kQuery}},
+    {"/voxcol.v1.QueryService/MoveCharacters", {Role::kQuery, QuotaKind::kQuery}},
+    {"/voxcol.v1.QueryService/Query", {Role::kQuery, QuotaKind::kStream}},
+    {"/voxcol.v1.EditService/ReadVoxels", {Role::kQuery, QuotaKind::kQuery}},
+    {"/voxcol.v1.EditService/Subscribe", {Role::kQuery, QuotaKind::kStream}},
+    {"/voxcol.v1.EditService/FillBall", {Role::kEdit, QuotaKind::kEdit}},
+    {"/voxcol.v1.EditService/ApplyEdits", {Role::kEdit, QuotaKind::kEdit}},
+    {"/voxcol.v1.EditService/WriteVoxels", {Role::kEdit, QuotaKind::kEdit}},
+    {"/voxcol.v1.EditService/EditStream", {Role::kEdit, QuotaKind::kStream}},
+    {"/voxcol.v1.AdminService/CreateCheckpoint", {Role::kAdmin, QuotaKind::kEdit}},
+    {"/voxcol.v1.AdminService/ExportRegion", {Role::kAdmin, QuotaKind::kEdit}},
+    {"/voxcol.v1.AdminService/ImportRegion", {Role::kAdmin, QuotaKind::kEdit}},
+};
+
+bool StartsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+bool ParseRole(std::string_view name, Role* role) {
+  if (name == "query")
+    *role = Role::kQuery;
+  else if (name == "edit")
+    *role = Role::kEdit;
+  else if (name == "admin")
+    *role = Role::kAdmin;
+  else
+    return false;
+  return true;
+}
+
+bool ValidIdentity(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    if (!absl::ascii_isalnum(c) && std::string_view("._-@:").find(c) == std::string_view::npos)
+      return false;
+  }
+  return true;
+}
+
+bool ValidHash(std::string_view hex) {
+  if (hex.size() != 64) return false;
+  for (char c : hex) {
+    if (!absl::ascii_isxdigit(c) || absl::ascii_isupper(c)) return false;
+  }
+  return true;
+}
+
+std::string FirstProperty(const grpc::AuthContext& context, const char* name) {
+  std::vector<grpc::string_ref> values = context.FindPropertyValues(name);
+  return values.empty() ? std::string() : std::string(values[0].data(), values[0].size());
+}
+
+}  // namespace
+
+std::string_view RoleName(Role role) {
+  switch (role) {
+    case Role::kOpen:
+      return "open";
+    case Role::kQuery:
+      return "query";
+    case Role::kEdit:
+      return "edit";
+    case Role::kAdmin:
+      return "admin";
+  }
+  return "unknown";
+}
+
+MethodPolicy PolicyForMethod(std::string_view method) {
+  if (StartsWith(method, kHealthPrefix)) return {Role::kOpen, QuotaKind::kNone};
+  if (StartsWith(method, kReflectionPrefix)) return {Role::kQuery, QuotaKind::kStream};
+  for (const MethodEntry& entry : kMethods) {
+    if (entry.method == method) return entry.policy;
+  }
+  return {Role::kAdmin, QuotaKind::kNone};
+}
+
+std::string Sha256Hex(std::string_view text) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int size = 0;
+  EVP_Digest(text.data(), text.size(), digest.data(), &size, EVP_sha256(), nullptr);
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) absl::StrAppendFormat(&hex, "%02x", digest[i]);
+  return hex;
+}
+
+absl::StatusOr<TokenTable> TokenTable::Parse(std::string_view text, const std::string& source) {
+  TokenTable table;
+  int line_number = 0;
+  for (absl::string_view line : absl::StrSplit(absl::string_view(text.data(), text.size()), '\n')) {
+    ++line_number;
+    line = absl::StripAsciiWhitespace(line.substr(0, line.find('#')));
+    if (line.empty()) continue;
+    std::vector<std::string> fields =
+        absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipWhitespace());
+    Role role;
+    if (fields.size() != 3 || !ValidHash(fields[0]) || !ParseRole(fields[1], &role) ||
+        !ValidIdentity(fields[2])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source, ":", line_number,
+          ": expected `<sha256 hex, lowercase> <query|edit|admin> <identity [A-Za-z0-9._@:-]>`"));
+    }
+    if (!table.by_hash_.emplace(std::string(fields[0]), TokenEntry{role, std::string(fields[2])})
+             .second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ":", line_number, ": the same token hash appears twice"));
+    }
+  }
+  if (table.by_hash_.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": holds no token"));
+  }
+  return table;
+}
+
+absl::StatusOr<TokenTable> TokenTable::Load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read the token file ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return Parse(text.str(), path);
+}
+
+const TokenEntry* TokenTable::Find(std::string_view token) const {
+  auto it = by_hash_.find(Sha256Hex(token));
+  return it == by_hash_.end() ? nullptr : &it->second;
+}
+
+Caller IdentifyCaller(const grpc::ServerContextBase& context, const TokenTable* tokens) {
+  if (tokens == nullptr) {
+    std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+    std::string name = auth ? FirstProperty(*auth, GRPC_X509_CN_PROPERTY_NAME) : std::string();
+    return {name.empty() ? "anonymous" : name, Role::kAdmin};
+  }
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it != metadata.end()) {
+    std::string_view header(it->second.data(), it->second.size());
+    if (StartsWith(header, "Bearer ")) {
+      if (const TokenEntry* entry = tokens->Find(header.substr(7))) {
+        return {entry->identity, entry->role};
+      }
+    }
+  }
+  return {"anonymous", Role::kOpen};
+}
+
+grpc::Status CallGate::Process(const InputMetadata& auth_metadata, grpc::AuthContext* context,
+                               OutputMetadata*, OutputMetadata*) {
+  auto find = [&](std::string_view key) {
+    auto it = auth_metadata.find(grpc::string_ref(key.data(), key.size()));
+    return it == auth_metadata.end() ? std::string_view()
+                                     : std::string_view(it->second.data(), it->second.size());
+  };
+  const std::string_view method = find(":path");
+  const MethodPolicy policy = PolicyForMethod(method);
+  std::string identity = FirstProperty(*context, GRPC_X509_CN_PROPERTY_NAME);
+  if (tokens_ != nullptr && policy.role != Role::kOpen) {
+    std::string_view header = find("authorization");
+    if (header.empty()) {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          "no credentials: send `authorization: Bearer <token>`");
+    }
+    const TokenEntry* entry = nullptr;
+    if (StartsWith(header, "Bearer ")) entry = tokens_->Find(header.substr(7));
+    if (entry == nullptr) {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "unknown bearer token");
+    }
+    if (entry->role < policy.role) {
+      return grpc::Status(
+          grpc::StatusCode::PERMISSION_DENIED,
+          absl::StrCat(std::string(method), " needs the ", std::string(RoleName(policy.role)),
+                       " role; identity ", entry->identity, " has ",
+                       std::string(RoleName(entry->role))));
+    }
+    identity = entry->identity;
+  }
+  if (identity.empty()) identity = "anonymous";
+  if (absl::Status quota = quotas_->Admit(identity, policy.quota, absl::Now()); !quota.ok()) {
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        absl::StrCat(quota.message(), " (identity ", identity, ")"));
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace voxcol::server
