@@ -15,7 +15,8 @@ jobs=${VOXCOL_JOBS:-2}
 # The README's and docs/cli.md's CLI examples, run against a real server, output shape compared.
 bash scripts/check-readme-examples.sh build
 # Benchmarks are not pass/fail on speed here; this only proves that each one runs.
-build/tests/bench/voxcol_bench --benchmark_min_time=0.01 >/dev/null
+# The tick-rate latency benchmarks (bench_tick_latency.cc) call for --tick_seconds each: 1 s here.
+build/tests/bench/voxcol_bench --benchmark_min_time=0.01 --tick_seconds=1 >/dev/null
 build/tests/bench/voxcol_bench --client_apart --benchmark_min_time=0.01 \
   --benchmark_filter='^BM_Raycast(Arrays)?(GrpcStream|InProcess)/256/' >/dev/null
 echo "voxcol_bench: all benchmarks ran"
