@@ -35,6 +35,7 @@
 #include "server/rpc/world_service.h"
 #include "server/security/auth_setup.h"
 #include "server/security/tls.h"
+#include "server/stream/async_stream.h"
 #include "server/telemetry/log.h"
 #include "server/telemetry/process_metrics.h"
 #include "server/telemetry/request_log.h"
@@ -78,6 +79,9 @@ ABSL_FLAG(float, max_ray_distance, 4096.0f, "Longest ray accepted, world units")
 ABSL_FLAG(int, query_threads, 0,
           "Threads running query batches; 0 = one per usable CPU (the affinity mask, capped by a "
           "container's cgroup CPU quota)");
+ABSL_FLAG(int, rpc_threads, 0,
+          "Threads that poll the sockets and run the streams' completions, each blocked on its own "
+          "completion queue; 0 = one per usable CPU, at least 2");
 ABSL_FLAG(
     int, max_queued_batches, 256,
     "Query batches waiting for a thread beyond which new batches are shed with RESOURCE_EXHAUSTED");
@@ -161,6 +165,7 @@ struct ServerConfig {
   ServiceLimits limits;
   StreamLimits stream_limits;
   int query_threads = 1;
+  int rpc_threads = 2;
   int edit_stream_threads = 1;
   int max_in_flight_edit_batches = 1;
   size_t max_queued_batches = 0;
@@ -247,6 +252,8 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   if (config.query_threads <= 0) {
     config.query_threads = UsableCpus();
   }
+  config.rpc_threads = absl::GetFlag(FLAGS_rpc_threads);
+  if (config.rpc_threads <= 0) config.rpc_threads = std::max(2, UsableCpus());
   config.edit_stream_threads = std::max(1, absl::GetFlag(FLAGS_edit_stream_threads));
   config.max_in_flight_edit_batches =
       std::max(1, absl::GetFlag(FLAGS_max_in_flight_edit_batches_per_stream));
@@ -365,7 +372,7 @@ std::vector<std::string> ServiceNames() {
 std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
                                               const std::vector<grpc::Service*>& services,
                                               RpcMetrics* rpc_metrics, ServerSecurity& security,
-                                              int* port) {
+                                              std::unique_ptr<RpcThreads>* rpc_threads, int* port) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   // A full WriteVoxels/ApplyEdits region is two bytes per voxel plus framing.
@@ -380,6 +387,7 @@ std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
   interceptors.push_back(std::make_unique<RequestLogInterceptorFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   for (grpc::Service* service : services) builder.RegisterService(service);
+  *rpc_threads = std::make_unique<RpcThreads>(builder, config.rpc_threads);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || *port == 0) {
     LogError("event=listen_failed address=%s message=%s", config.listen,
@@ -402,7 +410,7 @@ void WritePortFile(const std::string& path, int port) {
 // Serves until SIGINT or SIGTERM, then drains: health turns NOT_SERVING for balancers,
 // Subscribe streams end at once, and in-flight calls get the grace period.
 void ServeUntilSignal(const sigset_t& signals, double grace_seconds, WorldRegistry& worlds,
-                      HealthService& health, grpc::Server& server) {
+                      HealthService& health, grpc::Server& server, RpcThreads& rpc_threads) {
   std::thread signal_thread([&] {
     int sig = 0;
     sigwait(&signals, &sig);
@@ -414,6 +422,7 @@ void ServeUntilSignal(const sigset_t& signals, double grace_seconds, WorldRegist
                     std::chrono::duration_cast<std::chrono::system_clock::duration>(grace));
   });
   server.Wait();
+  rpc_threads.Stop();  // after the server: the calls still open end on these threads
   signal_thread.join();
 }
 
@@ -498,15 +507,20 @@ int RunServer() {
   HealthService health;
   for (const std::string& name : ServiceNames()) health.SetServing(name, true);
   int port = 0;
+  std::unique_ptr<RpcThreads> rpc_threads;  // destroyed after the server
   std::unique_ptr<grpc::Server> server = StartGrpcServer(
       *config,
       {&world_service, &query_service, &edit_service, &admin_service, &replica_service, &health},
-      &rpc_metrics, **security, &port);
+      &rpc_metrics, **security, &rpc_threads, &port);
   if (!server) return 1;
+  query_service.AcceptStreams(*rpc_threads);
+  edit_service.AcceptStreams(*rpc_threads);
+  health.AcceptStreams(*rpc_threads);
+  rpc_threads->Start();
   WritePortFile(config->port_file, port);
   if (follower) follower->Start();
 
-  ServeUntilSignal(signals, config->shutdown_grace_seconds, worlds, health, *server);
+  ServeUntilSignal(signals, config->shutdown_grace_seconds, worlds, health, *server, *rpc_threads);
   if (follower) follower->Stop();
   LogInfo("event=stopped version=%d", world.world->version());
   return 0;

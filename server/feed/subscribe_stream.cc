@@ -15,13 +15,6 @@
 namespace voxcol::server {
 namespace {
 
-// A call answered with an error before anything is streamed.
-class FinishedSubscribe final : public grpc::ServerWriteReactor<v1::SubscribeResponse> {
- public:
-  explicit FinishedSubscribe(const grpc::Status& status) { Finish(status); }
-  void OnDone() override { delete this; }
-};
-
 // The log reads of one pump round. Streams at the same cursor (most of them) share one read, so the
 // pump takes the log's lock about once per round rather than once per stream: the edit path
 // appends under that lock, and the pump runs at a lower priority, so each of its holds risks
@@ -67,13 +60,15 @@ constexpr absl::Duration kStalledWrite = absl::Milliseconds(50);
 // One Subscribe stream: a cursor into the change log and a buffer of at most `capacity` prepared
 // responses, the front of which is being written. gRPC allows one outstanding write per stream;
 // the pump (Pump) fills the buffer and starts each write, and the write's completion
-// (OnWriteDone, on a gRPC callback thread) only pops it and hands the stream back to the pump, so
+// (OnWriteDone, on an RPC thread) only pops it and hands the stream back to the pump, so
 // no thread ever waits for this client.
-class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeResponse> {
+class SubscribeStream final : public AsyncStream {
  public:
-  SubscribeStream(SubscriptionHub* hub, const IntBox& region, const v1::SubscribeRequest& request,
-                  uint64_t cursor, const SubscribeLimits& limits)
-      : hub_(hub),
+  SubscribeStream(std::unique_ptr<StreamCall> call, SubscriptionHub* hub, const IntBox& region,
+                  const v1::SubscribeRequest& request, uint64_t cursor,
+                  const SubscribeLimits& limits)
+      : AsyncStream(std::move(call)),
+        hub_(hub),
         region_(region),
         include_voxels_(request.include_voxels()),
         include_empty_(request.include_empty()),
@@ -170,8 +165,11 @@ class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeRespo
   bool TakeLocked(const std::vector<ChangeEntryPtr>& entries) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (const ChangeEntryPtr& entry : entries) {
       Buffered item{entry->version, 0, {}};
-      if (ToProto(*entry, region_, include_voxels_, &item.response) || include_empty_) {
-        item.bytes = item.response.ByteSizeLong();
+      v1::SubscribeResponse response;
+      if (ToProto(*entry, region_, include_voxels_, &response) || include_empty_) {
+        bool own = false;
+        grpc::SerializationTraits<v1::SubscribeResponse>::Serialize(response, &item.message, &own);
+        item.bytes = item.message.Length();
         if (!FitsLocked(item.bytes)) {
           if (!caught_up_) break;  // catching up: continue from here once the buffer drains
           EndLocked(absl::ResourceExhaustedError(absl::StrCat(
@@ -194,14 +192,14 @@ class SubscribeStream final : public grpc::ServerWriteReactor<v1::SubscribeRespo
   bool StartNextWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (writing_ || buffer_.empty()) return false;
     writing_ = true;
-    StartWrite(&buffer_.front().response);  // deque: push_back keeps the front where it is
+    StartWrite(&buffer_.front().message);  // deque: push_back keeps the front where it is
     return true;
   }
 
   struct Buffered {
     uint64_t version;
-    size_t bytes;  // serialized size
-    v1::SubscribeResponse response;
+    size_t bytes;              // serialized size
+    grpc::ByteBuffer message;  // the serialized SubscribeResponse
   };
 
   SubscriptionHub* const hub_;
@@ -235,19 +233,19 @@ SubscriptionHub::~SubscriptionHub() {
   pump_.join();
 }
 
-grpc::ServerWriteReactor<v1::SubscribeResponse>* SubscriptionHub::Failed(
-    const absl::Status& status) {
-  return new FinishedSubscribe(ToGrpcStatus(status));
+AsyncStream* SubscriptionHub::Failed(std::unique_ptr<StreamCall> call, const absl::Status& status) {
+  return FinishedStream(std::move(call), ToGrpcStatus(status));
 }
 
-grpc::ServerWriteReactor<v1::SubscribeResponse>* SubscriptionHub::Open(
-    const v1::SubscribeRequest& request, const IntBox& region) {
+AsyncStream* SubscriptionHub::Open(std::unique_ptr<StreamCall> call,
+                                   const v1::SubscribeRequest& request, const IntBox& region) {
   const uint64_t cursor =
       request.has_from_version() ? request.from_version() : log_.newest_version();
   // A cursor outside the window fails here with OUT_OF_RANGE, before anything is streamed.
   absl::Status status = log_.Read(cursor, 0, absl::ZeroDuration()).status();
-  if (!status.ok()) return Failed(status);
-  auto stream = std::make_shared<SubscribeStream>(this, region, request, cursor, limits_);
+  if (!status.ok()) return Failed(std::move(call), status);
+  auto stream =
+      std::make_shared<SubscribeStream>(std::move(call), this, region, request, cursor, limits_);
   SubscribeStream* raw = stream.get();
   absl::MutexLock lock(&mu_);
   streams_.emplace(raw, Entry{std::move(stream)});

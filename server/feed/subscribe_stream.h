@@ -1,11 +1,11 @@
-// Subscribe without a thread per subscriber: each stream is a gRPC callback reactor with a bounded
+// Subscribe without a thread per subscriber: each stream is an AsyncStream with a bounded
 // buffer, fed from the shared ChangeLog by one pump thread that sleeps until a new version is
 // published (or a stream's write completed) and never waits for a client.
 //
 // The pump starts every write itself, at most `SubscribeLimits::writes_in_flight` at a time over
 // all streams; a completed write only hands its stream back to the pump. So the fan-out of one
 // version to 1,000 streams runs at the pump's (lowered) priority in bounded rounds, instead of as
-// a chain of write completions on gRPC's few callback threads: those threads also poll the
+// a chain of write completions on the server's few RPC threads: those threads also poll the
 // sockets, and while they are busy with a long queue of completions nobody reads new requests
 // (an edit waited up to ~400 ms for its request to be read; docs/benchmarks.md).
 #pragma once
@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "core/voxel/change_log.h"
+#include "server/stream/async_stream.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 
 namespace voxcol::server {
@@ -35,7 +36,7 @@ struct SubscribeLimits {
   size_t buffer_responses = 1024;
   size_t buffer_bytes = size_t(4) << 20;
   // Writes started and not yet completed, over all streams: the pump waits for completions
-  // beyond it. Bounds the work queued on gRPC's callback threads at any time. Writes that do not
+  // beyond it. Bounds the work queued on the RPC threads at any time. Writes that do not
   // complete for 50 ms (clients that stopped reading) stop counting.
   size_t writes_in_flight = 64;
 };
@@ -54,11 +55,11 @@ class SubscriptionHub {
 
   // The reactor for one Subscribe call; `region` is already validated. A stream whose cursor is
   // outside the log's window is finished at once with OUT_OF_RANGE.
-  grpc::ServerWriteReactor<v1::SubscribeResponse>* Open(const v1::SubscribeRequest& request,
-                                                        const IntBox& region);
+  AsyncStream* Open(std::unique_ptr<StreamCall> call, const v1::SubscribeRequest& request,
+                    const IntBox& region);
 
   // A call that ends with `status` before streaming anything (e.g. a bad region).
-  static grpc::ServerWriteReactor<v1::SubscribeResponse>* Failed(const absl::Status& status);
+  static AsyncStream* Failed(std::unique_ptr<StreamCall> call, const absl::Status& status);
 
   SubscribeStats stats() const;
 

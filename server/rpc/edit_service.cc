@@ -90,10 +90,28 @@ grpc::Status EditServiceImpl::WriteVoxels(grpc::ServerContext*,
   return FinishEdit(start, status);
 }
 
-grpc::ServerWriteReactor<v1::SubscribeResponse>* EditServiceImpl::Subscribe(
-    grpc::CallbackServerContext*, const v1::SubscribeRequest* request) {
+void EditServiceImpl::AcceptStreams(const RpcThreads& threads) {
+  AcceptCalls(threads, WriterMethod(this, &EditServiceImpl::RequestSubscribe,
+                                    [this](std::unique_ptr<StreamCall> call) {
+                                      return OpenSubscribe(std::move(call));
+                                    }));
+  AcceptCalls(threads, BidiMethod(this, &EditServiceImpl::RequestEditStream,
+                                  [this](std::unique_ptr<StreamCall> call) {
+                                    return OpenEditStream(std::move(call));
+                                  }));
+}
+
+AsyncStream* EditServiceImpl::OpenSubscribe(std::unique_ptr<StreamCall> call) {
+  v1::SubscribeRequest parsed;
+  absl::Status decoded = ParseFromByteBuffer(&static_cast<WriterCall&>(*call).request, &parsed);
+  if (!decoded.ok()) {
+    return SubscriptionHub::Failed(
+        std::move(call), absl::InvalidArgumentError(absl::StrCat(
+                             "the request is not a SubscribeRequest (", decoded.message(), ")")));
+  }
+  const v1::SubscribeRequest* request = &parsed;
   absl::StatusOr<WorldHandle> handle = resolver_.Resolve(request->world());
-  if (!handle.ok()) return SubscriptionHub::Failed(handle.status());
+  if (!handle.ok()) return SubscriptionHub::Failed(std::move(call), handle.status());
   const World& world = *(*handle)->world;
   IntBox region = world.voxel_bounds();
   if (request->has_region()) {
@@ -101,10 +119,10 @@ grpc::ServerWriteReactor<v1::SubscribeResponse>* EditServiceImpl::Subscribe(
     EditLimits unlimited = limits_.edit;  // a subscription may watch the whole world
     unlimited.max_region_voxels = std::numeric_limits<int64_t>::max();
     absl::Status status = ValidateRegion(world, region, unlimited, "region");
-    if (!status.ok()) return SubscriptionHub::Failed(status);
+    if (!status.ok()) return SubscriptionHub::Failed(std::move(call), status);
   }
   // The stream holds the hub, not the world: deleting the world closes its feed, which ends it.
-  return (*handle)->subscriptions->Open(*request, region);
+  return (*handle)->subscriptions->Open(std::move(call), *request, region);
 }
 
 }  // namespace voxcol::server

@@ -11,15 +11,16 @@
 #include "server/exec/service_limits.h"
 #include "server/feed/subscribe_stream.h"
 #include "server/rpc/edit_stream.h"
+#include "server/stream/async_stream.h"
 #include "server/world/world_registry.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 
 namespace voxcol::server {
 
-// Subscribe and EditStream are callback methods (EditStream reads raw messages); the other
-// methods use the sync API.
-using EditServiceBase = v1::EditService::WithRawCallbackMethod_EditStream<
-    v1::EditService::WithCallbackMethod_Subscribe<v1::EditService::Service>>;
+// Subscribe and EditStream run on the server's own queues (server/stream/async_stream.h) and read
+// raw messages; the other methods use the sync API.
+using EditServiceBase = v1::EditService::WithRawMethod_EditStream<
+    v1::EditService::WithRawMethod_Subscribe<v1::EditService::Service>>;
 
 class EditServiceImpl final : public EditServiceBase {
  public:
@@ -46,16 +47,19 @@ class EditServiceImpl final : public EditServiceBase {
                           v1::ReadVoxelsResponse* response) override;
   grpc::Status WriteVoxels(grpc::ServerContext* context, const v1::WriteVoxelsRequest* request,
                            v1::EditAck* response) override;
-  // Callback API: validates the region and hands the stream to the SubscriptionHub, which follows
-  // the change log from the requested version until the client cancels, falls behind (its buffer
-  // or the retention window), or the log is closed at shutdown. Holds no thread per stream.
-  grpc::ServerWriteReactor<v1::SubscribeResponse>* Subscribe(
-      grpc::CallbackServerContext* context, const v1::SubscribeRequest* request) override;
-  // Defined in server/rpc/edit_stream.cc.
-  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EditStream(
-      grpc::CallbackServerContext* context) override;
+  // Starts answering Subscribe and EditStream on the server's own queues; call once, after the
+  // server started and before `threads` start.
+  //
+  // Subscribe validates the region and hands the stream to the SubscriptionHub, which follows the
+  // change log from the requested version until the client cancels, falls behind (its buffer or
+  // the retention window), or the log is closed at shutdown. Holds no thread per stream.
+  // EditStream is defined in server/rpc/edit_stream.cc.
+  void AcceptStreams(const RpcThreads& threads);
 
  private:
+  AsyncStream* OpenSubscribe(std::unique_ptr<StreamCall> call);
+  AsyncStream* OpenEditStream(std::unique_ptr<StreamCall> call);
+
   std::unique_ptr<SingleWorld> single_;  // the single-world constructor's
   const WorldResolver& resolver_;
   ServiceLimits limits_;

@@ -87,9 +87,12 @@ class InFlightGauges {
 // Messages are read raw and parsed here so that a malformed one ends the stream with
 // INVALID_ARGUMENT (gRPC would report it as the client's end of stream, see QueryStream).
 // Finish() is always the last thing a method does with `this`: OnDone() may delete it at once.
-class EditStreamReactor final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+class EditStreamReactor final : public AsyncStream {
  public:
-  explicit EditStreamReactor(EditStreams* streams) : streams_(streams) { StartRead(&request_); }
+  EditStreamReactor(EditStreams* streams, std::unique_ptr<StreamCall> call)
+      : AsyncStream(std::move(call)), streams_(streams) {
+    StartRead(&request_);
+  }
 
   void OnReadDone(bool ok) override {
     v1::EditStreamRequest request;
@@ -295,27 +298,17 @@ EditStreams::EditStreams(EditBatcher& batcher, WorkerPool* pool, int max_in_flig
   InFlightGauges::Get();  // registers the gauges during setup, before metrics are served
 }
 
-grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EditStreams::Open(
-    grpc::CallbackServerContext*) {
-  return new EditStreamReactor(this);
+AsyncStream* EditStreams::Open(std::unique_ptr<StreamCall> call) {
+  return new EditStreamReactor(this, std::move(call));
 }
 
-namespace {
-
-// Answers an EditStream on a service built without EditStreams.
-class Unimplemented final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
- public:
-  Unimplemented() { Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "EditStream is off")); }
-  void OnDone() override { delete this; }
-};
-
-}  // namespace
-
 // Declared in edit_service.h; lives here so that the edit stream stays out of the unary service.
-grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EditServiceImpl::EditStream(
-    grpc::CallbackServerContext* context) {
-  if (edit_streams_ == nullptr) return new Unimplemented;
-  return edit_streams_->Open(context);
+AsyncStream* EditServiceImpl::OpenEditStream(std::unique_ptr<StreamCall> call) {
+  if (edit_streams_ == nullptr) {
+    return FinishedStream(std::move(call),
+                          grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "EditStream is off"));
+  }
+  return edit_streams_->Open(std::move(call));
 }
 
 }  // namespace voxcol::server

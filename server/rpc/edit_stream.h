@@ -4,8 +4,11 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <memory>
+
 #include "core/voxel/edit_batch.h"
 #include "server/exec/worker_pool.h"
+#include "server/stream/async_stream.h"
 
 namespace voxcol::server {
 
@@ -24,9 +27,8 @@ class EditStreams {
   // server); without one, every batch goes to `batcher` (which then must be its world's).
   void SetResolver(const WorldResolver* resolver) { resolver_ = resolver; }
 
-  // A reactor serving one EditStream call; it deletes itself when the call is done.
-  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Open(
-      grpc::CallbackServerContext* context);
+  // The handler of one EditStream call; it deletes itself when the call is done.
+  AsyncStream* Open(std::unique_ptr<StreamCall> call);
 
   int max_in_flight_batches() const { return max_in_flight_batches_; }
 

@@ -1,6 +1,9 @@
 #include "server/rpc/health_service.h"
 
 #include <optional>
+#include <string>
+
+#include "server/convert/convert.h"
 
 namespace voxcol::server {
 
@@ -9,9 +12,10 @@ using grpc::health::v1::HealthCheckResponse;
 
 // One Watch stream: writes the status whenever it changes, one write in flight at a time (a
 // change during a write is sent after it, latest value only). Lives until OnDone.
-class HealthService::Watcher final : public grpc::ServerWriteReactor<HealthCheckResponse> {
+class HealthService::Watcher final : public AsyncStream {
  public:
-  Watcher(HealthService* service, std::string name) : service_(service), name_(std::move(name)) {}
+  Watcher(std::unique_ptr<StreamCall> call, HealthService* service, std::string name)
+      : AsyncStream(std::move(call)), service_(service), name_(std::move(name)) {}
 
   // Called under the service's lock with the service's status now.
   void Update(ServingStatus status, bool finish) ABSL_EXCLUSIVE_LOCKS_REQUIRED(service_->mu_) {
@@ -47,7 +51,10 @@ class HealthService::Watcher final : public grpc::ServerWriteReactor<HealthCheck
     if (done_ || writing_) return;
     if (!sent_ || *sent_ != wanted_) {
       sent_ = wanted_;
-      response_.set_status(wanted_);
+      HealthCheckResponse response;
+      response.set_status(wanted_);
+      bool own = false;
+      grpc::SerializationTraits<HealthCheckResponse>::Serialize(response, &response_, &own);
       writing_ = true;
       StartWrite(&response_);
       return;
@@ -55,17 +62,17 @@ class HealthService::Watcher final : public grpc::ServerWriteReactor<HealthCheck
     if (finish_after_) FinishLocked(grpc::Status::OK);
   }
 
-  // Like gRPC's own health service, operations start under the lock their reactions take: the
-  // library runs reactions on its threads, never inline in StartWrite or Finish.
+  // Operations start under the lock their reactions take: reactions run on the RPC threads, never
+  // inline in StartWrite or Finish.
   void FinishLocked(const grpc::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(service_->mu_) {
     if (done_) return;
     done_ = true;
-    ServerWriteReactor::Finish(status);
+    Finish(status);
   }
 
   HealthService* service_;
   const std::string name_;
-  HealthCheckResponse response_;
+  grpc::ByteBuffer response_;  // the serialized HealthCheckResponse being written
   ServingStatus wanted_ = HealthCheckResponse::UNKNOWN;
   std::optional<ServingStatus> sent_;
   bool writing_ = false;
@@ -104,28 +111,38 @@ void HealthService::Shutdown() {
   for (Watcher* w : watchers_) w->Update(HealthCheckResponse::NOT_SERVING, true);
 }
 
-grpc::ServerUnaryReactor* HealthService::Check(grpc::CallbackServerContext* context,
-                                               const HealthCheckRequest* request,
-                                               HealthCheckResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+grpc::Status HealthService::Check(grpc::ServerContext*, const HealthCheckRequest* request,
+                                  HealthCheckResponse* response) {
   absl::MutexLock lock(&mu_);
   ServingStatus status = StatusLocked(request->service());
   if (status == HealthCheckResponse::SERVICE_UNKNOWN) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown service"));
-  } else {
-    response->set_status(status);
-    reactor->Finish(grpc::Status::OK);
+    return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown service");
   }
-  return reactor;
+  response->set_status(status);
+  return grpc::Status::OK;
 }
 
-grpc::ServerWriteReactor<HealthCheckResponse>* HealthService::Watch(
-    grpc::CallbackServerContext* context, const HealthCheckRequest* request) {
-  auto* watcher = new Watcher(this, request->service());
+void HealthService::AcceptStreams(const RpcThreads& threads) {
+  AcceptCalls(threads, WriterMethod(this, &HealthService::RequestWatch,
+                                    [this](std::unique_ptr<StreamCall> call) {
+                                      return OpenWatch(std::move(call));
+                                    }));
+}
+
+AsyncStream* HealthService::OpenWatch(std::unique_ptr<StreamCall> call) {
+  HealthCheckRequest request;
+  absl::Status parsed = ParseFromByteBuffer(&static_cast<WriterCall&>(*call).request, &request);
+  if (!parsed.ok()) {
+    return FinishedStream(std::move(call),
+                          grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                       "the request is not a HealthCheckRequest (" +
+                                           std::string(parsed.message()) + ")"));
+  }
+  auto* watcher = new Watcher(std::move(call), this, request.service());
   absl::MutexLock lock(&mu_);
   watchers_.insert(watcher);
   // After shutdown a new watcher hears NOT_SERVING and ends at once, like the others did.
-  watcher->Update(StatusLocked(request->service()), shut_down_);
+  watcher->Update(StatusLocked(request.service()), shut_down_);
   return watcher;
 }
 

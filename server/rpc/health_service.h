@@ -3,16 +3,20 @@
 // the shutdown grace period cancels them.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "server/stream/async_stream.h"
 
 namespace voxcol::server {
 
-class HealthService final : public grpc::health::v1::Health::CallbackService {
+// Check uses the sync API; Watch runs on the server's own queues (server/stream/async_stream.h).
+class HealthService final
+    : public grpc::health::v1::Health::WithRawMethod_Watch<grpc::health::v1::Health::Service> {
  public:
   using ServingStatus = grpc::health::v1::HealthCheckResponse::ServingStatus;
 
@@ -24,17 +28,17 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
   // Every service turns NOT_SERVING (for good); watchers hear it and their streams end with OK.
   void Shutdown();
 
-  grpc::ServerUnaryReactor* Check(grpc::CallbackServerContext* context,
-                                  const grpc::health::v1::HealthCheckRequest* request,
-                                  grpc::health::v1::HealthCheckResponse* response) override;
-  grpc::ServerWriteReactor<grpc::health::v1::HealthCheckResponse>* Watch(
-      grpc::CallbackServerContext* context,
-      const grpc::health::v1::HealthCheckRequest* request) override;
+  grpc::Status Check(grpc::ServerContext* context,
+                     const grpc::health::v1::HealthCheckRequest* request,
+                     grpc::health::v1::HealthCheckResponse* response) override;
+  // Starts answering Watch; call once, after the server started and before `threads` start.
+  void AcceptStreams(const RpcThreads& threads);
 
   class Watcher;
 
  private:
   friend class Watcher;
+  AsyncStream* OpenWatch(std::unique_ptr<StreamCall> call);
   ServingStatus StatusLocked(const std::string& service) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;

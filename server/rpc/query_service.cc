@@ -72,12 +72,13 @@ grpc::Status RunUnary(const WorldResolver& resolver, const ServiceLimits& limits
 // per stream; beyond that the stream stops reading, so a fast client is slowed by HTTP/2 flow
 // control instead of growing server queues. gRPC allows one outstanding write per stream, so
 // finished responses queue here until the previous write is done.
-class QueryStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+class QueryStream final : public AsyncStream {
  public:
-  QueryStream(QueryServiceImpl* service, grpc::CallbackServerContext* context)
-      : service_(service),
-        call_deadline_(absl::FromChrono(context->deadline())),
-        host_(PeerHost(context->peer())) {
+  QueryStream(QueryServiceImpl* service, std::unique_ptr<StreamCall> call)
+      : AsyncStream(std::move(call)),
+        service_(service),
+        call_deadline_(absl::FromChrono(context()->deadline())),
+        host_(PeerHost(context()->peer())) {
     GetServerMetrics().streams_opened->Add();
     if (!service_->AcquireStream(host_)) {
       counted_ = false;
@@ -270,9 +271,11 @@ void QueryServiceImpl::ReleaseStream(const std::string& host) {
   if (--streams_per_host_[host] <= 0) streams_per_host_.erase(host);
 }
 
-grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* QueryServiceImpl::Query(
-    grpc::CallbackServerContext* context) {
-  return new QueryStream(this, context);
+void QueryServiceImpl::AcceptStreams(const RpcThreads& threads) {
+  AcceptCalls(threads, BidiMethod(this, &QueryServiceImpl::RequestQuery,
+                                  [this](std::unique_ptr<StreamCall> call) -> AsyncStream* {
+                                    return new QueryStream(this, std::move(call));
+                                  }));
 }
 
 grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext* context,

@@ -13,6 +13,7 @@
 #include "server/exec/query_ops.h"
 #include "server/exec/service_limits.h"
 #include "server/exec/worker_pool.h"
+#include "server/stream/async_stream.h"
 #include "server/world/world_registry.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
 
@@ -28,7 +29,7 @@ struct StreamLimits {
 };
 
 class QueryServiceImpl final
-    : public v1::QueryService::WithRawCallbackMethod_Query<v1::QueryService::Service> {
+    : public v1::QueryService::WithRawMethod_Query<v1::QueryService::Service> {
  public:
   // `engine` holds the broadphase and narrowphase cache of `world` (both observing its edits);
   // `pool` runs the batches of every stream. All of them must outlive the server.
@@ -62,9 +63,9 @@ class QueryServiceImpl final
   // Lag-compensated hit validation (server/exec/validate_hit.h) at the request's read_at.
   grpc::Status ValidateHit(grpc::ServerContext* context, const v1::ValidateHitRequest* request,
                            v1::ValidateHitResponse* response) override;
-  // Raw messages: the stream parses each batch itself (see QueryStream).
-  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Query(
-      grpc::CallbackServerContext* context) override;
+  // Starts answering Query streams (raw messages: each stream parses its batches itself) on the
+  // server's own queues; call once, after the server started and before `threads` start.
+  void AcceptStreams(const RpcThreads& threads);
 
  private:
   friend class QueryStream;

@@ -54,11 +54,17 @@ class EditServer {
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(&service_);
+    rpc_threads_ = std::make_unique<server::RpcThreads>(builder, 2);
     server_ = builder.BuildAndStart();
+    service_.AcceptStreams(*rpc_threads_);
+    rpc_threads_->Start();
     stub_ = v1::EditService::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
                                                          grpc::InsecureChannelCredentials()));
   }
-  ~EditServer() { server_->Shutdown(); }
+  ~EditServer() {
+    server_->Shutdown();
+    rpc_threads_->Stop();
+  }
 
   v1::EditService::Stub& stub() { return *stub_; }
   uint64_t syncs() const { return world_.store->batches_written(); }
@@ -72,6 +78,7 @@ class EditServer {
   server::EditStreams streams_;
   server::SubscriptionHub subscriptions_;
   server::EditServiceImpl service_;
+  std::unique_ptr<server::RpcThreads> rpc_threads_;  // destroyed after the server
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::EditService::Stub> stub_;
 };

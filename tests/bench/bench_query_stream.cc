@@ -239,7 +239,10 @@ void RunGrpcStream(benchmark::State& state, int window,
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&service);
+  server::RpcThreads rpc_threads(builder, kQueryThreads);  // as the server's default on 2 cores
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  service.AcceptStreams(rpc_threads);
+  rpc_threads.Start();
   if (!PlaceClient(state, placement)) return;  // the client's channel starts on its core
   auto channel =
       grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
@@ -267,6 +270,7 @@ void RunGrpcStream(benchmark::State& state, int window,
   stream->WritesDone();
   (void)stream->Finish();
   server->Shutdown();
+  rpc_threads.Stop();
   state.SetItemsProcessed(state.iterations() * size);
   state.counters["query_threads"] = kQueryThreads;
 }

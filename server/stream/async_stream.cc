@@ -1,0 +1,218 @@
+#include "server/stream/async_stream.h"
+
+#include <utility>
+
+namespace voxcol::server {
+
+RpcThreads::RpcThreads(grpc::ServerBuilder& builder, int threads) {
+  for (int i = 0; i < std::max(1, threads); ++i) queues_.push_back(builder.AddCompletionQueue());
+}
+
+namespace {
+
+void Drain(grpc::ServerCompletionQueue* queue) {
+  void* tag = nullptr;
+  bool ok = false;
+  while (queue->Next(&tag, &ok)) static_cast<CqTag*>(tag)->Run(ok);
+}
+
+}  // namespace
+
+void RpcThreads::Start() {
+  for (const auto& queue : queues_) threads_.emplace_back(Drain, queue.get());
+}
+
+void RpcThreads::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  for (const auto& queue : queues_) queue->Shutdown();
+  if (threads_.empty()) {
+    for (const auto& queue : queues_) Drain(queue.get());  // never started: drain here
+  }
+  for (std::thread& thread : threads_) thread.join();
+}
+
+void StreamCall::DoneRelay::Run(bool ok) {
+  AsyncStream* stream = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    fired_ = true;
+    stream = stream_;
+  }
+  if (stream != nullptr) stream->CallDone(ok);
+}
+
+bool StreamCall::DoneRelay::Bind(AsyncStream* stream) {
+  absl::MutexLock lock(&mu_);
+  stream_ = stream;
+  return fired_;
+}
+
+AsyncStream::AsyncStream(std::unique_ptr<StreamCall> call) : call_(std::move(call)) {}
+
+void AsyncStream::Bind() {
+  const bool ended = call_->done_relay()->Bind(this);
+  {
+    absl::MutexLock lock(&mu_);
+    bound_ = true;
+    if (pending_read_ != nullptr) {
+      reading_ = true;
+      call_->Read(std::exchange(pending_read_, nullptr), &read_tag_);
+    }
+    if (pending_write_ != nullptr) {
+      writing_ = true;
+      call_->Write(*std::exchange(pending_write_, nullptr), &write_tag_);
+    } else if (pending_finish_) {
+      finish_started_ = true;
+      call_->Finish(*pending_finish_, &finish_tag_);
+      pending_finish_.reset();
+    }
+  }
+  if (ended) CallDone(true);
+}
+
+void AsyncStream::StartRead(grpc::ByteBuffer* message) {
+  absl::MutexLock lock(&mu_);
+  if (!bound_) {
+    pending_read_ = message;
+    return;
+  }
+  reading_ = true;
+  call_->Read(message, &read_tag_);
+}
+
+void AsyncStream::StartWrite(const grpc::ByteBuffer* message) {
+  absl::MutexLock lock(&mu_);
+  if (!bound_) {
+    pending_write_ = message;
+    return;
+  }
+  writing_ = true;
+  call_->Write(*message, &write_tag_);
+}
+
+void AsyncStream::Finish(grpc::Status status) {
+  absl::MutexLock lock(&mu_);
+  if (finish_started_ || pending_finish_) return;  // once
+  if (!bound_ || writing_ || pending_write_ != nullptr) {
+    pending_finish_ = std::move(status);
+    return;
+  }
+  finish_started_ = true;
+  call_->Finish(status, &finish_tag_);
+}
+
+void AsyncStream::ReadDone(bool ok) {
+  {
+    absl::MutexLock lock(&mu_);
+    reading_ = false;
+    ++callbacks_running_;
+  }
+  OnReadDone(ok);
+  {
+    absl::MutexLock lock(&mu_);
+    --callbacks_running_;
+  }
+  MaybeDone();
+}
+
+void AsyncStream::WriteDone(bool ok) {
+  {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    if (pending_finish_) {
+      finish_started_ = true;
+      call_->Finish(*pending_finish_, &finish_tag_);
+      pending_finish_.reset();
+    }
+    ++callbacks_running_;
+  }
+  OnWriteDone(ok);
+  {
+    absl::MutexLock lock(&mu_);
+    --callbacks_running_;
+  }
+  MaybeDone();
+}
+
+void AsyncStream::FinishDone(bool) {
+  {
+    absl::MutexLock lock(&mu_);
+    finish_done_ = true;
+  }
+  MaybeDone();
+}
+
+void AsyncStream::CallDone(bool) {
+  bool cancelled = false;
+  {
+    absl::MutexLock lock(&mu_);
+    call_done_ = true;
+    cancelled = call_->context()->IsCancelled();
+    if (cancelled) ++callbacks_running_;
+  }
+  if (cancelled) {
+    OnCancel();
+    absl::MutexLock lock(&mu_);
+    --callbacks_running_;
+  }
+  MaybeDone();
+}
+
+void AsyncStream::MaybeDone() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (on_done_called_ || !finish_done_ || !call_done_ || reading_ || writing_ ||
+        callbacks_running_ > 0) {
+      return;
+    }
+    on_done_called_ = true;
+  }
+  OnDone();
+}
+
+namespace {
+
+// One waiting request of a method on one queue; see AcceptCalls.
+class Acceptor final : public CqTag {
+ public:
+  Acceptor(std::shared_ptr<const StreamMethod> method, grpc::ServerCompletionQueue* queue)
+      : method_(std::move(method)), queue_(queue), call_(method_->make_call()) {
+    call_->context()->AsyncNotifyWhenDone(call_->done_relay());
+    method_->request(call_.get(), queue_, this);
+  }
+
+  void Run(bool ok) override {
+    if (ok) {
+      new Acceptor(method_, queue_);  // the next call of this method on this queue
+      method_->open(std::move(call_))->Bind();
+    }
+    delete this;  // !ok: the server is shutting down, and a call never started is never done
+  }
+
+ private:
+  std::shared_ptr<const StreamMethod> method_;
+  grpc::ServerCompletionQueue* queue_;
+  std::unique_ptr<StreamCall> call_;
+};
+
+class Finished final : public AsyncStream {
+ public:
+  Finished(std::unique_ptr<StreamCall> call, grpc::Status status)
+      : AsyncStream(std::move(call)) {
+    Finish(std::move(status));
+  }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+void AcceptCalls(const RpcThreads& threads, std::shared_ptr<const StreamMethod> method) {
+  for (const auto& queue : threads.queues()) new Acceptor(method, queue.get());
+}
+
+AsyncStream* FinishedStream(std::unique_ptr<StreamCall> call, grpc::Status status) {
+  return new Finished(std::move(call), std::move(status));
+}
+
+}  // namespace voxcol::server
