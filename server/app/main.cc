@@ -29,6 +29,7 @@
 #include "server/app/process_tuning.h"
 #include "server/replica/replica.h"
 #include "server/rpc/admin_service.h"
+#include "server/rpc/decode_errors.h"
 #include "server/rpc/edit_service.h"
 #include "server/rpc/health_service.h"
 #include "server/rpc/query_service.h"
@@ -382,6 +383,8 @@ std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
   builder.SetMaxReceiveMessageSize(max_message_size);
   builder.SetMaxSendMessageSize(max_message_size);
   InterceptorFactories interceptors;
+  // First, so that the metrics and logs after it count the INVALID_ARGUMENT it sends.
+  interceptors.push_back(std::make_unique<DecodeErrorInterceptorFactory>());
   interceptors.push_back(std::make_unique<RpcMetricsInterceptorFactory>(rpc_metrics));
   ApplySecurity(security, config.listen, builder, port, &interceptors);  // credentials first
   interceptors.push_back(std::make_unique<RequestLogInterceptorFactory>());

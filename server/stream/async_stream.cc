@@ -198,8 +198,7 @@ class Acceptor final : public CqTag {
 
 class Finished final : public AsyncStream {
  public:
-  Finished(std::unique_ptr<StreamCall> call, grpc::Status status)
-      : AsyncStream(std::move(call)) {
+  Finished(std::unique_ptr<StreamCall> call, grpc::Status status) : AsyncStream(std::move(call)) {
     Finish(std::move(status));
   }
   void OnDone() override { delete this; }

@@ -197,8 +197,8 @@ template <typename Service, typename Base>
 std::shared_ptr<const StreamMethod> BidiMethod(
     Service* service,
     void (Base::*request)(grpc::ServerContext*,
-                             grpc::ServerAsyncReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>*,
-                             grpc::CompletionQueue*, grpc::ServerCompletionQueue*, void*),
+                          grpc::ServerAsyncReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>*,
+                          grpc::CompletionQueue*, grpc::ServerCompletionQueue*, void*),
     std::function<AsyncStream*(std::unique_ptr<StreamCall>)> open) {
   auto method = std::make_shared<StreamMethod>();
   method->make_call = [] { return std::make_unique<BidiCall>(); };
@@ -215,8 +215,8 @@ template <typename Service, typename Base>
 std::shared_ptr<const StreamMethod> WriterMethod(
     Service* service,
     void (Base::*request)(grpc::ServerContext*, grpc::ByteBuffer*,
-                             grpc::ServerAsyncWriter<grpc::ByteBuffer>*, grpc::CompletionQueue*,
-                             grpc::ServerCompletionQueue*, void*),
+                          grpc::ServerAsyncWriter<grpc::ByteBuffer>*, grpc::CompletionQueue*,
+                          grpc::ServerCompletionQueue*, void*),
     std::function<AsyncStream*(std::unique_ptr<StreamCall>)> open) {
   auto method = std::make_shared<StreamMethod>();
   method->make_call = [] { return std::make_unique<WriterCall>(); };

@@ -47,11 +47,11 @@ class TickServer {
 
  private:
   TickServer() {
-    ok_ = process_.Start(VOXCOL_SERVER_PATH,
-                         {"--data_dir=" + dir_.path() + "/data", "--world_size=256,128,256",
-                          "--store_sync=false", "--backup_root=" + dir_.path() + "/backups",
-                          "--metrics_listen="},
-                         dir_.path());
+    ok_ = process_.Start(
+        VOXCOL_SERVER_PATH,
+        {"--data_dir=" + dir_.path() + "/data", "--world_size=256,128,256", "--store_sync=false",
+         "--backup_root=" + dir_.path() + "/backups", "--metrics_listen="},
+        dir_.path());
     std::atexit([] { Get().process_.Stop(); });
   }
   testing::TempDir dir_;
@@ -200,8 +200,7 @@ BENCHMARK(BM_TickUnaryRaycast)
     ->Unit(benchmark::kMillisecond);
 
 // One 64-ray batch per `period` on one open Query stream, `load_streams` loading the server.
-void TimeStreamBatches(benchmark::State& state, std::chrono::nanoseconds period,
-                       int load_streams) {
+void TimeStreamBatches(benchmark::State& state, std::chrono::nanoseconds period, int load_streams) {
   if (!ServerReady(state)) return;
   auto stub = v1::QueryService::NewStub(TickServer::Get().NewChannel());
   std::mt19937 rng(11);
