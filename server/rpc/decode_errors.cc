@@ -31,11 +31,11 @@ class DecodeErrorInterceptor final : public grpc::experimental::Interceptor {
     if (undecodable_ &&
         methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       const std::string type = RequestTypeOf(method_);
-      methods->ModifySendStatus(grpc::Status(
-          grpc::StatusCode::INVALID_ARGUMENT,
-          absl::StrCat("the request to ", method_, " is not a ",
-                       type.empty() ? std::string("valid message") : type,
-                       " (it does not parse as protobuf)")));
+      methods->ModifySendStatus(
+          grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                       absl::StrCat("the request to ", method_, " is not a ",
+                                    type.empty() ? std::string("valid message") : type,
+                                    " (it does not parse as protobuf)")));
     }
     methods->Proceed();
   }

@@ -37,7 +37,8 @@ grpc::Status CallWithGarbage(const std::shared_ptr<grpc::Channel>& channel,
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
   grpc::CompletionQueue cq;
-  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call = stub.PrepareCall(&context, path, &cq);
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call =
+      stub.PrepareCall(&context, path, &cq);
   void* tag = nullptr;
   bool ok = false;
   auto step = [&] { return cq.Next(&tag, &ok) && ok; };
@@ -71,8 +72,10 @@ TEST(DecodeErrorsTest, EveryMethodAnswersInvalidArgumentNamingTheRequestType) {
   auto channel = grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
   // Each service by a message of its file: referencing it links the file's descriptors in.
   const std::vector<const google::protobuf::FileDescriptor*> files = {
-      v1::GetWorldInfoRequest::descriptor()->file(), v1::RaycastRequest::descriptor()->file(),
-      v1::FillBallRequest::descriptor()->file(), v1::CreateCheckpointRequest::descriptor()->file(),
+      v1::GetWorldInfoRequest::descriptor()->file(),
+      v1::RaycastRequest::descriptor()->file(),
+      v1::FillBallRequest::descriptor()->file(),
+      v1::CreateCheckpointRequest::descriptor()->file(),
       v1::GetReplicaStatusRequest::descriptor()->file(),
       grpc::health::v1::HealthCheckRequest::descriptor()->file()};
   int methods = 0;
