@@ -10,6 +10,9 @@ RpcThreads::RpcThreads(grpc::ServerBuilder& builder, int threads) {
 
 namespace {
 
+// gRPC hands a tag back as the void* it was given: always give it a CqTag*.
+void* Tagged(CqTag* tag) { return tag; }
+
 void Drain(grpc::ServerCompletionQueue* queue) {
   void* tag = nullptr;
   bool ok = false;
@@ -22,9 +25,24 @@ void RpcThreads::Start() {
   for (const auto& queue : queues_) threads_.emplace_back(Drain, queue.get());
 }
 
+void RpcThreads::CallStarted() const {
+  absl::MutexLock lock(&calls_mu_);
+  ++calls_;
+}
+
+void RpcThreads::CallEnded() const {
+  absl::MutexLock lock(&calls_mu_);
+  --calls_;
+}
+
 void RpcThreads::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  if (!threads_.empty()) {
+    absl::MutexLock lock(&calls_mu_);
+    calls_mu_.Await(absl::Condition(
+        +[](int* calls) { return *calls == 0; }, &calls_));
+  }
   for (const auto& queue : queues_) queue->Shutdown();
   if (threads_.empty()) {
     for (const auto& queue : queues_) Drain(queue.get());  // never started: drain here
@@ -57,14 +75,14 @@ void AsyncStream::Bind() {
     bound_ = true;
     if (pending_read_ != nullptr) {
       reading_ = true;
-      call_->Read(std::exchange(pending_read_, nullptr), &read_tag_);
+      call_->Read(std::exchange(pending_read_, nullptr), Tagged(&read_tag_));
     }
     if (pending_write_ != nullptr) {
       writing_ = true;
-      call_->Write(*std::exchange(pending_write_, nullptr), &write_tag_);
+      call_->Write(*std::exchange(pending_write_, nullptr), Tagged(&write_tag_));
     } else if (pending_finish_) {
       finish_started_ = true;
-      call_->Finish(*pending_finish_, &finish_tag_);
+      call_->Finish(*pending_finish_, Tagged(&finish_tag_));
       pending_finish_.reset();
     }
   }
@@ -78,7 +96,7 @@ void AsyncStream::StartRead(grpc::ByteBuffer* message) {
     return;
   }
   reading_ = true;
-  call_->Read(message, &read_tag_);
+  call_->Read(message, Tagged(&read_tag_));
 }
 
 void AsyncStream::StartWrite(const grpc::ByteBuffer* message) {
@@ -88,7 +106,7 @@ void AsyncStream::StartWrite(const grpc::ByteBuffer* message) {
     return;
   }
   writing_ = true;
-  call_->Write(*message, &write_tag_);
+  call_->Write(*message, Tagged(&write_tag_));
 }
 
 void AsyncStream::Finish(grpc::Status status) {
@@ -99,7 +117,7 @@ void AsyncStream::Finish(grpc::Status status) {
     return;
   }
   finish_started_ = true;
-  call_->Finish(status, &finish_tag_);
+  call_->Finish(status, Tagged(&finish_tag_));
 }
 
 void AsyncStream::ReadDone(bool ok) {
@@ -122,7 +140,7 @@ void AsyncStream::WriteDone(bool ok) {
     writing_ = false;
     if (pending_finish_) {
       finish_started_ = true;
-      call_->Finish(*pending_finish_, &finish_tag_);
+      call_->Finish(*pending_finish_, Tagged(&finish_tag_));
       pending_finish_.reset();
     }
     ++callbacks_running_;
@@ -176,21 +194,24 @@ namespace {
 // One waiting request of a method on one queue; see AcceptCalls.
 class Acceptor final : public CqTag {
  public:
-  Acceptor(std::shared_ptr<const StreamMethod> method, grpc::ServerCompletionQueue* queue)
-      : method_(std::move(method)), queue_(queue), call_(method_->make_call()) {
-    call_->context()->AsyncNotifyWhenDone(call_->done_relay());
-    method_->request(call_.get(), queue_, this);
+  Acceptor(const RpcThreads* threads, std::shared_ptr<const StreamMethod> method,
+           grpc::ServerCompletionQueue* queue)
+      : threads_(threads), method_(std::move(method)), queue_(queue), call_(method_->make_call()) {
+    call_->CountIn(threads_);
+    call_->context()->AsyncNotifyWhenDone(Tagged(call_->done_relay()));
+    method_->request(call_.get(), queue_, Tagged(this));
   }
 
   void Run(bool ok) override {
     if (ok) {
-      new Acceptor(method_, queue_);  // the next call of this method on this queue
+      new Acceptor(threads_, method_, queue_);  // the next call of this method on this queue
       method_->open(std::move(call_))->Bind();
     }
     delete this;  // !ok: the server is shutting down, and a call never started is never done
   }
 
  private:
+  const RpcThreads* threads_;
   std::shared_ptr<const StreamMethod> method_;
   grpc::ServerCompletionQueue* queue_;
   std::unique_ptr<StreamCall> call_;
@@ -207,7 +228,7 @@ class Finished final : public AsyncStream {
 }  // namespace
 
 void AcceptCalls(const RpcThreads& threads, std::shared_ptr<const StreamMethod> method) {
-  for (const auto& queue : threads.queues()) new Acceptor(method, queue.get());
+  for (const auto& queue : threads.queues()) new Acceptor(&threads, method, queue.get());
 }
 
 AsyncStream* FinishedStream(std::unique_ptr<StreamCall> call, grpc::Status status) {

@@ -46,18 +46,28 @@ class RpcThreads {
 
   // Starts the threads; call after BuildAndStart (and after the services began accepting calls).
   void Start();
-  // Shuts the queues down, lets the threads run every event left (calls that were still open end
-  // and free themselves) and joins them. Call after grpc::Server::Shutdown.
+  // Waits until every call of these queues is over and freed, then shuts the queues down and
+  // joins the threads. Call after grpc::Server::Shutdown, which fails the waiting requests and
+  // cancels the open calls (before it, this waits for ever): the streams then end on the running
+  // threads, including those that still had work elsewhere (a batch on the query pool, the
+  // Subscribe pump), so nothing of a stream outlives this. A queue must not be shut down earlier:
+  // an operation started on it afterwards aborts the process.
   void Stop();
 
   const std::vector<std::unique_ptr<grpc::ServerCompletionQueue>>& queues() const {
     return queues_;
   }
 
+  // Counts the calls (waiting requests and open calls) Stop() waits for; see StreamCall.
+  void CallStarted() const;
+  void CallEnded() const;
+
  private:
   std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> queues_;
   std::vector<std::thread> threads_;
   bool stopped_ = false;
+  mutable absl::Mutex calls_mu_;
+  mutable int calls_ ABSL_GUARDED_BY(calls_mu_) = 0;
 };
 
 // The gRPC objects of one streaming call: its context and its raw stream. Made before the call
@@ -65,7 +75,14 @@ class RpcThreads {
 class AsyncStream;
 class StreamCall {
  public:
-  virtual ~StreamCall() = default;
+  virtual ~StreamCall() {
+    if (threads_ != nullptr) threads_->CallEnded();
+  }
+  // Counts this call in `threads` until it is destroyed; called once, before it is requested.
+  void CountIn(const RpcThreads* threads) {
+    threads_ = threads;
+    threads_->CallStarted();
+  }
   grpc::ServerContext* context() { return &context_; }
   virtual void Read(grpc::ByteBuffer* message, void* tag) = 0;
   virtual void Write(const grpc::ByteBuffer& message, void* tag) = 0;
@@ -90,6 +107,9 @@ class StreamCall {
  protected:
   grpc::ServerContext context_;
   DoneRelay done_relay_;
+
+ private:
+  const RpcThreads* threads_ = nullptr;
 };
 
 // Client and server stream (Query, EditStream).
@@ -182,6 +202,7 @@ class AsyncStream {
 // Keeps one request for a streaming method waiting on each of the server's queues: when a call
 // arrives it is handed to `open` (which returns its started AsyncStream) and the next request is
 // made on the same queue. After the server shut down, the requests fail and free themselves.
+// Tags are passed to gRPC as CqTag* (converted to void* and back from the same type).
 //
 // `request` asks gRPC for the next call of the method into `call` (a BidiCall or WriterCall, as
 // made by `make_call`), e.g. service->RequestQuery(...).

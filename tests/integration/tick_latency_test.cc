@@ -44,8 +44,8 @@ class TickLatencyTest : public ::testing::Test {
       std::this_thread::sleep_until(tick);
       const auto start = Clock::now();
       EXPECT_TRUE(call());
-      slowest = std::max(
-          slowest, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+      slowest = std::max(slowest,
+                         std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     }
     return slowest;
   }
