@@ -280,19 +280,57 @@ void AuditInterceptor::OnStreamResponse(grpc::ByteBuffer* buffer) {
   }
 }
 
+// Length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 if the bytes there are not one.
+size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xbf;  // the range of the second byte
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead == 0xe0) low = 0xa0;   // overlong below U+0800
+    if (lead == 0xed) high = 0x9f;  // surrogates U+D800..U+DFFF
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead == 0xf0) low = 0x90;   // overlong below U+10000
+    if (lead == 0xf4) high = 0x8f;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + length > text.size() || byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (size_t k = 2; k < length; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
+  }
+  return length;
+}
+
 }  // namespace
 
 std::string JsonString(std::string_view text) {
   std::string out = "\"";
-  for (unsigned char c : text) {
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
     if (c == '"' || c == '\\') {
       out += '\\';
       out += char(c);
-    } else if (c < 0x20 || c >= 0x7f) {
+    } else if (c < 0x20 || c == 0x7f) {
       absl::StrAppendFormat(&out, "\\u%04x", c);
+    } else if (c >= 0x80) {
+      const size_t length = Utf8SequenceLength(text, i);
+      if (length == 0) {
+        absl::StrAppendFormat(&out, "\\u%04x", c);  // a byte that is not UTF-8, escaped alone
+      } else {
+        out.append(text.substr(i, length));
+        i += length;
+        continue;
+      }
     } else {
       out += char(c);
     }
+    ++i;
   }
   return out + "\"";
 }

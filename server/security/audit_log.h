@@ -18,8 +18,10 @@ namespace voxcol::server {
 
 class TokenTable;
 
-// `text` as a JSON string literal: quotes, backslash and every byte < 0x20 or >= 0x7f escaped
-// (\u00XX; bytes >= 0x7f as well, so invalid UTF-8 cannot break a parser).
+// `text` as a JSON string literal: well-formed UTF-8 is kept as it is (client text such as "clé"
+// reads back the same); quotes and backslash are escaped, and so are control bytes and DEL and
+// every byte that is not part of a well-formed UTF-8 sequence (as \u00XX, so that invalid input
+// cannot break a parser).
 std::string JsonString(std::string_view text);
 
 class AuditLog {

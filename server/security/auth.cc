@@ -41,6 +41,8 @@ constexpr MethodEntry kMethods[] = {
     {"/voxcol.v1.QueryService/Probe", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.QueryService/MoveCharacters", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.QueryService/Query", {Role::kQuery, QuotaKind::kStream}},
+    {"/voxcol.v1.QueryService/ValidateHit", {Role::kQuery, QuotaKind::kQuery}},
+    {"/voxcol.v1.ReplicaService/GetReplicaStatus", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.EditService/ReadVoxels", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.EditService/Subscribe", {Role::kQuery, QuotaKind::kStream}},
     {"/voxcol.v1.EditService/FillBall", {Role::kEdit, QuotaKind::kEdit}},

@@ -88,8 +88,8 @@ void ShutDownWithStreamsBusy(std::chrono::milliseconds work, bool block_rpc_thre
   auto stub = v1::QueryService::NewStub(
       grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
-  std::vector<std::unique_ptr<grpc::ClientReaderWriter<v1::QueryBatchRequest,
-                                                       v1::QueryBatchResponse>>>
+  std::vector<
+      std::unique_ptr<grpc::ClientReaderWriter<v1::QueryBatchRequest, v1::QueryBatchResponse>>>
       calls;
   for (int i = 0; i < streams; ++i) {
     contexts.push_back(std::make_unique<grpc::ClientContext>());
