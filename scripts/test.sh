@@ -8,10 +8,17 @@ bash scripts/build.sh
 # Style gates first: they take seconds and fail fast.
 bash scripts/check-format.sh
 bash scripts/check-sizes.sh
+bash scripts/check-layers.sh
 # Every kustomize overlay under deploy/k8s renders offline and passes the placement checks.
 bash scripts/check-manifests.sh build/server/voxcol_server
 jobs=${VOXCOL_JOBS:-2}
-(cd build && ctest -j "$jobs" --output-on-failure --timeout 600)
+# Hermetic (issue 43): the tests' temporary directories go to a fresh TMPDIR that must be empty
+# again afterwards, and no server may outlive its test (ServerProcess kills its server when the
+# test process dies, also on a CTest timeout).
+test_tmp=$(mktemp -d)
+(cd build && TMPDIR="$test_tmp" ctest -j "$jobs" --output-on-failure --timeout 600)
+bash scripts/check-test-leftovers.sh "$test_tmp" "$PWD/build/server/voxcol_server"
+rmdir "$test_tmp"
 # The README's and docs/cli.md's CLI examples, run against a real server, output shape compared.
 bash scripts/check-readme-examples.sh build
 # Benchmarks are not pass/fail on speed here; this only proves that each one runs.

@@ -2,6 +2,8 @@
 // library over loopback; certificates are made with the openssl CLI at test time.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "tests/integration/security_fixture.h"
 #include "voxcol/v1/admin_service.pb.h"
 #include "voxcol/v1/edit_service.pb.h"
@@ -145,6 +147,9 @@ TEST_F(SecurityAuthTest, AClientOverItsQuotaIsRefusedAndOthersAreNot) {
   v1::GetWorldInfoResponse info;
   grpc::Status refused;
   int ok_calls = 0;
+  // The bucket holds a second's worth (2 calls) and refills 2 per second: of the calls made
+  // before the first refusal, exactly the burst plus what refilled meanwhile may pass.
+  const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 20 && refused.ok(); ++i) {
     grpc::Status s = greedy->GetWorldInfo(&info);
     if (s.ok())
@@ -152,8 +157,11 @@ TEST_F(SecurityAuthTest, AClientOverItsQuotaIsRefusedAndOthersAreNot) {
     else
       refused = s;
   }
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
-  EXPECT_GE(ok_calls, 1);
+  EXPECT_GE(ok_calls, 2);
+  EXPECT_LE(ok_calls, 2 + int(2 * elapsed)) << "in " << elapsed << " s";
   EXPECT_NE(refused.error_message().find("retry after"), std::string::npos);
   EXPECT_NE(refused.error_message().find("reader"), std::string::npos);
   // Another identity has its own bucket.
@@ -164,9 +172,17 @@ TEST_F(SecurityAuthTest, AClientOverItsQuotaIsRefusedAndOthersAreNot) {
   auto builder = MakeClient(Security("edit-secret", false));
   v1::EditAck ack;
   grpc::Status edit_refused;
-  for (int i = 0; i < 10 && edit_refused.ok(); ++i)
+  int ok_edits = 0;
+  const auto edits_start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10 && edit_refused.ok(); ++i) {
     edit_refused = builder->FillBall(SmallBall(), &ack);
+    if (edit_refused.ok()) ++ok_edits;
+  }
+  const double edits_elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - edits_start).count();
   EXPECT_EQ(edit_refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_GE(ok_edits, 1);  // burst of 1, refilled 1 per second
+  EXPECT_LE(ok_edits, 1 + int(edits_elapsed)) << "in " << edits_elapsed << " s";
 
   // Open streams: the second Subscribe of one identity is refused while the first is open.
   auto admin = MakeClient(Security("admin-secret", false));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -70,7 +71,8 @@ inline CommandResult RunCommand(const std::vector<std::string>& argv,
 class ServerProcess {
  public:
   // Starts the server with `args` plus --listen on a free loopback port and --port_file; waits
-  // until the port file appears (the server writes it once serving).
+  // until the port file appears (the server writes it once serving). Call it from the thread
+  // that outlives the server (the test's): the server is killed when that thread ends.
   bool Start(const std::string& binary, const std::vector<std::string>& args,
              const std::string& scratch_dir) {
     port_file_ = scratch_dir + "/port";
@@ -79,8 +81,13 @@ class ServerProcess {
     std::vector<std::string> full = {binary, "--listen=127.0.0.1:0", "--port_file=" + port_file_,
                                      "--metrics_listen=127.0.0.1:0"};
     full.insert(full.end(), args.begin(), args.end());
+    const pid_t parent = getpid();
     pid_ = fork();
     if (pid_ == 0) {
+      // The server dies with the test process however that ends (a CTest timeout kills the test
+      // with SIGKILL, and no destructor runs): no server outlives its test.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);  // the test died before prctl took effect
       FILE* log = std::fopen(log_file_.c_str(), "w");
       if (log) dup2(fileno(log), STDERR_FILENO);
       std::vector<char*> cargs;
