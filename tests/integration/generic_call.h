@@ -29,7 +29,8 @@ inline grpc::Status CallWithBytes(const std::shared_ptr<grpc::Channel>& channel,
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + deadline);
   grpc::CompletionQueue cq;
-  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call = stub.PrepareCall(&context, path, &cq);
+  std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call =
+      stub.PrepareCall(&context, path, &cq);
   void* tag = nullptr;
   bool ok = false;
   auto step = [&] { return cq.Next(&tag, &ok) && ok; };

@@ -91,7 +91,8 @@ TEST_F(StoreAdminTest, CheckpointPathsOutsideTheBackupRootAreRefused) {
   std::ofstream(BackupRoot() + "/a-file") << "x";
   // A link inside the root to a directory outside it: following it would escape the root.
   ASSERT_TRUE(std::filesystem::create_directories(dir_.path() + "/linked-outside"));
-  std::filesystem::create_directory_symlink(dir_.path() + "/linked-outside", BackupRoot() + "/link");
+  std::filesystem::create_directory_symlink(dir_.path() + "/linked-outside",
+                                            BackupRoot() + "/link");
   struct Case {
     std::string dir;
     const char* code;
