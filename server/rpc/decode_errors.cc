@@ -28,8 +28,10 @@ class DecodeErrorInterceptor final : public grpc::experimental::Interceptor {
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE)) {
       undecodable_ = methods->GetRecvMessage() == nullptr;
     }
+    // Only gRPC's own answer to the missing message is replaced (INTERNAL, "Failed to parse").
     if (undecodable_ &&
-        methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
+        methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS) &&
+        methods->GetSendStatus().error_code() == grpc::StatusCode::INTERNAL) {
       const std::string type = RequestTypeOf(method_);
       methods->ModifySendStatus(
           grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
