@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
@@ -52,7 +53,13 @@ class TickServer {
         {"--data_dir=" + dir_.path() + "/data", "--world_size=256,128,256", "--store_sync=false",
          "--backup_root=" + dir_.path() + "/backups", "--metrics_listen="},
         dir_.path());
-    std::atexit([] { Get().process_.Stop(); });
+    // The server is never destroyed (benchmarks may run until exit): stop it and remove its
+    // directory at exit.
+    std::atexit([] {
+      Get().process_.Stop();
+      std::error_code ignored;
+      std::filesystem::remove_all(Get().dir_.path(), ignored);
+    });
   }
   testing::TempDir dir_;
   testing::ServerProcess process_;
