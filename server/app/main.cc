@@ -81,7 +81,7 @@ ABSL_FLAG(int, query_threads, 0,
           "Threads running query batches; 0 = one per usable CPU (the affinity mask, capped by a "
           "container's cgroup CPU quota)");
 ABSL_FLAG(int, rpc_threads, 0,
-          "Threads that poll the sockets and run the streams' completions, each blocked on its own "
+          "Threads that poll the sockets and run the streams' completions, all blocked on one "
           "completion queue; 0 = one per usable CPU, at least 2");
 ABSL_FLAG(
     int, max_queued_batches, 256,

@@ -4,8 +4,9 @@
 
 namespace voxcol::server {
 
-RpcThreads::RpcThreads(grpc::ServerBuilder& builder, int threads) {
-  for (int i = 0; i < std::max(1, threads); ++i) queues_.push_back(builder.AddCompletionQueue());
+RpcThreads::RpcThreads(grpc::ServerBuilder& builder, int threads)
+    : thread_count_(std::max(1, threads)) {
+  queues_.push_back(builder.AddCompletionQueue());
 }
 
 namespace {
@@ -22,7 +23,9 @@ void Drain(grpc::ServerCompletionQueue* queue) {
 }  // namespace
 
 void RpcThreads::Start() {
-  for (const auto& queue : queues_) threads_.emplace_back(Drain, queue.get());
+  for (int i = 0; i < thread_count_; ++i) {
+    for (const auto& queue : queues_) threads_.emplace_back(Drain, queue.get());
+  }
 }
 
 void RpcThreads::CallStarted() const {
@@ -228,7 +231,10 @@ class Finished final : public AsyncStream {
 }  // namespace
 
 void AcceptCalls(const RpcThreads& threads, std::shared_ptr<const StreamMethod> method) {
-  for (const auto& queue : threads.queues()) new Acceptor(&threads, method, queue.get());
+  // One waiting request per thread, so that a burst of new calls is accepted by all of them.
+  for (int i = 0; i < threads.thread_count(); ++i) {
+    for (const auto& queue : threads.queues()) new Acceptor(&threads, method, queue.get());
+  }
 }
 
 AsyncStream* FinishedStream(std::unique_ptr<StreamCall> call, grpc::Status status) {
