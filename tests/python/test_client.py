@@ -19,10 +19,19 @@ import threading
 import time
 import unittest
 
+import ctypes
+import signal
+
 import grpc
 
 import voxcol
 from voxcol.v1 import query_service_pb2 as query_pb
+
+
+def _die_with_this_process():
+    """In the server's child process: SIGKILL it when the test process dies (PR_SET_PDEATHSIG),
+    so that no server outlives its test, also when CTest kills the test on a timeout."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
 
 
 class ServerTest(unittest.TestCase):
@@ -35,7 +44,7 @@ class ServerTest(unittest.TestCase):
             [os.environ["VOXCOL_SERVER"], "--listen=127.0.0.1:0", f"--port_file={port_file}",
              "--metrics_listen=127.0.0.1:0", f"--data_dir={cls.tmp.name}/data",
              f"--backup_root={cls.tmp.name}/backups", "--world_size=128,96,128"],
-            stderr=cls.log)
+            stderr=cls.log, preexec_fn=_die_with_this_process)
         deadline = time.monotonic() + 60
         port = ""
         while not port:
