@@ -204,9 +204,9 @@ class AsyncStream {
   bool on_done_called_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-// Keeps one request for a streaming method waiting on each of the server's queues: when a call
-// arrives it is handed to `open` (which returns its started AsyncStream) and the next request is
-// made on the same queue. After the server shut down, the requests fail and free themselves.
+// Keeps one request for a streaming method waiting per RPC thread: when a call arrives it is
+// handed to `open` (which returns its started AsyncStream) and the next request is made on the
+// same queue. After the server shut down, the requests fail and free themselves.
 // Tags are passed to gRPC as CqTag* (converted to void* and back from the same type).
 //
 // `request` asks gRPC for the next call of the method into `call` (a BidiCall or WriterCall, as
