@@ -123,6 +123,10 @@ void AsyncStream::Finish(grpc::Status status) {
   call_->Finish(status, Tagged(&finish_tag_));
 }
 
+// Every reaction counts itself in callbacks_running_ while it runs and decides under mu_, in the
+// same critical section as its last change, whether OnDone() runs now: the RPC threads share one
+// queue, so the reactions of one call may run at once on different threads, and once a reaction
+// has unlocked without taking OnDone() another may delete the stream.
 void AsyncStream::ReadDone(bool ok) {
   {
     absl::MutexLock lock(&mu_);
@@ -130,11 +134,7 @@ void AsyncStream::ReadDone(bool ok) {
     ++callbacks_running_;
   }
   OnReadDone(ok);
-  {
-    absl::MutexLock lock(&mu_);
-    --callbacks_running_;
-  }
-  MaybeDone();
+  EndCallback();
 }
 
 void AsyncStream::WriteDone(bool ok) {
@@ -149,19 +149,17 @@ void AsyncStream::WriteDone(bool ok) {
     ++callbacks_running_;
   }
   OnWriteDone(ok);
-  {
-    absl::MutexLock lock(&mu_);
-    --callbacks_running_;
-  }
-  MaybeDone();
+  EndCallback();
 }
 
 void AsyncStream::FinishDone(bool) {
+  bool done = false;
   {
     absl::MutexLock lock(&mu_);
     finish_done_ = true;
+    done = TakeDoneLocked();
   }
-  MaybeDone();
+  if (done) OnDone();
 }
 
 void AsyncStream::CallDone(bool) {
@@ -170,26 +168,29 @@ void AsyncStream::CallDone(bool) {
     absl::MutexLock lock(&mu_);
     call_done_ = true;
     cancelled = call_->context()->IsCancelled();
-    if (cancelled) ++callbacks_running_;
+    ++callbacks_running_;
   }
-  if (cancelled) {
-    OnCancel();
-    absl::MutexLock lock(&mu_);
-    --callbacks_running_;
-  }
-  MaybeDone();
+  if (cancelled) OnCancel();
+  EndCallback();
 }
 
-void AsyncStream::MaybeDone() {
+void AsyncStream::EndCallback() {
+  bool done = false;
   {
     absl::MutexLock lock(&mu_);
-    if (on_done_called_ || !finish_done_ || !call_done_ || reading_ || writing_ ||
-        callbacks_running_ > 0) {
-      return;
-    }
-    on_done_called_ = true;
+    --callbacks_running_;
+    done = TakeDoneLocked();
   }
-  OnDone();
+  if (done) OnDone();
+}
+
+bool AsyncStream::TakeDoneLocked() {
+  if (on_done_called_ || !finish_done_ || !call_done_ || reading_ || writing_ ||
+      callbacks_running_ > 0) {
+    return false;
+  }
+  on_done_called_ = true;
+  return true;
 }
 
 namespace {

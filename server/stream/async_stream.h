@@ -182,8 +182,10 @@ class AsyncStream {
   void FinishDone(bool ok);
   friend class StreamCall::DoneRelay;
   void CallDone(bool ok);
-  // Runs OnDone() if everything is over; the caller holds no lock and must not touch `this` after.
-  void MaybeDone();
+  // Ends a reaction: OnDone() if everything is over. The last touch of `this` by the reaction.
+  void EndCallback();
+  // Whether OnDone() may run now (then it is taken: it runs once).
+  bool TakeDoneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::unique_ptr<StreamCall> call_;
   Tag<&AsyncStream::ReadDone> read_tag_{this};
