@@ -5,9 +5,7 @@
 namespace voxcol::server {
 
 RpcThreads::RpcThreads(grpc::ServerBuilder& builder, int threads)
-    : thread_count_(std::max(1, threads)) {
-  queues_.push_back(builder.AddCompletionQueue());
-}
+    : thread_count_(std::max(1, threads)), queue_(builder.AddCompletionQueue()) {}
 
 namespace {
 
@@ -23,9 +21,7 @@ void Drain(grpc::ServerCompletionQueue* queue) {
 }  // namespace
 
 void RpcThreads::Start() {
-  for (int i = 0; i < thread_count_; ++i) {
-    for (const auto& queue : queues_) threads_.emplace_back(Drain, queue.get());
-  }
+  for (int i = 0; i < thread_count_; ++i) threads_.emplace_back(Drain, queue_.get());
 }
 
 void RpcThreads::CallStarted() const {
@@ -46,10 +42,8 @@ void RpcThreads::Stop() {
     calls_mu_.Await(absl::Condition(
         +[](int* calls) { return *calls == 0; }, &calls_));
   }
-  for (const auto& queue : queues_) queue->Shutdown();
-  if (threads_.empty()) {
-    for (const auto& queue : queues_) Drain(queue.get());  // never started: drain here
-  }
+  queue_->Shutdown();
+  if (threads_.empty()) Drain(queue_.get());  // never started: drain here
   for (std::thread& thread : threads_) thread.join();
 }
 
@@ -234,7 +228,7 @@ class Finished final : public AsyncStream {
 void AcceptCalls(const RpcThreads& threads, std::shared_ptr<const StreamMethod> method) {
   // One waiting request per thread, so that a burst of new calls is accepted by all of them.
   for (int i = 0; i < threads.thread_count(); ++i) {
-    for (const auto& queue : threads.queues()) new Acceptor(&threads, method, queue.get());
+    new Acceptor(&threads, method, threads.queue());
   }
 }
 

@@ -57,9 +57,7 @@ class RpcThreads {
   // an operation started on it afterwards aborts the process.
   void Stop();
 
-  const std::vector<std::unique_ptr<grpc::ServerCompletionQueue>>& queues() const {
-    return queues_;
-  }
+  grpc::ServerCompletionQueue* queue() const { return queue_.get(); }
   int thread_count() const { return thread_count_; }
 
   // Counts the calls (waiting requests and open calls) Stop() waits for; see StreamCall.
@@ -68,7 +66,7 @@ class RpcThreads {
 
  private:
   const int thread_count_;
-  std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> queues_;
+  std::unique_ptr<grpc::ServerCompletionQueue> queue_;
   std::vector<std::thread> threads_;
   bool stopped_ = false;
   mutable absl::Mutex calls_mu_;
