@@ -110,8 +110,10 @@ class Store : public ChunkLoader, public EditObserver {
   uint64_t feed_oldest_resumable_version() const;
   size_t feed_entries() const;
 
-  // Writes (WriteBatches) and syncs issued so far.
+  // Writes (WriteBatches) issued so far.
   uint64_t batches_written() const { return batches_written_.load(std::memory_order_relaxed); }
+  // Whether each write syncs the write-ahead log before it returns (StoreOptions::sync).
+  bool syncs_writes() const { return options_.sync; }
 
  private:
   Store(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options);

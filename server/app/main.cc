@@ -398,7 +398,8 @@ std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
                  " (is another server on this port?)");
     return nullptr;
   }
-  LogInfo("event=serving address=%s port=%d", config.listen, *port);
+  LogInfo("event=serving address=%s port=%d store_sync=%s", config.listen, *port,
+          config.store.sync ? "true" : "false");
   return server;
 }
 
@@ -494,6 +495,10 @@ int RunServer() {
   RegisterProcessMetrics(registry);
   RpcMetrics rpc_metrics(registry, ServiceNames());
   RegisterStateMetrics(*world.world, query_pool, *world.cache, registry);
+  registry.AddGauge("voxcol_store_sync",
+                    "1 when an edit is acknowledged only after its write-ahead log is synced "
+                    "(--store_sync), 0 when a power loss can lose acknowledged edits",
+                    [&world] { return world.store->syncs_writes() ? 1.0 : 0.0; });
   RegisterFeedMetrics(worlds.default_change_log(), *world.subscriptions, registry);
   RegisterWorldMetrics(worlds, registry);
   std::unique_ptr<ReplicaSet> follower = MakeReplica(*replica, worlds, registry);

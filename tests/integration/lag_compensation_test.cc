@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "tests/integration/query_batch_client.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
@@ -63,6 +65,9 @@ struct Server {
     *request.mutable_direction() = dir;
     request.set_max_distance(distance);
     if (at_version) request.mutable_read_at()->set_at_version(*at_version);
+    return Ray(request, status);
+  }
+  v1::RaycastResponse Ray(const v1::RaycastRequest& request, grpc::Status* status) {
     grpc::ClientContext context;
     v1::RaycastResponse response;
     *status = query->Raycast(&context, request, &response);
@@ -174,6 +179,66 @@ TEST(LagCompensation, ShotThroughASinceDugTunnelIsBlockedAtItsVersionAndConfirme
   EXPECT_TRUE(mixed.results(0).raycast().hit());
   EXPECT_EQ(mixed.results(0).raycast().version(), fired_at);
   EXPECT_FALSE(mixed.results(1).raycast().hit());
+}
+
+// read_at by server time: the test shares the server's clock (same host), so a time taken between
+// two edits names the version the first produced. A wall built after time `before` is absent in a
+// raycast, a batch and a ValidateHit read at `before` and present at `after`; a time in the
+// future is OUT_OF_RANGE naming the field.
+TEST(LagCompensation, ReadAtServerTimeReadsTheVersionCurrentAtThatTime) {
+  Server s;
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  const v1::Vec3 from = V(-30, 44, -12);
+  grpc::Status status;
+  const uint64_t first = s.Ball(V(20, 44, 30), 2, 2);  // an edit elsewhere: version 1
+  absl::SleepFor(absl::Milliseconds(30));
+  const int64_t before = absl::ToUnixMicros(absl::Now());
+  absl::SleepFor(absl::Milliseconds(30));
+  const uint64_t built = s.Ball(V(0, 44, -12), 4, 2);  // the wall
+  ASSERT_EQ(built, first + 1);
+  absl::SleepFor(absl::Milliseconds(30));
+  const int64_t after = absl::ToUnixMicros(absl::Now());
+
+  v1::RaycastRequest ray;
+  *ray.mutable_origin() = from;
+  *ray.mutable_direction() = V(1, 0, 0);
+  ray.set_max_distance(60);
+  ray.mutable_read_at()->set_at_server_time_micros(before);
+  v1::RaycastResponse then = s.Ray(ray, &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_FALSE(then.hit());
+  EXPECT_EQ(then.version(), first);
+  ray.mutable_read_at()->set_at_server_time_micros(after);
+  v1::RaycastResponse now = s.Ray(ray, &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(now.hit());
+  EXPECT_EQ(now.version(), built);
+
+  // The same through a batch's read_at and through ValidateHit.
+  v1::QueryBatchRequest batch;
+  *batch.add_queries()->mutable_raycast() = ray;
+  batch.mutable_queries(0)->mutable_raycast()->clear_read_at();
+  batch.mutable_read_at()->set_at_server_time_micros(before);
+  v1::QueryBatchResponse old_batch = testing::RunOneBatch(*s.query, batch);
+  ASSERT_EQ(old_batch.code(), 0) << old_batch.message();
+  EXPECT_EQ(old_batch.version(), first);
+  ASSERT_EQ(old_batch.results_size(), 1);
+  EXPECT_FALSE(old_batch.results(0).raycast().hit());
+  v1::ValidateHitRequest shot = Shot(from, 60, 0);
+  shot.mutable_read_at()->set_at_server_time_micros(before);
+  v1::ValidateHitResponse verdict;
+  ASSERT_TRUE(s.Validate(shot, &verdict).ok());
+  EXPECT_EQ(verdict.verdict(), v1::HIT_VERDICT_CONFIRMED);
+  EXPECT_EQ(verdict.version(), first);
+  shot.mutable_read_at()->set_at_server_time_micros(after);
+  ASSERT_TRUE(s.Validate(shot, &verdict).ok());
+  EXPECT_EQ(verdict.verdict(), v1::HIT_VERDICT_BLOCKED_BY_TERRAIN);
+
+  ray.mutable_read_at()->set_at_server_time_micros(after + 60'000'000);
+  s.Ray(ray, &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::OUT_OF_RANGE);
+  EXPECT_NE(status.error_message().find("read_at.at_server_time_micros"), std::string::npos)
+      << status.error_message();
 }
 
 TEST(LagCompensation, VersionsOutsideTheWindowAreOutOfRangeNamingTheOldest) {

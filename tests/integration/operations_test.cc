@@ -111,6 +111,24 @@ TEST_F(OperationsTest, MetricsPassPromtoolAndCountEveryRpcByCode) {
   EXPECT_EQ(bounds, kDocumentedBounds);
 }
 
+// The shipped default of --store_sync is durable: this fixture's server is started without the
+// flag and reports that it syncs before each ack (metric and start-up log); a server started with
+// --store_sync=false reports that it does not. (The store's own tests check that the option
+// really syncs the write-ahead log.)
+TEST_F(OperationsTest, TheDefaultStoreSyncsBeforeEachAck) {
+  EXPECT_EQ(Sample(testing::HttpGet(server_.metrics_port(), "/metrics"), "voxcol_store_sync"), 1);
+  EXPECT_NE(server_.Log().find("store_sync=true"), std::string::npos) << server_.Log();
+  TempDir other_dir;
+  ServerProcess unsynced;
+  ASSERT_TRUE(unsynced.Start(
+      VOXCOL_SERVER_PATH,
+      {"--data_dir=" + other_dir.path() + "/data", "--world_size=64,64,64", "--store_sync=false"},
+      other_dir.path()))
+      << unsynced.Log();
+  EXPECT_EQ(Sample(testing::HttpGet(unsynced.metrics_port(), "/metrics"), "voxcol_store_sync"), 0);
+  EXPECT_NE(unsynced.Log().find("store_sync=false"), std::string::npos) << unsynced.Log();
+}
+
 TEST_F(OperationsTest, HealthPerServiceAndWatchEndsOnCancelAndOnShutdown) {
   auto health = Health::NewStub(channel_);
   for (const char* service : {"", "voxcol.v1.QueryService", "voxcol.v1.EditService",

@@ -61,8 +61,10 @@ class QueryDeadlineTest : public ::testing::Test {
   }
 
   // Runs `call` with a 100 ms deadline, expects OK or DEADLINE_EXCEEDED, then measures how long the
-  // server keeps burning CPU: the time until its CPU clock stops advancing, and asserts it is
-  // idle one second after the deadline (a generous bound for a loaded CI machine).
+  // server keeps burning CPU: the time until its CPU clock stops advancing (10 ms ticks). The
+  // target is 50 ms; measured 0-12 ms idle and up to 43 ms with two CPU hogs beside it on 2 cores,
+  // so the assertion allows 250 ms. That the work stops before the next chunk is asserted by
+  // counting, not timing, in ShapeQueryTest.InterruptStopsSweepsOverlapsAndContacts.
   void ExpectIdleAfterDeadline(const char* name,
                                const std::function<grpc::Status(grpc::ClientContext*)>& call) {
     grpc::ClientContext context;
@@ -98,7 +100,7 @@ class QueryDeadlineTest : public ::testing::Test {
       std::printf("%s: server CPU still busy 2 s after the 100 ms deadline\n", name);
     }
     ASSERT_TRUE(idle) << name << ": the server kept working after the deadline";
-    EXPECT_LE(idle_ms, 1000.0) << name;
+    EXPECT_LE(idle_ms, 250.0) << name;
     EXPECT_TRUE(server_.Running());
   }
 

@@ -144,6 +144,50 @@ class WorldsTest : public ::testing::Test {
     return response.voxels().materials().empty() ? 999 : uint8_t(response.voxels().materials()[0]);
   }
 
+  // ApplyEdits in `world`: one ball of `material` at (x, 0, z) under idempotency `key`.
+  v1::EditAck Keyed(const std::string& world, const std::string& key, float x, float z,
+                    uint32_t material) {
+    v1::ApplyEditsRequest request;
+    request.set_world(world);
+    request.set_idempotency_key(key);
+    *request.add_primitives()->mutable_fill_ball() = Ball(x, z, material);
+    v1::EditAck ack;
+    grpc::ClientContext context;
+    grpc::Status status = edits_->ApplyEdits(&context, request, &ack);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return ack;
+  }
+
+  // One EditStream batch: the stream names `world`, its edits `edits_world`; the batch's answer.
+  v1::EditStreamResponse StreamOne(const std::string& world, const std::string& edits_world,
+                                   const std::string& key, float x, float z, uint32_t material) {
+    v1::EditStreamRequest request;
+    request.set_batch_id(7);
+    request.set_world(world);
+    request.mutable_edits()->set_world(edits_world);
+    request.mutable_edits()->set_idempotency_key(key);
+    *request.mutable_edits()->add_primitives()->mutable_fill_ball() = Ball(x, z, material);
+    grpc::ClientContext context;
+    auto stream = edits_->EditStream(&context);
+    v1::EditStreamResponse response;
+    EXPECT_TRUE(stream->Write(request));
+    stream->WritesDone();
+    EXPECT_TRUE(stream->Read(&response));
+    EXPECT_TRUE(stream->Finish().ok());
+    EXPECT_EQ(response.batch_id(), 7u);
+    return response;
+  }
+
+  static v1::FillBallRequest Ball(float x, float z, uint32_t material) {
+    v1::FillBallRequest ball;
+    ball.mutable_center()->set_x(x);
+    ball.mutable_center()->set_z(z);
+    ball.set_radius(3);
+    ball.set_material(material);
+    ball.set_mode(v1::EDIT_MODE_SET);
+    return ball;
+  }
+
   // Reads every voxel of `world`, of `size` voxels (makes all its chunks resident).
   void TouchAll(const std::string& world, Size size = {256, 128, 256}) {
     // Thin slices: small responses, so that transient buffers hardly move the RSS measured.
@@ -276,6 +320,54 @@ TEST_F(WorldsTest, EditsStayInTheirWorldBothWaysAndWorldsReopenAtRestart) {
   EXPECT_EQ(Material("default", -40, 0, -40), 12u);
   EXPECT_NE(Material("b", -40, 0, -40), 12u);
   EXPECT_EQ(Material("b", 0, 0, 0), 7u);
+}
+
+// Edits reach the world their request names, also through EditStream (whose edits may repeat
+// the stream's world but not name another), and idempotency keys are per world and survive a
+// restart in a created world as in the default one: a retry after the restart is a replay there.
+TEST_F(WorldsTest, EditStreamWorldsAndIdempotencyKeysAcrossARestart) {
+  Start({}, "128,64,128");
+  ASSERT_TRUE(Create("a", "").ok());
+  const v1::EditAck in_a = Keyed("a", "k", 10, 10, 21);
+  EXPECT_FALSE(in_a.replayed());
+  // The same key in another world is another batch.
+  const v1::EditAck in_default = Keyed("default", "k", 10, 10, 22);
+  EXPECT_FALSE(in_default.replayed());
+  EXPECT_EQ(Material("a", 10, 0, 10), 21u);
+  EXPECT_EQ(Material("default", 10, 0, 10), 22u);
+
+  // EditStream: the stream's world, with the edits' world empty or the same.
+  const uint32_t default_before = Material("default", -10, 0, -10);
+  v1::EditStreamResponse streamed = StreamOne("a", "", "s", -10, -10, 23);
+  ASSERT_TRUE(streamed.has_ack()) << streamed.DebugString();
+  EXPECT_EQ(Material("a", -10, 0, -10), 23u);
+  EXPECT_EQ(Material("default", -10, 0, -10), default_before);
+  streamed = StreamOne("a", "a", "", -20, -20, 24);
+  ASSERT_TRUE(streamed.has_ack()) << streamed.DebugString();
+  EXPECT_EQ(Material("a", -20, 0, -20), 24u);
+  streamed = StreamOne("a", "default", "", 20, 20, 25);
+  ASSERT_TRUE(streamed.has_error()) << streamed.DebugString();
+  EXPECT_EQ(streamed.error().code(), int(grpc::StatusCode::INVALID_ARGUMENT));
+  EXPECT_NE(streamed.error().message().find("edits.world"), std::string::npos);
+  EXPECT_NE(Material("a", 20, 0, 20), 25u);
+  EXPECT_NE(Material("default", 20, 0, 20), 25u);
+  const uint64_t a_version = Find("a").version();
+  const uint64_t default_version = Find("default").version();
+
+  ASSERT_EQ(server_.Stop(), 0);
+  Start({}, "128,64,128");
+  // Retries after the restart are replays of their own world's batch, and change nothing.
+  const v1::EditAck retry_a = Keyed("a", "k", 10, 10, 21);
+  EXPECT_TRUE(retry_a.replayed());
+  EXPECT_EQ(retry_a.version(), in_a.version());
+  const v1::EditAck retry_default = Keyed("default", "k", 10, 10, 22);
+  EXPECT_TRUE(retry_default.replayed());
+  EXPECT_EQ(retry_default.version(), in_default.version());
+  streamed = StreamOne("a", "", "s", -10, -10, 23);
+  ASSERT_TRUE(streamed.has_ack()) << streamed.DebugString();
+  EXPECT_TRUE(streamed.ack().replayed());
+  EXPECT_EQ(Find("a").version(), a_version);
+  EXPECT_EQ(Find("default").version(), default_version);
 }
 
 TEST_F(WorldsTest, BadIdsAndDeletedWorldsAreRefusedNamingTheField) {

@@ -197,6 +197,31 @@ TEST(CharacterTest, StairsUpToTheStepOffsetAreClimbed) {
   }
 }
 
+// 3b. One move never rises more than the step offset: from standing on the ground at several
+// distances before a single riser a little higher than the step offset (its rounded edge can carry
+// a sliding capsule up), one tick of each length toward it ends at most 1.6 above the start.
+TEST(CharacterTest, OneMoveRisesAtMostTheStepOffset) {
+  int moves = 0, stepped = 0;
+  float highest = 0;
+  for (float riser : {1.7f, 1.8f, 2.0f, 2.2f}) {
+    auto s = FlatScene();
+    s->Block({17, (riser - 1) / 2, 0}, {26, riser + 1, 12});  // face at x = 4, top at riser
+    for (float gap : {0.05f, 0.3f, 0.7f}) {
+      const Vec3 p(4 - kRadius - gap, kGround + kFoot + 0.02f, 0);
+      for (float length : {0.5f, 1.0f, 2.0f, 3.0f}) {
+        CharacterResult r = Tick(*s, p, Vec3(length, -0.3f, 0));
+        ++moves;
+        stepped += r.stepped;
+        highest = std::max(highest, r.position.y - p.y);
+        EXPECT_LE(r.position.y - p.y, 1.6f + 1e-3f)
+            << "riser " << riser << " gap " << gap << " length " << length;
+      }
+    }
+  }
+  std::printf("%d moves toward risers 1.7-2.2: %d stepped, highest rise %.4f (step offset 1.6)\n",
+              moves, stepped, highest);
+}
+
 // A wedge ramp rising along +Z at `degrees` from z = -4, 12 wide in X, `length` deep.
 std::unique_ptr<Scene> RampScene(float degrees, float length) {
   auto s = FlatScene();
