@@ -2,6 +2,7 @@
 # Structure gate of issue 36: every folder under server/ is one library of at most 16 files, and
 # its sources include headers of the folders below it only. The order (bottom first) is the one
 # server/CMakeLists.txt builds them in; a folder may include any folder before it in the list.
+# Also: `grpc::Status(` only in server/convert/convert.cc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 order=(telemetry convert stream exec feed world security rpc replica app)
@@ -30,5 +31,12 @@ for i in "${!order[@]}"; do
     fi
   done < <(git grep -n '#include "server/' -- "server/$name" | sed -E 's|^([^:]+):([0-9]+):(.*)$|\1:\2:\3|')
 done
+# One status mapping (issue 36): server code works with absl::Status and converts at the edge,
+# so gRPC statuses are built only by ToGrpcStatus in server/convert/convert.cc.
+while IFS=: read -r file line _; do
+  echo "check-layers: $file:$line builds a grpc::Status; return ToGrpcStatus(absl::...Error(...))" >&2
+  status=1
+done < <(git grep -n 'grpc::Status(' -- 'server/*.cc' 'server/*.h' ':!server/convert/convert.cc' |
+  grep -v '^[^:]*:[0-9]*: *//')
 [ "$status" -eq 0 ] && echo "check-layers: ${#order[@]} server folders, each includes only the ones below it" || true
 exit "$status"

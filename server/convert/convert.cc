@@ -98,6 +98,11 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
+absl::Status FromGrpcStatus(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
 Vec3 ToCore(const v1::Vec3& v) { return {v.x(), v.y(), v.z()}; }
 
 void ToProto(const Vec3& v, v1::Vec3* out) {

@@ -26,8 +26,11 @@
 namespace voxcol::server {
 
 // Maps an absl::Status (code and message) to a grpc::Status. Every grpc::Status the server
-// returns with an error is built here.
+// returns with an error is built here (scripts/check-layers.sh keeps `grpc::Status(` out of every
+// other file of server/): handlers and streams work with absl::Status and convert at the edge.
 grpc::Status ToGrpcStatus(const absl::Status& status);
+// The reverse, for calls the server makes itself (a replica's calls to its primary).
+absl::Status FromGrpcStatus(const grpc::Status& status);
 
 // Serializes `message` into one contiguous slice of `out`: its size computed once, then one flat
 // write. (gRPC's default serializer streams messages over a few bytes through a zero-copy writer

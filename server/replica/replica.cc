@@ -13,14 +13,6 @@
 
 namespace voxcol::server {
 
-namespace {
-
-absl::Status FromGrpc(const grpc::Status& status) {
-  return absl::Status(absl::StatusCode(int(status.error_code())), status.error_message());
-}
-
-}  // namespace
-
 absl::Status ReplicaEditRefusal(const std::string& primary) {
   return absl::FailedPreconditionError(
       absl::StrCat("this server is a read replica: send edits to its primary at ", primary));
@@ -154,7 +146,7 @@ absl::Status ReplicaFollower::Apply(const v1::SubscribeResponse& response) {
 
 absl::Status ReplicaFollower::CheckPrimaryWorld(client::Client& client) {
   v1::GetWorldInfoResponse info;
-  if (grpc::Status s = client.GetWorldInfo(&info); !s.ok()) return FromGrpc(s);
+  if (grpc::Status s = client.GetWorldInfo(&info); !s.ok()) return FromGrpcStatus(s);
   const absl::StatusOr<WorldConfig> theirs =
       PrimaryWorldConfig(info, generator_version_, options_.primary);
   const WorldConfig& mine = world_.config();
@@ -200,7 +192,7 @@ absl::Status ReplicaFollower::FollowOnce(client::Client& client) {
   absl::MutexLock lock(&mu_);
   stream_context_ = nullptr;
   connected_ = false;
-  return applied.ok() ? FromGrpc(finished) : applied;
+  return applied.ok() ? FromGrpcStatus(finished) : applied;
 }
 
 void ReplicaFollower::Run() {

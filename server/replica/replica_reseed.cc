@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/store/region_file.h"
 #include "core/voxel/voxel_io.h"
+#include "server/convert/convert.h"
 #include "server/convert/convert_edit.h"
 #include "server/replica/replica.h"
 #include "server/telemetry/log.h"
@@ -26,10 +27,6 @@
 namespace voxcol::server {
 
 namespace {
-
-absl::Status FromGrpc(const grpc::Status& status) {
-  return absl::Status(absl::StatusCode(int(status.error_code())), status.error_message());
-}
 
 // Copies every voxel of the world from the primary into `edit`; the newest box version in *vmax.
 absl::Status CopyWorld(client::Client& client, const World& world, ChunkEdit& edit,
@@ -45,7 +42,8 @@ absl::Status CopyWorld(client::Client& client, const World& world, ChunkEdit& ed
         v1::ExportRegionRequest request;
         ToProto(box, request.mutable_box());
         v1::ExportRegionResponse response;
-        if (grpc::Status s = client.ExportRegion(request, &response); !s.ok()) return FromGrpc(s);
+        if (grpc::Status s = client.ExportRegion(request, &response); !s.ok())
+          return FromGrpcStatus(s);
         absl::StatusOr<store::Region> region = store::DecodeRegion(response.region());
         if (!region.ok()) return region.status();
         if (absl::Status s = store::WriteRegion(*region, edit); !s.ok()) return s;
@@ -81,7 +79,7 @@ absl::StatusOr<uint64_t> CatchUp(client::Client& client, uint64_t v0, uint64_t v
   grpc::Status finished = reader->Finish();
   if (reached < vmax) {
     return finished.ok() ? absl::UnavailableError("feed ended during the re-seed")
-                         : FromGrpc(finished);
+                         : FromGrpcStatus(finished);
   }
   return reached;
 }
@@ -90,7 +88,7 @@ absl::StatusOr<uint64_t> CatchUp(client::Client& client, uint64_t v0, uint64_t v
 
 absl::Status ReplicaFollower::ReseedFromPrimary(client::Client& client) {
   v1::GetWorldInfoResponse info;
-  if (grpc::Status s = client.GetWorldInfo(&info); !s.ok()) return FromGrpc(s);
+  if (grpc::Status s = client.GetWorldInfo(&info); !s.ok()) return FromGrpcStatus(s);
   const uint64_t v0 = info.version();
   if (v0 <= world_.version()) {
     // The primary lost versions this replica has (restored from an older backup): a replica

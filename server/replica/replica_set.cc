@@ -259,8 +259,8 @@ grpc::Status ReplicaServiceImpl::GetReplicaStatus(grpc::ServerContext*,
                                                   const v1::GetReplicaStatusRequest*,
                                                   v1::GetReplicaStatusResponse* response) {
   if (replicas_ == nullptr) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "this server is a primary (started without --replica_of)");
+    return ToGrpcStatus(
+        absl::FailedPreconditionError("this server is a primary (started without --replica_of)"));
   }
   response->set_primary(primary_);
   FillStatus(replicas_->status(), response);

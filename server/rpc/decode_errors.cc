@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "server/convert/convert.h"
 
 namespace voxcol::server {
 namespace {
@@ -33,11 +34,10 @@ class DecodeErrorInterceptor final : public grpc::experimental::Interceptor {
         methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS) &&
         methods->GetSendStatus().error_code() == grpc::StatusCode::INTERNAL) {
       const std::string type = RequestTypeOf(method_);
-      methods->ModifySendStatus(
-          grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                       absl::StrCat("the request to ", method_, " is not a ",
-                                    type.empty() ? std::string("valid message") : type,
-                                    " (it does not parse as protobuf)")));
+      methods->ModifySendStatus(ToGrpcStatus(absl::InvalidArgumentError(
+          absl::StrCat("the request to ", method_, " is not a ",
+                       type.empty() ? std::string("valid message") : type,
+                       " (it does not parse as protobuf)"))));
     }
     methods->Proceed();
   }

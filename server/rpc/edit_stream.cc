@@ -306,7 +306,7 @@ AsyncStream* EditStreams::Open(std::unique_ptr<StreamCall> call) {
 AsyncStream* EditServiceImpl::OpenEditStream(std::unique_ptr<StreamCall> call) {
   if (edit_streams_ == nullptr) {
     return FinishedStream(std::move(call),
-                          grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "EditStream is off"));
+                          ToGrpcStatus(absl::UnimplementedError("EditStream is off")));
   }
   return edit_streams_->Open(std::move(call));
 }

@@ -28,7 +28,7 @@ class HealthService::Watcher final : public AsyncStream {
   void OnWriteDone(bool ok) override {
     absl::MutexLock lock(&service_->mu_);
     writing_ = false;
-    if (!ok) return FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "watch write failed"));
+    if (!ok) return FinishLocked(ToGrpcStatus(absl::CancelledError("watch write failed")));
     WriteOrFinishLocked();
   }
 
@@ -116,7 +116,7 @@ grpc::Status HealthService::Check(grpc::ServerContext*, const HealthCheckRequest
   absl::MutexLock lock(&mu_);
   ServingStatus status = StatusLocked(request->service());
   if (status == HealthCheckResponse::SERVICE_UNKNOWN) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND, "unknown service");
+    return ToGrpcStatus(absl::NotFoundError("unknown service"));
   }
   response->set_status(status);
   return grpc::Status::OK;
@@ -133,10 +133,10 @@ AsyncStream* HealthService::OpenWatch(std::unique_ptr<StreamCall> call) {
   HealthCheckRequest request;
   absl::Status parsed = ParseFromByteBuffer(&static_cast<WriterCall&>(*call).request, &request);
   if (!parsed.ok()) {
-    return FinishedStream(std::move(call),
-                          grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                       "the request is not a HealthCheckRequest (" +
-                                           std::string(parsed.message()) + ")"));
+    return FinishedStream(
+        std::move(call),
+        ToGrpcStatus(absl::InvalidArgumentError("the request is not a HealthCheckRequest (" +
+                                                std::string(parsed.message()) + ")")));
   }
   auto* watcher = new Watcher(std::move(call), this, request.service());
   absl::MutexLock lock(&mu_);

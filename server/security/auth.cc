@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "server/convert/convert.h"
 
 namespace voxcol::server {
 namespace {
@@ -199,27 +200,25 @@ grpc::Status CallGate::Process(const InputMetadata& auth_metadata, grpc::AuthCon
   if (tokens_ != nullptr && policy.role != Role::kOpen) {
     std::string_view header = find("authorization");
     if (header.empty()) {
-      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                          "no credentials: send `authorization: Bearer <token>`");
+      return ToGrpcStatus(
+          absl::UnauthenticatedError("no credentials: send `authorization: Bearer <token>`"));
     }
     const TokenEntry* entry = nullptr;
     if (StartsWith(header, "Bearer ")) entry = tokens_->Find(header.substr(7));
     if (entry == nullptr) {
-      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "unknown bearer token");
+      return ToGrpcStatus(absl::UnauthenticatedError("unknown bearer token"));
     }
     if (entry->role < policy.role) {
-      return grpc::Status(
-          grpc::StatusCode::PERMISSION_DENIED,
-          absl::StrCat(std::string(method), " needs the ", std::string(RoleName(policy.role)),
-                       " role; identity ", entry->identity, " has ",
-                       std::string(RoleName(entry->role))));
+      return ToGrpcStatus(absl::PermissionDeniedError(absl::StrCat(
+          std::string(method), " needs the ", std::string(RoleName(policy.role)),
+          " role; identity ", entry->identity, " has ", std::string(RoleName(entry->role)))));
     }
     identity = entry->identity;
   }
   if (identity.empty()) identity = "anonymous";
   if (absl::Status quota = quotas_->Admit(identity, policy.quota, absl::Now()); !quota.ok()) {
-    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        absl::StrCat(quota.message(), " (identity ", identity, ")"));
+    return ToGrpcStatus(
+        absl::ResourceExhaustedError(absl::StrCat(quota.message(), " (identity ", identity, ")")));
   }
   return grpc::Status::OK;
 }
