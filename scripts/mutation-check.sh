@@ -23,7 +23,11 @@ fi
 cleanup() { git -C "$scratch" checkout -q -- . 2>/dev/null || true; }
 trap cleanup EXIT
 cleanup
-cmake -S "$scratch" -B "$scratch/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# Tools that scripts/install-deps.sh extracts under the repository (promtool) are not in the
+# scratch worktree: point its build at the caller's.
+extra=()
+[ -x "$repo/.deps/bin/promtool" ] && extra+=("-DPROMTOOL=$repo/.deps/bin/promtool")
+cmake -S "$scratch" -B "$scratch/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${extra[@]}" >/dev/null
 
 wanted=("$@")
 results=()
