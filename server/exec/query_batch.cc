@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/exec/apply_edits.h"
+#include "server/exec/query_kinds.h"
 #include "server/exec/query_ops.h"
 #include "server/exec/read_at.h"
 #include "server/telemetry/server_metrics.h"
@@ -24,108 +25,58 @@ bool WaitForVersion(const World& world, uint64_t version, absl::Time until) {
   return true;
 }
 
-// Calls `f` with the query's own request message (RaycastRequest, SweepRequest, ...) and returns
-// its result; `none` when no query is set.
-template <typename R, typename F>
-R VisitQuery(const v1::QueryRequest& query, R none, F&& f) {
-  switch (query.query_case()) {
-    case v1::QueryRequest::kRaycast:
-      return f(query.raycast());
-    case v1::QueryRequest::kOverlap:
-      return f(query.overlap());
-    case v1::QueryRequest::kSweep:
-      return f(query.sweep());
-    case v1::QueryRequest::kContacts:
-      return f(query.contacts());
-    case v1::QueryRequest::kProbe:
-      return f(query.probe());
-    case v1::QueryRequest::kMoveCharacters:
-      return f(query.move_characters());
-    case v1::QueryRequest::QUERY_NOT_SET:
-      break;
-  }
-  return none;
+// A batch query's row in the kinds table and its request message (the oneof's member); no row
+// when no kind is set.
+struct KindAndRequest {
+  const QueryKind* kind = nullptr;
+  const google::protobuf::Message* request = nullptr;
+};
+KindAndRequest KindOf(const v1::QueryRequest& query) {
+  // QueryCase values are the oneof members' field numbers.
+  const QueryKind* kind = QueryKindOfBatchField(int(query.query_case()));
+  if (kind == nullptr) return {};
+  return {kind, &query.GetReflection()->GetMessage(query, kind->batch_request_field)};
 }
 
 // The query's own read_at (see ReadAt), or null.
-const v1::ReadAt* QueryReadAt(const v1::QueryRequest& query) {
-  return VisitQuery(query, static_cast<const v1::ReadAt*>(nullptr),
-                    [](const auto& q) { return q.has_read_at() ? &q.read_at() : nullptr; });
+const v1::ReadAt* QueryReadAt(const KindAndRequest& q) {
+  if (q.kind == nullptr) return nullptr;
+  const google::protobuf::Reflection* reflection = q.request->GetReflection();
+  if (!reflection->HasField(*q.request, q.kind->read_at_field)) return nullptr;
+  return static_cast<const v1::ReadAt*>(&reflection->GetMessage(*q.request, q.kind->read_at_field));
 }
 
-// Reports the version a query with its own read_at read, in its response.
-void SetResultVersion(uint64_t version, v1::QueryResult* result) {
-  switch (result->result_case()) {
-    case v1::QueryResult::kRaycast:
-      return result->mutable_raycast()->set_version(version);
-    case v1::QueryResult::kSweep:
-      return result->mutable_sweep()->set_version(version);
-    case v1::QueryResult::kOverlap:
-      return result->mutable_overlap()->set_version(version);
-    case v1::QueryResult::kContacts:
-      return result->mutable_contacts()->set_version(version);
-    case v1::QueryResult::kProbe:
-      return result->mutable_probe()->set_version(version);
-    case v1::QueryResult::kMoveCharacters:
-      return result->mutable_move_characters()->set_version(version);
-    case v1::QueryResult::RESULT_NOT_SET:
-      return;
-  }
+// The query's result message in `result` (made the oneof's member).
+google::protobuf::Message* ResultOf(const QueryKind& kind, v1::QueryResult* result) {
+  return result->GetReflection()->MutableMessage(result, kind.batch_result_field);
 }
 
 absl::Status RunKind(const QueryEngine& engine, const ServiceLimits& limits,
-                     const v1::QueryRequest& query, const QueryInterrupt& interrupt,
+                     const KindAndRequest& q, const QueryInterrupt& interrupt,
                      v1::QueryResult* result) {
-  absl::Status status;
-  switch (query.query_case()) {
-    case v1::QueryRequest::kRaycast:
-      GetServerMetrics().queries_raycast->Add();
-      status = RunRaycast(engine, limits, query.raycast(), result->mutable_raycast(), interrupt);
-      break;
-    case v1::QueryRequest::kOverlap:
-      GetServerMetrics().queries_overlap->Add();
-      status = RunOverlap(engine, limits, query.overlap(), result->mutable_overlap(), interrupt);
-      break;
-    case v1::QueryRequest::kSweep:
-      GetServerMetrics().queries_sweep->Add();
-      status = RunSweep(engine, limits, query.sweep(), result->mutable_sweep(), interrupt);
-      break;
-    case v1::QueryRequest::kContacts:
-      GetServerMetrics().queries_contacts->Add();
-      status = RunContacts(engine, limits, query.contacts(), result->mutable_contacts(), interrupt);
-      break;
-    case v1::QueryRequest::kProbe:
-      GetServerMetrics().queries_probe->Add();
-      status = RunProbe(engine, limits, query.probe(), result->mutable_probe(), interrupt);
-      break;
-    case v1::QueryRequest::kMoveCharacters:
-      GetMoveCharactersMetrics().queries->Add();
-      status = RunMoveCharacters(engine, limits, query.move_characters(),
-                                 result->mutable_move_characters(), interrupt);
-      break;
-    case v1::QueryRequest::QUERY_NOT_SET:
-      status = absl::InvalidArgumentError("query: no query kind set");
-      break;
-  }
-  return status;
+  if (q.kind == nullptr) return absl::InvalidArgumentError("query: no query kind set");
+  q.kind->queries->Add();
+  return q.kind->run(engine, limits, *q.request, ResultOf(*q.kind, result), interrupt);
 }
 
 void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::QueryRequest& query,
             const QueryInterrupt& interrupt, v1::QueryResult* result) {
   result->set_client_id(query.client_id());
+  const KindAndRequest q = KindOf(query);
   absl::Status status;
-  if (const v1::ReadAt* read_at = QueryReadAt(query)) {
+  if (const v1::ReadAt* read_at = QueryReadAt(q)) {
     // Its own snapshot, nested in the batch's: this query alone reads the past version.
     absl::StatusOr<std::unique_ptr<World::ReadSnapshot>> past =
         OpenReadAt(engine.world(), *read_at, "read_at");
     status = past.status();
-    if (status.ok()) status = RunKind(engine, limits, query, interrupt, result);
+    if (status.ok()) status = RunKind(engine, limits, q, interrupt, result);
     if (status.ok() && *past != nullptr) {
       if ((*past)->expired()) status = SnapshotExpiredError();
-      SetResultVersion((*past)->version(), result);
+      google::protobuf::Message* response = ResultOf(*q.kind, result);
+      response->GetReflection()->SetUInt64(response, q.kind->version_field, (*past)->version());
     }
   } else {
-    status = RunKind(engine, limits, query, interrupt, result);
+    status = RunKind(engine, limits, q, interrupt, result);
   }
   if (!status.ok()) {
     GetServerMetrics().query_failures->Add();
@@ -174,10 +125,12 @@ absl::Status CheckNestedWorlds(const v1::QueryBatchRequest& request) {
     return absl::InvalidArgumentError("edits.world: must be empty or the batch's world");
   }
   for (int i = 0; i < request.queries_size(); ++i) {
-    const std::string* world =
-        VisitQuery(request.queries(i), static_cast<const std::string*>(nullptr),
-                   [](const auto& q) { return &q.world(); });
-    if (world != nullptr && differs(*world)) {
+    const KindAndRequest q = KindOf(request.queries(i));
+    if (q.kind == nullptr) continue;
+    std::string scratch;
+    const std::string& world =
+        q.request->GetReflection()->GetStringReference(*q.request, q.kind->world_field, &scratch);
+    if (differs(world)) {
       return absl::InvalidArgumentError(
           absl::StrCat("queries[", i, "].world: must be empty or the batch's world"));
     }

@@ -6,6 +6,7 @@
 #include "core/query/character.h"
 #include "core/query/validate.h"
 #include "server/convert/convert.h"
+#include "server/exec/query_kinds.h"
 #include "server/telemetry/log.h"
 #include "server/telemetry/server_metrics.h"
 
@@ -118,8 +119,8 @@ absl::Status RunRaycastArrays(const QueryEngine& engine, const ServiceLimits& li
                               const QueryInterrupt& interrupt) {
   RaycastSettings settings;
   if (absl::Status s = DecodeRaycastArrays(request, &settings); !s.ok()) return s;
-  ServerMetrics& metrics = GetServerMetrics();
-  metrics.queries_raycast->Add(uint64_t(RaycastArrayCount(request)));
+  static Counter* const raycasts = QueryKindOfMethod("Raycast")->queries;
+  raycasts->Add(uint64_t(RaycastArrayCount(request)));
   const int n = RaycastArrayCount(request);
   out->Clear();
   out->mutable_codes()->Resize(n, 0);
@@ -142,7 +143,7 @@ absl::Status RunRaycastArrays(const QueryEngine& engine, const ServiceLimits& li
     ray.direction = Vec3{d[3 * i], d[3 * i + 1], d[3 * i + 2]};
     ray.max_distance = request.max_distances(one_distance ? 0 : i);
     if (absl::Status s = ValidateRaycast(engine.world(), &ray, limits.query); !s.ok()) {
-      metrics.query_failures->Add();
+      GetServerMetrics().query_failures->Add();
       out->set_codes(i, int(s.code()));
       if (out->message().empty()) out->set_message(RayField(i, one_distance, s.message()));
       continue;
@@ -231,19 +232,6 @@ absl::Status RunProbe(const QueryEngine& engine, const ServiceLimits& limits,
   ToProto(result, response);
   if (request.include_stats()) response->mutable_stats()->set_chunks_visited(result.chunks_visited);
   return absl::OkStatus();
-}
-
-const MoveCharactersMetrics& GetMoveCharactersMetrics() {
-  static const MoveCharactersMetrics metrics = [] {
-    Metrics& r = GetServerMetrics().registry;
-    return MoveCharactersMetrics{
-        r.AddCounter("voxcol_queries_total", "Queries executed, by kind",
-                     "kind=\"move_characters\""),
-        r.AddHistogram("voxcol_rpc_latency_seconds",
-                       "Time from arrival to completion on the server, seconds",
-                       "method=\"MoveCharacters\"")};
-  }();
-  return metrics;
 }
 
 absl::Status RunMoveCharacters(const QueryEngine& engine, const ServiceLimits& limits,

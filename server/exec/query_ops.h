@@ -65,13 +65,4 @@ absl::Status RunMoveCharacters(const QueryEngine& engine, const ServiceLimits& l
                                v1::MoveCharactersResponse* response,
                                const QueryInterrupt& interrupt = QueryInterrupt{});
 
-// MoveCharacters' handles in the server's metrics registry (GetServerMetrics), registered on first
-// use: voxcol_queries_total{kind="move_characters"} counts requests (unary or batch queries) and
-// voxcol_rpc_latency_seconds{method="MoveCharacters"} times the unary RPC.
-struct MoveCharactersMetrics {
-  Counter* queries;
-  Histogram* latency;
-};
-const MoveCharactersMetrics& GetMoveCharactersMetrics();
-
 }  // namespace voxcol::server

@@ -9,58 +9,58 @@
 #include "absl/time/clock.h"
 #include "server/convert/convert.h"
 #include "server/exec/query_batch.h"
+#include "server/exec/query_kinds.h"
 #include "server/exec/query_ops.h"
 #include "server/exec/read_at.h"
-#include "server/exec/validate_hit.h"
+#include "server/stream/async_unary.h"
 #include "server/telemetry/server_metrics.h"
 
 namespace voxcol::server {
 
 namespace {
 
-// Runs `run` under the snapshot the request's read_at names (the newest version when unset) and
-// sets the response's version. OUT_OF_RANGE for a version no longer kept.
-template <typename Request, typename Response, typename Run>
-absl::Status RunAtVersion(const World& world, const Request& request, Response* response,
-                          const Run& run) {
-  absl::StatusOr<std::unique_ptr<World::ReadSnapshot>> past =
-      OpenReadAt(world, request.read_at(), "read_at");
-  if (!past.ok()) return past.status();
-  std::optional<World::ReadSnapshot> current;
-  if (*past == nullptr) current.emplace(world);
-  const World::ReadSnapshot& snapshot = *past != nullptr ? **past : *current;
-  absl::Status status = run();
-  if (status.ok() && snapshot.expired()) status = SnapshotExpiredError();
-  if (status.ok()) response->set_version(snapshot.version());
-  return status;
-}
-
-// One unary query: counted, timed, run on one world version, which the response reports.
-// The call's deadline stops shape queries inside their work.
-template <typename Request, typename Response>
-grpc::Status RunUnary(const WorldResolver& resolver, const ServiceLimits& limits,
-                      absl::Status (*run)(const QueryEngine&, const ServiceLimits&, const Request&,
-                                          Response*, const QueryInterrupt&),
-                      Counter* queries, Histogram* latency, const grpc::ServerContext& context,
-                      const Request& request, Response* response) {
-  absl::Time start = absl::Now();
-  queries->Add();
-  absl::StatusOr<WorldHandle> handle = resolver.Resolve(request.world());
-  if (!handle.ok()) return ToGrpcStatus(handle.status());
+// One unary query of `kind` (a raw call: the request is parsed here, so one that does not parse
+// is INVALID_ARGUMENT naming the method), counted and timed, run on one world version (the
+// request's read_at, or the newest), which the response reports. The call's deadline stops shape
+// queries inside their work.
+absl::Status AnswerUnary(const QueryKind& kind, const WorldResolver& resolver,
+                         const ServiceLimits& limits, const grpc::ServerContext& context,
+                         grpc::ByteBuffer& bytes, grpc::ByteBuffer* out) {
+  const absl::Time start = absl::Now();
+  google::protobuf::Arena arena;
+  google::protobuf::Message* request = kind.request_type->New(&arena);
+  if (absl::Status parsed = ParseFromByteBuffer(&bytes, request); !parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request to /voxcol.v1.QueryService/", kind.method, " is not a ",
+                     request->GetTypeName(), " (", parsed.message(), ")"));
+  }
+  kind.queries->Add();
+  const google::protobuf::Reflection* reflection = request->GetReflection();
+  std::string scratch;
+  absl::StatusOr<WorldHandle> handle =
+      resolver.Resolve(reflection->GetStringReference(*request, kind.world_field, &scratch));
+  if (!handle.ok()) return handle.status();
   const World& world = *(*handle)->world;
-  const QueryEngine engine = (*handle)->engine();
   QueryInterrupt interrupt;
   if (context.deadline() != std::chrono::system_clock::time_point::max()) {
     interrupt.deadline = absl::FromChrono(context.deadline());
   }
-  absl::Status status = RunAtVersion(
-      world, request, response, [&] { return run(engine, limits, request, response, interrupt); });
-  latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
-  if (!status.ok()) {
-    GetServerMetrics().query_failures->Add();
-    return ToGrpcStatus(status);
+  absl::StatusOr<std::unique_ptr<World::ReadSnapshot>> past = OpenReadAt(
+      world, static_cast<const v1::ReadAt&>(reflection->GetMessage(*request, kind.read_at_field)),
+      "read_at");
+  if (!past.ok()) return past.status();
+  std::optional<World::ReadSnapshot> current;
+  if (*past == nullptr) current.emplace(world);
+  const World::ReadSnapshot& snapshot = *past != nullptr ? **past : *current;
+  google::protobuf::Message* response = kind.response_type->New(&arena);
+  absl::Status status = kind.run((*handle)->engine(), limits, *request, response, interrupt);
+  if (status.ok() && snapshot.expired()) status = SnapshotExpiredError();
+  if (status.ok()) {
+    response->GetReflection()->SetUInt64(response, kind.version_field, snapshot.version());
+    status = SerializeToByteBuffer(*response, out);
   }
-  return grpc::Status::OK;
+  kind.latency->Observe(absl::ToDoubleSeconds(absl::Now() - start));
+  return status;
 }
 
 }  // namespace
@@ -271,72 +271,46 @@ void QueryServiceImpl::ReleaseStream(const std::string& host) {
   if (--streams_per_host_[host] <= 0) streams_per_host_.erase(host);
 }
 
+QueryServiceImpl::QueryServiceImpl(const WorldResolver& resolver, const ServiceLimits& limits,
+                                   const StreamLimits& stream_limits, WorkerPool* pool)
+    : resolver_(resolver), limits_(limits), stream_limits_(stream_limits), pool_(pool) {
+  MarkUnaryMethodsRaw();
+}
+
+void QueryServiceImpl::MarkUnaryMethodsRaw() {
+  const google::protobuf::ServiceDescriptor* service =
+      v1::RaycastRequest::descriptor()->file()->FindServiceByName("QueryService");
+  for (const QueryKind& kind : QueryKinds()) {
+    const google::protobuf::MethodDescriptor* method =
+        service->FindMethodByName(std::string(kind.method));
+    // The generated service numbers its methods in the proto's order, as the descriptor does.
+    unary_methods_.push_back({&kind, method->index()});
+    MarkMethodRaw(method->index());
+  }
+}
+
 void QueryServiceImpl::AcceptStreams(const RpcThreads& threads) {
+  for (const UnaryKind& unary : unary_methods_) {
+    auto method = std::make_shared<UnaryMethod>();
+    method->request = [this, index = unary.method_index](
+                          grpc::ServerContext* context, grpc::ByteBuffer* request,
+                          grpc::ServerAsyncResponseWriter<grpc::ByteBuffer>* responder,
+                          grpc::ServerCompletionQueue* queue, void* tag) {
+      RequestAsyncUnary(index, context, request, responder, queue, queue, tag);
+    };
+    method->handle = [this, kind = unary.kind](grpc::ServerContext& context,
+                                               grpc::ByteBuffer& request,
+                                               grpc::ByteBuffer* response) {
+      absl::Status status = AnswerUnary(*kind, resolver_, limits_, context, request, response);
+      if (!status.ok()) GetServerMetrics().query_failures->Add();
+      return ToGrpcStatus(status);
+    };
+    AcceptUnaryCalls(threads, std::move(method));
+  }
   AcceptCalls(threads, BidiMethod(this, &QueryServiceImpl::RequestQuery,
                                   [this](std::unique_ptr<StreamCall> call) -> AsyncStream* {
                                     return new QueryStream(this, std::move(call));
                                   }));
-}
-
-grpc::Status QueryServiceImpl::Raycast(grpc::ServerContext* context,
-                                       const v1::RaycastRequest* request,
-                                       v1::RaycastResponse* response) {
-  ServerMetrics& metrics = GetServerMetrics();
-  return RunUnary(resolver_, limits_, &RunRaycast, metrics.queries_raycast, metrics.raycast_latency,
-                  *context, *request, response);
-}
-
-grpc::Status QueryServiceImpl::Sweep(grpc::ServerContext* context, const v1::SweepRequest* request,
-                                     v1::SweepResponse* response) {
-  ServerMetrics& metrics = GetServerMetrics();
-  return RunUnary(resolver_, limits_, &RunSweep, metrics.queries_sweep, metrics.sweep_latency,
-                  *context, *request, response);
-}
-
-grpc::Status QueryServiceImpl::Overlap(grpc::ServerContext* context,
-                                       const v1::OverlapRequest* request,
-                                       v1::OverlapResponse* response) {
-  ServerMetrics& metrics = GetServerMetrics();
-  return RunUnary(resolver_, limits_, &RunOverlap, metrics.queries_overlap, metrics.overlap_latency,
-                  *context, *request, response);
-}
-
-grpc::Status QueryServiceImpl::Contacts(grpc::ServerContext* context,
-                                        const v1::ContactsRequest* request,
-                                        v1::ContactsResponse* response) {
-  ServerMetrics& metrics = GetServerMetrics();
-  return RunUnary(resolver_, limits_, &RunContacts, metrics.queries_contacts,
-                  metrics.contacts_latency, *context, *request, response);
-}
-
-grpc::Status QueryServiceImpl::Probe(grpc::ServerContext* context, const v1::ProbeRequest* request,
-                                     v1::ProbeResponse* response) {
-  ServerMetrics& metrics = GetServerMetrics();
-  return RunUnary(resolver_, limits_, &RunProbe, metrics.queries_probe, metrics.probe_latency,
-                  *context, *request, response);
-}
-
-grpc::Status QueryServiceImpl::MoveCharacters(grpc::ServerContext* context,
-                                              const v1::MoveCharactersRequest* request,
-                                              v1::MoveCharactersResponse* response) {
-  const MoveCharactersMetrics& metrics = GetMoveCharactersMetrics();
-  return RunUnary(resolver_, limits_, &RunMoveCharacters, metrics.queries, metrics.latency,
-                  *context, *request, response);
-}
-
-grpc::Status QueryServiceImpl::ValidateHit(grpc::ServerContext* context,
-                                           const v1::ValidateHitRequest* request,
-                                           v1::ValidateHitResponse* response) {
-  absl::StatusOr<WorldHandle> handle = resolver_.Resolve(request->world());
-  if (!handle.ok()) return ToGrpcStatus(handle.status());
-  absl::Status status = RunAtVersion(*(*handle)->world, *request, response, [&] {
-    return RunValidateHit((*handle)->engine(), limits_, *request, response);
-  });
-  if (!status.ok()) {
-    GetServerMetrics().query_failures->Add();
-    return ToGrpcStatus(status);
-  }
-  return grpc::Status::OK;
 }
 
 }  // namespace voxcol::server

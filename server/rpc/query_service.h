@@ -5,11 +5,13 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "core/voxel/world.h"
 #include "server/exec/query_batch.h"
+#include "server/exec/query_kinds.h"
 #include "server/exec/query_ops.h"
 #include "server/exec/service_limits.h"
 #include "server/exec/worker_pool.h"
@@ -41,30 +43,17 @@ class QueryServiceImpl final
         resolver_(*single_),
         limits_(limits),
         stream_limits_(stream_limits),
-        pool_(pool) {}
+        pool_(pool) {
+    MarkUnaryMethodsRaw();
+  }
   // Every request names its world (empty: the default one), found by `resolver`.
   QueryServiceImpl(const WorldResolver& resolver, const ServiceLimits& limits,
-                   const StreamLimits& stream_limits, WorkerPool* pool)
-      : resolver_(resolver), limits_(limits), stream_limits_(stream_limits), pool_(pool) {}
+                   const StreamLimits& stream_limits, WorkerPool* pool);
 
-  grpc::Status Raycast(grpc::ServerContext* context, const v1::RaycastRequest* request,
-                       v1::RaycastResponse* response) override;
-  grpc::Status Sweep(grpc::ServerContext* context, const v1::SweepRequest* request,
-                     v1::SweepResponse* response) override;
-  grpc::Status Overlap(grpc::ServerContext* context, const v1::OverlapRequest* request,
-                       v1::OverlapResponse* response) override;
-  grpc::Status Contacts(grpc::ServerContext* context, const v1::ContactsRequest* request,
-                        v1::ContactsResponse* response) override;
-  grpc::Status Probe(grpc::ServerContext* context, const v1::ProbeRequest* request,
-                     v1::ProbeResponse* response) override;
-  grpc::Status MoveCharacters(grpc::ServerContext* context,
-                              const v1::MoveCharactersRequest* request,
-                              v1::MoveCharactersResponse* response) override;
-  // Lag-compensated hit validation (server/exec/validate_hit.h) at the request's read_at.
-  grpc::Status ValidateHit(grpc::ServerContext* context, const v1::ValidateHitRequest* request,
-                           v1::ValidateHitResponse* response) override;
-  // Starts answering Query streams (raw messages: each stream parses its batches itself) on the
-  // server's own queues; call once, after the server started and before `threads` start.
+  // Starts answering the unary queries (every row of the query kinds table, server/exec) and
+  // Query streams on the RPC threads, all raw: each call parses its requests itself. A unary query
+  // runs on the RPC thread that took it; a stream's batches run on `pool`. Call once, after the
+  // server started and before `threads` start.
   void AcceptStreams(const RpcThreads& threads);
 
  private:
@@ -73,6 +62,15 @@ class QueryServiceImpl final
   bool AcquireStream(const std::string& host);
   void ReleaseStream(const std::string& host);
 
+  // Marks every query kind's unary method raw (served by AcceptStreams) and lists it.
+  void MarkUnaryMethodsRaw();
+
+  // The unary method of each query kind, by its index in the service (marked raw).
+  struct UnaryKind {
+    const QueryKind* kind;
+    int method_index;
+  };
+  std::vector<UnaryKind> unary_methods_;
   std::unique_ptr<SingleWorld> single_;  // the single-world constructor's
   const WorldResolver& resolver_;
   ServiceLimits limits_;

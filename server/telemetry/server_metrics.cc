@@ -8,24 +8,8 @@ ServerMetrics* Create() {
   auto* m = new ServerMetrics;
   Metrics& r = m->registry;
   const char* latency = "Time from arrival to completion on the server, seconds";
-  m->raycast_latency = r.AddHistogram("voxcol_rpc_latency_seconds", latency, "method=\"Raycast\"");
-  m->overlap_latency = r.AddHistogram("voxcol_rpc_latency_seconds", latency, "method=\"Overlap\"");
-  m->sweep_latency = r.AddHistogram("voxcol_rpc_latency_seconds", latency, "method=\"Sweep\"");
-  m->contacts_latency =
-      r.AddHistogram("voxcol_rpc_latency_seconds", latency, "method=\"Contacts\"");
-  m->probe_latency = r.AddHistogram("voxcol_rpc_latency_seconds", latency, "method=\"Probe\"");
   m->batch_latency = r.AddHistogram("voxcol_rpc_latency_seconds", latency, "method=\"QueryBatch\"");
   m->edit_latency = r.AddHistogram("voxcol_rpc_latency_seconds", latency, "method=\"Edit\"");
-  m->queries_raycast =
-      r.AddCounter("voxcol_queries_total", "Queries executed, by kind", "kind=\"raycast\"");
-  m->queries_overlap =
-      r.AddCounter("voxcol_queries_total", "Queries executed, by kind", "kind=\"overlap\"");
-  m->queries_sweep =
-      r.AddCounter("voxcol_queries_total", "Queries executed, by kind", "kind=\"sweep\"");
-  m->queries_contacts =
-      r.AddCounter("voxcol_queries_total", "Queries executed, by kind", "kind=\"contacts\"");
-  m->queries_probe =
-      r.AddCounter("voxcol_queries_total", "Queries executed, by kind", "kind=\"probe\"");
   m->query_failures =
       r.AddCounter("voxcol_query_failures_total", "Queries answered with a non-OK code");
   m->batches = r.AddCounter("voxcol_batches_total", "Query batches received on streams");

@@ -8,19 +8,10 @@ namespace voxcol::server {
 
 struct ServerMetrics {
   Metrics registry;
-  // Latency of unary RPCs and of stream batches, arrival to completion.
-  Histogram* raycast_latency;
-  Histogram* overlap_latency;
-  Histogram* sweep_latency;
-  Histogram* contacts_latency;
-  Histogram* probe_latency;
+  // Latency of stream batches and edits, arrival to completion (the unary queries' series, and
+  // voxcol_queries_total per kind, are registered by the query kinds table, server/exec).
   Histogram* batch_latency;
   Histogram* edit_latency;
-  Counter* queries_raycast;
-  Counter* queries_overlap;
-  Counter* queries_sweep;
-  Counter* queries_contacts;
-  Counter* queries_probe;
   Counter* query_failures;     // queries answered with a non-OK code
   Counter* batches;            // batches received on streams
   Counter* batches_shed;       // refused with RESOURCE_EXHAUSTED
