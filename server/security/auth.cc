@@ -22,6 +22,7 @@ namespace {
 
 constexpr std::string_view kHealthPrefix = "/grpc.health.v1.Health/";
 constexpr std::string_view kReflectionPrefix = "/grpc.reflection.";
+constexpr std::string_view kQueryServicePrefix = "/voxcol.v1.QueryService/";
 
 struct MethodEntry {
   std::string_view method;
@@ -29,20 +30,15 @@ struct MethodEntry {
 };
 
 // Every RPC of voxcol.v1 with the lowest role that may call it. Query streams and EditStreams
-// are counted as streams; their batches are not counted one by one.
+// are counted as streams; their batches are not counted one by one. The unary QueryService
+// methods (one per row of the query kinds table, server/exec/query_kinds.h) are not listed: every
+// one of them is a query (PolicyForMethod), so a new query kind needs no entry here.
 constexpr MethodEntry kMethods[] = {
     {"/voxcol.v1.WorldService/GetWorldInfo", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.WorldService/ListWorlds", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.WorldService/CreateWorld", {Role::kAdmin, QuotaKind::kEdit}},
     {"/voxcol.v1.WorldService/DeleteWorld", {Role::kAdmin, QuotaKind::kEdit}},
-    {"/voxcol.v1.QueryService/Raycast", {Role::kQuery, QuotaKind::kQuery}},
-    {"/voxcol.v1.QueryService/Sweep", {Role::kQuery, QuotaKind::kQuery}},
-    {"/voxcol.v1.QueryService/Overlap", {Role::kQuery, QuotaKind::kQuery}},
-    {"/voxcol.v1.QueryService/Contacts", {Role::kQuery, QuotaKind::kQuery}},
-    {"/voxcol.v1.QueryService/Probe", {Role::kQuery, QuotaKind::kQuery}},
-    {"/voxcol.v1.QueryService/MoveCharacters", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.QueryService/Query", {Role::kQuery, QuotaKind::kStream}},
-    {"/voxcol.v1.QueryService/ValidateHit", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.ReplicaService/GetReplicaStatus", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.EditService/ReadVoxels", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.EditService/Subscribe", {Role::kQuery, QuotaKind::kStream}},
@@ -114,6 +110,10 @@ MethodPolicy PolicyForMethod(std::string_view method) {
   if (StartsWith(method, kReflectionPrefix)) return {Role::kQuery, QuotaKind::kStream};
   for (const MethodEntry& entry : kMethods) {
     if (entry.method == method) return entry.policy;
+  }
+  // QueryService only reads: its unary methods are queries (the Query stream is listed above).
+  if (StartsWith(method, kQueryServicePrefix) && method.size() > kQueryServicePrefix.size()) {
+    return {Role::kQuery, QuotaKind::kQuery};
   }
   return {Role::kAdmin, QuotaKind::kNone};
 }
