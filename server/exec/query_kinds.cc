@@ -51,7 +51,8 @@ const Row kRows[] = {
      &v1::RaycastRequest::default_instance(), &v1::RaycastResponse::default_instance()},
     {"sweep", true, "Sweep", "sweep", &RunAs<v1::SweepRequest, v1::SweepResponse, &RunSweep>,
      &v1::SweepRequest::default_instance(), &v1::SweepResponse::default_instance()},
-    {"overlap", true, "Overlap", "overlap", &RunAs<v1::OverlapRequest, v1::OverlapResponse, &RunOverlap>,
+    {"overlap", true, "Overlap", "overlap",
+     &RunAs<v1::OverlapRequest, v1::OverlapResponse, &RunOverlap>,
      &v1::OverlapRequest::default_instance(), &v1::OverlapResponse::default_instance()},
     {"contacts", true, "Contacts", "contacts",
      &RunAs<v1::ContactsRequest, v1::ContactsResponse, &RunContacts>,
@@ -97,10 +98,10 @@ std::vector<QueryKind> Build() {
     kind.batch_request_field = nullptr;
     kind.batch_result_field = nullptr;
     if (row.in_batch) {
-      kind.batch_request_field = FieldOf(v1::QueryRequest::default_instance(), row.name,
-                                         FieldDescriptor::CPPTYPE_MESSAGE);
-      kind.batch_result_field = FieldOf(v1::QueryResult::default_instance(), row.name,
-                                        FieldDescriptor::CPPTYPE_MESSAGE);
+      kind.batch_request_field =
+          FieldOf(v1::QueryRequest::default_instance(), row.name, FieldDescriptor::CPPTYPE_MESSAGE);
+      kind.batch_result_field =
+          FieldOf(v1::QueryResult::default_instance(), row.name, FieldDescriptor::CPPTYPE_MESSAGE);
     }
     kind.queries = registry.AddCounter("voxcol_queries_total", "Queries executed, by kind",
                                        absl::StrCat("kind=\"", row.name, "\""));

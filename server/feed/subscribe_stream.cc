@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
 #include "server/convert/convert_edit.h"
+#include "server/telemetry/server_metrics.h"
 
 namespace voxcol::server {
 namespace {
@@ -57,6 +60,42 @@ constexpr absl::Duration kStalledWrite = absl::Milliseconds(50);
 
 }  // namespace
 
+// The serialized responses of recent changes, one per change and filter (region, include_voxels):
+// every subscriber with that filter sends the same bytes (grpc::ByteBuffer copies share their
+// slices), so a change going to 1,000 subscribers of one region is encoded once, not 1,000 times.
+// Used by the pump thread only.
+class SubscriptionHub::EncodedChanges {
+ public:
+  struct Encoded {
+    bool in_region;            // the change touched the region (else only include_empty sends it)
+    grpc::ByteBuffer message;  // the serialized SubscribeResponse
+    size_t bytes;
+  };
+
+  const Encoded& Get(const ChangeEntry& entry, const IntBox& region, bool include_voxels) {
+    const Key key{entry.version, region.min.x, region.min.y, region.min.z,
+                  region.max.x,  region.max.y, region.max.z, include_voxels};
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    Encoded encoded;
+    v1::SubscribeResponse response;
+    encoded.in_region = ToProto(entry, region, include_voxels, &response);
+    bool own = false;
+    grpc::SerializationTraits<v1::SubscribeResponse>::Serialize(response, &encoded.message, &own);
+    encoded.bytes = encoded.message.Length();
+    GetServerMetrics().subscribe_encodings->Add();
+    // Bounded: the oldest versions go first (subscribers far behind encode again).
+    while (cache_.size() >= kMaxEntries) cache_.erase(cache_.begin());
+    return cache_.emplace(key, std::move(encoded)).first->second;
+  }
+
+ private:
+  // Version first, so that begin() is the oldest change.
+  using Key = std::tuple<uint64_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, bool>;
+  static constexpr size_t kMaxEntries = 4096;
+  std::map<Key, Encoded> cache_;
+};
+
 // One Subscribe stream: a cursor into the change log and a buffer of at most `capacity` prepared
 // responses, the front of which is being written. gRPC allows one outstanding write per stream;
 // the pump (Pump) fills the buffer and starts each write, and the write's completion
@@ -80,7 +119,7 @@ class SubscribeStream final : public AsyncStream {
   // Moves new entries from the log into the buffer and, unless a write is in flight, starts
   // writing the front one (then sets *started); the pump calls it. Returns true when the log may
   // hold more for this stream right now (visit it again).
-  bool Pump(RoundReader& log, bool* started) {
+  bool Pump(RoundReader& log, SubscriptionHub::EncodedChanges& encoded, bool* started) {
     absl::MutexLock lock(&mu_);
     *started = false;
     if (finished_) return false;
@@ -99,7 +138,7 @@ class SubscribeStream final : public AsyncStream {
         EndLocked(ReadError(entries.status()));
         return false;
       }
-      if (!TakeLocked(*entries)) return false;
+      if (!TakeLocked(*entries, encoded)) return false;
       // Fewer entries than asked for, all taken: this stream has reached the newest version.
       if (entries->size() < room && (entries->empty() || cursor_ == entries->back()->version))
         caught_up_ = true;
@@ -162,14 +201,13 @@ class SubscribeStream final : public AsyncStream {
 
   // Buffers the responses of `entries` (those inside the region) and advances the cursor past
   // the ones taken. Returns false if the stream was ended (a live stream whose buffer is full).
-  bool TakeLocked(const std::vector<ChangeEntryPtr>& entries) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  bool TakeLocked(const std::vector<ChangeEntryPtr>& entries,
+                  SubscriptionHub::EncodedChanges& encoded) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     for (const ChangeEntryPtr& entry : entries) {
-      Buffered item{entry->version, 0, {}};
-      v1::SubscribeResponse response;
-      if (ToProto(*entry, region_, include_voxels_, &response) || include_empty_) {
-        bool own = false;
-        grpc::SerializationTraits<v1::SubscribeResponse>::Serialize(response, &item.message, &own);
-        item.bytes = item.message.Length();
+      const SubscriptionHub::EncodedChanges::Encoded& change =
+          encoded.Get(*entry, region_, include_voxels_);
+      if (change.in_region || include_empty_) {
+        Buffered item{entry->version, change.bytes, change.message};
         if (!FitsLocked(item.bytes)) {
           if (!caught_up_) break;  // catching up: continue from here once the buffer drains
           EndLocked(absl::ResourceExhaustedError(absl::StrCat(
@@ -219,7 +257,7 @@ class SubscribeStream final : public AsyncStream {
 };
 
 SubscriptionHub::SubscriptionHub(ChangeLog& log, const SubscribeLimits& limits)
-    : log_(log), limits_(limits) {
+    : log_(log), limits_(limits), encoded_(std::make_unique<EncodedChanges>()) {
   log_.SetListener([this](uint64_t) { WakeAll(); });
   pump_ = std::thread([this] { Run(); });
 }
@@ -340,7 +378,7 @@ void SubscriptionHub::Run() {
     RoundReader reader(log_);
     for (const std::shared_ptr<SubscribeStream>& stream : batch) {
       bool write = false;
-      if (stream->Pump(reader, &write)) again.push_back(stream.get());
+      if (stream->Pump(reader, *encoded_, &write)) again.push_back(stream.get());
       started += write ? 1 : 0;
     }
     absl::MutexLock lock(&mu_);

@@ -74,6 +74,8 @@ class SubscriptionHub {
   void EnqueueLocked(SubscribeStream* stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Run();
 
+  class EncodedChanges;
+
   ChangeLog& log_;
   const SubscribeLimits limits_;
   std::atomic<uint64_t> ended_slow_{0};
@@ -90,6 +92,8 @@ class SubscriptionHub {
   int64_t stalled_ ABSL_GUARDED_BY(mu_) = 0;
   bool wake_all_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  // The responses encoded for recent changes, shared by the streams (the pump thread's only).
+  std::unique_ptr<EncodedChanges> encoded_;
   std::thread pump_;
 };
 

@@ -14,7 +14,8 @@ class UnaryCall final : public CqTag {
   UnaryCall(const RpcThreads* threads, std::shared_ptr<const UnaryMethod> method)
       : threads_(threads), method_(std::move(method)) {
     threads_->CallStarted();
-    method_->request(&context_, &request_, &responder_, threads_->queue(), static_cast<CqTag*>(this));
+    method_->request(&context_, &request_, &responder_, threads_->queue(),
+                     static_cast<CqTag*>(this));
   }
   ~UnaryCall() { threads_->CallEnded(); }
 

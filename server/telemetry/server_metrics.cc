@@ -22,6 +22,10 @@ ServerMetrics* Create() {
   m->edits = r.AddCounter("voxcol_edits_total", "Committed edit batches");
   m->edit_failures = r.AddCounter("voxcol_edit_failures_total", "Edit requests rejected or failed");
   m->streams_opened = r.AddCounter("voxcol_query_streams_total", "Query streams opened");
+  m->subscribe_encodings =
+      r.AddCounter("voxcol_subscribe_encodings_total",
+                   "Subscribe responses serialized: one per change and subscriber filter (region, "
+                   "include_voxels), shared by every subscriber with that filter");
   return m;
 }
 

@@ -20,6 +20,7 @@ struct ServerMetrics {
   Counter* edits;              // committed edit batches
   Counter* edit_failures;
   Counter* streams_opened;
+  Counter* subscribe_encodings;  // Subscribe responses serialized (one per change and filter)
 };
 
 // The process-wide instance (created on first use).

@@ -60,8 +60,10 @@ v1::ApplyEditsRequest Batch(int i, int edge) {
 // receives until it has seen `last`.
 class Follower : public grpc::ClientReadReactor<v1::SubscribeResponse> {
  public:
-  Follower(v1::EditService::Stub* stub, uint64_t from, uint64_t last) : last_(last) {
+  Follower(v1::EditService::Stub* stub, uint64_t from, uint64_t last, bool include_voxels = false)
+      : last_(last) {
     request_.set_from_version(from);
+    request_.set_include_voxels(include_voxels);
     stub->async()->Subscribe(&context_, &request_, this);
     StartRead(&event_);
     StartCall();
@@ -359,6 +361,57 @@ void RunSubscriberThatStopsReading(const std::string& buffer_flag) {
   }
   resume_context.TryCancel();
   resumed->Finish();
+}
+
+// A change is serialized once per subscriber filter, however many subscribers share the filter
+// (issue 36): 200 subscribers of the whole world and 100 more with include_voxels follow 20
+// edits; the server counts exactly 20 x 2 encodings (voxcol_subscribe_encodings_total), and every
+// subscriber receives every version in order.
+TEST(SubscribeScaleTest, OneEncodingPerChangeAndFilterHoweverManySubscribers) {
+  constexpr int kPlain = 200, kWithVoxels = 100, kEdits = 20;
+  TempDir dir;
+  ServerProcess server;
+  ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH,
+                           {"--data_dir=" + dir.path() + "/data", "--seed=4",
+                            "--world_size=128,96,128", "--store_sync=false"},
+                           dir.path()))
+      << server.Log();
+  std::vector<std::unique_ptr<v1::EditService::Stub>> stubs;
+  for (int c = 0; c < 4; ++c) {
+    grpc::ChannelArguments args;
+    args.SetInt("voxcol.test_connection", c);
+    stubs.push_back(v1::EditService::NewStub(
+        grpc::CreateCustomChannel(server.address(), grpc::InsecureChannelCredentials(), args)));
+  }
+  std::vector<std::unique_ptr<Follower>> followers;
+  for (int s = 0; s < kPlain + kWithVoxels; ++s) {
+    followers.push_back(
+        std::make_unique<Follower>(stubs[s % 4].get(), 0, kEdits, /*include_voxels=*/s >= kPlain));
+  }
+  auto metric = [&](const std::string& name) {
+    return testing::MetricValue(testing::HttpGet(server.metrics_port(), "/metrics"), name);
+  };
+  for (int wait = 0; wait < 500 && metric("voxcol_subscribers") < kPlain + kWithVoxels; ++wait) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(metric("voxcol_subscribers"), kPlain + kWithVoxels);
+  const double before = metric("voxcol_subscribe_encodings_total");
+  ASSERT_GE(before, 0);
+  auto stub = v1::EditService::NewStub(
+      grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials()));
+  for (int i = 0; i < kEdits; ++i) {
+    grpc::ClientContext context;
+    v1::EditAck ack;
+    ASSERT_TRUE(stub->ApplyEdits(&context, Batch(i, 4), &ack).ok());
+    ASSERT_EQ(ack.version(), uint64_t(i + 1));
+  }
+  std::vector<uint64_t> all;
+  for (uint64_t v = 1; v <= kEdits; ++v) all.push_back(v);
+  for (size_t s = 0; s < followers.size(); ++s) {
+    ASSERT_TRUE(followers[s]->WaitDone(std::chrono::seconds(60))) << "subscriber " << s;
+    ASSERT_EQ(followers[s]->versions(), all) << "subscriber " << s;
+  }
+  EXPECT_EQ(metric("voxcol_subscribe_encodings_total") - before, 2 * kEdits);
 }
 
 TEST(SubscribeScaleTest, SubscriberThatStopsReadingIsEndedByItsResponseBuffer) {
