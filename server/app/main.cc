@@ -494,6 +494,7 @@ int RunServer() {
   Metrics& registry = GetServerMetrics().registry;
   RegisterProcessMetrics(registry);
   RpcMetrics rpc_metrics(registry, ServiceNames());
+  (*security)->gate->SetRpcMetrics(&rpc_metrics);  // refused calls count in the same series
   RegisterStateMetrics(*world.world, query_pool, *world.cache, registry);
   registry.AddGauge("voxcol_store_sync",
                     "1 when an edit is acknowledged only after its write-ahead log is synced "
@@ -505,9 +506,14 @@ int RunServer() {
   MetricsHttpServer metrics_http;
   if (!StartMetricsHttp(config->metrics_listen, registry, &metrics_http)) return 1;
 
+  // Edits are audited when they commit (the services call it), the rest by an interceptor.
+  const EditAudit edit_audit((*security)->audit.get(), (*security)->tokens.get());
+  edit_streams.SetEditAudit(&edit_audit);
   WorldServiceImpl world_service(worlds, &worlds);
   QueryServiceImpl query_service(worlds, config->limits, config->stream_limits, &query_pool);
+  query_service.SetEditAudit(&edit_audit);
   EditServiceImpl edit_service(worlds, config->limits, &edit_streams);
+  edit_service.SetEditAudit(&edit_audit);
   AdminServiceImpl admin_service(worlds, absl::GetFlag(FLAGS_backup_root));
   if (follower) admin_service.RefuseImports(ReplicaEditRefusal(replica->primary));
   if (follower) world_service.RefuseChanges(ReplicaWorldRefusal(replica->primary));

@@ -36,8 +36,8 @@ absl::Status ApplyBatch(EditBatcher& batcher, const EditBatch& batch, v1::EditAc
 
 }  // namespace
 
-grpc::Status EditServiceImpl::FillBall(grpc::ServerContext*, const v1::FillBallRequest* request,
-                                       v1::EditAck* response) {
+grpc::Status EditServiceImpl::FillBall(grpc::ServerContext* context,
+                                       const v1::FillBallRequest* request, v1::EditAck* response) {
   absl::Time start = absl::Now();
   absl::StatusOr<WorldHandle> handle = resolver_.Resolve(request->world());
   if (!handle.ok()) return FinishEdit(start, handle.status());
@@ -51,15 +51,25 @@ grpc::Status EditServiceImpl::FillBall(grpc::ServerContext*, const v1::FillBallR
     batch.primitives.push_back(params);
     status = ApplyBatch(*(*handle)->batcher, batch, response);
   }
+  if (status.ok() && audit_ != nullptr) {
+    audit_->FillBall(audit_->CallerOf(*context, "/voxcol.v1.EditService/FillBall"), *request,
+                     *response);
+  }
   return FinishEdit(start, status);
 }
 
-grpc::Status EditServiceImpl::ApplyEdits(grpc::ServerContext*, const v1::ApplyEditsRequest* request,
+grpc::Status EditServiceImpl::ApplyEdits(grpc::ServerContext* context,
+                                         const v1::ApplyEditsRequest* request,
                                          v1::EditAck* response) {
   absl::StatusOr<WorldHandle> handle = resolver_.Resolve(request->world());
   if (!handle.ok()) return FinishEdit(absl::Now(), handle.status());
   // Records the edit metrics itself.
-  return ToGrpcStatus(ApplyEditsMessage(*(*handle)->batcher, *request, response));
+  absl::Status status = ApplyEditsMessage(*(*handle)->batcher, *request, response);
+  if (status.ok() && audit_ != nullptr) {
+    audit_->ApplyEdits(audit_->CallerOf(*context, "/voxcol.v1.EditService/ApplyEdits"), *request,
+                       *response);
+  }
+  return ToGrpcStatus(status);
 }
 
 grpc::Status EditServiceImpl::ReadVoxels(grpc::ServerContext*, const v1::ReadVoxelsRequest* request,
@@ -75,7 +85,7 @@ grpc::Status EditServiceImpl::ReadVoxels(grpc::ServerContext*, const v1::ReadVox
   return grpc::Status::OK;
 }
 
-grpc::Status EditServiceImpl::WriteVoxels(grpc::ServerContext*,
+grpc::Status EditServiceImpl::WriteVoxels(grpc::ServerContext* context,
                                           const v1::WriteVoxelsRequest* request,
                                           v1::EditAck* response) {
   absl::Time start = absl::Now();
@@ -87,6 +97,10 @@ grpc::Status EditServiceImpl::WriteVoxels(grpc::ServerContext*,
   absl::Status status = WithPrefix(
       ValidatePrimitive(*(*handle)->world, batch.primitives[0], limits_.edit), "voxels.");
   if (status.ok()) status = ApplyBatch(*(*handle)->batcher, batch, response);
+  if (status.ok() && audit_ != nullptr) {
+    audit_->WriteVoxels(audit_->CallerOf(*context, "/voxcol.v1.EditService/WriteVoxels"), *request,
+                        *response);
+  }
   return FinishEdit(start, status);
 }
 

@@ -11,6 +11,7 @@
 #include "server/exec/service_limits.h"
 #include "server/feed/subscribe_stream.h"
 #include "server/rpc/edit_stream.h"
+#include "server/security/audit_log.h"
 #include "server/stream/async_stream.h"
 #include "server/world/world_registry.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
@@ -55,6 +56,9 @@ class EditServiceImpl final : public EditServiceBase {
   // the retention window), or the log is closed at shutdown. Holds no thread per stream.
   // EditStream is defined in server/rpc/edit_stream.cc.
   void AcceptStreams(const RpcThreads& threads);
+  // Records every committed edit batch of FillBall, ApplyEdits and WriteVoxels (must outlive the
+  // server; unset: none are recorded). EditStream's are recorded by EditStreams.
+  void SetEditAudit(const EditAudit* audit) { audit_ = audit; }
 
  private:
   AsyncStream* OpenSubscribe(std::unique_ptr<StreamCall> call);
@@ -64,6 +68,7 @@ class EditServiceImpl final : public EditServiceBase {
   const WorldResolver& resolver_;
   ServiceLimits limits_;
   EditStreams* edit_streams_;
+  const EditAudit* audit_ = nullptr;
 };
 
 }  // namespace voxcol::server

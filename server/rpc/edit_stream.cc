@@ -91,6 +91,9 @@ class EditStreamReactor final : public AsyncStream {
  public:
   EditStreamReactor(EditStreams* streams, std::unique_ptr<StreamCall> call)
       : AsyncStream(std::move(call)), streams_(streams) {
+    if (streams_->audit_ != nullptr) {
+      caller_ = streams_->audit_->CallerOf(*context(), "/voxcol.v1.EditService/EditStream");
+    }
     StartRead(&request_);
   }
 
@@ -196,6 +199,10 @@ class EditStreamReactor final : public AsyncStream {
     };
     v1::EditStreamResponse response = Apply(request, on_ordered);
     on_ordered();  // a batch refused before editing (or replayed) never reached the edit lock
+    // Recorded once committed, whether or not the stream is still there to be answered.
+    if (response.has_ack() && streams_->audit_ != nullptr) {
+      streams_->audit_->StreamBatch(caller_, request.batch_id(), request.edits(), response.ack());
+    }
     absl::ReleasableMutexLock lock(&mu_);
     --applying_;
     CompleteLocked(seq, response);
@@ -274,6 +281,7 @@ class EditStreamReactor final : public AsyncStream {
   }
 
   EditStreams* streams_;
+  EditAudit::Caller caller_;   // who opened the stream, for the audit log
   grpc::ByteBuffer request_;   // read buffer; only touched by the reading side
   int64_t messages_read_ = 0;  // only touched by the reading side
   absl::Mutex mu_;

@@ -8,6 +8,7 @@
 
 #include "core/voxel/edit_batch.h"
 #include "server/exec/worker_pool.h"
+#include "server/security/audit_log.h"
 #include "server/stream/async_stream.h"
 
 namespace voxcol::server {
@@ -26,6 +27,8 @@ class EditStreams {
   // Each batch is applied to the world its request names, found by `resolver` (must outlive the
   // server); without one, every batch goes to `batcher` (which then must be its world's).
   void SetResolver(const WorldResolver* resolver) { resolver_ = resolver; }
+  // Records every committed batch (must outlive the server; unset: none are recorded).
+  void SetEditAudit(const EditAudit* audit) { audit_ = audit; }
 
   // The handler of one EditStream call; it deletes itself when the call is done.
   AsyncStream* Open(std::unique_ptr<StreamCall> call);
@@ -37,6 +40,7 @@ class EditStreams {
 
   EditBatcher& batcher_;
   const WorldResolver* resolver_ = nullptr;
+  const EditAudit* audit_ = nullptr;
   WorkerPool* pool_;
   const int max_in_flight_batches_;
 };

@@ -80,6 +80,9 @@ class QueryStream final : public AsyncStream {
         call_deadline_(absl::FromChrono(context()->deadline())),
         host_(PeerHost(context()->peer())) {
     GetServerMetrics().streams_opened->Add();
+    if (service_->audit_ != nullptr) {
+      caller_ = service_->audit_->CallerOf(*context(), "/voxcol.v1.QueryService/Query");
+    }
     if (!service_->AcquireStream(host_)) {
       counted_ = false;
       Finish(ToGrpcStatus(absl::ResourceExhaustedError(
@@ -198,8 +201,13 @@ class QueryStream final : public AsyncStream {
     return true;
   }
 
-  // Queues a finished batch for writing and resumes reading if the stream was throttled.
+  // Queues a finished batch for writing and resumes reading if the stream was throttled. A tick
+  // batch whose edits committed is audited here, whether or not its answer can still be sent.
   void Complete(StreamBatch& batch) {
+    if (batch.response->has_edit_ack() && service_->audit_ != nullptr) {
+      service_->audit_->StreamBatch(caller_, batch.request->batch_id(), batch.request->edits(),
+                                    batch.response->edit_ack());
+    }
     absl::Duration elapsed = absl::Now() - batch.arrival;
     GetServerMetrics().batch_latency->Observe(absl::ToDoubleSeconds(elapsed));
     batch.response->set_server_micros(uint32_t(absl::ToInt64Microseconds(elapsed)));
@@ -244,6 +252,7 @@ class QueryStream final : public AsyncStream {
   QueryServiceImpl* service_;
   const absl::Time call_deadline_;
   const std::string host_;
+  EditAudit::Caller caller_;   // who opened the stream, for the audit log of tick edits
   bool counted_ = true;        // holds one of the host's stream slots
   grpc::ByteBuffer request_;   // read buffer; only touched by the reading side
   int64_t messages_read_ = 0;  // only touched by the reading side

@@ -15,6 +15,7 @@
 #include "server/exec/query_ops.h"
 #include "server/exec/service_limits.h"
 #include "server/exec/worker_pool.h"
+#include "server/security/audit_log.h"
 #include "server/stream/async_stream.h"
 #include "server/world/world_registry.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
@@ -55,6 +56,8 @@ class QueryServiceImpl final
   // runs on the RPC thread that took it; a stream's batches run on `pool`. Call once, after the
   // server started and before `threads` start.
   void AcceptStreams(const RpcThreads& threads);
+  // Records the committed edits of every tick batch (must outlive the server; unset: none are).
+  void SetEditAudit(const EditAudit* audit) { audit_ = audit; }
 
  private:
   friend class QueryStream;
@@ -76,6 +79,7 @@ class QueryServiceImpl final
   ServiceLimits limits_;
   StreamLimits stream_limits_;
   WorkerPool* pool_;
+  const EditAudit* audit_ = nullptr;
   absl::Mutex streams_mu_;
   absl::flat_hash_map<std::string, int> streams_per_host_ ABSL_GUARDED_BY(streams_mu_);
 };

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <deque>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,24 +22,12 @@ namespace {
 
 using grpc::experimental::InterceptionHookPoints;
 
-enum class Audited {
-  kNone,
-  kFillBall,
-  kApplyEdits,
-  kWriteVoxels,
-  kEditStream,
-  kQuery,
-  kImport,
-  kExport,
-  kCheckpoint
-};
+// What the interceptor does per method. Edits are not here: EditAudit records them when they
+// commit. A Query stream is intercepted only to check the role of its tick batches' edits.
+enum class Audited { kNone, kQuery, kImport, kExport, kCheckpoint };
 
 Audited AuditedMethod(std::string_view method) {
   static const std::pair<std::string_view, Audited> kTable[] = {
-      {"/voxcol.v1.EditService/FillBall", Audited::kFillBall},
-      {"/voxcol.v1.EditService/ApplyEdits", Audited::kApplyEdits},
-      {"/voxcol.v1.EditService/WriteVoxels", Audited::kWriteVoxels},
-      {"/voxcol.v1.EditService/EditStream", Audited::kEditStream},
       {"/voxcol.v1.QueryService/Query", Audited::kQuery},
       {"/voxcol.v1.AdminService/ImportRegion", Audited::kImport},
       {"/voxcol.v1.AdminService/ExportRegion", Audited::kExport},
@@ -121,9 +108,9 @@ class AuditInterceptor : public grpc::experimental::Interceptor {
     role_ = caller.role;
   }
   void OnRequest(void* message);
-  void OnStreamRequest(grpc::ByteBuffer* buffer);
+  // A tick batch with edits from a caller below the edit role: edits dropped, stream cancelled.
+  void CheckTickEditRole(grpc::ByteBuffer* buffer);
   void OnResponse(grpc::experimental::InterceptorBatchMethods* methods);
-  void OnStreamResponse(grpc::ByteBuffer* buffer);
 
   // A line: the event, who, the method's details and the result (encoded JSON members).
   void Write(std::string_view event, const std::string& what, const std::string& result) {
@@ -142,32 +129,12 @@ class AuditInterceptor : public grpc::experimental::Interceptor {
   std::string request_id_, identity_ = "anonymous";
   Role role_ = Role::kOpen;  // until LearnCaller
   bool caller_known_ = false;
-  std::string what_;                                      // unary calls
-  std::deque<std::pair<uint64_t, std::string>> pending_;  // streams: batch id, what
+  std::string what_;  // unary calls
 };
-
-// Stream batches whose answers have not been seen yet; more are not described.
-constexpr size_t kMaxPendingBatches = 4096;
 
 void AuditInterceptor::OnRequest(void* message) {
   if (message == nullptr) return;
   switch (kind_) {
-    case Audited::kFillBall: {
-      const auto& r = *static_cast<const v1::FillBallRequest*>(message);
-      what_ =
-          absl::StrCat("{\"center\":[", JsonNumber(r.center().x()), ",", JsonNumber(r.center().y()),
-                       ",", JsonNumber(r.center().z()), "],\"radius\":", JsonNumber(r.radius()),
-                       ",\"material\":", r.material(), "}");
-      break;
-    }
-    case Audited::kApplyEdits:
-      what_ = EditsJson(*static_cast<const v1::ApplyEditsRequest*>(message));
-      break;
-    case Audited::kWriteVoxels:
-      what_ = absl::StrCat(
-          "{\"region\":",
-          BoxJson(static_cast<const v1::WriteVoxelsRequest*>(message)->voxels().region()), "}");
-      break;
     case Audited::kImport:
       what_ =
           absl::StrCat("{\"region_bytes\":",
@@ -182,61 +149,34 @@ void AuditInterceptor::OnRequest(void* message) {
           "{\"dir\":", JsonString(static_cast<const v1::CreateCheckpointRequest*>(message)->dir()),
           "}");
       break;
-    case Audited::kEditStream:
     case Audited::kQuery:
-      OnStreamRequest(static_cast<grpc::ByteBuffer*>(message));
+      CheckTickEditRole(static_cast<grpc::ByteBuffer*>(message));
       break;
     case Audited::kNone:
       break;
   }
 }
 
-void AuditInterceptor::OnStreamRequest(grpc::ByteBuffer* buffer) {
-  uint64_t batch_id = 0;
-  std::string what;
-  if (kind_ == Audited::kEditStream) {
-    v1::EditStreamRequest request;
-    if (!ParseBuffer(buffer, &request)) return;
-    batch_id = request.batch_id();
-    what = EditsJson(request.edits());
-  } else {
-    if (log_ == nullptr && role_ >= Role::kEdit) return;  // nothing to check or record
-    v1::QueryBatchRequest request;
-    if (!ParseBuffer(buffer, &request) || !request.has_edits()) return;
-    if (role_ < Role::kEdit) {
-      // A query-role stream may not edit through a tick batch: the edits are dropped and the
-      // stream is cancelled before the batch runs.
-      LogError("event=permission_denied method=%s identity=%s reason=%s", info_->method(),
-               identity_, "tick batch edits need the edit role; stream cancelled");
-      request.clear_edits();
-      std::string bytes = request.SerializeAsString();
-      grpc::Slice slice(bytes);
-      *buffer = grpc::ByteBuffer(&slice, 1);
-      info_->server_context()->TryCancel();
-      return;
-    }
-    batch_id = request.batch_id();
-    what = EditsJson(request.edits());
-  }
-  if (log_ != nullptr && pending_.size() < kMaxPendingBatches) {
-    pending_.emplace_back(batch_id,
-                          absl::StrCat("{\"batch_id\":", batch_id, ",\"edits\":", what, "}"));
-  }
+void AuditInterceptor::CheckTickEditRole(grpc::ByteBuffer* buffer) {
+  if (role_ >= Role::kEdit) return;
+  v1::QueryBatchRequest request;
+  if (!ParseBuffer(buffer, &request) || !request.has_edits()) return;
+  // A query-role stream may not edit through a tick batch: the edits are dropped and the stream
+  // is cancelled before the batch runs.
+  LogError("event=permission_denied method=%s identity=%s reason=%s", info_->method(), identity_,
+           "tick batch edits need the edit role; stream cancelled");
+  request.clear_edits();
+  std::string bytes = request.SerializeAsString();
+  grpc::Slice slice(bytes);
+  *buffer = grpc::ByteBuffer(&slice, 1);
+  info_->server_context()->TryCancel();
 }
 
 void AuditInterceptor::OnResponse(grpc::experimental::InterceptorBatchMethods* methods) {
-  if (kind_ == Audited::kEditStream || kind_ == Audited::kQuery) {
-    OnStreamResponse(methods->GetSerializedSendMessage());
-    return;
-  }
+  if (kind_ == Audited::kQuery) return;
   const void* message = methods->GetSendMessage();
   if (message == nullptr || what_.empty()) return;
   switch (kind_) {
-    case Audited::kFillBall:
-    case Audited::kApplyEdits:
-    case Audited::kWriteVoxels:
-      Write("edit", what_, AckJson(*static_cast<const v1::EditAck*>(message)));
-      break;
     case Audited::kImport:
       Write("import", what_, AckJson(*static_cast<const v1::EditAck*>(message)));
       break;
@@ -255,29 +195,6 @@ void AuditInterceptor::OnResponse(grpc::experimental::InterceptorBatchMethods* m
       break;
   }
   what_.clear();
-}
-
-void AuditInterceptor::OnStreamResponse(grpc::ByteBuffer* buffer) {
-  if (pending_.empty() || buffer == nullptr) return;
-  uint64_t batch_id = 0;
-  const v1::EditAck* ack = nullptr;
-  v1::EditStreamResponse edit_response;
-  v1::QueryBatchResponse query_response;
-  if (kind_ == Audited::kEditStream) {
-    if (!ParseBuffer(buffer, &edit_response)) return;
-    batch_id = edit_response.batch_id();
-    if (edit_response.has_ack()) ack = &edit_response.ack();
-  } else {
-    if (!ParseBuffer(buffer, &query_response)) return;
-    batch_id = query_response.batch_id();
-    if (query_response.has_edit_ack()) ack = &query_response.edit_ack();
-  }
-  for (auto it = pending_.begin(); it != pending_.end(); ++it) {
-    if (it->first != batch_id) continue;
-    if (ack != nullptr) Write("edit", it->second, AckJson(*ack));
-    pending_.erase(it);
-    return;
-  }
 }
 
 // Length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlong forms, no
@@ -362,8 +279,62 @@ void AuditLog::Write(const std::string& fields) {
 grpc::experimental::Interceptor* AuditInterceptorFactory::CreateServerInterceptor(
     grpc::experimental::ServerRpcInfo* info) {
   const Audited kind = AuditedMethod(info->method());
-  if (kind == Audited::kNone || (log_ == nullptr && kind != Audited::kQuery)) return nullptr;
+  if (kind == Audited::kNone) return nullptr;
+  // A Query stream only needs the role check, which needs tokens; the others only the log.
+  if (kind == Audited::kQuery ? tokens_ == nullptr : log_ == nullptr) return nullptr;
   return new AuditInterceptor(log_, tokens_, info, kind);
+}
+
+EditAudit::Caller EditAudit::CallerOf(const grpc::ServerContextBase& context,
+                                      std::string_view method) const {
+  Caller caller;
+  caller.method = std::string(method);
+  if (log_ == nullptr) return caller;
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("x-request-id");
+  if (it != metadata.end()) caller.request_id.assign(it->second.data(), it->second.size());
+  caller.identity = IdentifyCaller(context, tokens_).identity;
+  caller.peer = context.peer();
+  return caller;
+}
+
+void EditAudit::Record(const Caller& caller, const std::string& what,
+                       const v1::EditAck& ack) const {
+  if (log_ == nullptr) return;
+  log_->Write(absl::StrCat(
+      "\"event\":\"edit\",\"method\":", JsonString(caller.method),
+      ",\"identity\":", JsonString(caller.identity), ",\"peer\":", JsonString(caller.peer),
+      ",\"request_id\":", JsonString(caller.request_id), ",\"what\":", what, ",", AckJson(ack)));
+}
+
+void EditAudit::FillBall(const Caller& caller, const v1::FillBallRequest& request,
+                         const v1::EditAck& ack) const {
+  if (log_ == nullptr) return;
+  Record(caller,
+         absl::StrCat("{\"center\":[", JsonNumber(request.center().x()), ",",
+                      JsonNumber(request.center().y()), ",", JsonNumber(request.center().z()),
+                      "],\"radius\":", JsonNumber(request.radius()),
+                      ",\"material\":", request.material(), "}"),
+         ack);
+}
+
+void EditAudit::ApplyEdits(const Caller& caller, const v1::ApplyEditsRequest& request,
+                           const v1::EditAck& ack) const {
+  if (log_ == nullptr) return;
+  Record(caller, EditsJson(request), ack);
+}
+
+void EditAudit::WriteVoxels(const Caller& caller, const v1::WriteVoxelsRequest& request,
+                            const v1::EditAck& ack) const {
+  if (log_ == nullptr) return;
+  Record(caller, absl::StrCat("{\"region\":", BoxJson(request.voxels().region()), "}"), ack);
+}
+
+void EditAudit::StreamBatch(const Caller& caller, uint64_t batch_id,
+                            const v1::ApplyEditsRequest& edits, const v1::EditAck& ack) const {
+  if (log_ == nullptr) return;
+  Record(caller, absl::StrCat("{\"batch_id\":", batch_id, ",\"edits\":", EditsJson(edits), "}"),
+         ack);
 }
 
 }  // namespace voxcol::server

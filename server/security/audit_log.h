@@ -1,10 +1,12 @@
-// The audit log: one JSON object per line (--audit_log) for every accepted edit batch
+// The audit log: one JSON object per line (--audit_log) for every committed edit batch
 // (FillBall, ApplyEdits, WriteVoxels, EditStream batches, the edits of Query tick batches),
 // import, export and checkpoint, with who made it (identity, peer, request id), what it was and
 // the resulting world version. Every value is JSON-escaped (JsonString), so no client input can
-// add a field or a line. Written by a server interceptor, so the services stay unaware of it.
+// add a field or a line. Imports, exports and checkpoints are written by a server interceptor;
+// edits by EditAudit, which the RPC layer calls when a batch has committed.
 #pragma once
 
+#include <grpcpp/server_context.h>
 #include <grpcpp/support/server_interceptor.h>
 
 #include <cstdio>
@@ -13,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "voxcol/v1/edit_service.pb.h"
 
 namespace voxcol::server {
 
@@ -49,6 +52,39 @@ class AuditInterceptorFactory : public grpc::experimental::ServerInterceptorFact
  private:
   AuditLog* log_;
   const TokenTable* tokens_;
+};
+
+// Audit records of edit batches, written by the RPC layer when a batch has committed (issue 36),
+// not when its answer is sent: a batch whose client went away after the commit (a cancelled
+// EditStream, a tick batch of a cancelled Query stream, a unary caller that gave up) is recorded
+// all the same, and exactly once. A replayed batch (same idempotency key) is recorded with
+// "replayed":true; a batch that failed is not recorded. Same line format as the interceptor's.
+class EditAudit {
+ public:
+  // `log` null: records nothing. `tokens` (may be null) identifies callers.
+  EditAudit(AuditLog* log, const TokenTable* tokens) : log_(log), tokens_(tokens) {}
+
+  // Who made a call, read once from it (a stream's batches share their stream's).
+  struct Caller {
+    std::string method, identity, peer, request_id;
+  };
+  Caller CallerOf(const grpc::ServerContextBase& context, std::string_view method) const;
+
+  void FillBall(const Caller& caller, const v1::FillBallRequest& request,
+                const v1::EditAck& ack) const;
+  void ApplyEdits(const Caller& caller, const v1::ApplyEditsRequest& request,
+                  const v1::EditAck& ack) const;
+  void WriteVoxels(const Caller& caller, const v1::WriteVoxelsRequest& request,
+                   const v1::EditAck& ack) const;
+  // A batch of an EditStream or the edits of a Query tick batch.
+  void StreamBatch(const Caller& caller, uint64_t batch_id, const v1::ApplyEditsRequest& edits,
+                   const v1::EditAck& ack) const;
+
+ private:
+  void Record(const Caller& caller, const std::string& what, const v1::EditAck& ack) const;
+
+  AuditLog* const log_;
+  const TokenTable* const tokens_;
 };
 
 }  // namespace voxcol::server

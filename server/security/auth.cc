@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "server/convert/convert.h"
+#include "server/telemetry/log.h"
 
 namespace voxcol::server {
 namespace {
@@ -195,8 +196,27 @@ grpc::Status CallGate::Process(const InputMetadata& auth_metadata, grpc::AuthCon
                                      : std::string_view(it->second.data(), it->second.size());
   };
   const std::string_view method = find(":path");
-  const MethodPolicy policy = PolicyForMethod(method);
   std::string identity = FirstProperty(*context, GRPC_X509_CN_PROPERTY_NAME);
+  const grpc::Status status = Decide(find, method, &identity);
+  if (!status.ok()) {
+    // A refused call never reaches the interceptors that log and count the others: it is logged
+    // and counted here, in the same series.
+    LogInfo("event=refused method=%s identity=%s code=%s message=%s", std::string(method),
+            identity.empty() ? std::string("anonymous") : identity,
+            absl::StatusCodeToString(absl::StatusCode(status.error_code())),
+            status.error_message());
+    if (rpc_metrics_ != nullptr) {
+      rpc_metrics_->Count(rpc_metrics_->Find(std::string(method)), int(status.error_code()));
+    }
+  }
+  return status;
+}
+
+template <typename Find>
+grpc::Status CallGate::Decide(const Find& find, std::string_view method,
+                              std::string* caller) const {
+  std::string& identity = *caller;
+  const MethodPolicy policy = PolicyForMethod(method);
   if (tokens_ != nullptr && policy.role != Role::kOpen) {
     std::string_view header = find("authorization");
     if (header.empty()) {

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/security/quota.h"
+#include "server/telemetry/rpc_metrics.h"
 
 namespace voxcol::server {
 
@@ -73,14 +74,24 @@ class CallGate : public grpc::AuthMetadataProcessor {
   CallGate(std::shared_ptr<const TokenTable> tokens, QuotaTable* quotas)
       : tokens_(std::move(tokens)), quotas_(quotas) {}
 
+  // Refused calls are counted in `metrics` (voxcol_rpc_calls_total by method and code) besides
+  // the log line; set before the server starts (must outlive it).
+  void SetRpcMetrics(RpcMetrics* metrics) { rpc_metrics_ = metrics; }
+
   bool IsBlocking() const override { return false; }
+  // Logs every refusal (`event=refused`, method, identity, code, message) and counts it.
   grpc::Status Process(const InputMetadata& auth_metadata, grpc::AuthContext* context,
                        OutputMetadata* consumed_auth_metadata,
                        OutputMetadata* response_metadata) override;
 
  private:
+  // The gate's decision; *caller starts as the certificate's identity and ends as the caller's.
+  template <typename Find>
+  grpc::Status Decide(const Find& find, std::string_view method, std::string* caller) const;
+
   std::shared_ptr<const TokenTable> tokens_;
   QuotaTable* quotas_;
+  RpcMetrics* rpc_metrics_ = nullptr;
 };
 
 }  // namespace voxcol::server

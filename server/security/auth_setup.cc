@@ -54,8 +54,8 @@ absl::StatusOr<std::unique_ptr<ServerSecurity>> SecurityFromFlags(const std::str
                             absl::GetFlag(FLAGS_tls_reload_seconds),
                             security->tokens != nullptr,
                             absl::GetFlag(FLAGS_insecure)};
-  absl::StatusOr<ServerTransport> built = BuildServerTransport(
-      transport, std::make_shared<CallGate>(security->tokens, security->quotas.get()));
+  security->gate = std::make_shared<CallGate>(security->tokens, security->quotas.get());
+  absl::StatusOr<ServerTransport> built = BuildServerTransport(transport, security->gate);
   if (!built.ok()) return built.status();
   security->transport = *std::move(built);
   security->allow_reuseport = absl::GetFlag(FLAGS_allow_reuseport);

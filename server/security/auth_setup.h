@@ -24,6 +24,7 @@ struct ServerSecurity {
   std::unique_ptr<QuotaTable> quotas;
   std::unique_ptr<AuditLog> audit;  // null: no audit log
   ServerTransport transport;
+  std::shared_ptr<CallGate> gate;  // the transport's; set its RpcMetrics before serving
   bool allow_reuseport = false;
 };
 

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <sstream>
+#include <string>
 
+#include "tests/integration/http_get.h"
 #include "tests/integration/security_fixture.h"
 #include "voxcol/v1/admin_service.pb.h"
 #include "voxcol/v1/edit_service.pb.h"
@@ -208,6 +211,66 @@ TEST_F(SecurityAuthTest, AClientOverItsQuotaIsRefusedAndOthersAreNot) {
   others->Finish();
   first_context.TryCancel();
   first->Finish();
+}
+
+// Issue 36: a call the gate refuses (no token, an unknown token, a role too low, over quota) never
+// reaches a handler or the interceptors that log and count the others; each one is still in the
+// server log (`event=refused` with its method and code) and in voxcol_rpc_calls_total with its
+// code, as many times as the clients saw it.
+TEST_F(SecurityAuthTest, RefusedCallsAreLoggedAndCountedWithTheirCode) {
+  StartServer({"--auth_tokens=" + Cert("tokens"), "--quota_queries_per_second=2"});
+  auto anonymous = MakeClient(Security("", false));
+  auto stranger = MakeClient(Security("no-such-token", false));
+  auto reader = MakeClient(Security("query-secret", false));
+  v1::GetWorldInfoResponse info;
+  v1::EditAck ack;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(anonymous->GetWorldInfo(&info).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(stranger->GetWorldInfo(&info).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(reader->FillBall(SmallBall(), &ack).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  // The reader's query bucket: 2 calls, refilled 2 per second; count what the client saw.
+  int over_quota = 0, admitted = 0;
+  for (int i = 0; i < 12; ++i) {
+    const grpc::Status status = reader->GetWorldInfo(&info);
+    if (status.ok()) {
+      ++admitted;
+    } else {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+      ++over_quota;
+    }
+  }
+  ASSERT_GT(over_quota, 0);
+
+  const std::string metrics = testing::HttpGet(server_.metrics_port(), "/metrics");
+  auto calls = [&](const std::string& method, const std::string& code) {
+    return testing::MetricValue(
+        metrics, "voxcol_rpc_calls_total{method=\"" + method + "\",code=\"" + code + "\"}");
+  };
+  EXPECT_EQ(calls("WorldService/GetWorldInfo", "UNAUTHENTICATED"), 5) << metrics;
+  EXPECT_EQ(calls("EditService/FillBall", "PERMISSION_DENIED"), 2);
+  EXPECT_EQ(calls("WorldService/GetWorldInfo", "RESOURCE_EXHAUSTED"), over_quota);
+  EXPECT_EQ(calls("WorldService/GetWorldInfo", "OK"), admitted);
+
+  server_.Stop();
+  auto logged = [&](const std::string& method, const std::string& code) {
+    int lines = 0;
+    std::istringstream log(server_.Log());
+    for (std::string line; std::getline(log, line);) {
+      lines += line.find("event=refused") != std::string::npos &&
+               line.find("method=" + method + " ") != std::string::npos &&
+               line.find("code=" + code + " ") != std::string::npos;
+    }
+    return lines;
+  };
+  EXPECT_EQ(logged("/voxcol.v1.WorldService/GetWorldInfo", "UNAUTHENTICATED"), 5) << server_.Log();
+  EXPECT_EQ(logged("/voxcol.v1.EditService/FillBall", "PERMISSION_DENIED"), 2);
+  EXPECT_EQ(logged("/voxcol.v1.WorldService/GetWorldInfo", "RESOURCE_EXHAUSTED"), over_quota);
 }
 
 TEST_F(SecurityAuthTest, ANonLoopbackAddressNeedsTlsAndTokensOrInsecure) {

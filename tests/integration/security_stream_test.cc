@@ -4,6 +4,15 @@
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
 #include "absl/strings/str_split.h"
 #include "tests/integration/security_fixture.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
@@ -106,6 +115,111 @@ TEST_F(SecurityStreamTest, StreamEditsAreAuditedAndNeedTheEditRole) {
     EXPECT_EQ(what.at("edits").struct_value().fields().at("idempotency_key").string_value(),
               keys[i]);
   }
+}
+
+// Issue 36: edits are audited when they commit, not when their answer is sent. Four clients
+// (two on EditStream, two sending Query tick batches with edits) each write streams of 1-16
+// batches, read a random part of the answers and then cancel the call at a random moment (or,
+// one time in four, finish it), until 1,200 batches are written. Batches that committed before
+// the cancel may never be answered; every one of them must still be in the audit log: the
+// non-replayed records hold each world version 1..V exactly once, V being the world's version at
+// the end.
+TEST_F(SecurityStreamTest, CancelledStreamsAuditEveryCommittedBatchExactlyOnce) {
+  const std::string audit_path = dir_.path() + "/audit.jsonl";
+  StartServer({"--auth_tokens=" + Cert("tokens"), "--audit_log=" + audit_path});
+  auto builder = MakeClient(Security("edit-secret", false));
+  constexpr int kBatchesPerClient = 300;
+  std::atomic<int> cancelled{0}, answered{0}, total_written{0};
+
+  auto run = [&](int seed, bool tick) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> xz(-24, 24), y(-20, 20);
+    auto query = v1::QueryService::NewStub(builder->channel());
+    int written = 0;
+    uint64_t next_id = 0;
+    while (written < kBatchesPerClient) {
+      grpc::ClientContext context;
+      const int count = 1 + int(rng() % 16);
+      v1::ApplyEditsRequest edits;
+      auto* ball = edits.add_primitives()->mutable_fill_ball();
+      ball->set_radius(1.5f);
+      auto fill = [&] {
+        ball->mutable_center()->set_x(xz(rng));
+        ball->mutable_center()->set_y(y(rng));
+        ball->mutable_center()->set_z(xz(rng));
+        ball->set_material(2 + rng() % 200);
+      };
+      int reads = 0;
+      const int to_read = int(rng() % uint32_t(count + 1));
+      const bool cancel = rng() % 4 != 0;
+      if (tick) {
+        auto stream = query->Query(&context);
+        for (int i = 0; i < count; ++i, ++written) {
+          v1::QueryBatchRequest batch;
+          batch.set_batch_id(++next_id);
+          fill();
+          *batch.mutable_edits() = edits;
+          if (!stream->Write(batch)) break;
+        }
+        v1::QueryBatchResponse response;
+        while (reads < to_read && stream->Read(&response)) ++reads;
+        if (cancel) {
+          std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
+          context.TryCancel();
+        } else {
+          stream->WritesDone();
+          while (stream->Read(&response)) ++reads;
+        }
+        (void)stream->Finish();
+      } else {
+        auto stream = builder->EditStream(&context);
+        for (int i = 0; i < count; ++i, ++written) {
+          v1::EditStreamRequest request;
+          request.set_batch_id(++next_id);
+          fill();
+          *request.mutable_edits() = edits;
+          if (!stream->Write(request)) break;
+        }
+        v1::EditStreamResponse response;
+        while (reads < to_read && stream->Read(&response)) ++reads;
+        if (cancel) {
+          std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
+          context.TryCancel();
+        } else {
+          stream->WritesDone();
+          while (stream->Read(&response)) ++reads;
+        }
+        (void)stream->Finish();
+      }
+      cancelled += cancel ? 1 : 0;
+      answered += reads;
+      total_written += count;
+    }
+  };
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c) clients.emplace_back(run, 100 + c, c % 2 == 1);
+  for (std::thread& t : clients) t.join();
+
+  v1::GetWorldInfoResponse info;
+  ASSERT_TRUE(builder->GetWorldInfo(&info).ok());
+  const uint64_t version = info.version();
+  server_.Stop();  // the audit log is complete once the server has stopped
+  std::vector<uint64_t> audited;
+  for (const google::protobuf::Struct& entry : ReadAudit(audit_path)) {
+    const auto& f = entry.fields();
+    if (f.at("event").string_value() != "edit" || f.at("replayed").bool_value()) continue;
+    audited.push_back(uint64_t(f.at("version").number_value()));
+  }
+  std::sort(audited.begin(), audited.end());
+  std::printf(
+      "%d batches sent, %d streams cancelled, %d answers read, %llu committed, %zu audited\n",
+      total_written.load(), cancelled.load(), answered.load(),
+      static_cast<unsigned long long>(version), audited.size());
+  EXPECT_GT(version, 100u);                       // the cancels left most batches committed
+  EXPECT_LT(uint64_t(answered.load()), version);  // some committed batches were never answered
+  std::vector<uint64_t> expected(version);
+  std::iota(expected.begin(), expected.end(), 1);
+  EXPECT_EQ(audited, expected);
 }
 
 }  // namespace
