@@ -3,7 +3,8 @@
 // subscribers (gRPC callback API, 8 connections, in this process) follow the whole world while an
 // editor applies 100 small edits one at a time; the server's user + system CPU (/proc/PID/stat)
 // from the first edit until every subscriber has received the last change, divided by N x 100.
-// Reports the encodings the server made (voxcol_subscribe_encodings_total, where the server has it).
+// Reports the encodings the server made (voxcol_subscribe_encodings_total, where the server has
+// it).
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
@@ -149,7 +150,8 @@ void RunFanout(benchmark::State& state, int subscribers, bool include_voxels, in
     }
     for (auto& follower : followers) {
       if (!follower->WaitDone(std::chrono::seconds(120)) || follower->received() != kEdits) {
-        state.SkipWithError(("a subscriber missed changes: " + std::to_string(follower->received())).c_str());
+        state.SkipWithError(
+            ("a subscriber missed changes: " + std::to_string(follower->received())).c_str());
         return;
       }
     }
@@ -166,7 +168,9 @@ void RunFanout(benchmark::State& state, int subscribers, bool include_voxels, in
 }
 // BM_SubscribeFanout/N: N subscribers, responses without voxels (2^3-voxel edits: the changed
 // chunks and boxes only).
-void BM_SubscribeFanout(benchmark::State& state) { RunFanout(state, int(state.range(0)), false, 2); }
+void BM_SubscribeFanout(benchmark::State& state) {
+  RunFanout(state, int(state.range(0)), false, 2);
+}
 BENCHMARK(BM_SubscribeFanout)
     ->Arg(1)
     ->Arg(1000)
