@@ -6,6 +6,7 @@
 #include <array>
 #include <fstream>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -201,15 +202,38 @@ grpc::Status CallGate::Process(const InputMetadata& auth_metadata, grpc::AuthCon
   if (!status.ok()) {
     // A refused call never reaches the interceptors that log and count the others: it is logged
     // and counted here, in the same series.
-    LogInfo("event=refused method=%s identity=%s code=%s message=%s", std::string(method),
-            identity.empty() ? std::string("anonymous") : identity,
-            absl::StatusCodeToString(absl::StatusCode(status.error_code())),
-            status.error_message());
+    LogRefusal(method, identity.empty() ? std::string("anonymous") : identity, status);
     if (rpc_metrics_ != nullptr) {
       rpc_metrics_->Count(rpc_metrics_->Find(std::string(method)), int(status.error_code()));
     }
   }
   return status;
+}
+
+void CallGate::LogRefusal(std::string_view method, const std::string& identity,
+                          const grpc::Status& status) {
+  int64_t left_out = 0;
+  {
+    absl::MutexLock lock(&log_mu_);
+    const absl::Time now = absl::Now();
+    if (now - log_window_start_ >= absl::Seconds(1)) {
+      left_out = std::exchange(lines_left_out_, 0);
+      log_window_start_ = now;
+      lines_in_window_ = 0;
+    }
+    if (lines_in_window_ >= kMaxRefusalLinesPerSecond) {
+      ++lines_left_out_;
+      return;
+    }
+    ++lines_in_window_;
+  }
+  if (left_out > 0) {
+    // All of them are counted in voxcol_rpc_calls_total.
+    LogInfo("event=refusals_not_logged count=%d limit_per_second=%d", left_out,
+            kMaxRefusalLinesPerSecond);
+  }
+  LogInfo("event=refused method=%s identity=%s code=%s message=%s", std::string(method), identity,
+          absl::StatusCodeToString(absl::StatusCode(status.error_code())), status.error_message());
 }
 
 template <typename Find>

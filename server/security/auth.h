@@ -17,6 +17,8 @@
 #include <unordered_map>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "server/security/quota.h"
 #include "server/telemetry/rpc_metrics.h"
 
@@ -85,6 +87,11 @@ class CallGate : public grpc::AuthMetadataProcessor {
                        OutputMetadata* response_metadata) override;
 
  private:
+  // One `event=refused` line, at most kMaxRefusalLinesPerSecond per second (a flood of bad
+  // tokens must not flood the log); the next line after a second with more says how many were
+  // left out. Every refusal is counted in the metrics regardless.
+  static constexpr int kMaxRefusalLinesPerSecond = 100;
+  void LogRefusal(std::string_view method, const std::string& identity, const grpc::Status& status);
   // The gate's decision; *caller starts as the certificate's identity and ends as the caller's.
   template <typename Find>
   grpc::Status Decide(const Find& find, std::string_view method, std::string* caller) const;
@@ -92,6 +99,10 @@ class CallGate : public grpc::AuthMetadataProcessor {
   std::shared_ptr<const TokenTable> tokens_;
   QuotaTable* quotas_;
   RpcMetrics* rpc_metrics_ = nullptr;
+  absl::Mutex log_mu_;
+  absl::Time log_window_start_ ABSL_GUARDED_BY(log_mu_);
+  int lines_in_window_ ABSL_GUARDED_BY(log_mu_) = 0;
+  int64_t lines_left_out_ ABSL_GUARDED_BY(log_mu_) = 0;
 };
 
 }  // namespace voxcol::server

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "tests/integration/http_get.h"
 #include "tests/integration/security_fixture.h"
@@ -271,6 +273,45 @@ TEST_F(SecurityAuthTest, RefusedCallsAreLoggedAndCountedWithTheirCode) {
   EXPECT_EQ(logged("/voxcol.v1.WorldService/GetWorldInfo", "UNAUTHENTICATED"), 5) << server_.Log();
   EXPECT_EQ(logged("/voxcol.v1.EditService/FillBall", "PERMISSION_DENIED"), 2);
   EXPECT_EQ(logged("/voxcol.v1.WorldService/GetWorldInfo", "RESOURCE_EXHAUSTED"), over_quota);
+}
+
+// A flood of refused calls is counted in full but logged at most 100 lines a second; the first
+// line after a busier second says how many were left out, so logged + left out = refused.
+TEST_F(SecurityAuthTest, AFloodOfRefusedCallsIsCountedInFullAndLoggedAtARate) {
+  StartServer({"--auth_tokens=" + Cert("tokens")});
+  auto anonymous = MakeClient(Security("", false));
+  v1::GetWorldInfoResponse info;
+  constexpr int kFlood = 300;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kFlood; ++i) {
+    ASSERT_EQ(anonymous->GetWorldInfo(&info).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // One more after a quiet second reports what the last busy second left out.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_EQ(anonymous->GetWorldInfo(&info).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  const std::string metrics = testing::HttpGet(server_.metrics_port(), "/metrics");
+  EXPECT_EQ(
+      testing::MetricValue(
+          metrics,
+          "voxcol_rpc_calls_total{method=\"WorldService/GetWorldInfo\",code=\"UNAUTHENTICATED\"}"),
+      kFlood + 1);
+  server_.Stop();
+  int logged = 0;
+  int64_t left_out = 0;
+  std::istringstream log(server_.Log());
+  for (std::string line; std::getline(log, line);) {
+    if (line.find("event=refused ") != std::string::npos) ++logged;
+    const size_t at = line.find("event=refusals_not_logged count=");
+    if (at != std::string::npos) left_out += std::stoll(line.substr(at + 32));
+  }
+  std::printf("%d refused calls in %.2f s: %d logged, %lld left out of the log\n", kFlood + 1,
+              seconds, logged, static_cast<long long>(left_out));
+  EXPECT_EQ(logged + left_out, kFlood + 1);
+  // At most 100 lines in each second the flood touched (and the last call's own line).
+  EXPECT_LE(logged, 100 * (int(seconds) + 2) + 1);
+  if (seconds < 1.0) EXPECT_GT(left_out, 0);
 }
 
 TEST_F(SecurityAuthTest, ANonLoopbackAddressNeedsTlsAndTokensOrInsecure) {
