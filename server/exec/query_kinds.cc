@@ -39,33 +39,40 @@ struct Row {
   bool in_batch;
   const char* method;
   const char* cli_command;
+  bool inline_on_rpc_thread;
   decltype(QueryKind::run) run;
-  const Message* request_type;
-  const Message* response_type;
+  const Message& (*request_type)();
+  const Message& (*response_type)();
 };
 
+// The default instance of a generated message, as a function (the table holds no objects that
+// need dynamic initialization).
+template <typename M>
+const Message& Default() {
+  return M::default_instance();
+}
+
 // The table. A new kind adds one line here (see query_kinds.h).
-const Row kRows[] = {
-    {"raycast", true, "Raycast", "raycast",
-     &RunAs<v1::RaycastRequest, v1::RaycastResponse, &RunRaycast>,
-     &v1::RaycastRequest::default_instance(), &v1::RaycastResponse::default_instance()},
-    {"sweep", true, "Sweep", "sweep", &RunAs<v1::SweepRequest, v1::SweepResponse, &RunSweep>,
-     &v1::SweepRequest::default_instance(), &v1::SweepResponse::default_instance()},
-    {"overlap", true, "Overlap", "overlap",
-     &RunAs<v1::OverlapRequest, v1::OverlapResponse, &RunOverlap>,
-     &v1::OverlapRequest::default_instance(), &v1::OverlapResponse::default_instance()},
-    {"contacts", true, "Contacts", "contacts",
-     &RunAs<v1::ContactsRequest, v1::ContactsResponse, &RunContacts>,
-     &v1::ContactsRequest::default_instance(), &v1::ContactsResponse::default_instance()},
-    {"probe", true, "Probe", "probe", &RunAs<v1::ProbeRequest, v1::ProbeResponse, &RunProbe>,
-     &v1::ProbeRequest::default_instance(), &v1::ProbeResponse::default_instance()},
-    {"move_characters", true, "MoveCharacters", "move-character",
+constexpr Row kRows[] = {
+    {"raycast", true, "Raycast", "raycast", true,
+     &RunAs<v1::RaycastRequest, v1::RaycastResponse, &RunRaycast>, &Default<v1::RaycastRequest>,
+     &Default<v1::RaycastResponse>},
+    {"sweep", true, "Sweep", "sweep", false, &RunAs<v1::SweepRequest, v1::SweepResponse, &RunSweep>,
+     &Default<v1::SweepRequest>, &Default<v1::SweepResponse>},
+    {"overlap", true, "Overlap", "overlap", false,
+     &RunAs<v1::OverlapRequest, v1::OverlapResponse, &RunOverlap>, &Default<v1::OverlapRequest>,
+     &Default<v1::OverlapResponse>},
+    {"contacts", true, "Contacts", "contacts", false,
+     &RunAs<v1::ContactsRequest, v1::ContactsResponse, &RunContacts>, &Default<v1::ContactsRequest>,
+     &Default<v1::ContactsResponse>},
+    {"probe", true, "Probe", "probe", true, &RunAs<v1::ProbeRequest, v1::ProbeResponse, &RunProbe>,
+     &Default<v1::ProbeRequest>, &Default<v1::ProbeResponse>},
+    {"move_characters", true, "MoveCharacters", "move-character", false,
      &RunAs<v1::MoveCharactersRequest, v1::MoveCharactersResponse, &RunMoveCharacters>,
-     &v1::MoveCharactersRequest::default_instance(),
-     &v1::MoveCharactersResponse::default_instance()},
-    {"validate_hit", false, "ValidateHit", "validate-hit",
+     &Default<v1::MoveCharactersRequest>, &Default<v1::MoveCharactersResponse>},
+    {"validate_hit", false, "ValidateHit", "validate-hit", true,
      &RunAs<v1::ValidateHitRequest, v1::ValidateHitResponse, &RunValidateHitKind>,
-     &v1::ValidateHitRequest::default_instance(), &v1::ValidateHitResponse::default_instance()},
+     &Default<v1::ValidateHitRequest>, &Default<v1::ValidateHitResponse>},
 };
 
 // The field `name` of `message`'s type, of the expected type; aborts at start-up on a table that
@@ -89,12 +96,18 @@ std::vector<QueryKind> Build() {
     kind.name = row.name;
     kind.method = row.method;
     kind.cli_command = row.cli_command;
+    kind.inline_on_rpc_thread = row.inline_on_rpc_thread;
     kind.run = row.run;
-    kind.request_type = row.request_type;
-    kind.response_type = row.response_type;
-    kind.world_field = FieldOf(*row.request_type, "world", FieldDescriptor::CPPTYPE_STRING);
-    kind.read_at_field = FieldOf(*row.request_type, "read_at", FieldDescriptor::CPPTYPE_MESSAGE);
-    kind.version_field = FieldOf(*row.response_type, "version", FieldDescriptor::CPPTYPE_UINT64);
+    kind.request_type = &row.request_type();
+    kind.response_type = &row.response_type();
+    kind.world_field = FieldOf(*kind.request_type, "world", FieldDescriptor::CPPTYPE_STRING);
+    kind.read_at_field = FieldOf(*kind.request_type, "read_at", FieldDescriptor::CPPTYPE_MESSAGE);
+    if (kind.read_at_field->message_type() != v1::ReadAt::descriptor()) {
+      std::fprintf(stderr, "query kinds table: %s.read_at is not a ReadAt\n",
+                   kind.request_type->GetTypeName().c_str());
+      std::abort();
+    }
+    kind.version_field = FieldOf(*kind.response_type, "version", FieldDescriptor::CPPTYPE_UINT64);
     kind.batch_request_field = nullptr;
     kind.batch_result_field = nullptr;
     if (row.in_batch) {

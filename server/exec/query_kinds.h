@@ -30,6 +30,10 @@ struct QueryKind {
   absl::string_view method;
   // The voxcol CLI command that makes this query.
   absl::string_view cli_command;
+  // Whether a unary call of this kind runs on the RPC thread that took it: kinds whose work is
+  // short and bounded by their limits (a raycast, a probe, a hit check). The shape queries and
+  // character moves, which may run to their work budget or deadline, go to the query pool.
+  bool inline_on_rpc_thread;
   // Runs `request` (this kind's request message) on the version the calling thread reads and
   // fills `response` (its response message) without its version. INVALID_ARGUMENT naming the
   // field for bad input; DEADLINE_EXCEEDED / CANCELLED when `interrupt` stopped it.

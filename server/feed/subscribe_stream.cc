@@ -84,16 +84,24 @@ class SubscriptionHub::EncodedChanges {
     grpc::SerializationTraits<v1::SubscribeResponse>::Serialize(response, &encoded.message, &own);
     encoded.bytes = encoded.message.Length();
     GetServerMetrics().subscribe_encodings->Add();
-    // Bounded: the oldest versions go first (subscribers far behind encode again).
-    while (cache_.size() >= kMaxEntries) cache_.erase(cache_.begin());
-    return cache_.emplace(key, std::move(encoded)).first->second;
+    // Bounded in entries and bytes: the oldest versions go first (a subscriber far behind
+    // encodes them again), never the one just made.
+    bytes_ += encoded.bytes;
+    auto made = cache_.emplace(key, std::move(encoded)).first;
+    while ((cache_.size() > kMaxEntries || bytes_ > kMaxBytes) && cache_.begin() != made) {
+      bytes_ -= cache_.begin()->second.bytes;
+      cache_.erase(cache_.begin());
+    }
+    return made->second;
   }
 
  private:
   // Version first, so that begin() is the oldest change.
   using Key = std::tuple<uint64_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, bool>;
   static constexpr size_t kMaxEntries = 4096;
+  static constexpr size_t kMaxBytes = size_t(16) << 20;
   std::map<Key, Encoded> cache_;
+  size_t bytes_ = 0;  // of the encodings held
 };
 
 // One Subscribe stream: a cursor into the change log and a buffer of at most `capacity` prepared

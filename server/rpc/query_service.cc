@@ -307,6 +307,14 @@ void QueryServiceImpl::AcceptStreams(const RpcThreads& threads) {
                           grpc::ServerCompletionQueue* queue, void* tag) {
       RequestAsyncUnary(index, context, request, responder, queue, queue, tag);
     };
+    if (!unary.kind->inline_on_rpc_thread) {
+      // Work that may run to its budget or deadline: on the query pool, shed when it is full.
+      method->run_elsewhere = [this](std::function<void()> task) {
+        return pool_->TrySubmit(std::move(task));
+      };
+      method->refused = ToGrpcStatus(
+          absl::ResourceExhaustedError("server overloaded: query queue is full, retry later"));
+    }
     method->handle = [this, kind = unary.kind](grpc::ServerContext& context,
                                                grpc::ByteBuffer& request,
                                                grpc::ByteBuffer* response) {

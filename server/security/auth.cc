@@ -1,5 +1,6 @@
 #include "server/security/auth.h"
 
+#include <google/protobuf/descriptor.h>
 #include <grpc/grpc_security_constants.h>
 #include <openssl/evp.h>
 
@@ -18,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "server/convert/convert.h"
 #include "server/telemetry/log.h"
+#include "voxcol/v1/query_service.pb.h"
 
 namespace voxcol::server {
 namespace {
@@ -114,8 +116,18 @@ MethodPolicy PolicyForMethod(std::string_view method) {
     if (entry.method == method) return entry.policy;
   }
   // QueryService only reads: its unary methods are queries (the Query stream is listed above).
-  if (StartsWith(method, kQueryServicePrefix) && method.size() > kQueryServicePrefix.size()) {
-    return {Role::kQuery, QuotaKind::kQuery};
+  // Only methods the service really has, and only unary ones: a path it does not define, or a
+  // new streaming method, falls back to admin until it is listed.
+  if (StartsWith(method, kQueryServicePrefix)) {
+    const google::protobuf::MethodDescriptor* descriptor =
+        v1::RaycastRequest::descriptor()
+            ->file()
+            ->FindServiceByName("QueryService")
+            ->FindMethodByName(std::string(method.substr(kQueryServicePrefix.size())));
+    if (descriptor != nullptr && !descriptor->client_streaming() &&
+        !descriptor->server_streaming()) {
+      return {Role::kQuery, QuotaKind::kQuery};
+    }
   }
   return {Role::kAdmin, QuotaKind::kNone};
 }
@@ -252,12 +264,12 @@ grpc::Status CallGate::Decide(const Find& find, std::string_view method,
     if (entry == nullptr) {
       return ToGrpcStatus(absl::UnauthenticatedError("unknown bearer token"));
     }
+    identity = entry->identity;  // also for the refusal's log line
     if (entry->role < policy.role) {
       return ToGrpcStatus(absl::PermissionDeniedError(absl::StrCat(
           std::string(method), " needs the ", std::string(RoleName(policy.role)),
           " role; identity ", entry->identity, " has ", std::string(RoleName(entry->role)))));
     }
-    identity = entry->identity;
   }
   if (identity.empty()) identity = "anonymous";
   if (absl::Status quota = quotas_->Admit(identity, policy.quota, absl::Now()); !quota.ok()) {

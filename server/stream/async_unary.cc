@@ -25,7 +25,18 @@ class UnaryCall final : public CqTag {
       return;
     }
     new UnaryCall(threads_, method_);  // the next call of this method
-    answered_ = true;
+    answered_ = true;  // the next event is the end of Finish, wherever it is started
+    if (!method_->run_elsewhere) {
+      Answer();
+    } else if (!method_->run_elsewhere([this] { Answer(); })) {
+      responder_.FinishWithError(method_->refused, static_cast<CqTag*>(this));
+    }
+  }
+
+ private:
+  // Runs the handler and starts sending its answer (from any thread: async operations may be
+  // started anywhere); `this` is not touched after Finish.
+  void Answer() {
     grpc::ByteBuffer response;
     const grpc::Status status = method_->handle(context_, request_, &response);
     request_.Clear();
@@ -36,7 +47,6 @@ class UnaryCall final : public CqTag {
     }
   }
 
- private:
   const RpcThreads* threads_;
   std::shared_ptr<const UnaryMethod> method_;
   grpc::ServerContext context_;

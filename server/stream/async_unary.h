@@ -26,11 +26,16 @@ struct UnaryMethod {
                      grpc::ServerAsyncResponseWriter<grpc::ByteBuffer>* responder,
                      grpc::ServerCompletionQueue* queue, void* tag)>
       request;
-  // Answers one call on the RPC thread that took it: fills `response` when it returns OK. Must
-  // not block for long: the RPC threads also carry every stream's reads and writes.
+  // Answers one call: fills `response` when it returns OK. Runs on the RPC thread that took the
+  // call, unless `run_elsewhere` is set. Inline it must be short and never wait: the RPC threads
+  // also carry every stream's reads and writes.
   std::function<grpc::Status(grpc::ServerContext& context, grpc::ByteBuffer& request,
                              grpc::ByteBuffer* response)>
       handle;
+  // Optional: hands a task (handle, then the answer) to other threads; false when they refuse it
+  // (full), and the call is answered `refused`.
+  std::function<bool(std::function<void()> task)> run_elsewhere;
+  grpc::Status refused;
 };
 
 // Keeps one request for `method` waiting per RPC thread; each call that arrives is answered by
