@@ -455,6 +455,14 @@ std::unique_ptr<ReplicaSet> MakeReplica(const ReplicaOptions& replica, WorldRegi
   return followers;
 }
 
+// Whether the default world's store syncs before each ack (the shipped default, --store_sync).
+void RegisterStoreMetrics(const WorldParts& world, Metrics& registry) {
+  registry.AddGauge("voxcol_store_sync",
+                    "1 when an edit is acknowledged only after its write-ahead log is synced "
+                    "(--store_sync), 0 when a power loss can lose acknowledged edits",
+                    [&world] { return world.store->syncs_writes() ? 1.0 : 0.0; });
+}
+
 // The steps in order; objects are declared so that each outlives everything that uses it
 // (reverse destruction: the gRPC server first, the world last).
 int RunServer() {
@@ -496,10 +504,7 @@ int RunServer() {
   RpcMetrics rpc_metrics(registry, ServiceNames());
   (*security)->gate->SetRpcMetrics(&rpc_metrics);  // refused calls count in the same series
   RegisterStateMetrics(*world.world, query_pool, *world.cache, registry);
-  registry.AddGauge("voxcol_store_sync",
-                    "1 when an edit is acknowledged only after its write-ahead log is synced "
-                    "(--store_sync), 0 when a power loss can lose acknowledged edits",
-                    [&world] { return world.store->syncs_writes() ? 1.0 : 0.0; });
+  RegisterStoreMetrics(world, registry);
   RegisterFeedMetrics(worlds.default_change_log(), *world.subscriptions, registry);
   RegisterWorldMetrics(worlds, registry);
   std::unique_ptr<ReplicaSet> follower = MakeReplica(*replica, worlds, registry);
