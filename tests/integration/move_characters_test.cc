@@ -138,7 +138,9 @@ TEST_F(MoveCharactersTest, TickBatchEditsAndMovesTogether) {
     *query->mutable_move_characters() = Fall(position);
     v1::QueryBatchResponse response = Run(batch);
     ASSERT_EQ(response.code(), 0) << response.message();
-    if (tick == 0) EXPECT_EQ(response.version(), response.edit_ack().version());
+    if (tick == 0) {
+      EXPECT_EQ(response.version(), response.edit_ack().version());
+    }
     ASSERT_EQ(response.results_size(), 1);
     const v1::QueryResult& result = response.results(0);
     ASSERT_EQ(result.code(), 0) << result.message();
