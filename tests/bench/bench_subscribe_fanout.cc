@@ -10,11 +10,9 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <fstream>
 #include <iterator>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -22,6 +20,7 @@
 
 #include "tests/integration/http_get.h"
 #include "tests/integration/server_process.h"
+#include "tests/integration/subscribe_follower.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 
 namespace voxcol::bench {
@@ -44,49 +43,6 @@ double ProcessCpuMicros(pid_t pid) {
   }
   return ticks * 1e6 / double(sysconf(_SC_CLK_TCK));
 }
-
-// A subscriber on the callback API (no thread of its own): counts the responses it receives and
-// stops after version `last`.
-class Follower : public grpc::ClientReadReactor<v1::SubscribeResponse> {
- public:
-  Follower(v1::EditService::Stub* stub, uint64_t from, uint64_t last, bool include_voxels)
-      : last_(last) {
-    request_.set_from_version(from);
-    request_.set_include_voxels(include_voxels);
-    stub->async()->Subscribe(&context_, &request_, this);
-    StartRead(&event_);
-    StartCall();
-  }
-  void OnReadDone(bool ok) override {
-    if (!ok) return;  // OnDone follows
-    ++received_;
-    if (event_.version() >= last_) {
-      context_.TryCancel();
-      return;
-    }
-    StartRead(&event_);
-  }
-  void OnDone(const grpc::Status&) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    done_ = true;
-    cv_.notify_all();
-  }
-  bool WaitDone(std::chrono::seconds timeout) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, timeout, [this] { return done_; });
-  }
-  int received() const { return received_; }
-
- private:
-  const uint64_t last_;
-  grpc::ClientContext context_;
-  v1::SubscribeRequest request_;
-  v1::SubscribeResponse event_;
-  int received_ = 0;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-};
 
 // Edit i: one edge^3 block of its own, in a material from i, so that every edit changes voxels.
 v1::ApplyEditsRequest BlockEdit(int i, int edge) {
@@ -126,10 +82,10 @@ void RunFanout(benchmark::State& state, int subscribers, bool include_voxels, in
       stubs.push_back(v1::EditService::NewStub(
           grpc::CreateCustomChannel(server.address(), grpc::InsecureChannelCredentials(), args)));
     }
-    std::vector<std::unique_ptr<Follower>> followers;
+    std::vector<std::unique_ptr<testing::Follower>> followers;
     for (int s = 0; s < subscribers; ++s) {
-      followers.push_back(
-          std::make_unique<Follower>(stubs[s % kChannels].get(), 0, kEdits, include_voxels));
+      followers.push_back(std::make_unique<testing::Follower>(stubs[s % kChannels].get(), 0, kEdits,
+                                                              include_voxels));
     }
     // Every stream open on the server before the first edit.
     for (int wait = 0; wait < 500; ++wait) {
@@ -149,9 +105,11 @@ void RunFanout(benchmark::State& state, int subscribers, bool include_voxels, in
       }
     }
     for (auto& follower : followers) {
-      if (!follower->WaitDone(std::chrono::seconds(120)) || follower->received() != kEdits) {
+      if (!follower->WaitDone(std::chrono::seconds(120)) ||
+          follower->versions().size() != size_t(kEdits)) {
         state.SkipWithError(
-            ("a subscriber missed changes: " + std::to_string(follower->received())).c_str());
+            ("a subscriber missed changes: " + std::to_string(follower->versions().size()))
+                .c_str());
         return;
       }
     }
