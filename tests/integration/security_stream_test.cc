@@ -152,35 +152,14 @@ TEST_F(SecurityStreamTest, CancelledStreamsAuditEveryCommittedBatchExactlyOnce) 
       int reads = 0;
       const int to_read = int(rng() % uint32_t(count + 1));
       const bool cancel = rng() % 4 != 0;
-      if (tick) {
-        auto stream = query->Query(&context);
+      // The same steps on either stream: `request` is an empty request, `response` an answer.
+      auto drive = [&](auto& stream, auto request, auto response) {
         for (int i = 0; i < count; ++i, ++written) {
-          v1::QueryBatchRequest batch;
-          batch.set_batch_id(++next_id);
-          fill();
-          *batch.mutable_edits() = edits;
-          if (!stream->Write(batch)) break;
-        }
-        v1::QueryBatchResponse response;
-        while (reads < to_read && stream->Read(&response)) ++reads;
-        if (cancel) {
-          std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
-          context.TryCancel();
-        } else {
-          stream->WritesDone();
-          while (stream->Read(&response)) ++reads;
-        }
-        (void)stream->Finish();
-      } else {
-        auto stream = builder->EditStream(&context);
-        for (int i = 0; i < count; ++i, ++written) {
-          v1::EditStreamRequest request;
           request.set_batch_id(++next_id);
           fill();
           *request.mutable_edits() = edits;
           if (!stream->Write(request)) break;
         }
-        v1::EditStreamResponse response;
         while (reads < to_read && stream->Read(&response)) ++reads;
         if (cancel) {
           std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
@@ -190,6 +169,13 @@ TEST_F(SecurityStreamTest, CancelledStreamsAuditEveryCommittedBatchExactlyOnce) 
           while (stream->Read(&response)) ++reads;
         }
         (void)stream->Finish();
+      };
+      if (tick) {
+        auto stream = query->Query(&context);
+        drive(stream, v1::QueryBatchRequest(), v1::QueryBatchResponse());
+      } else {
+        auto stream = builder->EditStream(&context);
+        drive(stream, v1::EditStreamRequest(), v1::EditStreamResponse());
       }
       cancelled += cancel ? 1 : 0;
       answered += reads;

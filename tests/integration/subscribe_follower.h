@@ -18,8 +18,7 @@ namespace voxcol::testing {
 // receives until it has seen `last`.
 class Follower : public grpc::ClientReadReactor<v1::SubscribeResponse> {
  public:
-  Follower(v1::EditService::Stub* stub, uint64_t from, uint64_t last,
-           bool include_voxels = false)
+  Follower(v1::EditService::Stub* stub, uint64_t from, uint64_t last, bool include_voxels = false)
       : last_(last) {
     request_.set_from_version(from);
     request_.set_include_voxels(include_voxels);
