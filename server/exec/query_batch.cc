@@ -59,6 +59,25 @@ absl::Status RunKind(const QueryEngine& engine, const ServiceLimits& limits,
   return q.kind->run(engine, limits, *q.request, ResultOf(*q.kind, result), interrupt);
 }
 
+}  // namespace
+
+bool IsShortBatch(const v1::QueryBatchRequest& request, int max_queries) {
+  if (request.has_edits() || request.min_version() != 0) return false;
+  const int packed_rays = request.raycasts().origins_size() / 3;
+  if (request.queries_size() + packed_rays > max_queries) return false;
+  if (packed_rays > 0) {
+    const QueryKind* raycast = QueryKindOfMethod("Raycast");
+    if (raycast == nullptr || !raycast->inline_on_rpc_thread) return false;
+  }
+  for (const v1::QueryRequest& query : request.queries()) {
+    const QueryKind* kind = QueryKindOfBatchField(int(query.query_case()));
+    if (kind == nullptr || !kind->inline_on_rpc_thread) return false;
+  }
+  return true;
+}
+
+namespace {
+
 void RunOne(const QueryEngine& engine, const ServiceLimits& limits, const v1::QueryRequest& query,
             const QueryInterrupt& interrupt, v1::QueryResult* result) {
   result->set_client_id(query.client_id());

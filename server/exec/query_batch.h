@@ -24,6 +24,12 @@ struct BatchLimits {
 // threshold so they are recycled rather than mapped.
 google::protobuf::ArenaOptions BatchArenaOptions();
 
+// Whether `request` is a short batch, one whose work is small and bounded as a unary raycast's:
+// at most `max_queries` queries (packed rays included), every one of a kind that runs on the RPC
+// thread (QueryKind::inline_on_rpc_thread), no edits (a store write) and no min_version (a wait).
+// The Query stream runs such a batch on the RPC thread that read it (server/rpc/query_service.cc).
+bool IsShortBatch(const v1::QueryBatchRequest& request, int max_queries);
+
 // Fills `response` (batch_id, version, code, results). `deadline` is absolute; `cancelled`, if not
 // null, is polled between queries so a cancelled stream stops consuming CPU.
 void ExecuteBatch(const QueryEngine& engine, const ServiceLimits& limits,

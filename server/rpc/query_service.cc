@@ -74,6 +74,9 @@ absl::Status AnswerUnary(const QueryKind& kind, const WorldResolver& resolver,
 // finished responses queue here until the previous write is done.
 class QueryStream final : public AsyncStream {
  public:
+  // The most queries (packed rays included) of a batch run on the RPC thread; see Submit().
+  static constexpr int kShortBatchQueries = 64;
+
   QueryStream(QueryServiceImpl* service, std::unique_ptr<StreamCall> call)
       : AsyncStream(std::move(call)),
         service_(service),
@@ -164,9 +167,13 @@ class QueryStream final : public AsyncStream {
     absl::Time arrival;
   };
 
-  // Runs the batch on the pool; false (and nothing runs) if the call has ended meanwhile: a
-  // cancellation may finish the call while its last read is being handled, and then the stream
-  // is deleted once OnReadDone returns.
+  // Runs the batch, on the query pool or, if it is short and the pool has nothing queued, here on
+  // the RPC thread that read it: the hand-off to the pool and back costs two thread wake-ups,
+  // which were most of a small tick batch's tail (docs/benchmarks.md, "Tick latency"). Under load
+  // the pool stays the one queue that orders and sheds work. False (and nothing runs) if the call
+  // has ended meanwhile: a cancellation may finish the call while its last read is being handled.
+  // Either way the stream lives until OnReadDone returns (AsyncStream runs OnDone() only after
+  // every reaction has returned), so a batch run here may complete, and finish the call, first.
   bool Submit(std::shared_ptr<StreamBatch> batch) {
     GetServerMetrics().batches->Add();
     batch->arrival = absl::Now();
@@ -180,7 +187,7 @@ class QueryStream final : public AsyncStream {
       if (finished_) return false;
       ++in_flight_;  // from here the call cannot finish before Complete()
     }
-    bool accepted = service_->pool_->TrySubmit([this, batch, deadline] {
+    auto run = [this, batch, deadline] {
       const int64_t queued = absl::ToInt64Microseconds(absl::Now() - batch->arrival);
       absl::StatusOr<WorldHandle> world = service_->resolver_.Resolve(batch->request->world());
       if (world.ok()) {
@@ -191,8 +198,13 @@ class QueryStream final : public AsyncStream {
       }
       batch->response->mutable_timing()->set_queue_micros(uint32_t(queued));
       Complete(*batch);
-    });
-    if (!accepted) {
+    };
+    if (service_->pool_->queued() == 0 && IsShortBatch(*batch->request, kShortBatchQueries)) {
+      GetServerMetrics().batches_inline->Add();
+      run();
+      return true;
+    }
+    if (!service_->pool_->TrySubmit(std::move(run))) {
       FailBatch(*batch->request,
                 absl::ResourceExhaustedError("server overloaded: query queue is full, retry later"),
                 batch->response);

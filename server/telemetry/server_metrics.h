@@ -14,6 +14,7 @@ struct ServerMetrics {
   Histogram* edit_latency;
   Counter* query_failures;     // queries answered with a non-OK code
   Counter* batches;            // batches received on streams
+  Counter* batches_inline;     // of those, short batches run on the RPC thread
   Counter* batches_shed;       // refused with RESOURCE_EXHAUSTED
   Counter* batches_deadline;   // DEADLINE_EXCEEDED
   Counter* batches_cancelled;  // stopped because their stream was cancelled

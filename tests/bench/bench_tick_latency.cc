@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -24,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "tests/bench/tick_flags.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
@@ -53,11 +56,16 @@ class TickServer {
 
  private:
   TickServer() {
-    ok_ = process_.Start(
-        VOXCOL_SERVER_PATH,
-        {"--data_dir=" + dir_.path() + "/data", "--world_size=256,128,256", "--store_sync=false",
-         "--backup_root=" + dir_.path() + "/backups", "--metrics_listen="},
-        dir_.path());
+    std::vector<std::string> args = {
+        "--data_dir=" + dir_.path() + "/data", "--world_size=256,128,256", "--store_sync=false",
+        "--backup_root=" + dir_.path() + "/backups", "--metrics_listen="};
+    // More server flags for experiments, e.g. VOXCOL_TICK_SERVER_FLAGS="--rpc_threads=1".
+    if (const char* extra = std::getenv("VOXCOL_TICK_SERVER_FLAGS")) {
+      for (absl::string_view flag : absl::StrSplit(extra, ' ', absl::SkipEmpty())) {
+        args.emplace_back(flag);
+      }
+    }
+    ok_ = process_.Start(VOXCOL_SERVER_PATH, args, dir_.path());
     // The server is never destroyed (benchmarks may run until exit): stop it and remove its
     // directory at exit.
     std::atexit([] {
@@ -262,6 +270,7 @@ void TimeStreamBatches(benchmark::State& state, std::chrono::nanoseconds period,
   grpc::ClientContext context;
   auto stream = stub->Query(&context);
   v1::QueryBatchResponse response;
+  std::vector<double> server_ms;  // the server's own time per batch, arrival to answer
   auto call = [&] {
     if (!stream->Write(RaycastBatch(rng, 64)) || !stream->Read(&response)) {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, "stream ended");
@@ -269,10 +278,15 @@ void TimeStreamBatches(benchmark::State& state, std::chrono::nanoseconds period,
     if (response.results_size() != 64) {
       return grpc::Status(grpc::StatusCode::INTERNAL, "a batch result is missing");
     }
+    server_ms.push_back(response.server_micros() / 1000.0);
     return grpc::Status::OK;
   };
   for (int i = 0; i < 50; ++i) call();
+  server_ms.clear();
   TimeTicks(state, period, load_streams, call);
+  std::sort(server_ms.begin(), server_ms.end());
+  state.counters["server_p50_ms"] = Percentile(server_ms, 0.50);
+  state.counters["server_p999_ms"] = Percentile(server_ms, 0.999);
   stream->WritesDone();
   stream->Finish();
 }
