@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "client/voxcol_client.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
+#include "voxcol_client.h"  // relative: resolves in the tree and in <prefix>/include/voxcol/client
 
 namespace voxcol::client {
 

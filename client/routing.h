@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "client/voxcol_client.h"
+#include "voxcol_client.h"  // relative: resolves in the tree and in <prefix>/include/voxcol/client
 
 namespace voxcol::client {
 

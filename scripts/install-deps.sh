@@ -14,6 +14,8 @@ packages=(
   # python3-grpc-tools (1.14) is too old for proto3 `optional`.
   python3-grpcio python3-protobuf python3-setuptools python3-wheel python3-pip python3-venv
   openssl libssl-dev
+  # The C ABI's bindings (clients/c/bindings): the C# one is built and run with Debian's mono.
+  mono-mcs mono-runtime
   libbullet-dev libembree-dev libpng-dev
   clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14
 )

@@ -23,10 +23,10 @@ using Stream = grpc::ClientReaderWriter<v1::QueryBatchRequest, v1::QueryBatchRes
 class ShortBatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(server_.Start(VOXCOL_SERVER_PATH,
-                              {"--data_dir=" + dir_.path() + "/data", "--world_size=128,96,128",
-                               "--query_threads=2"},
-                              dir_.path()))
+    ASSERT_TRUE(server_.Start(
+        VOXCOL_SERVER_PATH,
+        {"--data_dir=" + dir_.path() + "/data", "--world_size=128,96,128", "--query_threads=2"},
+        dir_.path()))
         << server_.Log();
     channel_ = grpc::CreateChannel(server_.address(), grpc::InsecureChannelCredentials());
     query_ = v1::QueryService::NewStub(channel_);
