@@ -71,7 +71,8 @@ Client::Client(const std::string& target, std::chrono::milliseconds timeout,
       world_(v1::WorldService::NewStub(channel_)),
       query_(v1::QueryService::NewStub(channel_)),
       edit_(v1::EditService::NewStub(channel_)),
-      admin_(v1::AdminService::NewStub(channel_)) {}
+      admin_(v1::AdminService::NewStub(channel_)),
+      replica_(v1::ReplicaService::NewStub(channel_)) {}
 
 grpc::Status Client::GetWorldInfo(v1::GetWorldInfoResponse* response) {
   return GetWorldInfo(v1::GetWorldInfoRequest(), response);
@@ -88,6 +89,11 @@ grpc::Status Client::CreateWorld(const v1::CreateWorldRequest& request,
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + timeout_);
   return world_->CreateWorld(&context, request, response);
+}
+
+grpc::Status Client::GetReplicaStatus(v1::GetReplicaStatusResponse* response) {
+  return Unary(*replica_, &v1::ReplicaService::Stub::GetReplicaStatus,
+               v1::GetReplicaStatusRequest(), response);
 }
 
 grpc::Status Client::DeleteWorld(const std::string& world) {

@@ -14,6 +14,7 @@
 #include "voxcol/v1/admin_service.grpc.pb.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
+#include "voxcol/v1/replica_service.grpc.pb.h"
 #include "voxcol/v1/world_service.grpc.pb.h"
 
 namespace voxcol::client {
@@ -81,6 +82,8 @@ class Client {
   grpc::Status ApplyEdits(const v1::ApplyEditsRequest& request, v1::EditAck* response);
   grpc::Status ReadVoxels(const v1::ReadVoxelsRequest& request, v1::ReadVoxelsResponse* response);
   grpc::Status WriteVoxels(const v1::WriteVoxelsRequest& request, v1::EditAck* response);
+  // A read replica's lag and state (ReplicaService); FAILED_PRECONDITION from a primary.
+  grpc::Status GetReplicaStatus(v1::GetReplicaStatusResponse* response);
 
   // Opens the change feed. Streams have no deadline: `context` (owned by the caller, alive until
   // the reader is finished) can cancel it with TryCancel(). Read() responses until it returns
@@ -119,6 +122,7 @@ class Client {
   std::unique_ptr<v1::QueryService::Stub> query_;
   std::unique_ptr<v1::EditService::Stub> edit_;
   std::unique_ptr<v1::AdminService::Stub> admin_;
+  std::unique_ptr<v1::ReplicaService::Stub> replica_;
 };
 
 // Edit batches over one EditStream with many in flight. Send() queues a batch, Next() returns the

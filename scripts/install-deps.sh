@@ -16,6 +16,8 @@ packages=(
   openssl libssl-dev
   # The C ABI's bindings (clients/c/bindings): the C# one is built and run with Debian's mono.
   mono-mcs mono-runtime
+  # The Go client (clients/go) builds offline from Debian's Go packages (clients/go/offline.sh).
+  golang-go protoc-gen-go protoc-gen-go-grpc golang-google-grpc-dev golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev
   libbullet-dev libembree-dev libpng-dev
   clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14
 )

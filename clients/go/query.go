@@ -1,0 +1,51 @@
+package voxcol
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+
+	v1 "github.com/voxcol/voxcol/clients/go/voxcolv1"
+)
+
+// Raycast casts one ray and returns its first hit, or every surface crossing with AllHits
+// (QueryService.Raycast). Many rays a tick are cheaper through a Batcher (Batcher.Raycasts).
+func (c *Client) Raycast(ctx context.Context, req *v1.RaycastRequest, opts ...grpc.CallOption) (*v1.RaycastResponse, error) {
+	return unary(ctx, c, "QueryService.Raycast", req, c.queries.Raycast, opts)
+}
+
+// Sweep moves a shape along a line and returns where it first meets the terrain
+// (QueryService.Sweep).
+func (c *Client) Sweep(ctx context.Context, req *v1.SweepRequest, opts ...grpc.CallOption) (*v1.SweepResponse, error) {
+	return unary(ctx, c, "QueryService.Sweep", req, c.queries.Sweep, opts)
+}
+
+// Overlap tests a posed shape against the terrain and the water, exactly
+// (QueryService.Overlap).
+func (c *Client) Overlap(ctx context.Context, req *v1.OverlapRequest, opts ...grpc.CallOption) (*v1.OverlapResponse, error) {
+	return unary(ctx, c, "QueryService.Overlap", req, c.queries.Overlap, opts)
+}
+
+// Contacts returns the contact manifold of a posed shape with the terrain, and its water
+// contact (QueryService.Contacts).
+func (c *Client) Contacts(ctx context.Context, req *v1.ContactsRequest, opts ...grpc.CallOption) (*v1.ContactsResponse, error) {
+	return unary(ctx, c, "QueryService.Contacts", req, c.queries.Contacts, opts)
+}
+
+// Probe asks whether geometry may be in a box or sphere, at broadphase precision
+// (QueryService.Probe).
+func (c *Client) Probe(ctx context.Context, req *v1.ProbeRequest, opts ...grpc.CallOption) (*v1.ProbeResponse, error) {
+	return unary(ctx, c, "QueryService.Probe", req, c.queries.Probe, opts)
+}
+
+// MoveCharacters runs one tick of the character controller for every move of the request
+// (QueryService.MoveCharacters).
+func (c *Client) MoveCharacters(ctx context.Context, req *v1.MoveCharactersRequest, opts ...grpc.CallOption) (*v1.MoveCharactersResponse, error) {
+	return unary(ctx, c, "QueryService.MoveCharacters", req, c.queries.MoveCharacters, opts)
+}
+
+// ValidateHit judges a client's shot against the terrain as of the version it saw (lag
+// compensation, QueryService.ValidateHit).
+func (c *Client) ValidateHit(ctx context.Context, req *v1.ValidateHitRequest, opts ...grpc.CallOption) (*v1.ValidateHitResponse, error) {
+	return unary(ctx, c, "QueryService.ValidateHit", req, c.queries.ValidateHit, opts)
+}
