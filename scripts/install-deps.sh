@@ -37,6 +37,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Node.js and npm for the TypeScript client (clients/ts): Debian's, unless a node is installed
+# already (this machine kind ships Node 20; a bare Debian 12 gets Debian's Node 18 and npm 9).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "install-deps: installing nodejs npm" >&2
+  [ -n "$updated" ] || $sudo apt-get update -qq
+  updated=1
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+
 # kubectl renders the kustomize overlays offline (scripts/check-manifests.sh): Debian's
 # kubernetes-client, unless a kubectl is installed already (it would conflict with another one).
 if ! command -v kubectl >/dev/null; then
