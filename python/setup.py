@@ -1,9 +1,11 @@
 """Build step of the voxcol Python package: generates the voxcol.v1 protobuf and gRPC stubs.
 
 The stubs (voxcol/v1/*_pb2.py, *_pb2.pyi, *_pb2_grpc.py) are written into the build directory
-from the .proto files of the repository (../proto, or $VOXCOL_PROTO_DIR), so they always match the
-server's API and are never committed. The compiler is Debian's protoc with grpc_python_plugin
-(protobuf-compiler, protobuf-compiler-grpc), or grpc_tools.protoc when that is new enough.
+from the .proto files ($VOXCOL_PROTO_DIR; else ./proto, where the sdist carries them; else the
+repository's ../proto), so they always match the server's API and are never committed. The sdist
+copies the repository's .proto files into ./proto, so it builds on its own. The compiler is
+Debian's protoc with grpc_python_plugin (protobuf-compiler, protobuf-compiler-grpc), or
+grpc_tools.protoc when that is new enough.
 """
 
 import os
@@ -14,16 +16,26 @@ import sys
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.command.sdist import sdist
 
 HERE = pathlib.Path(__file__).resolve().parent
 PROTOS = ["types", "world_service", "query_service", "edit_service", "admin_service", "replica_service"]
 
 
+def has_protos(root: pathlib.Path) -> bool:
+    return all((root / "voxcol" / "v1" / f"{name}.proto").is_file() for name in PROTOS)
+
+
 def proto_dir() -> pathlib.Path:
-    root = pathlib.Path(os.environ.get("VOXCOL_PROTO_DIR", HERE.parent / "proto"))
-    if not (root / "voxcol" / "v1" / "types.proto").is_file():
-        sys.exit(f"voxcol: no voxcol/v1/*.proto under {root} (set VOXCOL_PROTO_DIR)")
-    return root
+    if "VOXCOL_PROTO_DIR" in os.environ:
+        candidates = [pathlib.Path(os.environ["VOXCOL_PROTO_DIR"])]
+    else:
+        candidates = [HERE / "proto", HERE.parent / "proto"]  # the sdist's, the repository's
+    for root in candidates:
+        if has_protos(root):
+            return root
+    sys.exit(f"voxcol: no voxcol/v1/{{{','.join(PROTOS)}}}.proto under "
+             f"{' or '.join(map(str, candidates))} (set VOXCOL_PROTO_DIR)")
 
 
 def protoc_command() -> list:
@@ -64,4 +76,16 @@ class BuildWithStubs(build_py):
         return outputs + [str(package / name) for name in generated]
 
 
-setup(cmdclass={"build_py": BuildWithStubs})
+class SdistWithProtos(sdist):
+    """The sdist carries the .proto files (in ./proto) so that it builds without the repository."""
+
+    def make_release_tree(self, base_dir, files):
+        super().make_release_tree(base_dir, files)
+        source = proto_dir()
+        target = pathlib.Path(base_dir) / "proto" / "voxcol" / "v1"
+        target.mkdir(parents=True, exist_ok=True)
+        for name in PROTOS:
+            shutil.copyfile(source / "voxcol" / "v1" / f"{name}.proto", target / f"{name}.proto")
+
+
+setup(cmdclass={"build_py": BuildWithStubs, "sdist": SdistWithProtos})

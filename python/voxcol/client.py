@@ -1,235 +1,174 @@
-"""A small typed wrapper over the voxcol.v1 gRPC API (docs/sdk.md).
+"""The voxcol client: one channel, every RPC of the voxcol.v1 services (docs/sdk.md).
 
-Every method takes plain Python values (tuples for vectors, shapes from sphere()/capsule()/box()/
-hull()) and returns the response message of the RPC (voxcol.v1 protobuf, see proto/voxcol/v1/).
-Errors are grpc.RpcError with the server's status code and a message naming the bad field.
+Every method takes either the RPC's request message (voxcol.v1) or plain Python values (tuples
+for vectors, shapes from sphere()/capsule()/box()/hull(), see voxcol.messages) and returns the
+RPC's response message. Failures raise voxcol.VoxcolError (a grpc.RpcError) with the status code
+and the server's message; wrong argument types raise TypeError before anything is sent.
+
+World selection (issue 22): connect(..., world="w") names the world of every request that names
+none itself; `world=` on a call overrides it for that call. Read-your-writes floors: every edit
+acknowledgement raises its world's floor (read_floor()), and the batcher's batches wait for it.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import itertools
-import queue
 import threading
-from typing import Iterable, Iterator, Optional, Sequence, Union
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional,
+                    Sequence, Tuple, TypeVar, Union, overload)
 
 import grpc
+from google.protobuf.message import Message
 
+from voxcol import _wire
+from voxcol import messages as m
+from voxcol._stream import QueryConnection
+from voxcol.channel import ChannelSecurity, Pem, make_channel
+from voxcol.errors import ClientClosedError, VoxcolError, error_from_code, error_from_rpc
+from voxcol.floors import ReadFloors
 from voxcol.v1 import admin_service_pb2 as admin_pb
 from voxcol.v1 import admin_service_pb2_grpc as admin_grpc
 from voxcol.v1 import edit_service_pb2 as edit_pb
 from voxcol.v1 import edit_service_pb2_grpc as edit_grpc
 from voxcol.v1 import query_service_pb2 as query_pb
 from voxcol.v1 import query_service_pb2_grpc as query_grpc
+from voxcol.v1 import replica_service_pb2 as replica_pb
+from voxcol.v1 import replica_service_pb2_grpc as replica_grpc
 from voxcol.v1 import types_pb2 as types_pb
 from voxcol.v1 import world_service_pb2 as world_pb
 from voxcol.v1 import world_service_pb2_grpc as world_grpc
 
-Vector = Sequence[float]
-Voxel = Sequence[int]
-Query = Union[query_pb.QueryRequest, query_pb.RaycastRequest, query_pb.SweepRequest,
-              query_pb.OverlapRequest, query_pb.ContactsRequest, query_pb.ProbeRequest,
-              query_pb.MoveCharactersRequest]
+if TYPE_CHECKING:
+    from voxcol.batcher import QueryBatcher
+
+Vector = m.Vector
+Voxel = m.Voxel
+R = TypeVar("R", bound=Message)
+
+_HAS_WORLD: Dict[type, bool] = {}
 
 
-# ---- value helpers ------------------------------------------------------------------------------
-
-def vec3(v: Vector) -> types_pb.Vec3:
-    x, y, z = v
-    return types_pb.Vec3(x=x, y=y, z=z)
-
-
-def int3(v: Voxel) -> types_pb.Int3:
-    x, y, z = v
-    return types_pb.Int3(x=x, y=y, z=z)
+def _has_world(request_type: type) -> bool:
+    known = _HAS_WORLD.get(request_type)
+    if known is None:
+        known = _HAS_WORLD[request_type] = "world" in request_type.DESCRIPTOR.fields_by_name
+    return known
 
 
-def voxel_box(lo: Voxel, hi: Voxel) -> types_pb.VoxelBox:
-    """Voxels [lo, hi): hi is exclusive."""
-    return types_pb.VoxelBox(min=int3(lo), max=int3(hi))
+def _message(request_type: type, first: Any, build: Callable[..., Any], args: tuple,
+             kwargs: dict, what: str) -> Any:
+    """`first` when it is the request message (then nothing else may be given), else
+    build(first, *args, **kwargs)."""
+    if isinstance(first, request_type):
+        if args or kwargs:
+            raise TypeError(f"{what}: pass either a {request_type.__name__} or values, not both")
+        return first
+    if isinstance(first, Message) and type(first).__name__.endswith("Request"):
+        raise TypeError(f"{what}: expected a {request_type.__name__} or values, got a "
+                        f"{type(first).__name__}")
+    if build is None:
+        raise TypeError(f"{what}: expected a {request_type.__name__}, got "
+                        f"{type(first).__name__}")
+    return build(first, *args, **kwargs)
 
 
-def sphere(radius: float) -> types_pb.Shape:
-    return types_pb.Shape(sphere=types_pb.SphereShape(radius=radius))
-
-
-def capsule(half_height: float, radius: float) -> types_pb.Shape:
-    return types_pb.Shape(capsule=types_pb.CapsuleShape(half_height=half_height, radius=radius))
-
-
-def box(half_extents: Vector, convex_radius: float = 0.0) -> types_pb.Shape:
-    return types_pb.Shape(box=types_pb.BoxShape(half_extents=vec3(half_extents),
-                                                convex_radius=convex_radius))
-
-
-def hull(points: Iterable[Vector], convex_radius: float = 0.0) -> types_pb.Shape:
-    return types_pb.Shape(hull=types_pb.ConvexHullShape(points=[vec3(p) for p in points],
-                                                        convex_radius=convex_radius))
-
-
-def posed(shape: types_pb.Shape, position: Vector,
-          rotation: Optional[Sequence[float]] = None) -> types_pb.PosedShape:
-    """A shape at `position`, rotated by the unit quaternion (w, x, y, z) when given."""
-    pose = types_pb.PosedShape(shape=shape, position=vec3(position))
-    if rotation is not None:
-        w, x, y, z = rotation
-        pose.rotation.CopyFrom(types_pb.Quat(w=w, x=x, y=y, z=z))
-    return pose
-
-
-# ---- request builders (shared by the unary calls and the Query stream) --------------------------
-
-def raycast_request(origin: Vector, direction: Vector = (0.0, -1.0, 0.0),
-                    max_distance: float = 256.0, *, blocky: bool = False,
-                    stop_at_water: bool = False, all_hits: bool = False) -> query_pb.RaycastRequest:
-    return query_pb.RaycastRequest(
-        origin=vec3(origin), direction=vec3(direction), max_distance=max_distance,
-        mode=query_pb.RAYCAST_MODE_BLOCKY if blocky else query_pb.RAYCAST_MODE_SMOOTH,
-        water_mode=(types_pb.WATER_MODE_STOP_AT_SURFACE if stop_at_water
-                    else types_pb.WATER_MODE_PASS_THROUGH),
-        all_hits=all_hits)
-
-
-def raycast_arrays(origins: Iterable[Vector], directions: Iterable[Vector],
-                   max_distance: Union[float, Iterable[float]] = 256.0, *, blocky: bool = False,
-                   stop_at_water: bool = False) -> query_pb.RaycastArrays:
-    """Many closest-hit raycasts as packed arrays (QueryBatchRequest.raycasts): one max_distance
-    for every ray or one per ray. Answered in QueryBatchResponse.raycasts, one entry per ray."""
-    distances = [float(max_distance)] if isinstance(max_distance, (int, float)) else list(
-        max_distance)
-    return query_pb.RaycastArrays(
-        origins=[c for v in origins for c in v], directions=[c for v in directions for c in v],
-        max_distances=distances,
-        mode=query_pb.RAYCAST_MODE_BLOCKY if blocky else query_pb.RAYCAST_MODE_SMOOTH,
-        water_mode=(types_pb.WATER_MODE_STOP_AT_SURFACE if stop_at_water
-                    else types_pb.WATER_MODE_PASS_THROUGH))
-
-
-def sweep_request(shape: types_pb.Shape, position: Vector, direction: Vector, distance: float, *,
-                  rotation: Optional[Sequence[float]] = None,
-                  all_hits: bool = False) -> query_pb.SweepRequest:
-    return query_pb.SweepRequest(
-        shape=posed(shape, position, rotation), direction=vec3(direction), distance=distance,
-        collection=query_pb.HIT_COLLECTION_ALL if all_hits else query_pb.HIT_COLLECTION_CLOSEST)
-
-
-def overlap_request(shape: types_pb.Shape, position: Vector, *,
-                    rotation: Optional[Sequence[float]] = None,
-                    penetration: bool = False) -> query_pb.OverlapRequest:
-    return query_pb.OverlapRequest(shape=posed(shape, position, rotation),
-                                   include_penetration=penetration)
-
-
-def contacts_request(shape: types_pb.Shape, position: Vector, *,
-                     rotation: Optional[Sequence[float]] = None, margin: float = 0.0,
-                     skip_water: bool = False) -> query_pb.ContactsRequest:
-    return query_pb.ContactsRequest(shape=posed(shape, position, rotation), margin=margin,
-                                    skip_water=skip_water)
-
-
-def probe_request(center: Vector, *, half_extents: Optional[Vector] = None,
-                  radius: Optional[float] = None, include_voxels: bool = False,
-                  max_voxels: int = 0) -> query_pb.ProbeRequest:
-    """A box probe (half_extents) or a sphere probe (radius)."""
-    if (half_extents is None) == (radius is None):
-        raise ValueError("probe: give exactly one of half_extents and radius")
-    request = query_pb.ProbeRequest(include_voxels=include_voxels, max_voxels=max_voxels)
-    if radius is not None:
-        request.sphere.CopyFrom(query_pb.ProbeSphere(center=vec3(center), radius=radius))
-    else:
-        request.box.CopyFrom(query_pb.ProbeBox(center=vec3(center),
-                                               half_extents=vec3(half_extents)))
-    return request
-
-
-def character_move(position: Vector, displacement: Vector, *, radius: float = 0.4,
-                   half_height: float = 0.9, client_id: int = 0) -> query_pb.CharacterMove:
-    return query_pb.CharacterMove(client_id=client_id, radius=radius, half_height=half_height,
-                                  position=vec3(position), displacement=vec3(displacement))
-
-
-def fill_ball(center: Vector, radius: float, material: int = 0) -> edit_pb.EditPrimitive:
-    """A ball primitive for apply_edits; material 0 (air) carves."""
-    return edit_pb.EditPrimitive(fill_ball=edit_pb.FillBallRequest(
-        center=vec3(center), radius=radius, material=material))
-
-
-def fill_block(center: Vector, size: Vector, material: int) -> edit_pb.EditPrimitive:
-    return edit_pb.EditPrimitive(fill_block=edit_pb.FillBlock(
-        center=vec3(center), size=vec3(size), material=material))
-
-
-def edits_request(primitives: Iterable[edit_pb.EditPrimitive], *,
-                  idempotency_key: str = "",
-                  expected_version: Optional[int] = None) -> edit_pb.ApplyEditsRequest:
-    request = edit_pb.ApplyEditsRequest(primitives=list(primitives),
-                                        idempotency_key=idempotency_key)
-    if expected_version is not None:
-        request.expected_version = expected_version
-    return request
-
-
-def query(request: Query, client_id: int = 0) -> query_pb.QueryRequest:
-    """Wraps a typed request as one query of a batch."""
-    if isinstance(request, query_pb.QueryRequest):
-        return request
-    fields = {query_pb.RaycastRequest: "raycast", query_pb.SweepRequest: "sweep",
-              query_pb.OverlapRequest: "overlap", query_pb.ContactsRequest: "contacts",
-              query_pb.ProbeRequest: "probe", query_pb.MoveCharactersRequest: "move_characters"}
-    field = fields.get(type(request))
-    if field is None:
-        raise TypeError(f"not a query request: {type(request).__name__}")
-    wrapped = query_pb.QueryRequest(client_id=client_id)
-    getattr(wrapped, field).CopyFrom(request)
-    return wrapped
+def _timeout(value: Optional[float], name: str = "timeout") -> Optional[float]:
+    if value is None:
+        return None
+    seconds = m.number(value, name)
+    if not seconds > 0:
+        raise ValueError(f"{name}: must be > 0 seconds, got {value!r}")
+    return seconds
 
 
 # ---- streams ------------------------------------------------------------------------------------
 
 class Subscription:
-    """The change feed (EditService.Subscribe): iterate for SubscribeResponse, cancel() to end."""
+    """The change feed (EditService.Subscribe): iterate for SubscribeResponse, cancel() to end.
 
-    def __init__(self, call):
+    Iteration raises VoxcolError when the feed fails, and stops after cancel()."""
+
+    def __init__(self, call: Any, target: str) -> None:
         self._call = call
+        self._target = target
+        self._cancelled = False
 
     def __iter__(self) -> Iterator[edit_pb.SubscribeResponse]:
-        return iter(self._call)
+        return self
 
     def __next__(self) -> edit_pb.SubscribeResponse:
-        return next(self._call)
+        try:
+            return next(self._call)
+        except grpc.RpcError as e:
+            if self._cancelled and e.code() == grpc.StatusCode.CANCELLED:
+                raise StopIteration from None
+            raise error_from_rpc(e, "EditService.Subscribe", self._target) from None
 
     def cancel(self) -> None:
+        self._cancelled = True
         self._call.cancel()
 
     def __enter__(self) -> "Subscription":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.cancel()
 
 
+class EditStream:
+    """Responses of an EditStream call, one per batch in order; cancel() ends the call early.
+
+    Every ack raises the read-your-writes floor of its batch's world."""
+
+    def __init__(self, call: Any, target: str, worlds: Dict[int, str],
+                 floors: ReadFloors) -> None:
+        self._call = call
+        self._target = target
+        self._worlds = worlds
+        self._floors = floors
+
+    def __iter__(self) -> Iterator[edit_pb.EditStreamResponse]:
+        return self
+
+    def __next__(self) -> edit_pb.EditStreamResponse:
+        try:
+            response = next(self._call)
+        except grpc.RpcError as e:
+            raise error_from_rpc(e, "EditService.EditStream", self._target) from None
+        if response.WhichOneof("result") == "ack":
+            self._floors.raise_to(response.ack.version,
+                                  self._worlds.pop(response.batch_id, ""))
+        return response
+
+    def cancel(self) -> None:
+        self._call.cancel()
+
+
 class QueryStream:
-    """Batches on one QueryService.Query stream; submit() returns a future of the batch response.
+    """Batches on one QueryService.Query stream, each sent as given; submit() returns a future of
+    the raw QueryBatchResponse (its `code` is the batch's outcome). For per-query futures, ticks
+    and reconnection use Client.batcher().
 
-    Batches may be answered out of order; each future is matched by batch id. When the stream ends
-    every unanswered future fails with the stream's grpc.RpcError. Thread-safe.
-    """
+    Batches may be answered out of order; each future is matched by batch id. When the stream
+    ends every unanswered future fails with the stream's VoxcolError. Thread-safe."""
 
-    _END = object()
-
-    def __init__(self, stub: query_grpc.QueryServiceStub):
-        self._requests: "queue.Queue" = queue.Queue()
-        self._pending: dict = {}
+    def __init__(self, client: "Client", world: Optional[str] = None) -> None:
+        self._client = client
+        self._world = world
+        self._pending: Dict[int, "concurrent.futures.Future[query_pb.QueryBatchResponse]"] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._closed = False
-        self._call = stub.Query(iter(self._requests.get, self._END))
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
+        self._connection = QueryConnection(
+            client._query_method(), client._metadata, client.target,
+            self._deliver, self._fail)
+        self._connection.start(self._lock)
 
-    def submit(self, queries: Iterable[Query] = (), *, min_version: int = 0, timeout_ms: int = 0,
-               edits: Optional[edit_pb.ApplyEditsRequest] = None,
-               raycasts: Optional[query_pb.RaycastArrays] = None
+    def submit(self, queries: Iterable[m.Query] = (), *, min_version: int = 0,
+               timeout_ms: int = 0, edits: Optional[edit_pb.ApplyEditsRequest] = None,
+               raycasts: Optional[query_pb.RaycastArrays] = None,
+               read_at: Optional[query_pb.ReadAt] = None
                ) -> "concurrent.futures.Future[query_pb.QueryBatchResponse]":
         """Sends one batch: QueryBatchResponse.results has one QueryResult per query, in order.
 
@@ -237,180 +176,580 @@ class QueryStream:
         exactly the version they produced (QueryBatchResponse.edit_ack). With `raycasts`
         (raycast_arrays(...)) its rays are answered in QueryBatchResponse.raycasts.
         """
-        future: concurrent.futures.Future = concurrent.futures.Future()
         request = query_pb.QueryBatchRequest(
-            batch_id=next(self._ids), min_version=min_version, timeout_ms=timeout_ms,
-            queries=[query(q, i) for i, q in enumerate(queries)])
+            min_version=m.integer(min_version, "min_version"),
+            timeout_ms=m.integer(timeout_ms, "timeout_ms"),
+            queries=[m.query(q, i) for i, q in enumerate(queries)])
         if edits is not None:
             request.edits.CopyFrom(edits)
         if raycasts is not None:
             request.raycasts.CopyFrom(raycasts)
+        if read_at is not None:
+            request.read_at.CopyFrom(read_at)
+        return self.send(request)
+
+    def send(self, request: query_pb.QueryBatchRequest
+             ) -> "concurrent.futures.Future[query_pb.QueryBatchResponse]":
+        """Sends a QueryBatchRequest as it is, but for a batch id of the stream's own."""
+        if not isinstance(request, query_pb.QueryBatchRequest):
+            raise TypeError(f"expected a QueryBatchRequest, got {type(request).__name__}")
+        request = self._client._with_world(request, self._world)
+        future: "concurrent.futures.Future[query_pb.QueryBatchResponse]" = (
+            concurrent.futures.Future())
         with self._lock:
             if self._closed:
-                raise RuntimeError("query stream is closed")
-            self._pending[request.batch_id] = future
-            self._requests.put(request)
+                raise ClientClosedError("query stream")
+            if self._connection.finished:
+                raise self._connection.error or ClientClosedError("query stream")
+            batch = query_pb.QueryBatchRequest()
+            batch.CopyFrom(request)
+            batch.batch_id = next(self._ids)
+            self._pending[batch.batch_id] = future
+            self._connection.write(batch)
         return future
 
-    def close(self) -> None:
-        """Half-closes the stream and waits until every submitted batch is answered."""
+    def close(self, timeout: Optional[float] = None) -> Optional[VoxcolError]:
+        """Half-closes the stream, waits until every submitted batch is answered and returns the
+        stream's error (None when it ended OK)."""
         with self._lock:
             if not self._closed:
                 self._closed = True
-                self._requests.put(self._END)
-        self._reader.join()
+                self._connection.half_close()
+        self._connection.join(timeout)
+        return self._connection.error
 
-    def _read(self) -> None:
-        error: Optional[BaseException] = None
-        try:
-            for response in self._call:
-                with self._lock:
-                    future = self._pending.pop(response.batch_id, None)
-                if future is not None:
-                    future.set_result(response)
-        except grpc.RpcError as e:
-            error = e
+    def cancel(self) -> None:
+        """Cancels the stream: unanswered futures fail with CANCELLED."""
+        with self._lock:
+            self._closed = True
+        self._connection.cancel()
+        self._connection.join()
+
+    def _deliver(self, response: query_pb.QueryBatchResponse) -> None:
+        with self._lock:
+            future = self._pending.pop(response.batch_id, None)
+        if future is not None:
+            if response.HasField("edit_ack"):
+                self._client.raise_floor(response.edit_ack.version, self._world)
+            future.set_result(response)
+
+    def _fail(self, error: Optional[VoxcolError]) -> None:
         with self._lock:
             pending, self._pending = self._pending, {}
         for future in pending.values():
-            future.set_exception(error or RuntimeError("query stream ended before the answer"))
+            future.set_exception(error or VoxcolError(
+                grpc.StatusCode.UNAVAILABLE, "query stream ended before the answer",
+                "QueryService.Query", self._client.target))
 
     def __enter__(self) -> "QueryStream":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
 # ---- the client ---------------------------------------------------------------------------------
 
-class Client:
-    """One channel to a voxcol server; every unary call gets `timeout` seconds as its deadline."""
+_SERVICES = {
+    "WorldService": world_grpc.WorldServiceStub, "QueryService": query_grpc.QueryServiceStub,
+    "EditService": edit_grpc.EditServiceStub, "AdminService": admin_grpc.AdminServiceStub,
+    "ReplicaService": replica_grpc.ReplicaServiceStub,
+}
 
-    def __init__(self, channel: grpc.Channel, timeout: float = 10.0):
+
+class Client:
+    """One channel to a voxcol server (use connect()). Every unary call gets `timeout` seconds as
+    its deadline unless the call passes its own `timeout=`; streams have none unless given."""
+
+    def __init__(self, channel: grpc.Channel, *, timeout: float = 10.0, world: str = "",
+                 security: ChannelSecurity = ChannelSecurity(), target: str = "") -> None:
         self.channel = channel
-        self.timeout = timeout
-        self._world = world_grpc.WorldServiceStub(channel)
-        self._query = query_grpc.QueryServiceStub(channel)
-        self._edit = edit_grpc.EditServiceStub(channel)
-        self._admin = admin_grpc.AdminServiceStub(channel)
+        self.timeout = _timeout(timeout)
+        if not isinstance(world, str):
+            raise TypeError(f"world: expected a str, got {type(world).__name__}")
+        self.world = world
+        self.target = target
+        self._metadata: Tuple[Tuple[str, str], ...] = security.metadata()
+        self._floors = ReadFloors()
+        self._closed = False
+        self._stubs = {name: stub(channel) for name, stub in _SERVICES.items()}
+        self._query: Any = None
+
+    # -- lifetime
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def close(self) -> None:
-        self.channel.close()
+        """Closes the channel: running calls and streams end with CANCELLED, later calls raise
+        ClientClosedError."""
+        if not self._closed:
+            self._closed = True
+            self.channel.close()
 
     def __enter__(self) -> "Client":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- world
-    def world_info(self) -> world_pb.GetWorldInfoResponse:
-        return self._world.GetWorldInfo(world_pb.GetWorldInfoRequest(), timeout=self.timeout)
+    def wait_ready(self, timeout: Optional[float] = None) -> None:
+        """Blocks until the channel is connected; UnavailableError naming the target when it is
+        not within `timeout` seconds (default: the client's timeout)."""
+        self._check_open()
+        seconds = _timeout(timeout) or self.timeout
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=seconds)
+        except grpc.FutureTimeoutError:
+            raise error_from_code(grpc.StatusCode.UNAVAILABLE,
+                                        f"not connected within {seconds:g} s",
+                                        "connect", self.target) from None
 
-    # -- queries (keyword arguments as the *_request builders above)
-    def raycast(self, origin: Vector, direction: Vector = (0.0, -1.0, 0.0),
-                max_distance: float = 256.0, **options) -> query_pb.RaycastResponse:
-        return self._query.Raycast(raycast_request(origin, direction, max_distance, **options),
-                                   timeout=self.timeout)
+    # -- read-your-writes floors (per world)
+    def read_floor(self, world: Optional[str] = None) -> int:
+        """The version of the newest edit this client had acknowledged in `world` (default: the
+        client's world; "" is the default world); 0 when none."""
+        return self._floors.get(self.world if world is None else world)
 
+    def raise_floor(self, version: int, world: Optional[str] = None) -> None:
+        """Raises the floor of `world`, e.g. to a version another client reported."""
+        self._floors.raise_to(m.integer(version, "version"),
+                              self.world if world is None else world)
+
+    # -- plumbing
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ClientClosedError()
+
+    def _stub_method(self, name: str) -> Any:
+        service, method = name.split(".")
+        return getattr(self._stubs[service], method)
+
+    def _query_method(self) -> Any:
+        """QueryService.Query taking encoded batches (bytes) as well as messages (_wire)."""
+        if self._query is None:
+            self._query = self.channel.stream_stream(
+                "/voxcol.v1.QueryService/Query", request_serializer=_wire.serialize,
+                response_deserializer=query_pb.QueryBatchResponse.FromString)
+        return self._query
+
+    def _with_world(self, request: R, world: Optional[str]) -> R:
+        """`request` naming `world` (or the client's) when it names no world itself."""
+        if world is not None and not isinstance(world, str):
+            raise TypeError(f"world: expected a str, got {type(world).__name__}")
+        if not _has_world(type(request)):
+            return request
+        named = getattr(request, "world")
+        if world is not None and named and named != world:
+            raise ValueError(f"world: the request names {named!r}, the call {world!r}")
+        wanted = named or (self.world if world is None else world)
+        if wanted == named:
+            return request
+        copy = type(request)()
+        copy.CopyFrom(request)
+        setattr(copy, "world", wanted)
+        return copy
+
+    def _call(self, name: str, request: Message, *, world: Optional[str] = None,
+              timeout: Optional[float] = None, name_world: bool = True) -> Any:
+        self._check_open()
+        if name_world:
+            request = self._with_world(request, world)
+        deadline = _timeout(timeout) or self.timeout
+        try:
+            return self._stub_method(name)(request, timeout=deadline, metadata=self._metadata)
+        except grpc.RpcError as e:
+            raise error_from_rpc(e, name, self.target) from None
+        except ValueError:
+            if self._closed:  # grpc: "Cannot invoke RPC on closed channel!"
+                raise ClientClosedError() from None
+            raise
+
+    def _edit(self, name: str, request: Message, world: Optional[str],
+              timeout: Optional[float]) -> edit_pb.EditAck:
+        request = self._with_world(request, world)
+        ack = self._call(name, request, timeout=timeout, name_world=False)
+        self._floors.raise_to(ack.version, getattr(request, "world", ""))
+        return ack
+
+    # -- WorldService
+    def world_info(self, request: Optional[world_pb.GetWorldInfoRequest] = None, *,
+                   world: Optional[str] = None,
+                   timeout: Optional[float] = None) -> world_pb.GetWorldInfoResponse:
+        """Bounds, voxel size, generator, seed and version of the world."""
+        if request is None:
+            request = world_pb.GetWorldInfoRequest()
+        request = _message(world_pb.GetWorldInfoRequest, request, None, (), {}, "world_info")
+        return self._call("WorldService.GetWorldInfo", request, world=world, timeout=timeout)
+
+    @overload
+    def create_world(self, request: world_pb.CreateWorldRequest, *,
+                     timeout: Optional[float] = None) -> world_pb.WorldSummary: ...
+
+    @overload
+    def create_world(self, world: str, *, template_world: Optional[str] = None,
+                     size_voxels: Optional[Voxel] = None, voxel_size: float = 0.0,
+                     seed: int = 0, timeout: Optional[float] = None) -> world_pb.WorldSummary: ...
+
+    def create_world(self, world: Any, *args: Any, timeout: Optional[float] = None,
+                     **options: Any) -> world_pb.WorldSummary:
+        """Creates world `world` (admin): generated from settings or a copy of template_world."""
+        request = _message(world_pb.CreateWorldRequest, world, m.create_world_request, args,
+                           options, "create_world")
+        # The request's world is the new world's id: never filled in from the client's world.
+        return self._call("WorldService.CreateWorld", request, timeout=timeout, name_world=False)
+
+    def delete_world(self, world: Union[str, world_pb.DeleteWorldRequest], *,
+                     timeout: Optional[float] = None) -> world_pb.DeleteWorldResponse:
+        """Deletes world `world` (admin); the default world cannot be deleted."""
+        if isinstance(world, str):
+            if not world:
+                raise ValueError("delete_world: name the world to delete")
+            world = world_pb.DeleteWorldRequest(world=world)
+        request = _message(world_pb.DeleteWorldRequest, world, None, (), {}, "delete_world")
+        return self._call("WorldService.DeleteWorld", request, timeout=timeout,
+                          name_world=False)
+
+    def list_worlds(self, request: Optional[world_pb.ListWorldsRequest] = None, *,
+                    skip_resident_bytes: bool = False,
+                    timeout: Optional[float] = None) -> world_pb.ListWorldsResponse:
+        """Every world on the server, sorted by id."""
+        if request is None:
+            request = world_pb.ListWorldsRequest(skip_resident_bytes=skip_resident_bytes)
+        request = _message(world_pb.ListWorldsRequest, request, None, (), {}, "list_worlds")
+        return self._call("WorldService.ListWorlds", request, timeout=timeout)
+
+    # -- QueryService (keyword arguments as the voxcol.messages builders)
+    @overload
+    def raycast(self, request: query_pb.RaycastRequest, *, world: Optional[str] = None,
+                timeout: Optional[float] = None) -> query_pb.RaycastResponse: ...
+
+    @overload
+    def raycast(self, origin: Vector, direction: Vector = ..., max_distance: float = ..., *,
+                blocky: bool = ..., stop_at_water: bool = ..., all_hits: bool = ...,
+                at_version: Optional[int] = ..., world: Optional[str] = None,
+                timeout: Optional[float] = None) -> query_pb.RaycastResponse: ...
+
+    def raycast(self, origin: Any, *args: Any, world: Optional[str] = None,
+                timeout: Optional[float] = None, **options: Any) -> query_pb.RaycastResponse:
+        request = _message(query_pb.RaycastRequest, origin, m.raycast_request, args, options,
+                           "raycast")
+        return self._call("QueryService.Raycast", request, world=world, timeout=timeout)
+
+    @overload
+    def sweep(self, request: query_pb.SweepRequest, *, world: Optional[str] = None,
+              timeout: Optional[float] = None) -> query_pb.SweepResponse: ...
+
+    @overload
     def sweep(self, shape: types_pb.Shape, position: Vector, direction: Vector, distance: float,
-              **options) -> query_pb.SweepResponse:
-        return self._query.Sweep(sweep_request(shape, position, direction, distance, **options),
-                                 timeout=self.timeout)
+              *, rotation: Optional[Sequence[float]] = ..., all_hits: bool = ...,
+              at_version: Optional[int] = ..., world: Optional[str] = None,
+              timeout: Optional[float] = None) -> query_pb.SweepResponse: ...
 
-    def overlap(self, shape: types_pb.Shape, position: Vector,
-                **options) -> query_pb.OverlapResponse:
-        return self._query.Overlap(overlap_request(shape, position, **options),
-                                   timeout=self.timeout)
+    def sweep(self, shape: Any, *args: Any, world: Optional[str] = None,
+              timeout: Optional[float] = None, **options: Any) -> query_pb.SweepResponse:
+        request = _message(query_pb.SweepRequest, shape, m.sweep_request, args, options, "sweep")
+        return self._call("QueryService.Sweep", request, world=world, timeout=timeout)
 
-    def contacts(self, shape: types_pb.Shape, position: Vector,
-                 **options) -> query_pb.ContactsResponse:
-        return self._query.Contacts(contacts_request(shape, position, **options),
-                                    timeout=self.timeout)
+    @overload
+    def overlap(self, request: query_pb.OverlapRequest, *, world: Optional[str] = None,
+                timeout: Optional[float] = None) -> query_pb.OverlapResponse: ...
 
-    def probe(self, center: Vector, **options) -> query_pb.ProbeResponse:
-        return self._query.Probe(probe_request(center, **options), timeout=self.timeout)
+    @overload
+    def overlap(self, shape: types_pb.Shape, position: Vector, *,
+                rotation: Optional[Sequence[float]] = ..., penetration: bool = ...,
+                at_version: Optional[int] = ..., world: Optional[str] = None,
+                timeout: Optional[float] = None) -> query_pb.OverlapResponse: ...
 
-    def move_characters(self, moves: Iterable[query_pb.CharacterMove]
-                        ) -> query_pb.MoveCharactersResponse:
-        return self._query.MoveCharacters(query_pb.MoveCharactersRequest(moves=list(moves)),
-                                          timeout=self.timeout)
+    def overlap(self, shape: Any, *args: Any, world: Optional[str] = None,
+                timeout: Optional[float] = None, **options: Any) -> query_pb.OverlapResponse:
+        request = _message(query_pb.OverlapRequest, shape, m.overlap_request, args, options,
+                           "overlap")
+        return self._call("QueryService.Overlap", request, world=world, timeout=timeout)
 
-    def query_stream(self) -> QueryStream:
-        """A Query stream for many batches (see QueryStream)."""
-        return QueryStream(self._query)
+    @overload
+    def contacts(self, request: query_pb.ContactsRequest, *, world: Optional[str] = None,
+                 timeout: Optional[float] = None) -> query_pb.ContactsResponse: ...
 
-    def query_batch(self, queries: Iterable[Query] = (), **options
-                    ) -> query_pb.QueryBatchResponse:
-        """One batch on a stream of its own (options as QueryStream.submit)."""
-        with self.query_stream() as stream:
-            return stream.submit(queries, **options).result(timeout=self.timeout)
+    @overload
+    def contacts(self, shape: types_pb.Shape, position: Vector, *,
+                 rotation: Optional[Sequence[float]] = ..., margin: float = ...,
+                 skip_water: bool = ..., at_version: Optional[int] = ...,
+                 world: Optional[str] = None,
+                 timeout: Optional[float] = None) -> query_pb.ContactsResponse: ...
 
-    # -- edits
-    def fill_ball(self, center: Vector, radius: float, material: int = 0) -> edit_pb.EditAck:
+    def contacts(self, shape: Any, *args: Any, world: Optional[str] = None,
+                 timeout: Optional[float] = None, **options: Any) -> query_pb.ContactsResponse:
+        request = _message(query_pb.ContactsRequest, shape, m.contacts_request, args, options,
+                           "contacts")
+        return self._call("QueryService.Contacts", request, world=world, timeout=timeout)
+
+    @overload
+    def probe(self, request: query_pb.ProbeRequest, *, world: Optional[str] = None,
+              timeout: Optional[float] = None) -> query_pb.ProbeResponse: ...
+
+    @overload
+    def probe(self, center: Vector, *, half_extents: Optional[Vector] = ...,
+              radius: Optional[float] = ..., include_voxels: bool = ..., max_voxels: int = ...,
+              at_version: Optional[int] = ..., world: Optional[str] = None,
+              timeout: Optional[float] = None) -> query_pb.ProbeResponse: ...
+
+    def probe(self, center: Any, *args: Any, world: Optional[str] = None,
+              timeout: Optional[float] = None, **options: Any) -> query_pb.ProbeResponse:
+        request = _message(query_pb.ProbeRequest, center, m.probe_request, args, options,
+                           "probe")
+        return self._call("QueryService.Probe", request, world=world, timeout=timeout)
+
+    def move_characters(self, moves: Union[query_pb.MoveCharactersRequest,
+                                           Iterable[query_pb.CharacterMove]], *,
+                        at_version: Optional[int] = None, world: Optional[str] = None,
+                        timeout: Optional[float] = None) -> query_pb.MoveCharactersResponse:
+        """One tick of the character controller for every move (character_move(...))."""
+        options = {} if at_version is None else {"at_version": at_version}
+        request = _message(query_pb.MoveCharactersRequest, moves, m.move_characters_request,
+                           (), options, "move_characters")
+        return self._call("QueryService.MoveCharacters", request, world=world, timeout=timeout)
+
+    @overload
+    def validate_hit(self, request: query_pb.ValidateHitRequest, *, world: Optional[str] = None,
+                     timeout: Optional[float] = None) -> query_pb.ValidateHitResponse: ...
+
+    @overload
+    def validate_hit(self, origin: Vector, direction: Vector, *,
+                     claimed_hit: Optional[Vector] = ..., target_point: Optional[Vector] = ...,
+                     tolerance: float = ..., at_version: Optional[int] = ...,
+                     blocky: bool = ..., world: Optional[str] = None,
+                     timeout: Optional[float] = None) -> query_pb.ValidateHitResponse: ...
+
+    def validate_hit(self, origin: Any, *args: Any, world: Optional[str] = None,
+                     timeout: Optional[float] = None,
+                     **options: Any) -> query_pb.ValidateHitResponse:
+        """Lag-compensated hit validation: judges a client's shot against the terrain as of the
+        version it saw (`at_version`); see HitVerdict."""
+        request = _message(query_pb.ValidateHitRequest, origin, m.validate_hit_request, args,
+                           options, "validate_hit")
+        return self._call("QueryService.ValidateHit", request, world=world, timeout=timeout)
+
+    def batcher(self, **options: Any) -> "QueryBatcher":
+        """A QueryBatcher on this client (options as QueryBatcher)."""
+        from voxcol.batcher import QueryBatcher
+        return QueryBatcher(self, **options)
+
+    def query_stream(self, *, world: Optional[str] = None) -> QueryStream:
+        """A raw Query stream for many batches (see QueryStream)."""
+        self._check_open()
+        return QueryStream(self, world)
+
+    def query_batch(self, queries: Iterable[m.Query] = (), *, world: Optional[str] = None,
+                    timeout: Optional[float] = None,
+                    **options: Any) -> query_pb.QueryBatchResponse:
+        """One batch on a stream of its own (options as QueryStream.submit); the raw response."""
+        deadline = _timeout(timeout) or self.timeout
+        with self.query_stream(world=world) as stream:
+            future = stream.submit(queries, **options)
+            try:
+                return future.result(timeout=deadline)
+            except concurrent.futures.TimeoutError:
+                stream.cancel()
+                raise error_from_code(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                            f"no answer within {deadline:g} s",
+                                            "QueryService.Query", self.target) from None
+
+    # -- EditService
+    @overload
+    def fill_ball(self, request: edit_pb.FillBallRequest, *, world: Optional[str] = None,
+                  timeout: Optional[float] = None) -> edit_pb.EditAck: ...
+
+    @overload
+    def fill_ball(self, center: Vector, radius: float, material: int = 0, *,
+                  world: Optional[str] = None,
+                  timeout: Optional[float] = None) -> edit_pb.EditAck: ...
+
+    def fill_ball(self, center: Any, *args: Any, world: Optional[str] = None,
+                  timeout: Optional[float] = None, **options: Any) -> edit_pb.EditAck:
         """Fills (or with material 0, carves) a ball; the ack carries the new world version."""
-        request = edit_pb.FillBallRequest(center=vec3(center), radius=radius, material=material)
-        return self._edit.FillBall(request, timeout=self.timeout)
+        request = _message(edit_pb.FillBallRequest, center,
+                           lambda *a, **k: m.fill_ball(*a, **k).fill_ball, args, options,
+                           "fill_ball")
+        return self._edit("EditService.FillBall", request, world, timeout)
 
-    def apply_edits(self, primitives: Iterable[edit_pb.EditPrimitive], *,
-                    idempotency_key: str = "",
-                    expected_version: Optional[int] = None) -> edit_pb.EditAck:
+    def apply_edits(self, primitives: Union[edit_pb.ApplyEditsRequest,
+                                            Iterable[edit_pb.EditPrimitive]], *,
+                    idempotency_key: str = "", expected_version: Optional[int] = None,
+                    world: Optional[str] = None,
+                    timeout: Optional[float] = None) -> edit_pb.EditAck:
         """An atomic batch of primitives (fill_ball(), fill_block(), ...) as one version."""
-        request = edits_request(primitives, idempotency_key=idempotency_key,
-                                expected_version=expected_version)
-        return self._edit.ApplyEdits(request, timeout=self.timeout)
+        options: Dict[str, Any] = {}
+        if idempotency_key:
+            options["idempotency_key"] = idempotency_key
+        if expected_version is not None:
+            options["expected_version"] = expected_version
+        request = _message(edit_pb.ApplyEditsRequest, primitives, m.edits_request, (), options,
+                           "apply_edits")
+        return self._edit("EditService.ApplyEdits", request, world, timeout)
 
-    def edit_stream(self, batches: Iterable[edit_pb.ApplyEditsRequest]
-                    ) -> Iterator[edit_pb.EditStreamResponse]:
-        """EditStream: one response per batch, in order (the batches are sent as iterated)."""
-        requests = (edit_pb.EditStreamRequest(batch_id=i, edits=b)
-                    for i, b in enumerate(batches, 1))
-        return iter(self._edit.EditStream(requests))
+    def edit_stream(self, batches: Iterable[Union[edit_pb.ApplyEditsRequest,
+                                                  edit_pb.EditStreamRequest]], *,
+                    world: Optional[str] = None,
+                    timeout: Optional[float] = None) -> EditStream:
+        """EditStream: one response per batch, in order. Batches are sent as iterated;
+        ApplyEditsRequests get batch ids 1, 2, ..., EditStreamRequests are sent as they are."""
+        self._check_open()
+        worlds: Dict[int, str] = {}
 
-    def read_voxels(self, lo: Voxel, hi: Voxel) -> edit_pb.ReadVoxelsResponse:
+        def requests() -> Iterator[edit_pb.EditStreamRequest]:
+            for i, batch in enumerate(batches, 1):
+                if isinstance(batch, edit_pb.ApplyEditsRequest):
+                    batch = edit_pb.EditStreamRequest(batch_id=i, edits=batch)
+                elif not isinstance(batch, edit_pb.EditStreamRequest):
+                    raise TypeError(f"edit_stream: batch {i} is a {type(batch).__name__}, not "
+                                    f"an ApplyEditsRequest or EditStreamRequest")
+                batch = self._with_world(batch, world)
+                worlds[batch.batch_id] = batch.world
+                yield batch
+
+        call = self._stub_method("EditService.EditStream")(
+            requests(), timeout=_timeout(timeout), metadata=self._metadata)
+        return EditStream(call, self.target, worlds, self._floors)
+
+    @overload
+    def read_voxels(self, request: edit_pb.ReadVoxelsRequest, *, world: Optional[str] = None,
+                    timeout: Optional[float] = None) -> edit_pb.ReadVoxelsResponse: ...
+
+    @overload
+    def read_voxels(self, lo: Voxel, hi: Voxel, *, world: Optional[str] = None,
+                    timeout: Optional[float] = None) -> edit_pb.ReadVoxelsResponse: ...
+
+    def read_voxels(self, lo: Any, *args: Any, world: Optional[str] = None,
+                    timeout: Optional[float] = None) -> edit_pb.ReadVoxelsResponse:
         """Voxels [lo, hi) at one version; index (x-lo.x) + (z-lo.z)*nx + (y-lo.y)*nx*nz."""
-        return self._edit.ReadVoxels(edit_pb.ReadVoxelsRequest(region=voxel_box(lo, hi)),
-                                     timeout=self.timeout)
+        request = _message(edit_pb.ReadVoxelsRequest, lo, lambda lo, hi: edit_pb.ReadVoxelsRequest(
+            region=m.voxel_box(lo, hi)), args, {}, "read_voxels")
+        return self._call("EditService.ReadVoxels", request, world=world, timeout=timeout)
 
-    def write_voxels(self, lo: Voxel, hi: Voxel, materials: bytes,
-                     occupancies: bytes) -> edit_pb.EditAck:
-        data = edit_pb.VoxelData(region=voxel_box(lo, hi), materials=materials,
-                                 occupancies=occupancies)
-        return self._edit.WriteVoxels(edit_pb.WriteVoxelsRequest(voxels=data),
-                                      timeout=self.timeout)
+    @overload
+    def write_voxels(self, request: edit_pb.WriteVoxelsRequest, *, world: Optional[str] = None,
+                     timeout: Optional[float] = None) -> edit_pb.EditAck: ...
 
-    def subscribe(self, lo: Optional[Voxel] = None, hi: Optional[Voxel] = None, *,
-                  from_version: Optional[int] = None,
-                  include_voxels: bool = False) -> Subscription:
-        """The change feed of region [lo, hi) (default the whole world), live until cancelled."""
-        request = edit_pb.SubscribeRequest(include_voxels=include_voxels)
-        if lo is not None and hi is not None:
-            request.region.CopyFrom(voxel_box(lo, hi))
-        if from_version is not None:
-            request.from_version = from_version
-        return Subscription(self._edit.Subscribe(request))
+    @overload
+    def write_voxels(self, lo: Voxel, hi: Voxel, materials: bytes, occupancies: bytes, *,
+                     world: Optional[str] = None,
+                     timeout: Optional[float] = None) -> edit_pb.EditAck: ...
 
-    # -- admin
-    def create_checkpoint(self, directory: str) -> admin_pb.CreateCheckpointResponse:
+    def write_voxels(self, lo: Any, *args: Any, world: Optional[str] = None,
+                     timeout: Optional[float] = None) -> edit_pb.EditAck:
+        """Overwrites voxels [lo, hi) (one material and occupancy byte per voxel, in read_voxels'
+        order) as one version."""
+        def build(lo: Voxel, hi: Voxel, materials: bytes,
+                  occupancies: bytes) -> edit_pb.WriteVoxelsRequest:
+            for name, value in (("materials", materials), ("occupancies", occupancies)):
+                if not isinstance(value, (bytes, bytearray)):
+                    raise TypeError(f"{name}: expected bytes, got {type(value).__name__}")
+            return edit_pb.WriteVoxelsRequest(voxels=edit_pb.VoxelData(
+                region=m.voxel_box(lo, hi), materials=bytes(materials),
+                occupancies=bytes(occupancies)))
+        request = _message(edit_pb.WriteVoxelsRequest, lo, build, args, {}, "write_voxels")
+        return self._edit("EditService.WriteVoxels", request, world, timeout)
+
+    def subscribe(self, lo: Union[None, Voxel, edit_pb.SubscribeRequest] = None,
+                  hi: Optional[Voxel] = None, *, from_version: Optional[int] = None,
+                  include_voxels: bool = False, include_empty: bool = False,
+                  world: Optional[str] = None, timeout: Optional[float] = None) -> Subscription:
+        """The change feed of region [lo, hi) (default the whole world), live until cancelled
+        (or until `timeout` seconds, DEADLINE_EXCEEDED)."""
+        self._check_open()
+        if isinstance(lo, edit_pb.SubscribeRequest):
+            if hi is not None or from_version is not None or include_voxels or include_empty:
+                raise TypeError("subscribe: pass either a SubscribeRequest or values, not both")
+            request = lo
+        else:
+            request = edit_pb.SubscribeRequest(include_voxels=include_voxels,
+                                               include_empty=include_empty)
+            if (lo is None) != (hi is None):
+                raise ValueError("subscribe: give both lo and hi, or neither (the whole world)")
+            if lo is not None and hi is not None:
+                request.region.CopyFrom(m.voxel_box(lo, hi))
+            if from_version is not None:
+                request.from_version = m.integer(from_version, "from_version")
+        request = self._with_world(request, world)
+        call = self._stub_method("EditService.Subscribe")(
+            request, timeout=_timeout(timeout), metadata=self._metadata)
+        return Subscription(call, self.target)
+
+    # -- AdminService
+    def create_checkpoint(self, directory: Union[str, admin_pb.CreateCheckpointRequest], *,
+                          world: Optional[str] = None,
+                          timeout: Optional[float] = None) -> admin_pb.CreateCheckpointResponse:
         """Online backup into a new directory inside the server's --backup_root."""
-        return self._admin.CreateCheckpoint(admin_pb.CreateCheckpointRequest(dir=directory),
-                                            timeout=self.timeout)
+        if isinstance(directory, str):
+            directory = admin_pb.CreateCheckpointRequest(dir=directory)
+        request = _message(admin_pb.CreateCheckpointRequest, directory, None, (), {},
+                           "create_checkpoint")
+        return self._call("AdminService.CreateCheckpoint", request, world=world,
+                          timeout=timeout)
 
-    def export_region(self, lo: Voxel, hi: Voxel) -> admin_pb.ExportRegionResponse:
+    @overload
+    def export_region(self, request: admin_pb.ExportRegionRequest, *,
+                      world: Optional[str] = None,
+                      timeout: Optional[float] = None) -> admin_pb.ExportRegionResponse: ...
+
+    @overload
+    def export_region(self, lo: Voxel, hi: Voxel, *, world: Optional[str] = None,
+                      timeout: Optional[float] = None) -> admin_pb.ExportRegionResponse: ...
+
+    def export_region(self, lo: Any, *args: Any, world: Optional[str] = None,
+                      timeout: Optional[float] = None) -> admin_pb.ExportRegionResponse:
         """Voxels [lo, hi) as a packed region (ExportRegionResponse.region)."""
-        return self._admin.ExportRegion(admin_pb.ExportRegionRequest(box=voxel_box(lo, hi)),
-                                        timeout=self.timeout)
+        request = _message(admin_pb.ExportRegionRequest, lo,
+                           lambda lo, hi: admin_pb.ExportRegionRequest(box=m.voxel_box(lo, hi)),
+                           args, {}, "export_region")
+        return self._call("AdminService.ExportRegion", request, world=world, timeout=timeout)
 
-    def import_region(self, region: bytes) -> edit_pb.EditAck:
+    def import_region(self, region: Union[bytes, admin_pb.ImportRegionRequest], *,
+                      world: Optional[str] = None,
+                      timeout: Optional[float] = None) -> edit_pb.EditAck:
         """Writes a packed region from export_region back where it came from, as one version."""
-        return self._admin.ImportRegion(admin_pb.ImportRegionRequest(region=region),
-                                        timeout=self.timeout)
+        if isinstance(region, (bytes, bytearray)):
+            region = admin_pb.ImportRegionRequest(region=bytes(region))
+        request = _message(admin_pb.ImportRegionRequest, region, None, (), {}, "import_region")
+        return self._edit("AdminService.ImportRegion", request, world, timeout)
+
+    # -- ReplicaService
+    def replica_status(self, request: Optional[replica_pb.GetReplicaStatusRequest] = None, *,
+                       timeout: Optional[float] = None) -> replica_pb.GetReplicaStatusResponse:
+        """On a read replica (--replica_of): applied version and lag, per world."""
+        if request is None:
+            request = replica_pb.GetReplicaStatusRequest()
+        request = _message(replica_pb.GetReplicaStatusRequest, request, None, (), {},
+                           "replica_status")
+        return self._call("ReplicaService.GetReplicaStatus", request, timeout=timeout)
 
 
-def connect(address: str = "127.0.0.1:50051", *, timeout: float = 10.0,
-            credentials: Optional[grpc.ChannelCredentials] = None) -> Client:
-    """A client for the server at HOST:PORT (TLS when `credentials` are given)."""
-    channel = (grpc.secure_channel(address, credentials) if credentials is not None
-               else grpc.insecure_channel(address))
-    return Client(channel, timeout=timeout)
+def connect(address: str = "127.0.0.1:50051", *, world: str = "", timeout: float = 10.0,
+            tls: bool = False, ca_pem: Optional[Pem] = None, cert_pem: Optional[Pem] = None,
+            key_pem: Optional[Pem] = None, server_name: str = "", token: str = "",
+            security: Optional[ChannelSecurity] = None,
+            credentials: Optional[grpc.ChannelCredentials] = None,
+            options: Optional[List[Tuple[str, object]]] = None) -> Client:
+    """A client for the server at HOST:PORT.
+
+    `world`: the world of every request that names none (default: the server's default world).
+    `timeout`: the deadline of every unary call in seconds. TLS when `tls` is set or any PEM is
+    given: `ca_pem` (PEM text; voxcol.read_pem(path) reads a file) verifies the server, else the
+    system roots; `server_name` is the name expected in its certificate; `cert_pem` and `key_pem`
+    for mutual TLS. `token` is sent as a bearer token on every call. `security` passes all of
+    these as one ChannelSecurity instead; `credentials` (grpc.ssl_channel_credentials(...)) are
+    ready-made channel credentials instead of the TLS options. `options`: extra gRPC channel
+    options.
+    """
+    if security is None:
+        security = ChannelSecurity(tls=tls, ca_pem=ca_pem, cert_pem=cert_pem, key_pem=key_pem,
+                                   server_name=server_name, token=token)
+    elif tls or ca_pem or cert_pem or key_pem or server_name or token:
+        raise TypeError("connect: pass either security= or the separate TLS and token options")
+    channel = make_channel(address, security, options, credentials)
+    try:
+        return Client(channel, timeout=timeout, world=world, security=security, target=address)
+    except BaseException:
+        channel.close()
+        raise
