@@ -105,6 +105,17 @@ EOF
 "$here/node_modules/.bin/tsc" --noEmit --strict --module node16 --moduleResolution node16 --target ES2022 \
   --typeRoots "$here/node_modules/@types" --types node check.ts
 echo "installed .d.ts type-check: ok"
+
+# The README's quick start, as written there (its first ts block), against this server.
+awk '/^```ts$/{n++; if (n == 1) {f=1; next}} /^```$/{f=0} f' "$here/README.md" |
+  sed "s/127.0.0.1:50051/$target/" >quickstart.mts
+"$here/node_modules/.bin/tsc" --strict --module node16 --moduleResolution node16 --target ES2022 \
+  --typeRoots "$here/node_modules/@types" --types node quickstart.mts
+quick="$(node quickstart.mjs)"
+echo "$quick" | sed 's/^/README quick start: /'
+grep -q '^tick at version [0-9]*:' <<<"$quick" || die "the README's quick start ran no tick"
+grep -q '^version [0-9]*: [0-9]* chunks changed' <<<"$quick" || die "the quick start read no change"
+grep -q '^direction must be non-zero' <<<"$quick" || die "the quick start's bad ray was not refused"
 cd "$here"
 
 if [ $# -ge 1 ] && [ -n "$1" ]; then
