@@ -24,6 +24,7 @@ import (
 // worlds of their own (newWorld), so they do not disturb each other.
 var shared struct {
 	once sync.Once
+	dir  string // the shared server's data directory, removed after the tests
 	srv  *servertest.Server
 	err  error
 }
@@ -32,6 +33,9 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if shared.srv != nil {
 		shared.srv.Stop()
+	}
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir)
 	}
 	os.Exit(code)
 }
@@ -45,6 +49,7 @@ func sharedServer(t *testing.T) *servertest.Server {
 			shared.err = err
 			return
 		}
+		shared.dir = dir
 		shared.srv, shared.err = servertest.Start(bin, dir)
 	})
 	if shared.err != nil {

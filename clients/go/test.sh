@@ -15,6 +15,8 @@ export VOXCOL_CLI=${VOXCOL_CLI:-/work/helper-bin/voxcol}
 export VOXCOL_REQUIRE_SERVER=1 # tests fail, not skip, without the binaries
 runner_out=${1:-}
 scratch=$(mktemp -d)
+# offline.sh's module files and stand-ins go with the rest (by default they stay under $TMPDIR).
+export VOXCOL_GO_BUILD_DIR=${VOXCOL_GO_BUILD_DIR:-$scratch/offline}
 server_pid=""
 cleanup() {
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
