@@ -23,6 +23,7 @@ COPY proto proto
 COPY core core
 COPY server server
 COPY client client
+COPY clients/c clients/c
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DVOXCOL_BUILD_TESTS=OFF -DVOXCOL_BUILD_BENCH=OFF \
  && cmake --build /build -j "$(nproc)" --target voxcol_server voxcol \
  && strip /build/server/voxcol_server /build/client/voxcol
