@@ -66,7 +66,7 @@ bool IsShortBatch(const v1::QueryBatchRequest& request, int max_queries) {
   const int packed_rays = request.raycasts().origins_size() / 3;
   if (request.queries_size() + packed_rays > max_queries) return false;
   if (packed_rays > 0) {
-    const QueryKind* raycast = QueryKindOfMethod("Raycast");
+    static const QueryKind* const raycast = QueryKindOfMethod("Raycast");  // once, not per batch
     if (raycast == nullptr || !raycast->inline_on_rpc_thread) return false;
   }
   for (const v1::QueryRequest& query : request.queries()) {
