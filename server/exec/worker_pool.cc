@@ -2,7 +2,8 @@
 
 namespace voxcol::server {
 
-WorkerPool::WorkerPool(int threads, size_t max_queued) : max_queued_(max_queued) {
+WorkerPool::WorkerPool(int threads, size_t max_queued)
+    : thread_count_(threads), max_queued_(max_queued) {
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
 }
 
@@ -21,6 +22,18 @@ bool WorkerPool::TrySubmit(std::function<void()> task) {
   return true;
 }
 
+bool WorkerPool::TryRunHere(absl::FunctionRef<void()> task) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_ || !queue_.empty() || running_ >= thread_count_) return false;
+    ++running_;
+  }
+  task();
+  absl::MutexLock lock(&mu_);
+  --running_;
+  return true;
+}
+
 size_t WorkerPool::queued() const {
   absl::MutexLock lock(&mu_);
   return queue_.size();
@@ -35,8 +48,11 @@ void WorkerPool::Run() {
       if (queue_.empty()) return;  // stopping and drained
       task = std::move(queue_.front());
       queue_.pop_front();
+      ++running_;
     }
     task();
+    absl::MutexLock lock(&mu_);
+    --running_;
   }
 }
 

@@ -74,8 +74,11 @@ absl::Status AnswerUnary(const QueryKind& kind, const WorldResolver& resolver,
 // finished responses queue here until the previous write is done.
 class QueryStream final : public AsyncStream {
  public:
-  // The most queries (packed rays included) of a batch run on the RPC thread; see Submit().
+  // The most queries (packed rays included) of a batch that runs on the RPC thread even while
+  // the query pool is busy, and of one that runs there in place of an idle pool worker; see
+  // Submit().
   static constexpr int kShortBatchQueries = 64;
+  static constexpr int kInlineBatchQueries = 1024;
 
   QueryStream(QueryServiceImpl* service, std::unique_ptr<StreamCall> call)
       : AsyncStream(std::move(call)),
@@ -167,13 +170,19 @@ class QueryStream final : public AsyncStream {
     absl::Time arrival;
   };
 
-  // Runs the batch, on the query pool or, if it is short and the pool has nothing queued, here on
-  // the RPC thread that read it: the hand-off to the pool and back costs two thread wake-ups,
-  // which were most of a small tick batch's tail (docs/benchmarks.md, "Tick latency"). Under load
-  // the pool stays the one queue that orders and sheds work. False (and nothing runs) if the call
-  // has ended meanwhile: a cancellation may finish the call while its last read is being handled.
-  // Either way the stream lives until OnReadDone returns (AsyncStream runs OnDone() only after
-  // every reaction has returned), so a batch run here may complete, and finish the call, first.
+  // Runs the batch, on the query pool or here on the RPC thread that read it: the hand-off to the
+  // pool and back costs two thread wake-ups, most of a small tick batch's tail and a third of a
+  // 256-ray batch's cost beyond the queries (docs/benchmarks.md, "Tick latency" and "Query
+  // stream"). Only batches of cheap kinds (those unary calls run inline) run here:
+  // - a short one whenever the pool has nothing queued;
+  // - one of up to kInlineBatchQueries in place of an idle pool worker (WorkerPool::TryRunHere,
+  //   which keeps the pool's bound on concurrent batches), by at most all but one RPC thread at a
+  //   time, so that one always takes new calls.
+  // Under load the pool stays the one queue that orders and sheds work. False (and nothing runs)
+  // if the call has ended meanwhile: a cancellation may finish the call while its last read is
+  // being handled. Either way the stream lives until OnReadDone returns (AsyncStream runs
+  // OnDone() only after every reaction has returned), so a batch run here may complete, and
+  // finish the call, first.
   bool Submit(std::shared_ptr<StreamBatch> batch) {
     GetServerMetrics().batches->Add();
     batch->arrival = absl::Now();
@@ -187,7 +196,9 @@ class QueryStream final : public AsyncStream {
       if (finished_) return false;
       ++in_flight_;  // from here the call cannot finish before Complete()
     }
-    auto run = [this, batch, deadline] {
+    // Runs the queries; the answer is sent by Complete() after it, outside the pool's place, so
+    // that the place is free again before the client can send its next batch.
+    auto execute = [this, batch = batch.get(), deadline] {
       const int64_t queued = absl::ToInt64Microseconds(absl::Now() - batch->arrival);
       absl::StatusOr<WorldHandle> world = service_->resolver_.Resolve(batch->request->world());
       if (world.ok()) {
@@ -197,20 +208,42 @@ class QueryStream final : public AsyncStream {
         FailBatch(*batch->request, world.status(), batch->response);
       }
       batch->response->mutable_timing()->set_queue_micros(uint32_t(queued));
-      Complete(*batch);
     };
-    if (service_->pool_->queued() == 0 && IsShortBatch(*batch->request, kShortBatchQueries)) {
+    bool ran_here = false;
+    if (IsShortBatch(*batch->request, kShortBatchQueries) && service_->pool_->queued() == 0) {
+      execute();
+      ran_here = true;
+    } else if (IsShortBatch(*batch->request, kInlineBatchQueries)) {
+      ran_here = RunInPoolsPlace(execute);
+    }
+    if (ran_here) {
       GetServerMetrics().batches_inline->Add();
-      run();
+      Complete(*batch);
       return true;
     }
-    if (!service_->pool_->TrySubmit(std::move(run))) {
+    if (!service_->pool_->TrySubmit([this, batch, execute] {
+          execute();
+          Complete(*batch);
+        })) {
       FailBatch(*batch->request,
                 absl::ResourceExhaustedError("server overloaded: query queue is full, retry later"),
                 batch->response);
       Complete(*batch);
     }
     return true;
+  }
+
+  // Runs `run` here through WorkerPool::TryRunHere if fewer than max_inline_batches_ RPC threads
+  // are running batches that way; false (and nothing ran) otherwise.
+  bool RunInPoolsPlace(absl::FunctionRef<void()> run) {
+    std::atomic<int>& running = service_->inline_batches_;
+    if (running.fetch_add(1) >= service_->max_inline_batches_) {
+      running.fetch_sub(1);
+      return false;
+    }
+    const bool ran = service_->pool_->TryRunHere(run);
+    running.fetch_sub(1);
+    return ran;
   }
 
   // Queues a finished batch for writing and resumes reading if the stream was throttled. A tick
@@ -311,6 +344,7 @@ void QueryServiceImpl::MarkUnaryMethodsRaw() {
 }
 
 void QueryServiceImpl::AcceptStreams(const RpcThreads& threads) {
+  max_inline_batches_ = std::max(1, threads.thread_count() - 1);
   for (const UnaryKind& unary : unary_methods_) {
     auto method = std::make_shared<UnaryMethod>();
     method->request = [this, index = unary.method_index](

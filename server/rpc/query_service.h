@@ -3,6 +3,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -80,6 +81,9 @@ class QueryServiceImpl final
   StreamLimits stream_limits_;
   WorkerPool* pool_;
   const EditAudit* audit_ = nullptr;
+  // Batches running on RPC threads in a pool worker's place, and how many may (QueryStream).
+  std::atomic<int> inline_batches_{0};
+  int max_inline_batches_ = 1;
   absl::Mutex streams_mu_;
   absl::flat_hash_map<std::string, int> streams_per_host_ ABSL_GUARDED_BY(streams_mu_);
 };

@@ -1,9 +1,10 @@
-// Short Query-stream batches run on the RPC thread that read them (issue 35): which batches do,
+// Cheap Query-stream batches run on the RPC thread that read them (issue 35): which batches do,
 // that their answers are the unary calls' answers, and that a stream cancelled while its batches
 // run there ends cleanly (the batch may finish the call before the read callback returns).
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -66,7 +67,7 @@ class ShortBatchTest : public ::testing::Test {
   std::unique_ptr<v1::QueryService::Stub> query_;
 };
 
-TEST_F(ShortBatchTest, OnlyShortQueryOnlyBatchesRunOnTheRpcThread) {
+TEST_F(ShortBatchTest, OnlyCheapQueryOnlyBatchesRunOnTheRpcThread) {
   grpc::ClientContext context;
   std::unique_ptr<Stream> stream = query_->Query(&context);
   // One at a time: the query pool is idle whenever a batch arrives.
@@ -95,10 +96,14 @@ TEST_F(ShortBatchTest, OnlyShortQueryOnlyBatchesRunOnTheRpcThread) {
   half->set_y(1);
   half->set_z(1);
   answer(probe);
-  EXPECT_EQ(InlineBatches() - before, 4) << "the short ray and probe batches ran on the pool";
-
-  // Not short: 65 queries; a shape query (may run to its budget); a wait for a version.
+  // Longer ones run there in place of an idle pool worker, up to 1024 queries.
   answer(Rays(65));
+  answer(Rays(1024));
+  EXPECT_EQ(InlineBatches() - before, 6) << "a cheap batch ran on the pool while it was idle";
+
+  // Not on the RPC thread: 1025 queries; a shape query (may run to its budget); a wait for a
+  // version.
+  answer(Rays(1025));
   v1::QueryBatchRequest sweep = Rays(1);
   v1::PosedShape* shape = sweep.add_queries()->mutable_overlap()->mutable_shape();
   shape->mutable_shape()->mutable_sphere()->set_radius(2);
@@ -107,9 +112,43 @@ TEST_F(ShortBatchTest, OnlyShortQueryOnlyBatchesRunOnTheRpcThread) {
   waits.set_min_version(1000);  // ahead of the world: fails once its timeout passed
   waits.set_timeout_ms(20);
   answer(waits, int(grpc::StatusCode::FAILED_PRECONDITION));
-  EXPECT_EQ(InlineBatches() - before, 4) << "a batch that is not short ran on the RPC thread";
+  EXPECT_EQ(InlineBatches() - before, 6) << "a long or costly batch ran on the RPC thread";
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
+}
+
+// While every pool worker is busy, a cheap batch longer than 64 queries waits for the pool (the
+// pool bounds how many batches run at once); a short one still runs on the RPC thread.
+TEST_F(ShortBatchTest, LongerBatchesTakeOnlyAnIdleWorkersPlace) {
+  // Two batches that wait for a version the world never reaches hold both pool workers.
+  v1::QueryBatchRequest waits = Rays(1);
+  waits.set_min_version(1000);
+  waits.set_timeout_ms(1500);
+  grpc::ClientContext busy_context;
+  std::unique_ptr<Stream> busy = query_->Query(&busy_context);
+  ASSERT_TRUE(busy->Write(waits) && busy->Write(waits));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both have reached the pool
+
+  grpc::ClientContext context;
+  std::unique_ptr<Stream> stream = query_->Query(&context);
+  const double before = InlineBatches();
+  v1::QueryBatchResponse response;
+  ASSERT_TRUE(stream->Write(Rays(64)) && stream->Read(&response));
+  EXPECT_EQ(response.code(), 0) << response.message();
+  EXPECT_EQ(InlineBatches() - before, 1) << "a short batch waited for the busy pool";
+  ASSERT_TRUE(stream->Write(Rays(65)) && stream->Read(&response));
+  EXPECT_EQ(response.code(), 0) << response.message();
+  EXPECT_EQ(response.results_size(), 65);
+  EXPECT_EQ(InlineBatches() - before, 1) << "a 65-query batch ran beside two busy workers";
+  // It was answered only once a worker was free, after the waits' timeout.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(busy->Read(&response));
+    EXPECT_EQ(response.code(), int(grpc::StatusCode::FAILED_PRECONDITION));
+  }
+  for (Stream* s : {busy.get(), stream.get()}) {
+    s->WritesDone();
+    EXPECT_TRUE(s->Finish().ok());
+  }
 }
 
 TEST_F(ShortBatchTest, AnswersAreTheUnaryAnswers) {
