@@ -15,7 +15,7 @@ ServerMetrics* Create() {
   m->batches = r.AddCounter("voxcol_batches_total", "Query batches received on streams");
   m->batches_inline = r.AddCounter(
       "voxcol_batches_inline_total",
-      "Short query batches run on the RPC thread that read them instead of the query pool");
+      "Query batches run on the RPC thread that read them instead of the query pool");
   m->batches_shed =
       r.AddCounter("voxcol_batches_shed_total", "Batches refused with RESOURCE_EXHAUSTED");
   m->batches_deadline =
