@@ -7,8 +7,11 @@
 #include <rocksdb/table_properties.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -42,10 +45,33 @@ rocksdb::CompressionType ChooseCompression() {
   return rocksdb::kNoCompression;
 }
 
+// RocksDB's info log as lines handed to StoreOptions::log, warnings and errors only.
+class LineLogger : public rocksdb::Logger {
+ public:
+  explicit LineLogger(std::function<void(const std::string&)> sink)
+      : Logger(rocksdb::InfoLogLevel::WARN_LEVEL), sink_(std::move(sink)) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    char line[1024];
+    const int n = std::vsnprintf(line, sizeof line, format, ap);
+    if (n < 0) return;
+    std::string text = absl::StrCat("rocksdb: ", line);
+    if (sink_) {
+      sink_(text);
+    } else {
+      std::fprintf(stderr, "%s\n", text.c_str());
+    }
+  }
+
+ private:
+  std::function<void(const std::string&)> sink_;
+};
+
 rocksdb::Options MakeOptions(const StoreOptions& store_options) {
   rocksdb::Options options;
   options.create_if_missing = true;
   if (store_options.env) options.env = store_options.env.get();
+  options.info_log = std::make_shared<LineLogger>(store_options.log);
   options.compression = ChooseCompression();
   options.bottommost_compression = options.compression;
   options.IncreaseParallelism(2);
@@ -113,8 +139,11 @@ void AddFeedEntries(const std::vector<const CommittedEdit*>& edits, uint64_t ver
 
 }  // namespace
 
-Store::Store(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options)
-    : db_(std::move(db)), options_(options), feed_window_(options.change_log, 0) {}
+Store::Store(std::unique_ptr<rocksdb::DB> db, std::string dir, const StoreOptions& options)
+    : db_(std::move(db)),
+      dir_(std::move(dir)),
+      options_(options),
+      feed_window_(options.change_log, 0) {}
 
 Store::~Store() {
   if (!db_) return;
@@ -132,7 +161,7 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir,
   rocksdb::DB* raw = nullptr;
   absl::Status status = FromRocks(rocksdb::DB::Open(rocks_options, dir, &raw), "open " + dir);
   if (!status.ok()) return status;
-  std::unique_ptr<Store> store(new Store(std::unique_ptr<rocksdb::DB>(raw), options));
+  std::unique_ptr<Store> store(new Store(std::unique_ptr<rocksdb::DB>(raw), dir, options));
   if (status = store->LoadRegionIndex(); !status.ok()) return status;
   if (status = store->LoadAcks(); !status.ok()) return status;
   if (status = store->LoadFeed(); !status.ok()) return status;
@@ -312,6 +341,46 @@ absl::Status Store::WriteChunks(const std::vector<std::pair<ChunkKey, ChunkPtr>>
   return Write(chunks, version, {});
 }
 
+namespace {
+
+absl::Status DiskFullError(absl::string_view why) {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the data directory's disk is full (", why,
+      "): edits are refused until space is freed, then accepted again without a restart; "
+      "queries are still answered"));
+}
+
+}  // namespace
+
+absl::Status Store::CheckFreeSpace() {
+  if (options_.min_free_bytes == 0) return absl::OkStatus();
+  struct statvfs fs;
+  if (statvfs(dir_.c_str(), &fs) != 0) return absl::OkStatus();  // unknown: let RocksDB find out
+  const uint64_t free_bytes = uint64_t(fs.f_bavail) * fs.f_frsize;
+  if (free_bytes >= options_.min_free_bytes) return absl::OkStatus();
+  write_state_.store(WriteState::kNoSpace, std::memory_order_release);
+  return DiskFullError(absl::StrCat(free_bytes >> 20, " MiB free, --min_free_disk_mb is ",
+                                    options_.min_free_bytes >> 20));
+}
+
+absl::Status Store::WriteFailed(const rocksdb::Status& s) {
+  write_errors_.fetch_add(1, std::memory_order_relaxed);
+  if (s.IsNoSpace()) {
+    write_state_.store(WriteState::kNoSpace, std::memory_order_release);
+    return DiskFullError(s.ToString());
+  }
+  if (!s.IsIOError() && !s.IsCorruption()) return FromRocks(s, "write edit batch");
+  // Never retried (see WriteState::kFailed): stop taking edits, keep serving reads.
+  absl::MutexLock lock(&failure_mu_);
+  failure_ = absl::StrCat(
+      "storage failed (", s.ToString(),
+      "): this server takes no more edits until it is restarted; every acknowledged edit is "
+      "safe on disk; check the disk (docs/reliability.md) before restarting; queries are still "
+      "answered");
+  write_state_.store(WriteState::kFailed, std::memory_order_release);
+  return absl::UnavailableError(failure_);
+}
+
 absl::Status Store::Write(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks,
                           uint64_t version, const std::vector<const CommittedEdit*>& edits) {
   rocksdb::WriteBatch batch;
@@ -350,10 +419,15 @@ absl::Status Store::Write(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chun
   absl::MutexLock feed_lock(&feed_mu_);
   RetentionWindow feed_window = feed_window_;  // committed only if the write succeeds
   AddFeedEntries(edits, version, &feed_window, &batch);
+  if (write_state() == WriteState::kFailed) {
+    absl::MutexLock lock(&failure_mu_);
+    return absl::UnavailableError(failure_);
+  }
+  if (absl::Status space = CheckFreeSpace(); !space.ok()) return space;
   rocksdb::WriteOptions write;
   write.sync = options_.sync;
-  absl::Status status = FromRocks(db_->Write(write, &batch), "write edit batch");
-  if (!status.ok()) return status;
+  if (rocksdb::Status s = db_->Write(write, &batch); !s.ok()) return WriteFailed(s);
+  write_state_.store(WriteState::kOk, std::memory_order_release);  // RocksDB recovered, if it was
   batches_written_.fetch_add(1, std::memory_order_relaxed);
   feed_window_ = std::move(feed_window);
   for (size_t i = 0; i < dropped; ++i) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 namespace rocksdb {
 class DB;
 class Env;
+class Status;
 }  // namespace rocksdb
 
 namespace voxcol::store {
@@ -36,6 +38,15 @@ struct StoreOptions {
   // The environment RocksDB does its file I/O through; null is the default one. Tests pass a
   // fault-injecting file system that counts syncs and can drop unsynced writes on a "crash".
   std::shared_ptr<rocksdb::Env> env;
+  // Where RocksDB's own warnings and errors go, one line each (null: standard error). RocksDB's
+  // info log is never a file in the data directory: on a full disk, this RocksDB asserts when it
+  // logs the error to a log file whose last write failed (see docs/reliability.md).
+  std::function<void(const std::string& line)> log;
+  // Edits are refused (RESOURCE_EXHAUSTED) while the data directory's file system has less free
+  // space than this, checked before every write: RocksDB never meets a full disk in its write-
+  // ahead log, and edits are accepted again as soon as space is freed (0: no check; the server
+  // sets it from --min_free_disk_mb).
+  uint64_t min_free_bytes = 0;
 };
 
 // An idempotency key made durable together with the batch it identified.
@@ -110,21 +121,43 @@ class Store : public ChunkLoader, public EditObserver {
   uint64_t feed_oldest_resumable_version() const;
   size_t feed_entries() const;
 
+  // Whether edits can be written now.
+  enum class WriteState {
+    kOk = 0,
+    // The disk had less than options.min_free_bytes free at the last write, or RocksDB met a
+    // full disk (ENOSPC): edits are refused with RESOURCE_EXHAUSTED until there is space again
+    // (checked at each write; RocksDB's own recovery polls), then the state is kOk again.
+    kNoSpace = 1,
+    // A write or sync failed with an I/O error: what reached the disk is unknown (a failed fsync
+    // may have dropped dirty pages, and a retried fsync can report success on lost data), so
+    // RocksDB stops writing for the rest of the process and so does the store: every edit is
+    // refused with UNAVAILABLE until a restart, which recovers every acknowledged edit.
+    kFailed = 2,
+  };
+  WriteState write_state() const { return write_state_.load(std::memory_order_acquire); }
+  // Edit writes that failed so far (each failed its whole group of edits).
+  uint64_t write_errors() const { return write_errors_.load(std::memory_order_relaxed); }
+
   // Writes (WriteBatches) issued so far.
   uint64_t batches_written() const { return batches_written_.load(std::memory_order_relaxed); }
   // Whether each write syncs the write-ahead log before it returns (StoreOptions::sync).
   bool syncs_writes() const { return options_.sync; }
 
  private:
-  Store(std::unique_ptr<rocksdb::DB> db, const StoreOptions& options);
+  Store(std::unique_ptr<rocksdb::DB> db, std::string dir, const StoreOptions& options);
+  // NO_SPACE's status if the data directory's file system has less than min_free_bytes free.
+  absl::Status CheckFreeSpace();
   absl::Status LoadRegionIndex();
   absl::Status LoadAcks();
   absl::Status LoadFeed();
   absl::Status Write(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chunks, uint64_t version,
                      const std::vector<const CommittedEdit*>& edits);
   bool RegionHasEdits(const ChunkKey& chunk) const;
+  // The status of an edit write that RocksDB failed with `s`; updates write_state_.
+  absl::Status WriteFailed(const rocksdb::Status& s);
 
   std::unique_ptr<rocksdb::DB> db_;
+  std::string dir_;
   StoreOptions options_;
   mutable absl::Mutex regions_mu_;
   absl::flat_hash_set<Int3> edited_regions_ ABSL_GUARDED_BY(regions_mu_);
@@ -136,6 +169,10 @@ class Store : public ChunkLoader, public EditObserver {
   std::deque<std::pair<uint64_t, std::string>> ack_order_ ABSL_GUARDED_BY(acks_mu_);
   absl::flat_hash_map<std::string, uint64_t> ack_versions_ ABSL_GUARDED_BY(acks_mu_);
   std::atomic<uint64_t> batches_written_{0};
+  std::atomic<WriteState> write_state_{WriteState::kOk};
+  std::atomic<uint64_t> write_errors_{0};
+  absl::Mutex failure_mu_;
+  std::string failure_ ABSL_GUARDED_BY(failure_mu_);  // why the state is kFailed
   std::vector<ChangeEntryPtr> feed_at_open_;
   mutable absl::Mutex feed_mu_;
   RetentionWindow feed_window_ ABSL_GUARDED_BY(feed_mu_);

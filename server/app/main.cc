@@ -22,6 +22,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "core/query/query_types.h"
+#include "core/store/storage_faults.h"
 #include "core/voxel/change_log.h"
 #include "core/voxel/edit_batch.h"
 #include "core/worldgen/cave_generator.h"
@@ -140,6 +141,12 @@ ABSL_FLAG(uint64_t, store_block_cache_mb, 32, "RocksDB block cache for stored ch
 ABSL_FLAG(bool, store_sync, true,
           "Sync the write-ahead log before acknowledging an edit; false risks losing acknowledged "
           "edits on power loss (never on a process crash)");
+ABSL_FLAG(uint64_t, min_free_disk_mb, 64,
+          "Edits are refused (RESOURCE_EXHAUSTED) while the data directory's disk has less free "
+          "space, and accepted again once it has; 0 = no check (docs/reliability.md)");
+ABSL_FLAG(std::string, storage_faults_file, "",
+          "Tests only: inject the storage faults this file lists (enospc, eio-sync, torn-write; "
+          "docs/reliability.md), re-read when it changes; empty: none");
 ABSL_FLAG(uint64_t, max_worlds, 128,
           "Most worlds CreateWorld may add besides the default one; each gets this share of the "
           "--store_cache_mb and --chunk_collision_cache_mb budgets (at least 1 MiB each)");
@@ -240,6 +247,14 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.store.sync = absl::GetFlag(FLAGS_store_sync);
   config.store.block_cache_bytes = absl::GetFlag(FLAGS_store_block_cache_mb) << 20;
   config.store.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
+  config.store.min_free_bytes = absl::GetFlag(FLAGS_min_free_disk_mb) << 20;
+  config.store.log = [](const std::string& line) { LogLine("WARN", line); };
+  if (const std::string faults = absl::GetFlag(FLAGS_storage_faults_file); !faults.empty()) {
+    store::StorageFaults injector;  // its env keeps what it needs
+    injector.WatchControlFile(faults);
+    config.store.env = injector.env();
+    LogError("event=storage_faults_injected file=%s", faults);
+  }
   config.resident_chunk_bytes = absl::GetFlag(FLAGS_store_cache_mb) << 20;
   config.snapshot_history_bytes = absl::GetFlag(FLAGS_max_snapshot_history_mb) << 20;
   config.change_log = {absl::GetFlag(FLAGS_change_log_versions),

@@ -13,9 +13,9 @@ ServerMetrics* Create() {
   m->query_failures =
       r.AddCounter("voxcol_query_failures_total", "Queries answered with a non-OK code");
   m->batches = r.AddCounter("voxcol_batches_total", "Query batches received on streams");
-  m->batches_inline = r.AddCounter(
-      "voxcol_batches_inline_total",
-      "Query batches run on the RPC thread that read them instead of the query pool");
+  m->batches_inline =
+      r.AddCounter("voxcol_batches_inline_total",
+                   "Query batches run on the RPC thread that read them instead of the query pool");
   m->batches_shed =
       r.AddCounter("voxcol_batches_shed_total", "Batches refused with RESOURCE_EXHAUSTED");
   m->batches_deadline =

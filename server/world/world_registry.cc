@@ -425,6 +425,10 @@ std::vector<WorldRegistry::Summary> WorldRegistry::List(bool payload) const {
     const ChunkCollisionCacheStats cache = owner->cache->stats();
     s.cache_bytes = cache.bytes;
     s.cache_evictions = cache.evictions;
+    if (const store::Store* store = owner->parts.store) {
+      s.store_write_state = uint64_t(store->write_state());
+      s.store_write_errors = store->write_errors();
+    }
     out.push_back(std::move(s));
   }
   return out;
@@ -450,6 +454,13 @@ void RegisterWorldMetrics(const WorldRegistry& worlds, Metrics& registry) {
   family("voxcol_worlds_collision_cache_evictions_total",
          "Collision cache entries evicted over the world's budget", "counter",
          [](const WorldRegistry::Summary& s) { return s.cache_evictions; });
+  family("voxcol_worlds_store_write_state",
+         "Whether the world's store takes edits: 0 yes, 1 its disk is full (edits refused until "
+         "space returns), 2 a write or fsync failed (edits refused until a restart)",
+         "gauge", [](const WorldRegistry::Summary& s) { return s.store_write_state; });
+  family("voxcol_worlds_store_write_errors_total",
+         "Edit writes the world's store failed (each refuses its whole group of edits)", "counter",
+         [](const WorldRegistry::Summary& s) { return s.store_write_errors; });
 }
 
 void WorldRegistry::CloseFeeds() {

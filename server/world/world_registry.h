@@ -116,6 +116,8 @@ class WorldRegistry final : public WorldResolver {
     std::string id, template_world;
     uint64_t version = 0, template_version = 0, resident_chunks = 0, resident_bytes = 0;
     uint64_t cache_bytes = 0, cache_evictions = 0;
+    // The store's store::Store::WriteState (0 ok, 1 disk full, 2 failed) and failed edit writes.
+    uint64_t store_write_state = 0, store_write_errors = 0;
   };
   explicit WorldRegistry(WorldRegistryOptions options);
   ~WorldRegistry() override;

@@ -1,6 +1,6 @@
 // "An edit is acknowledged only after it is synced", seen through a fault-injecting file system
-// (fault_injection_fs.h): every group of edits is covered by a completed WAL sync before it is
-// published, concurrent writers share syncs, and a simulated power cut (unsynced bytes dropped)
+// (core/store/storage_faults.h): every group of edits is covered by a completed WAL sync before it
+// is published, concurrent writers share syncs, and a simulated power cut (unsynced bytes dropped)
 // loses no acknowledged edit. kill -9 cannot show any of this: the page cache survives it.
 #include <gtest/gtest.h>
 
@@ -9,15 +9,14 @@
 #include <thread>
 #include <vector>
 
+#include "core/store/storage_faults.h"
 #include "core/store/store.h"
 #include "core/voxel/edit.h"
-#include "tests/core/store/fault_injection_fs.h"
 #include "tests/core/store/store_test_util.h"
 
 namespace voxcol::store {
 namespace {
 
-using testing::FaultInjectionFs;
 using testing::OpenStoredCaveWorld;
 using testing::ScratchDir;
 using testing::StoredCaveWorld;
@@ -26,7 +25,7 @@ using testing::StoredCaveWorld;
 // group is published (acknowledged), while no other group can write (one commit leader at a time).
 class SyncChecker : public EditObserver {
  public:
-  explicit SyncChecker(const FaultInjectionFs& fs) : fs_(fs) {}
+  explicit SyncChecker(const StorageFaults& fs) : fs_(fs) {}
   absl::Status BeforePublishGroup(const std::vector<const CommittedEdit*>& edits) override {
     const uint64_t syncs = fs_.wal_syncs(), appended = fs_.wal_bytes_appended();
     const bool covered =
@@ -46,13 +45,13 @@ class SyncChecker : public EditObserver {
   uint64_t groups() const { return groups_; }
 
  private:
-  const FaultInjectionFs& fs_;
+  const StorageFaults& fs_;
   uint64_t last_syncs_ = 0, last_appended_ = 0;
   uint64_t covered_edits_ = 0, uncovered_edits_ = 0, groups_ = 0;
 };
 
 struct FaultyStoredWorld {
-  std::shared_ptr<FaultInjectionFs> fs = std::make_shared<FaultInjectionFs>();
+  std::shared_ptr<StorageFaults> fs = std::make_shared<StorageFaults>();
   StoredCaveWorld w;
   std::unique_ptr<SyncChecker> checker;
 };
@@ -62,7 +61,7 @@ std::unique_ptr<FaultyStoredWorld> OpenFaulty(const std::string& dir,
   auto f = std::make_unique<FaultyStoredWorld>();
   f->fs->set_wal_sync_delay(sync_delay);
   StoreOptions options;
-  options.env = testing::EnvFor(f->fs);
+  options.env = f->fs->env();
   f->w = OpenStoredCaveWorld(dir, options);
   f->checker = std::make_unique<SyncChecker>(*f->fs);
   f->w.world->AddObserver(f->checker.get());
