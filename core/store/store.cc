@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <filesystem>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -143,13 +144,38 @@ Store::Store(std::unique_ptr<rocksdb::DB> db, std::string dir, const StoreOption
     : db_(std::move(db)),
       dir_(std::move(dir)),
       options_(options),
+      mark_(dir_),
       feed_window_(options.change_log, 0) {}
 
 Store::~Store() {
   if (!db_) return;
+  if (mark_thread_.joinable()) {
+    {
+      absl::MutexLock lock(&mark_mu_);
+      stop_marking_ = true;
+    }
+    mark_thread_.join();
+  }
   // Flush so that the next open has no WAL to replay; a failure only makes that open slower.
-  db_->Flush(rocksdb::FlushOptions()).PermitUncheckedError();
+  // After a flush every written version is durable, synced writes or not.
+  if (db_->Flush(rocksdb::FlushOptions()).ok()) {
+    mark_.Write(written_version_.load()).IgnoreError();
+  }
   db_->Close().PermitUncheckedError();
+}
+
+void Store::MarkDurableVersions() {
+  uint64_t marked = 0;
+  absl::MutexLock lock(&mark_mu_);
+  while (!mark_mu_.AwaitWithTimeout(absl::Condition(&stop_marking_), absl::Seconds(1))) {
+    // With synced writes every written version is durable; marking it never claims too much.
+    const uint64_t written = written_version_.load();
+    if (written <= marked) continue;
+    mark_mu_.Unlock();
+    const bool ok = mark_.Write(written).ok();
+    mark_mu_.Lock();
+    if (ok) marked = written;
+  }
 }
 
 absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir,
@@ -158,13 +184,32 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir,
   if (rocks_options.compression == rocksdb::kNoCompression) {
     return absl::FailedPreconditionError("this RocksDB build supports neither zstd nor lz4");
   }
+  std::error_code ec;  // RocksDB logs an error for a directory it must create itself
+  std::filesystem::create_directories(dir, ec);
   rocksdb::DB* raw = nullptr;
   absl::Status status = FromRocks(rocksdb::DB::Open(rocks_options, dir, &raw), "open " + dir);
+  if (absl::IsDataLoss(status)) {
+    return absl::DataLossError(absl::StrCat(status.message(), "; ", DamagedStoreAdvice()));
+  }
   if (!status.ok()) return status;
   std::unique_ptr<Store> store(new Store(std::unique_ptr<rocksdb::DB>(raw), dir, options));
+  if (status = CheckFormat(*store->db_, dir); !status.ok()) return status;
+  if (options.verify_on_open) {
+    if (status = VerifyTables(*store->db_, dir); !status.ok()) return status;
+  }
+  uint64_t version = 0;
+  std::string value;
+  if (store->db_->Get(rocksdb::ReadOptions(), kVersionKey, &value).ok()) {
+    DecodeVersion(value, &version);
+  }
+  if (status = store->mark_.Check(version); !status.ok()) return status;
+  store->written_version_ = version;
   if (status = store->LoadRegionIndex(); !status.ok()) return status;
   if (status = store->LoadAcks(); !status.ok()) return status;
   if (status = store->LoadFeed(); !status.ok()) return status;
+  if (options.sync) {
+    store->mark_thread_ = std::thread([s = store.get()] { s->MarkDurableVersions(); });
+  }
   return store;
 }
 
@@ -428,6 +473,7 @@ absl::Status Store::Write(const std::vector<std::pair<ChunkKey, ChunkPtr>>& chun
   write.sync = options_.sync;
   if (rocksdb::Status s = db_->Write(write, &batch); !s.ok()) return WriteFailed(s);
   write_state_.store(WriteState::kOk, std::memory_order_release);  // RocksDB recovered, if it was
+  written_version_.store(std::max(written_version_.load(), version));
   batches_written_.fetch_add(1, std::memory_order_relaxed);
   feed_window_ = std::move(feed_window);
   for (size_t i = 0; i < dropped; ++i) {
@@ -452,11 +498,19 @@ absl::Status Store::CreateCheckpoint(const std::string& dir) {
   absl::Status status = FromRocks(rocksdb::Checkpoint::Create(db_.get(), &raw), "checkpoint");
   if (!status.ok()) return status;
   std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  const uint64_t version = written_version_.load();  // the checkpoint holds at least this one
   // log_size_for_flush = 0: flush the memtable first so the checkpoint holds no WAL to replay.
-  return FromRocks(checkpoint->CreateCheckpoint(dir, 0), "checkpoint to " + dir);
+  status = FromRocks(checkpoint->CreateCheckpoint(dir, 0), "checkpoint to " + dir);
+  // A copy of the checkpoint cut short (a half-copied backup) is then refused, not opened older.
+  if (status.ok()) status = DurableVersionMark(dir).Write(version);
+  return status;
 }
 
-absl::Status Store::Flush() { return FromRocks(db_->Flush(rocksdb::FlushOptions()), "flush"); }
+absl::Status Store::Flush() {
+  absl::Status status = FromRocks(db_->Flush(rocksdb::FlushOptions()), "flush");
+  if (status.ok()) mark_.Write(written_version_.load()).IgnoreError();
+  return status;
+}
 
 absl::StatusOr<std::vector<std::string>> Store::TableCompressions() const {
   rocksdb::TablePropertiesCollection tables;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -15,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "core/store/store_integrity.h"
 #include "core/voxel/change_log.h"
 #include "core/voxel/world.h"
 
@@ -47,6 +49,9 @@ struct StoreOptions {
   // ahead log, and edits are accepted again as soon as space is freed (0: no check; the server
   // sets it from --min_free_disk_mb).
   uint64_t min_free_bytes = 0;
+  // Read every table file's blocks at open and refuse a store with a bad checksum (the server's
+  // --verify_store_on_open); otherwise a damaged block is found when its chunk is read.
+  bool verify_on_open = true;
 };
 
 // An idempotency key made durable together with the batch it identified.
@@ -156,9 +161,17 @@ class Store : public ChunkLoader, public EditObserver {
   // The status of an edit write that RocksDB failed with `s`; updates write_state_.
   absl::Status WriteFailed(const rocksdb::Status& s);
 
+  // Records durable versions in the DurableVersionMark, at most every second, until stopped.
+  void MarkDurableVersions();
+
   std::unique_ptr<rocksdb::DB> db_;
   std::string dir_;
   StoreOptions options_;
+  DurableVersionMark mark_;
+  std::atomic<uint64_t> written_version_{0};  // of the last successful write
+  absl::Mutex mark_mu_;
+  bool stop_marking_ ABSL_GUARDED_BY(mark_mu_) = false;
+  std::thread mark_thread_;
   mutable absl::Mutex regions_mu_;
   absl::flat_hash_set<Int3> edited_regions_ ABSL_GUARDED_BY(regions_mu_);
   mutable std::atomic<uint64_t> chunk_reads_{0};

@@ -144,6 +144,9 @@ ABSL_FLAG(bool, store_sync, true,
 ABSL_FLAG(uint64_t, min_free_disk_mb, 64,
           "Edits are refused (RESOURCE_EXHAUSTED) while the data directory's disk has less free "
           "space, and accepted again once it has; 0 = no check (docs/reliability.md)");
+ABSL_FLAG(bool, verify_store_on_open, true,
+          "Read every stored block at start-up and refuse a damaged store (DATA_LOSS naming the "
+          "file); false: damage is found when its chunk is read");
 ABSL_FLAG(std::string, storage_faults_file, "",
           "Tests only: inject the storage faults this file lists (enospc, eio-sync, torn-write; "
           "docs/reliability.md), re-read when it changes; empty: none");
@@ -248,6 +251,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.store.block_cache_bytes = absl::GetFlag(FLAGS_store_block_cache_mb) << 20;
   config.store.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
   config.store.min_free_bytes = absl::GetFlag(FLAGS_min_free_disk_mb) << 20;
+  config.store.verify_on_open = absl::GetFlag(FLAGS_verify_store_on_open);
   config.store.log = [](const std::string& line) { LogLine("WARN", line); };
   if (const std::string faults = absl::GetFlag(FLAGS_storage_faults_file); !faults.empty()) {
     store::StorageFaults injector;  // its env keeps what it needs
