@@ -147,6 +147,9 @@ ABSL_FLAG(uint64_t, min_free_disk_mb, 64,
 ABSL_FLAG(bool, verify_store_on_open, true,
           "Read every stored block at start-up and refuse a damaged store (DATA_LOSS naming the "
           "file); false: damage is found when its chunk is read");
+ABSL_FLAG(std::string, restore_from, "",
+          "Copy this checkpoint (voxcol checkpoint) into --data_dir, which must be missing or "
+          "empty, then start on it");
 ABSL_FLAG(std::string, storage_faults_file, "",
           "Tests only: inject the storage faults this file lists (enospc, eio-sync, torn-write; "
           "docs/reliability.md), re-read when it changes; empty: none");
@@ -490,6 +493,12 @@ int RunServer() {
   if (!config.ok()) {
     LogError("event=bad_flag message=%s", config.status().message());
     return 2;
+  }
+  if (const std::string from = absl::GetFlag(FLAGS_restore_from); !from.empty()) {
+    absl::Status restored = RestoreCheckpoint(from, config->data_dir);
+    if (!restored.ok()) LogError("event=restore_failed message=%s", restored.message());
+    if (!restored.ok()) return 2;
+    LogInfo("event=restored from=%s data_dir=%s", from, config->data_dir);
   }
   absl::StatusOr<std::unique_ptr<ServerSecurity>> security = SecurityFromFlags(config->listen);
   if (!security.ok()) {

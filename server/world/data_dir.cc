@@ -47,6 +47,27 @@ absl::Status ParseWorldFile(const std::filesystem::path& path, WorldConfig* c, u
 
 }  // namespace
 
+absl::Status RestoreCheckpoint(const std::string& checkpoint, const std::string& data_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::path(DataDirStorePath(checkpoint)) / "CURRENT", ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--restore_from: ", checkpoint, " is not a checkpoint (no store/CURRENT in it)"));
+  }
+  if (fs::exists(data_dir, ec) && !fs::is_empty(data_dir, ec)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--restore_from: --data_dir ", data_dir,
+        " is not empty; a restore never overwrites a data directory: move it away first"));
+  }
+  fs::create_directories(data_dir, ec);
+  if (!ec) fs::copy(checkpoint, data_dir, fs::copy_options::recursive, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--restore_from: copying ", checkpoint, " to ", data_dir, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
 std::string DataDirStorePath(const std::string& dir) {
   return (std::filesystem::path(dir) / kStoreDir).string();
 }

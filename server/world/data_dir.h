@@ -26,4 +26,10 @@ absl::StatusOr<DataDir> OpenDataDir(const std::string& dir, const WorldConfig& r
 // Where the RocksDB database of data directory `dir` lives.
 std::string DataDirStorePath(const std::string& dir);
 
+// Copies `checkpoint` (a directory made by CreateCheckpoint, itself a data directory) to
+// `data_dir`, which must be missing or empty (FAILED_PRECONDITION otherwise: a restore never
+// overwrites). INVALID_ARGUMENT naming --restore_from when `checkpoint` is not a checkpoint. The
+// store checks the copy when it opens (a cut-short copy is refused there).
+absl::Status RestoreCheckpoint(const std::string& checkpoint, const std::string& data_dir);
+
 }  // namespace voxcol::server
