@@ -137,7 +137,8 @@ int RunFaultCycles(Fault fault, int want_acked) {
   ScratchDir dir;
   std::vector<int> acked;
   int next = 0;
-  for (int cycle = 0; int(acked.size()) < want_acked && next < kSpots - 400; ++cycle) {
+  for (int cycle = 0; int(acked.size()) < want_acked && next < kSpots - 400 && cycle < 30;
+       ++cycle) {
     StorageFaults faults;
     StoredCaveWorld w = OpenWith(dir.path(), faults);
     for (int k : acked) {
@@ -168,11 +169,18 @@ int RunFaultCycles(Fault fault, int want_acked) {
       });
     }
     const int strike = 100 + (cycle * 37) % 100;  // acks before the fault, varied per cycle
-    while (acks.load() < strike) std::this_thread::yield();
+    const auto acks_until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (acks.load() < strike && std::chrono::steady_clock::now() < acks_until) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
     if (fault == Fault::kNoSpace) faults.SetNoSpace(true);
     if (fault == Fault::kSyncError) faults.SetSyncFails(true);
     if (fault == Fault::kTornWrite) faults.TearNextWalAppend();
-    while (faults.injected() == 0) std::this_thread::yield();
+    const auto strike_until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (faults.injected() == 0 && std::chrono::steady_clock::now() < strike_until) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    EXPECT_GT(faults.injected(), 0u) << "the fault never struck (no write or sync reached it)";
     std::this_thread::sleep_for(milliseconds(10));
     if (fault == Fault::kNoSpace) {
       faults.SetNoSpace(false);  // space returns (RocksDB looks every 5 s); writers get through
