@@ -157,10 +157,9 @@ Store::~Store() {
     mark_thread_.join();
   }
   if (write_state() == WriteState::kFailed) {
-    // After a failed write RocksDB 7.8 may assert when its log writer is flushed or closed
-    // (docs/reliability.md); everything acknowledged is on disk already, and the process is
-    // ending or will reopen the store from disk: leave the database unclosed.
-    (void)db_.release();
+    // No flush after a failed write: everything acknowledged is on disk already, and a flush
+    // would only write to a log RocksDB saw fail (docs/reliability.md).
+    db_->Close().PermitUncheckedError();
     return;
   }
   // Flush so that the next open has no WAL to replay; a failure only makes that open slower.
