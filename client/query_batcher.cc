@@ -26,7 +26,9 @@ void FailAll(std::vector<std::promise<QueryAnswer>>& answers, const grpc::Status
 QueryBatcher::QueryBatcher(Client& client, QueryBatcherOptions options)
     : options_(options),
       stub_(v1::QueryService::NewStub(client.channel())),
-      backoff_(options.reconnect_backoff) {}
+      backoff_(options.reconnect_backoff) {
+  if (options_.batch_timeout.count() > 0) overdue_ = std::thread([this] { ExpireOverdue(); });
+}
 
 QueryBatcher::~QueryBatcher() { Shutdown(/*cancel=*/true); }
 
@@ -148,8 +150,11 @@ bool QueryBatcher::Send(v1::QueryBatchRequest request, Pending pending) {
     std::lock_guard<std::mutex> lock(mutex_);
     request.set_batch_id(next_batch_id_++);
     in_flight_ += pending.answers.size();
+    pending.expires =
+        std::chrono::steady_clock::now() + options_.batch_timeout + options_.answer_grace;
     pending_.emplace(request.batch_id(), std::move(pending));
   }
+  overdue_cv_.notify_one();
   // A failed write means the stream broke: the reader sees it end and fails the pending batches,
   // this one included.
   return connection->stream->Write(request);
@@ -246,6 +251,33 @@ void QueryBatcher::FailPending(const grpc::Status& status) {
   }
 }
 
+void QueryBatcher::ExpireOverdue() {
+  const grpc::Status overdue(
+      grpc::StatusCode::DEADLINE_EXCEEDED,
+      "query batch: no answer within batch_timeout + answer_grace of its send");
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    if (pending_.empty()) {
+      overdue_cv_.wait(lock);
+      continue;
+    }
+    // Batch ids grow with the send time and every batch gets the same timeout: the first pending
+    // batch expires first.
+    auto oldest = pending_.begin();
+    if (std::chrono::steady_clock::now() < oldest->second.expires) {
+      overdue_cv_.wait_until(lock, oldest->second.expires);
+      continue;
+    }
+    Pending pending = std::move(oldest->second);
+    pending_.erase(oldest);  // a late answer finds no batch and is dropped
+    in_flight_ -= pending.answers.size();
+    lock.unlock();
+    FailAll(pending.answers, overdue);
+    if (pending.has_batch_promise) pending.batch.set_value(FailedBatch(overdue));
+    lock.lock();
+  }
+}
+
 grpc::Status QueryBatcher::Close() {
   std::unique_ptr<Connection> connection;
   {
@@ -277,6 +309,12 @@ void QueryBatcher::Shutdown(bool cancel) {
   }
   FailAll(answers, grpc::Status(grpc::StatusCode::CANCELLED, "query batcher destroyed"));
   FailPending(grpc::Status(grpc::StatusCode::CANCELLED, "query batcher destroyed"));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  overdue_cv_.notify_one();
+  if (overdue_.joinable()) overdue_.join();
 }
 
 size_t QueryBatcher::queued() const {

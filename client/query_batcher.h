@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <future>
 #include <map>
@@ -40,7 +41,12 @@ struct BatchAnswer {
 
 struct QueryBatcherOptions {
   // Deadline of every batch, relative to its arrival (QueryBatchRequest.timeout_ms); 0 = none.
+  // The client keeps it too: a batch not answered within batch_timeout + answer_grace of its send
+  // (the server may never have seen it: a network partition, a dead connection) fails with
+  // DEADLINE_EXCEEDED; an answer arriving later is dropped.
   std::chrono::milliseconds batch_timeout{0};
+  // The network's share of that client-side wait (both ways), beyond batch_timeout.
+  std::chrono::milliseconds answer_grace{1000};
   // Largest batch Flush() sends; more queued queries go out as several batches. At most the
   // server's --max_batch_queries.
   size_t max_batch_queries = 256;
@@ -101,6 +107,7 @@ class QueryBatcher {
     std::vector<std::promise<QueryAnswer>> answers;
     std::promise<BatchAnswer> batch;
     bool has_batch_promise = false;
+    std::chrono::steady_clock::time_point expires;  // with a batch_timeout: the client gives up
   };
   // One open stream with its reader thread.
   struct Connection {
@@ -122,6 +129,8 @@ class QueryBatcher {
   void Deliver(const v1::QueryBatchResponse& response);
   // Fails every pending batch (the stream ended or was cancelled).
   void FailPending(const grpc::Status& status);
+  // With a batch_timeout: fails the pending batches whose answer is overdue, until stopped.
+  void ExpireOverdue();
   void Shutdown(bool cancel);
 
   const QueryBatcherOptions options_;
@@ -135,6 +144,9 @@ class QueryBatcher {
   uint64_t next_batch_id_ = 1;
   std::chrono::steady_clock::time_point next_attempt_{};
   std::chrono::milliseconds backoff_;
+  bool stopping_ = false;
+  std::condition_variable overdue_cv_;  // a new pending batch, or stopping_
+  std::thread overdue_;                 // ExpireOverdue(), with a batch_timeout only
 
   std::mutex write_mutex_;  // serializes writes, (re)connects and Finish on the stream
   std::unique_ptr<Connection> connection_;

@@ -84,6 +84,14 @@ bool ReplicaFollower::SleepUnlessStopped(absl::Duration d) {
   return !mu_.AwaitWithTimeout(absl::Condition(&stopping), d);
 }
 
+void ReplicaFollower::NotePrimaryVersion(uint64_t version, absl::Time asked) {
+  {
+    absl::MutexLock lock(&mu_);
+    last_contact_ = std::max(last_contact_, asked);
+  }
+  NoteKnown(version);
+}
+
 void ReplicaFollower::NoteKnown(uint64_t version) {
   absl::MutexLock lock(&mu_);
   if (version <= primary_version_) return;
@@ -102,8 +110,15 @@ ReplicaStatus ReplicaFollower::status() const {
   s.applied_version = world_.version();
   s.primary_version = std::max(primary_version_, s.applied_version);
   s.lag_versions = s.primary_version - s.applied_version;
-  s.lag_seconds =
-      unapplied_.empty() ? 0.0 : absl::ToDoubleSeconds(absl::Now() - unapplied_.front().second);
+  const absl::Time now = absl::Now();
+  s.lag_seconds = unapplied_.empty() ? 0.0 : absl::ToDoubleSeconds(now - unapplied_.front().second);
+  // The primary has not been asked its version successfully for a while (a partition, a link
+  // too slow for the poll's answers, or it is down): what it did since is unknown here, so the
+  // replica may be that far behind.
+  const absl::Duration silent = now - last_contact_;
+  if (silent > options_.contact_timeout) {
+    s.lag_seconds = std::max(s.lag_seconds, absl::ToDoubleSeconds(silent));
+  }
   s.connected = connected_;
   s.reconnects = reconnects_;
   s.reseeds = reseeds_;
@@ -146,6 +161,7 @@ absl::Status ReplicaFollower::Apply(const v1::SubscribeResponse& response) {
 
 absl::Status ReplicaFollower::CheckPrimaryWorld(client::Client& client) {
   v1::GetWorldInfoResponse info;
+  const absl::Time asked = absl::Now();
   if (grpc::Status s = client.GetWorldInfo(&info); !s.ok()) return FromGrpcStatus(s);
   const absl::StatusOr<WorldConfig> theirs =
       PrimaryWorldConfig(info, generator_version_, options_.primary);
@@ -156,7 +172,7 @@ absl::Status ReplicaFollower::CheckPrimaryWorld(client::Client& client) {
         absl::StrCat("primary ", options_.primary, " serves another world '", handle_->id,
                      "' (size, voxel size, seed or generator) than this replica's"));
   }
-  NoteKnown(info.version());
+  NotePrimaryVersion(info.version(), asked);
   return absl::OkStatus();
 }
 

@@ -53,6 +53,11 @@ struct ReplicaOptions {
   absl::Duration max_backoff = absl::Seconds(5);
   // Primary polls: ListWorlds (the set of worlds, and each world's version for the lag).
   absl::Duration poll_interval = absl::Milliseconds(500);
+  // A primary whose newest answer about its current version (poll or GetWorldInfo) was asked
+  // longer ago than this counts as lag: the replica cannot tell what it missed since (issue 38: a
+  // partition, or a link so slow that the answers time out or come late), so lag_seconds is then
+  // at least the time since that question.
+  absl::Duration contact_timeout = absl::Seconds(2);
 };
 
 // The replica flags (server/replica/replica_flags.cc); `primary` empty when --replica_of is not
@@ -79,7 +84,9 @@ struct ReplicaStatus {
   uint64_t applied_version = 0;  // the local world's version
   uint64_t primary_version = 0;  // newest primary version known (feed or GetWorldInfo)
   uint64_t lag_versions = 0;     // primary_version - applied_version (0 when ahead)
-  double lag_seconds = 0;        // since the oldest known but unapplied version became known
+  // Since the oldest known but unapplied version became known, or since the primary was last
+  // heard from when that is longer ago than ReplicaOptions::contact_timeout; 0 when caught up.
+  double lag_seconds = 0;
   bool connected = false;        // the feed stream is open
   uint64_t reconnects = 0;       // feed streams that ended and were reopened
   uint64_t reseeds = 0;          // full copies after falling out of the primary's window
@@ -105,8 +112,12 @@ class ReplicaFollower {
   void Stop();
   ReplicaStatus status() const;
   const std::string& world_id() const { return handle_->id; }
-  // A primary version seen by a poll (ReplicaSet) or the feed.
+  // A primary version seen in the feed (or a re-seed).
   void NoteKnown(uint64_t version);
+  // The primary's current version as it answered a question sent at `asked` (the ReplicaSet's
+  // poll, GetWorldInfo): the last contact is `asked`, since an answer that took long tells an old
+  // version. Feed batches are no contact: they may be old news queued behind a slow link.
+  void NotePrimaryVersion(uint64_t version, absl::Time asked);
 
   // Applies one feed response (exposed for tests): version gaps become empty edits; INTERNAL if
   // the local version does not come out equal to the response's.
@@ -134,6 +145,7 @@ class ReplicaFollower {
   uint64_t primary_version_ ABSL_GUARDED_BY(mu_) = 0;
   // Known primary versions above the applied one with when each became known (ascending).
   std::deque<std::pair<uint64_t, absl::Time>> unapplied_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_contact_ ABSL_GUARDED_BY(mu_) = absl::Now();  // the last NotePrimaryVersion
   bool connected_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t reconnects_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t reseeds_ ABSL_GUARDED_BY(mu_) = 0;
@@ -163,8 +175,8 @@ class ReplicaSet {
 
  private:
   void Poll();
-  // One sync with the primary's ListWorlds answer.
-  void Sync(client::Client& client, const v1::ListWorldsResponse& primary_worlds);
+  // One sync with the primary's ListWorlds answer to a request sent at `asked`.
+  void Sync(client::Client& client, const v1::ListWorldsResponse& primary_worlds, absl::Time asked);
   // Creates the primary's world `world` here and starts its follower.
   absl::Status Add(client::Client& client, const v1::WorldSummary& world);
   // Makes copy `world` from the local template; FAILED_PRECONDITION if that is not at the copy's

@@ -134,7 +134,8 @@ absl::Status ReplicaSet::Remove(const std::string& id) {
   return deleted;
 }
 
-void ReplicaSet::Sync(client::Client& client, const v1::ListWorldsResponse& primary_worlds) {
+void ReplicaSet::Sync(client::Client& client, const v1::ListWorldsResponse& primary_worlds,
+                      absl::Time asked) {
   absl::MutexLock sync(&sync_mu_);
   std::map<std::string, const v1::WorldSummary*> primary;
   for (const v1::WorldSummary& w : primary_worlds.worlds()) primary[w.world()] = &w;
@@ -155,7 +156,7 @@ void ReplicaSet::Sync(client::Client& client, const v1::ListWorldsResponse& prim
         absl::MutexLock lock(&mu_);
         if (stopping_) return;
         if (auto it = followers_.find(id); it != followers_.end()) {
-          it->second->NoteKnown(world->version());
+          it->second->NotePrimaryVersion(world->version(), asked);
           continue;
         }
       }
@@ -175,7 +176,8 @@ void ReplicaSet::Poll() {
   request.set_skip_resident_bytes(true);  // no walk over the primary's resident chunks
   do {
     v1::ListWorldsResponse primary_worlds;
-    if (client.ListWorlds(request, &primary_worlds).ok()) Sync(client, primary_worlds);
+    const absl::Time asked = absl::Now();
+    if (client.ListWorlds(request, &primary_worlds).ok()) Sync(client, primary_worlds, asked);
   } while (SleepUnlessStopped(options_.poll_interval));
 }
 
@@ -203,7 +205,8 @@ void ReplicaSet::RegisterMetrics(Metrics& registry) const {
   gauge("voxcol_replica_lag_versions", "Known primary versions not yet applied",
         &ReplicaStatus::lag_versions);
   gauge("voxcol_replica_lag_seconds",
-        "Age of the oldest known primary version not yet applied (0 when caught up)",
+        "Age of the oldest known primary version not yet applied (0 when caught up); at least the "
+        "age of the newest poll the primary answered once that is over 2 s",
         &ReplicaStatus::lag_seconds);
   gauge("voxcol_replica_connected", "1 while the change feed stream is open",
         &ReplicaStatus::connected);
