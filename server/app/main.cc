@@ -22,12 +22,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "core/query/query_types.h"
-#include "core/store/storage_faults.h"
 #include "core/voxel/change_log.h"
 #include "core/voxel/edit_batch.h"
 #include "core/worldgen/cave_generator.h"
 #include "server/app/cpu_quota.h"
 #include "server/app/process_tuning.h"
+#include "server/app/store_flags.h"
 #include "server/replica/replica.h"
 #include "server/rpc/admin_service.h"
 #include "server/rpc/decode_errors.h"
@@ -141,18 +141,6 @@ ABSL_FLAG(uint64_t, store_block_cache_mb, 32, "RocksDB block cache for stored ch
 ABSL_FLAG(bool, store_sync, true,
           "Sync the write-ahead log before acknowledging an edit; false risks losing acknowledged "
           "edits on power loss (never on a process crash)");
-ABSL_FLAG(uint64_t, min_free_disk_mb, 64,
-          "Edits are refused (RESOURCE_EXHAUSTED) while the data directory's disk has less free "
-          "space, and accepted again once it has; 0 = no check (docs/reliability.md)");
-ABSL_FLAG(bool, verify_store_on_open, true,
-          "Read every stored block at start-up and refuse a damaged store (DATA_LOSS naming the "
-          "file); false: damage is found when its chunk is read");
-ABSL_FLAG(std::string, restore_from, "",
-          "Copy this checkpoint (voxcol checkpoint) into --data_dir, which must be missing or "
-          "empty, then start on it");
-ABSL_FLAG(std::string, storage_faults_file, "",
-          "Tests only: inject the storage faults this file lists (enospc, eio-sync, torn-write; "
-          "docs/reliability.md), re-read when it changes; empty: none");
 ABSL_FLAG(uint64_t, max_worlds, 128,
           "Most worlds CreateWorld may add besides the default one; each gets this share of the "
           "--store_cache_mb and --chunk_collision_cache_mb budgets (at least 1 MiB each)");
@@ -253,15 +241,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   config.store.sync = absl::GetFlag(FLAGS_store_sync);
   config.store.block_cache_bytes = absl::GetFlag(FLAGS_store_block_cache_mb) << 20;
   config.store.idempotency_keys = absl::GetFlag(FLAGS_idempotency_keys);
-  config.store.min_free_bytes = absl::GetFlag(FLAGS_min_free_disk_mb) << 20;
-  config.store.verify_on_open = absl::GetFlag(FLAGS_verify_store_on_open);
-  config.store.log = [](const std::string& line) { LogLine("WARN", line); };
-  if (const std::string faults = absl::GetFlag(FLAGS_storage_faults_file); !faults.empty()) {
-    store::StorageFaults injector;  // its env keeps what it needs
-    injector.WatchControlFile(faults);
-    config.store.env = injector.env();
-    LogError("event=storage_faults_injected file=%s", faults);
-  }
+  ApplyStoreFaultFlags(&config.store);
   config.resident_chunk_bytes = absl::GetFlag(FLAGS_store_cache_mb) << 20;
   config.snapshot_history_bytes = absl::GetFlag(FLAGS_max_snapshot_history_mb) << 20;
   config.change_log = {absl::GetFlag(FLAGS_change_log_versions),
@@ -494,12 +474,7 @@ int RunServer() {
     LogError("event=bad_flag message=%s", config.status().message());
     return 2;
   }
-  if (const std::string from = absl::GetFlag(FLAGS_restore_from); !from.empty()) {
-    absl::Status restored = RestoreCheckpoint(from, config->data_dir);
-    if (!restored.ok()) LogError("event=restore_failed message=%s", restored.message());
-    if (!restored.ok()) return 2;
-    LogInfo("event=restored from=%s data_dir=%s", from, config->data_dir);
-  }
+  if (!RestoreIfAsked(config->data_dir)) return 2;
   absl::StatusOr<std::unique_ptr<ServerSecurity>> security = SecurityFromFlags(config->listen);
   if (!security.ok()) {
     LogError("event=bad_flag message=%s", security.status().message());
