@@ -56,11 +56,10 @@ class LineLogger : public rocksdb::Logger {
     char line[1024];
     const int n = std::vsnprintf(line, sizeof line, format, ap);
     if (n < 0) return;
-    std::string text = absl::StrCat("rocksdb: ", line);
     if (sink_) {
-      sink_(text);
+      sink_(line);
     } else {
-      std::fprintf(stderr, "%s\n", text.c_str());
+      std::fprintf(stderr, "rocksdb: %s\n", line);
     }
   }
 

@@ -23,7 +23,9 @@ namespace voxcol::server {
 void ApplyStoreFaultFlags(store::StoreOptions* options) {
   options->min_free_bytes = absl::GetFlag(FLAGS_min_free_disk_mb) << 20;
   options->verify_on_open = absl::GetFlag(FLAGS_verify_store_on_open);
-  options->log = [](const std::string& line) { LogLine("WARN", line); };
+  options->log = [](const std::string& line) {
+    LogLine("WARN", "event=rocksdb message=" + LogValue(line));
+  };
   if (const std::string faults = absl::GetFlag(FLAGS_storage_faults_file); !faults.empty()) {
     store::StorageFaults injector;  // its env keeps what it needs
     injector.WatchControlFile(faults);

@@ -122,7 +122,7 @@ TEST_F(SecurityLogTest, ClientTextCannotForgeALogLineOrField) {
   server_.Stop();
 
   // The server log: every line is `time LEVEL key=value...` with unique keys.
-  const std::regex prefix(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (INFO|ERROR) (.*)$)");
+  const std::regex prefix(R"(^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (INFO|WARN|ERROR) (.*)$)");
   int checkpoint_lines = 0, rpc_lines = 0;
   std::vector<std::string> dirs_logged;
   const std::vector<std::string> log_lines = absl::StrSplit(server_.Log(), '\n', absl::SkipEmpty());
