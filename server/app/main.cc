@@ -89,6 +89,9 @@ ABSL_FLAG(
 ABSL_FLAG(int, max_batch_queries, 4096, "Most queries in one batch");
 ABSL_FLAG(int, max_in_flight_batches_per_stream, 8,
           "Batches one stream may have running; more wait (backpressure)");
+ABSL_FLAG(uint64_t, max_stream_pending_mb, 16,
+          "Serialized responses, MiB, one Query stream may have queued for a client that does not "
+          "read them (the first always fits); past it the stream ends with RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_in_flight_edit_batches_per_stream, 32,
           "Edit batches one EditStream may have read and not yet answered; at the bound the "
           "server stops reading that stream (backpressure)");
@@ -223,6 +226,7 @@ StreamLimits StreamLimitsFromFlags() {
   stream_limits.max_in_flight_batches =
       std::max(1, absl::GetFlag(FLAGS_max_in_flight_batches_per_stream));
   stream_limits.max_streams_per_client = std::max(1, absl::GetFlag(FLAGS_max_streams_per_client));
+  stream_limits.max_pending_bytes = size_t(absl::GetFlag(FLAGS_max_stream_pending_mb)) << 20;
   return stream_limits;
 }
 
