@@ -130,7 +130,7 @@ class QueryStream final : public AsyncStream {
       FinishIfDone(lock);
       return;
     }
-    if (!Submit(std::move(batch))) return;  // the call already ended (cancelled)
+    if (!Submit(std::move(batch))) return;  // the call ended (cancelled, or past its pending limit)
     absl::MutexLock lock(&mu_);
     if (finished_) return;
     if (in_flight_ >= service_->stream_limits_.max_in_flight_batches) {
