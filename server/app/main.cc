@@ -26,6 +26,7 @@
 #include "core/voxel/edit_batch.h"
 #include "core/worldgen/cave_generator.h"
 #include "server/app/cpu_quota.h"
+#include "server/app/listener.h"
 #include "server/app/process_tuning.h"
 #include "server/app/store_flags.h"
 #include "server/replica/replica.h"
@@ -90,6 +91,9 @@ ABSL_FLAG(
 ABSL_FLAG(int, max_batch_queries, 4096, "Most queries in one batch");
 ABSL_FLAG(int, max_in_flight_batches_per_stream, 8,
           "Batches one stream may have running; more wait (backpressure)");
+ABSL_FLAG(uint64_t, max_stream_pending_mb, 16,
+          "Serialized responses, MiB, one Query stream may have queued for a client that does not "
+          "read them (the first always fits); past it the stream ends with RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_in_flight_edit_batches_per_stream, 32,
           "Edit batches one EditStream may have read and not yet answered; at the bound the "
           "server stops reading that stream (backpressure)");
@@ -98,6 +102,9 @@ ABSL_FLAG(int, edit_stream_threads, 16,
           "this bounds how many streams commit at once (they share group commits)");
 ABSL_FLAG(int, max_streams_per_client, 256,
           "Open Query streams one client host may hold; more get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, max_connections, 10000,
+          "Client connections held open at most (lowered to 3/4 of the file limit); more are "
+          "closed at once (voxcol_connections_refused_total)");
 ABSL_FLAG(int, max_min_version_wait_ms, 1000,
           "Longest wait for a batch's min_version to be reached");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
@@ -224,6 +231,7 @@ StreamLimits StreamLimitsFromFlags() {
   stream_limits.max_in_flight_batches =
       std::max(1, absl::GetFlag(FLAGS_max_in_flight_batches_per_stream));
   stream_limits.max_streams_per_client = std::max(1, absl::GetFlag(FLAGS_max_streams_per_client));
+  stream_limits.max_pending_bytes = size_t(absl::GetFlag(FLAGS_max_stream_pending_mb)) << 20;
   return stream_limits;
 }
 
@@ -375,9 +383,20 @@ std::vector<std::string> ServiceNames() {
 std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
                                               const std::vector<grpc::Service*>& services,
                                               RpcMetrics* rpc_metrics, ServerSecurity& security,
+                                              Listener& listener,
                                               std::unique_ptr<RpcThreads>* rpc_threads, int* port) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  absl::StatusOr<int> bound = listener.Bind(config.listen, security.allow_reuseport,
+                                            security.transport.credentials, builder);
+  if (!bound.ok()) {
+    LogError("event=listen_failed address=%s message=%s", config.listen,
+             "cannot bind the gRPC port: " + std::string(bound.status().message()) +
+                 " (is another server on this port?)");
+    return nullptr;
+  }
+  *port = *bound;
+  listener.RegisterMetrics(GetServerMetrics().registry);
   // A full WriteVoxels/ApplyEdits region is two bytes per voxel plus framing.
   const int64_t max_message = 2 * config.limits.edit.max_region_voxels + (1 << 20);
   // Larger messages get RESOURCE_EXHAUSTED from gRPC before any handler runs.
@@ -388,20 +407,19 @@ std::unique_ptr<grpc::Server> StartGrpcServer(const ServerConfig& config,
   // First, so that the metrics and logs after it count the INVALID_ARGUMENT it sends.
   interceptors.push_back(std::make_unique<DecodeErrorInterceptorFactory>());
   interceptors.push_back(std::make_unique<RpcMetricsInterceptorFactory>(rpc_metrics));
-  ApplySecurity(security, config.listen, builder, port, &interceptors);  // credentials first
+  ApplySecurity(security, &interceptors);  // credentials first
   interceptors.push_back(std::make_unique<RequestLogInterceptorFactory>());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   for (grpc::Service* service : services) builder.RegisterService(service);
   *rpc_threads = std::make_unique<RpcThreads>(builder, config.rpc_threads);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || *port == 0) {
-    LogError("event=listen_failed address=%s message=%s", config.listen,
-             "cannot bind the gRPC port: " + WhyCannotBind(config.listen) +
-                 " (is another server on this port?)");
+  if (!server) {
+    LogError("event=start_failed address=%s", config.listen);
     return nullptr;
   }
-  LogInfo("event=serving address=%s port=%d store_sync=%s", config.listen, *port,
-          config.store.sync ? "true" : "false");
+  listener.Start();
+  LogInfo("event=serving address=%s port=%d store_sync=%s max_connections=%d", config.listen, *port,
+          config.store.sync ? "true" : "false", listener.limit());
   return server;
 }
 
@@ -415,15 +433,17 @@ void WritePortFile(const std::string& path, int port) {
 
 // Serves until SIGINT or SIGTERM, then drains: health turns NOT_SERVING for balancers,
 // Subscribe streams end at once, and in-flight calls get the grace period.
-void ServeUntilSignal(const sigset_t& signals, double grace_seconds, WorldRegistry& worlds,
-                      HealthService& health, grpc::Server& server, RpcThreads& rpc_threads) {
+void ServeUntilSignal(const sigset_t& signals, const ServerConfig& config, WorldRegistry& worlds,
+                      HealthService& health, Listener& listener, grpc::Server& server,
+                      RpcThreads& rpc_threads) {
   std::thread signal_thread([&] {
     int sig = 0;
     sigwait(&signals, &sig);
     LogInfo("event=shutdown signal=%d", sig);
     health.Shutdown();    // watchers hear NOT_SERVING and their streams end
     worlds.CloseFeeds();  // instead of holding the grace period
-    auto grace = std::chrono::duration<double>(grace_seconds);
+    listener.Stop();      // no new connections, as gRPC did when it had the port
+    auto grace = std::chrono::duration<double>(config.shutdown_grace_seconds);
     server.Shutdown(std::chrono::system_clock::now() +
                     std::chrono::duration_cast<std::chrono::system_clock::duration>(grace));
   });
@@ -480,6 +500,7 @@ int RunServer() {
     LogError("event=bad_flag message=%s", security.status().message());
     return 2;
   }
+  Listener listener(absl::GetFlag(FLAGS_max_connections));  // within the file limit main() raised
   absl::StatusOr<ReplicaOptions> replica = ReplicaOptionsFromFlags();
   if (!replica.ok()) LogError("event=bad_flag message=%s", replica.status().message());
   if (!replica.ok()) return 2;
@@ -533,7 +554,7 @@ int RunServer() {
   std::unique_ptr<grpc::Server> server = StartGrpcServer(
       *config,
       {&world_service, &query_service, &edit_service, &admin_service, &replica_service, &health},
-      &rpc_metrics, **security, &rpc_threads, &port);
+      &rpc_metrics, **security, listener, &rpc_threads, &port);
   if (!server) return 1;
   query_service.AcceptStreams(*rpc_threads);
   edit_service.AcceptStreams(*rpc_threads);
@@ -542,7 +563,7 @@ int RunServer() {
   WritePortFile(config->port_file, port);
   if (follower) follower->Start();
 
-  ServeUntilSignal(signals, config->shutdown_grace_seconds, worlds, health, *server, *rpc_threads);
+  ServeUntilSignal(signals, *config, worlds, health, listener, *server, *rpc_threads);
   if (follower) follower->Stop();
   LogInfo("event=stopped version=%d", world.world->version());
   return 0;
@@ -566,5 +587,6 @@ int main(int argc, char** argv) {
     }
   }
   absl::ParseCommandLine(argc, argv);
+  voxcol::server::RaiseFileLimit();  // before any file opens: a connection flood must leave room
   return voxcol::server::RunServer();
 }

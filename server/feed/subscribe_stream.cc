@@ -124,6 +124,8 @@ class SubscribeStream final : public AsyncStream {
         cursor_(cursor),
         last_sent_(cursor) {}
 
+  ~SubscribeStream() override { AddBuffered(-int64_t(buffered_bytes_)); }
+
   // Moves new entries from the log into the buffer and, unless a write is in flight, starts
   // writing the front one (then sets *started); the pump calls it. Returns true when the log may
   // hold more for this stream right now (visit it again).
@@ -163,6 +165,7 @@ class SubscribeStream final : public AsyncStream {
       writing_ = false;
       if (ok) last_sent_ = buffer_.front().version;
       buffered_bytes_ -= buffer_.front().bytes;
+      AddBuffered(-int64_t(buffer_.front().bytes));
       buffer_.pop_front();
       if (!finished_ && !ok) EndLocked(absl::CancelledError("the client went away"));
       // More to send: the buffer, or the log beyond what the buffer took while catching up.
@@ -202,7 +205,9 @@ class SubscribeStream final : public AsyncStream {
   void EndLocked(const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     finished_ = true;
     buffer_.erase(buffer_.begin() + (writing_ ? 1 : 0), buffer_.end());
-    buffered_bytes_ = buffer_.empty() ? 0 : buffer_.front().bytes;
+    const size_t kept = buffer_.empty() ? 0 : buffer_.front().bytes;
+    AddBuffered(int64_t(kept) - int64_t(buffered_bytes_));
+    buffered_bytes_ = kept;
     if (status.code() == absl::StatusCode::kResourceExhausted) hub_->ended_slow_.fetch_add(1);
     Finish(ToGrpcStatus(status));
   }
@@ -227,11 +232,17 @@ class SubscribeStream final : public AsyncStream {
           return false;
         }
         buffered_bytes_ += item.bytes;
+        AddBuffered(int64_t(item.bytes));
         buffer_.push_back(std::move(item));
       }
       cursor_ = entry->version;
     }
     return true;
+  }
+
+  // The process-wide gauge of buffered bytes (voxcol_subscribe_buffered_bytes).
+  static void AddBuffered(int64_t bytes) {
+    GetServerMetrics().subscribe_buffered_bytes.fetch_add(bytes, std::memory_order_relaxed);
   }
 
   // Starts writing the front response unless a write is in flight; true if it started one.

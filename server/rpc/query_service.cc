@@ -71,7 +71,9 @@ absl::Status AnswerUnary(const QueryKind& kind, const WorldResolver& resolver,
 // lets it end with INVALID_ARGUMENT saying which message failed. At most max_in_flight_batches run
 // per stream; beyond that the stream stops reading, so a fast client is slowed by HTTP/2 flow
 // control instead of growing server queues. gRPC allows one outstanding write per stream, so
-// finished responses queue here until the previous write is done.
+// finished responses queue here until the previous write is done; a client that keeps sending but
+// does not read would grow that queue without end, so past max_pending_bytes of queued responses
+// the stream is ended with RESOURCE_EXHAUSTED (QueueWrite).
 class QueryStream final : public AsyncStream {
  public:
   // The most queries (packed rays included) of a batch that runs on the RPC thread even while
@@ -128,7 +130,7 @@ class QueryStream final : public AsyncStream {
       FinishIfDone(lock);
       return;
     }
-    if (!Submit(std::move(batch))) return;  // the call already ended (cancelled)
+    if (!Submit(std::move(batch))) return;  // the call ended (cancelled, or past its pending limit)
     absl::MutexLock lock(&mu_);
     if (finished_) return;
     if (in_flight_ >= service_->stream_limits_.max_in_flight_batches) {
@@ -140,6 +142,9 @@ class QueryStream final : public AsyncStream {
 
   void OnWriteDone(bool ok) override {
     absl::ReleasableMutexLock lock(&mu_);
+    const size_t bytes = writes_.front().Length();
+    pending_bytes_ -= bytes;
+    GetServerMetrics().query_stream_pending_bytes.fetch_sub(int64_t(bytes));
     writes_.pop_front();
     if (!ok) cancelled_.store(true);  // the client is gone
     writing_ = false;
@@ -155,6 +160,10 @@ class QueryStream final : public AsyncStream {
 
   void OnDone() override {
     if (counted_) service_->ReleaseStream(host_);
+    {
+      absl::MutexLock lock(&mu_);  // a cancelled stream may end with responses still queued
+      GetServerMetrics().query_stream_pending_bytes.fetch_sub(int64_t(pending_bytes_));
+    }
     delete this;
   }
 
@@ -193,7 +202,7 @@ class QueryStream final : public AsyncStream {
     }
     {
       absl::MutexLock lock(&mu_);
-      if (finished_) return false;
+      if (finished_ || overflowed_) return false;  // overflowed: nothing more is read or run
       ++in_flight_;  // from here the call cannot finish before Complete()
     }
     // Runs the queries; the answer is sent by Complete() after it, outside the pool's place, so
@@ -264,13 +273,41 @@ class QueryStream final : public AsyncStream {
       error_ = absl::InternalError(
           absl::StrCat("a batch response could not be serialized: ", serialized.message()));
     }
-    if (!cancelled_.load() && serialized.ok()) writes_.push_back(std::move(buffer));
+    if (!cancelled_.load() && serialized.ok() && !overflowed_) QueueWrite(std::move(buffer));
     StartNextWrite();
-    if (reading_paused_ && in_flight_ < service_->stream_limits_.max_in_flight_batches) {
+    if (reading_paused_ && !overflowed_ &&
+        in_flight_ < service_->stream_limits_.max_in_flight_batches) {
       reading_paused_ = false;
       StartRead(&request_);
     }
     FinishIfDone(lock);
+  }
+
+  // Queues a response behind the write in flight, unless the responses queued would then exceed
+  // max_pending_bytes: the client is not reading (it keeps sending, or stopped reading while
+  // batches ran). Then the stream is ended instead: the queued responses are dropped but for the
+  // one being written, nothing more is read or run, and once the batches in flight completed the
+  // call finishes with RESOURCE_EXHAUSTED (sent after that last response, when the client reads).
+  void QueueWrite(grpc::ByteBuffer buffer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const size_t bytes = buffer.Length();
+    const size_t limit = service_->stream_limits_.max_pending_bytes;
+    std::atomic<int64_t>& pending_gauge = GetServerMetrics().query_stream_pending_bytes;
+    if (!writes_.empty() && pending_bytes_ + bytes > limit) {
+      overflowed_ = true;
+      error_ = absl::ResourceExhaustedError(absl::StrCat(
+          "the client did not read its responses: ", pending_bytes_ + bytes,
+          " bytes of responses would be queued on this stream, more than its limit of ", limit,
+          " bytes (--max_stream_pending_mb); the stream ends here, read responses as they come"));
+      const size_t kept = writing_ ? writes_.front().Length() : 0;
+      writes_.erase(writes_.begin() + (writing_ ? 1 : 0), writes_.end());
+      pending_gauge.fetch_sub(int64_t(pending_bytes_ - kept));
+      pending_bytes_ = kept;
+      GetServerMetrics().streams_ended_slow->Add();
+      return;
+    }
+    pending_bytes_ += bytes;
+    pending_gauge.fetch_add(int64_t(bytes));
+    writes_.push_back(std::move(buffer));
   }
 
   void StartNextWrite() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -280,11 +317,14 @@ class QueryStream final : public AsyncStream {
   }
 
   // Ends the call once nothing runs, waits or writes any more: unlocks `lock` first, and the
-  // caller must not touch `this` after it returns.
+  // caller must not touch `this` after it returns. An overflowed stream ends as soon as no batch
+  // runs: its client is not reading, so a write in flight may never complete (AsyncStream sends
+  // the status after it), and a read in flight ends with the call.
   void FinishIfDone(absl::ReleasableMutexLock& lock) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const bool cancelled = cancelled_.load();
-    if (finished_ || in_flight_ > 0 || writing_ || !(reads_done_ || cancelled) ||
-        (!cancelled && !writes_.empty())) {
+    const bool ending = cancelled || overflowed_;
+    if (finished_ || in_flight_ > 0 || (writing_ && !overflowed_) || !(reads_done_ || ending) ||
+        (!ending && !writes_.empty())) {
       lock.Release();
       return;
     }
@@ -303,8 +343,10 @@ class QueryStream final : public AsyncStream {
   int64_t messages_read_ = 0;  // only touched by the reading side
   std::atomic<bool> cancelled_{false};
   absl::Mutex mu_;
-  std::deque<grpc::ByteBuffer> writes_ ABSL_GUARDED_BY(mu_);
-  absl::Status error_ ABSL_GUARDED_BY(mu_);  // why the stream ends, if not OK
+  std::deque<grpc::ByteBuffer> writes_ ABSL_GUARDED_BY(mu_);  // the front one is being written
+  size_t pending_bytes_ ABSL_GUARDED_BY(mu_) = 0;             // of writes_
+  bool overflowed_ ABSL_GUARDED_BY(mu_) = false;  // ended by max_pending_bytes (QueueWrite)
+  absl::Status error_ ABSL_GUARDED_BY(mu_);       // why the stream ends, if not OK
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   bool reading_paused_ ABSL_GUARDED_BY(mu_) = false;

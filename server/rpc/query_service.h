@@ -28,6 +28,10 @@ struct StreamLimits {
   // Per stream; further reads wait (backpressure). 8 rather than 4: with 4, one stream left the
   // query threads idle for part of every round trip (docs/benchmarks.md, "Packed raycasts").
   int max_in_flight_batches = 8;
+  // Serialized responses one stream may have queued for its client (the first always fits); a
+  // stream whose client does not read them past this is ended with RESOURCE_EXHAUSTED
+  // (--max_stream_pending_mb).
+  size_t max_pending_bytes = size_t(16) << 20;
   int max_streams_per_client =
       256;  // open Query streams per client host; more get RESOURCE_EXHAUSTED
 };

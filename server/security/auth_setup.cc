@@ -72,10 +72,7 @@ absl::StatusOr<std::unique_ptr<ServerSecurity>> SecurityFromFlags(const std::str
   return security;
 }
 
-void ApplySecurity(ServerSecurity& security, const std::string& listen,
-                   grpc::ServerBuilder& builder, int* port, InterceptorFactories* interceptors) {
-  builder.AddListeningPort(listen, security.transport.credentials, port);
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, security.allow_reuseport ? 1 : 0);
+void ApplySecurity(ServerSecurity& security, InterceptorFactories* interceptors) {
   if (security.transport.gated && security.quotas->limits().open_streams > 0) {
     interceptors->push_back(std::make_unique<StreamCountInterceptorFactory>(security.quotas.get(),
                                                                             security.tokens.get()));

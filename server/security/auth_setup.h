@@ -32,9 +32,9 @@ struct ServerSecurity {
 // resulting mode (and, loudly, --insecure).
 absl::StatusOr<std::unique_ptr<ServerSecurity>> SecurityFromFlags(const std::string& listen);
 
-// Adds the listening port with the chosen credentials, refuses port sharing unless
-// --allow_reuseport, and appends the security interceptors to `interceptors`.
-void ApplySecurity(ServerSecurity& security, const std::string& listen,
-                   grpc::ServerBuilder& builder, int* port, InterceptorFactories* interceptors);
+// Appends the security interceptors to `interceptors`. The gRPC port is bound by the server's
+// Listener (server/app/listener.h) with `transport.credentials`, sharing it with other processes
+// only with `allow_reuseport`.
+void ApplySecurity(ServerSecurity& security, InterceptorFactories* interceptors);
 
 }  // namespace voxcol::server

@@ -2,12 +2,7 @@
 
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_credentials_options.h>
-#include <netdb.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 
 #include "absl/strings/match.h"
@@ -60,29 +55,6 @@ absl::StatusOr<ServerTransport> TlsTransport(const TransportConfig& config) {
 }
 
 }  // namespace
-
-std::string WhyCannotBind(const std::string& listen) {
-  const std::string host = ListenHost(listen);
-  const std::string port = listen.substr(listen.rfind(':') + 1);
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  if (int e = getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found)) {
-    return gai_strerror(e);
-  }
-  std::string why;
-  for (addrinfo* a = found; a != nullptr && why.empty(); a = a->ai_next) {
-    int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd < 0) continue;
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // as gRPC does
-    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0) why = std::strerror(errno);
-    close(fd);
-  }
-  freeaddrinfo(found);
-  return why;
-}
 
 bool IsLoopbackListen(const std::string& listen) {
   const std::string host = ListenHost(listen);

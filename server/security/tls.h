@@ -37,10 +37,6 @@ struct ServerTransport {
   std::string description;  // for the startup log: tls, mtls, local or insecure
 };
 
-// Why `listen` cannot be bound now (a fresh bind's error, e.g. "Address already in use"), for
-// the message of a failed start; empty if a bind succeeds.
-std::string WhyCannotBind(const std::string& listen);
-
 // Checks the policy above and builds the credentials with `gate` attached; errors name the flags.
 absl::StatusOr<ServerTransport> BuildServerTransport(
     const TransportConfig& config, std::shared_ptr<grpc::AuthMetadataProcessor> gate);

@@ -25,6 +25,19 @@ ServerMetrics* Create() {
   m->edits = r.AddCounter("voxcol_edits_total", "Committed edit batches");
   m->edit_failures = r.AddCounter("voxcol_edit_failures_total", "Edit requests rejected or failed");
   m->streams_opened = r.AddCounter("voxcol_query_streams_total", "Query streams opened");
+  m->streams_ended_slow = r.AddCounter(
+      "voxcol_query_streams_ended_slow_total",
+      "Query streams ended with RESOURCE_EXHAUSTED because their client did not read its "
+      "responses (queued responses past --max_stream_pending_mb)");
+  r.AddGauge("voxcol_query_stream_pending_bytes",
+             "Serialized Query stream responses queued for their clients, over all streams (each "
+             "stream at most --max_stream_pending_mb, or its one largest response)",
+             [m] { return double(m->query_stream_pending_bytes.load()); });
+  r.AddGauge("voxcol_subscribe_buffered_bytes",
+             "Serialized Subscribe responses buffered for their streams, over all streams (each "
+             "stream at most --subscribe_buffer_mb, or its one largest response; a response "
+             "shared by several streams counts in each)",
+             [m] { return double(m->subscribe_buffered_bytes.load()); });
   m->subscribe_encodings =
       r.AddCounter("voxcol_subscribe_encodings_total",
                    "Subscribe responses serialized: one per change and subscriber filter (region, "

@@ -2,6 +2,9 @@
 // registry of Prometheus client libraries), so every service records without plumbing.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+
 #include "server/telemetry/metrics.h"
 
 namespace voxcol::server {
@@ -21,6 +24,12 @@ struct ServerMetrics {
   Counter* edits;              // committed edit batches
   Counter* edit_failures;
   Counter* streams_opened;
+  Counter* streams_ended_slow;  // Query streams ended for not reading (--max_stream_pending_mb)
+  // Serialized Query stream responses queued for their clients, over all streams (a gauge).
+  std::atomic<int64_t> query_stream_pending_bytes{0};
+  // Serialized Subscribe responses buffered for their streams, over all streams of all worlds (a
+  // gauge; a response shared by several streams counts once per stream).
+  std::atomic<int64_t> subscribe_buffered_bytes{0};
   Counter* subscribe_encodings;  // Subscribe responses serialized (one per change and filter)
 };
 
