@@ -505,8 +505,7 @@ int RunServer() {
   if (!replica.ok()) LogError("event=bad_flag message=%s", replica.status().message());
   if (!replica.ok()) return 2;
   if (!AdoptPrimaryWorld(*replica, &*config)) return 1;
-  // Many worlds (issue 22): the default world keeps today's layout; the others live in
-  // <data_dir>/worlds/<id> and reopen here.
+  // Many worlds (issue 22): the default one in <data_dir>, the others in <data_dir>/worlds/<id>.
   WorldRegistryOptions registry_options = RegistryOptions(*config);
   if (!replica->primary.empty())
     registry_options.edit_refusal = ReplicaEditRefusal(replica->primary);
