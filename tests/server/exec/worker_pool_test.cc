@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "absl/synchronization/notification.h"
@@ -14,6 +15,19 @@ namespace voxcol::server {
 namespace {
 
 using std::chrono::milliseconds;
+
+// Occupies one worker of `pool` until the returned notification is notified (before the pool is
+// destroyed); returns once that task runs.
+std::unique_ptr<absl::Notification> HoldAWorker(WorkerPool& pool) {
+  auto release = std::make_unique<absl::Notification>();
+  absl::Notification started;
+  EXPECT_TRUE(pool.TrySubmit([&started, r = release.get()] {
+    started.Notify();
+    r->WaitForNotification();
+  }));
+  started.WaitForNotification();
+  return release;
+}
 
 TEST(WorkerPoolTest, TryRunHereRunsOnTheCallerWhenIdle) {
   WorkerPool pool(2, 4);
@@ -24,16 +38,11 @@ TEST(WorkerPoolTest, TryRunHereRunsOnTheCallerWhenIdle) {
 
 TEST(WorkerPoolTest, TryRunHereRefusesWhileEveryWorkerRuns) {
   WorkerPool pool(1, 4);
-  absl::Notification started, release;
-  ASSERT_TRUE(pool.TrySubmit([&] {
-    started.Notify();
-    release.WaitForNotification();
-  }));
-  started.WaitForNotification();
+  std::unique_ptr<absl::Notification> release = HoldAWorker(pool);
   bool ran = false;
   EXPECT_FALSE(pool.TryRunHere([&] { ran = true; }));
   EXPECT_FALSE(ran);
-  release.Notify();
+  release->Notify();
   // The worker gives its place back once its task returned.
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!pool.TryRunHere([&] { ran = true; }) && std::chrono::steady_clock::now() < until) {
@@ -44,18 +53,13 @@ TEST(WorkerPoolTest, TryRunHereRefusesWhileEveryWorkerRuns) {
 
 TEST(WorkerPoolTest, TryRunHereRefusesWhileTasksAreQueued) {
   WorkerPool pool(1, 4);
-  absl::Notification started, release;
-  ASSERT_TRUE(pool.TrySubmit([&] {
-    started.Notify();
-    release.WaitForNotification();
-  }));
-  started.WaitForNotification();
+  std::unique_ptr<absl::Notification> release = HoldAWorker(pool);
   ASSERT_TRUE(pool.TrySubmit([] {}));
   EXPECT_EQ(pool.queued(), 1u);
   bool ran = false;
   EXPECT_FALSE(pool.TryRunHere([&] { ran = true; }));
   EXPECT_FALSE(ran);
-  release.Notify();
+  release->Notify();
 }
 
 TEST(WorkerPoolTest, ACallersTaskHoldsAWorkersPlace) {
