@@ -17,15 +17,16 @@ namespace {
 using std::chrono::milliseconds;
 
 // Occupies one worker of `pool` until the returned notification is notified (before the pool is
-// destroyed); returns once that task runs.
-std::unique_ptr<absl::Notification> HoldAWorker(WorkerPool& pool) {
-  auto release = std::make_unique<absl::Notification>();
-  absl::Notification started;
-  EXPECT_TRUE(pool.TrySubmit([&started, r = release.get()] {
-    started.Notify();
-    r->WaitForNotification();
+// destroyed); returns once that task runs. The task shares `started`: Notify() may still touch it
+// after the waiter woke.
+std::shared_ptr<absl::Notification> HoldAWorker(WorkerPool& pool) {
+  auto release = std::make_shared<absl::Notification>();
+  auto started = std::make_shared<absl::Notification>();
+  EXPECT_TRUE(pool.TrySubmit([started, release] {
+    started->Notify();
+    release->WaitForNotification();
   }));
-  started.WaitForNotification();
+  started->WaitForNotification();
   return release;
 }
 
@@ -38,7 +39,7 @@ TEST(WorkerPoolTest, TryRunHereRunsOnTheCallerWhenIdle) {
 
 TEST(WorkerPoolTest, TryRunHereRefusesWhileEveryWorkerRuns) {
   WorkerPool pool(1, 4);
-  std::unique_ptr<absl::Notification> release = HoldAWorker(pool);
+  std::shared_ptr<absl::Notification> release = HoldAWorker(pool);
   bool ran = false;
   EXPECT_FALSE(pool.TryRunHere([&] { ran = true; }));
   EXPECT_FALSE(ran);
@@ -53,7 +54,7 @@ TEST(WorkerPoolTest, TryRunHereRefusesWhileEveryWorkerRuns) {
 
 TEST(WorkerPoolTest, TryRunHereRefusesWhileTasksAreQueued) {
   WorkerPool pool(1, 4);
-  std::unique_ptr<absl::Notification> release = HoldAWorker(pool);
+  std::shared_ptr<absl::Notification> release = HoldAWorker(pool);
   ASSERT_TRUE(pool.TrySubmit([] {}));
   EXPECT_EQ(pool.queued(), 1u);
   bool ran = false;
@@ -81,8 +82,8 @@ TEST(WorkerPoolTest, ACallersTaskHoldsAWorkersPlace) {
 TEST(WorkerPoolTest, TheQueueIsBoundedAndDrainedOnDestruction) {
   std::atomic<int> ran{0};
   {
+    absl::Notification started, release;  // outlive the pool, whose worker waits on them
     WorkerPool pool(1, 2);
-    absl::Notification started, release;
     ASSERT_TRUE(pool.TrySubmit([&] {
       started.Notify();
       release.WaitForNotification();
