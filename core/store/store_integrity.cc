@@ -90,7 +90,8 @@ absl::Status DurableVersionMark::Check(uint64_t stored) const {
   std::stringstream text;
   text << in.rdbuf();
   uint64_t marked = 0;
-  absl::string_view line = text.str();
+  const std::string content = text.str();
+  absl::string_view line = content;
   if (!absl::ConsumePrefix(&line, "version=") || !absl::ConsumeSuffix(&line, "\n") ||
       !absl::SimpleAtoi(line, &marked)) {
     return absl::DataLossError(absl::StrCat(
