@@ -264,8 +264,10 @@ void QueryBatcher::ExpireOverdue() {
     // Batch ids grow with the send time and every batch gets the same timeout: the first pending
     // batch expires first.
     auto oldest = pending_.begin();
-    if (std::chrono::steady_clock::now() < oldest->second.expires) {
-      overdue_cv_.wait_until(lock, oldest->second.expires);
+    // A copy: the batch may be answered, and its entry erased, while this thread waits.
+    const std::chrono::steady_clock::time_point expires = oldest->second.expires;
+    if (std::chrono::steady_clock::now() < expires) {
+      overdue_cv_.wait_until(lock, expires);
       continue;
     }
     Pending pending = std::move(oldest->second);
