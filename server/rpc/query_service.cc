@@ -218,11 +218,15 @@ class QueryStream final : public AsyncStream {
       }
       batch->response->mutable_timing()->set_queue_micros(uint32_t(queued));
     };
+    // One walk over the queries' kinds; a short batch is a cheap one of few queries.
+    const v1::QueryBatchRequest& request = *batch->request;
+    const bool cheap = IsShortBatch(request, kInlineBatchQueries);
+    const int queries = request.queries_size() + request.raycasts().origins_size() / 3;
     bool ran_here = false;
-    if (IsShortBatch(*batch->request, kShortBatchQueries) && service_->pool_->queued() == 0) {
+    if (cheap && queries <= kShortBatchQueries && service_->pool_->queued() == 0) {
       execute();
       ran_here = true;
-    } else if (IsShortBatch(*batch->request, kInlineBatchQueries)) {
+    } else if (cheap) {
       ran_here = RunInPoolsPlace(execute);
     }
     if (ran_here) {
