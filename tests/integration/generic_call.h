@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,10 +21,12 @@
 
 namespace voxcol::testing {
 
-// Opens a call to `path`, sends `request` as its only message, half-closes, reads until the
-// server ends the call (or `deadline` passes) and returns its status.
+// Opens a call to `path`, sends `request` as its only message (no message at all when it is
+// nullopt), half-closes, reads until the server ends the call (or `deadline` passes) and returns
+// its status.
 inline grpc::Status CallWithBytes(const std::shared_ptr<grpc::Channel>& channel,
-                                  const std::string& path, const std::string& request,
+                                  const std::string& path,
+                                  const std::optional<std::string>& request,
                                   std::chrono::milliseconds deadline = std::chrono::seconds(20)) {
   grpc::GenericStub stub(channel);
   grpc::ClientContext context;
@@ -36,10 +39,12 @@ inline grpc::Status CallWithBytes(const std::shared_ptr<grpc::Channel>& channel,
   auto step = [&] { return cq.Next(&tag, &ok) && ok; };
   call->StartCall(nullptr);
   step();
-  grpc::Slice slice(request.data(), request.size());
-  grpc::ByteBuffer message(&slice, 1);
-  call->Write(message, nullptr);
-  step();
+  if (request.has_value()) {
+    grpc::Slice slice(request->data(), request->size());
+    grpc::ByteBuffer message(&slice, 1);
+    call->Write(message, nullptr);
+    step();
+  }
   call->WritesDone(nullptr);
   step();
   grpc::ByteBuffer reply;
