@@ -205,7 +205,7 @@ class BroadphaseIndex : public EditObserver {
   IntBox chunk_bounds_;
   Int3 chunk_size_;  // chunk_bounds_ extent
   size_t slot_count_ = 0;
-  std::unique_ptr<std::atomic<const MaskRecord*>[]> slots_;
+  std::atomic<const MaskRecord*>* slots_ = nullptr;  // calloc: see the constructor
   // 16 codes per word; zero-filled by calloc, so pages never written stay unallocated.
   std::atomic<uint64_t>* class_codes_ = nullptr;
   size_t class_words_ = 0;
