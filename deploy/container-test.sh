@@ -34,8 +34,11 @@ pm image exists docker.io/library/debian:bookworm-slim ||
   pm tag docker.io/library/debian:bookworm docker.io/library/debian:bookworm-slim
 
 image=localhost/voxcol:test
-log "building $image"
-pm build --pull=never --network host --format docker -t "$image" . >/var/tmp/voxcol-image-build.log 2>&1 ||
+# Also tagged with the release's version, the tag the manifests and the compose file name.
+version=$(sed -n 's/^project(voxcol VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
+log "building $image (and localhost/voxcol:$version)"
+pm build --pull=never --network host --format docker -t "$image" -t "localhost/voxcol:$version" . \
+  >/var/tmp/voxcol-image-build.log 2>&1 ||
   { tail -50 /var/tmp/voxcol-image-build.log; exit 1; }
 
 # 1. The runtime image holds no compiler and no -dev package.
@@ -79,7 +82,10 @@ current=""
 start_server() {
   local name=$1
   current=$name
+  # As the Kubernetes manifests run it (Pod Security "restricted"): read-only root filesystem with
+  # a tmpfs /tmp, every capability dropped, no privilege escalation.
   pm run -d --no-healthcheck --network host --name "$name" -v "$volume:/data" \
+    --read-only --tmpfs /tmp --cap-drop=ALL --security-opt=no-new-privileges \
     -v "$secrets/tls:/etc/voxcol/tls:ro" -v "$secrets/tokens:/etc/voxcol/tokens:ro" "$image" \
     --data_dir=/data --listen=0.0.0.0:0 --metrics_listen=127.0.0.1:0 --port_file=/data/port \
     --world_size=128,128,128 --tls_cert=/etc/voxcol/tls/tls.crt --tls_key=/etc/voxcol/tls/tls.key \

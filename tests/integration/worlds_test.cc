@@ -236,9 +236,9 @@ class WorldsTest : public ::testing::Test {
 // cost < 5% of its resident size each until edited, and deleting them frees that memory. The
 // template's size is ListWorlds' resident bytes: the payload of its non-uniform chunks (the
 // uniform ones are interned), smaller than what the template takes in RSS. A copy's own cost is
-// about 0.5 MiB (its RocksDB instance, a thread, tables) plus 8 bytes per chunk of the world
-// (broadphase slots): about 4% of a fully resident 512x192x512 template, 7.5% of a 256x128x256
-// one (docs/testing.md).
+// about 0.5 MiB (its RocksDB instance, a thread, tables) plus the broadphase slot pages its
+// queries write: about 4% of a fully resident 512x192x512 template, 7.5% of a 256x128x256 one
+// (docs/testing.md).
 TEST_F(WorldsTest, HundredCopiesShareTheTemplatesChunksAndDeletingFreesThem) {
   Start({"--store_cache_mb=0"}, "512,192,512");
   Fill("default", 10, 0, 10, 9);  // the template has an edit of its own
