@@ -11,6 +11,8 @@ bash scripts/check-sizes.sh
 bash scripts/check-layers.sh
 # Every kustomize overlay under deploy/k8s renders offline and passes the placement checks.
 bash scripts/check-manifests.sh build/server/voxcol_server
+# Alert rules unit-tested with promtool; dashboard and rules name only metrics a server exports.
+bash scripts/check-monitoring.sh build/server/voxcol_server
 jobs=${VOXCOL_JOBS:-2}
 # Hermetic (issue 43): the tests' temporary directories go to a fresh TMPDIR that must be empty
 # again afterwards, and no server may outlive its test (ServerProcess kills its server when the

@@ -524,6 +524,7 @@ int RunServer() {
 
   Metrics& registry = GetServerMetrics().registry;
   RegisterProcessMetrics(registry);
+  RegisterDiskMetrics(config->data_dir, config->store.min_free_bytes, registry);
   RpcMetrics rpc_metrics(registry, ServiceNames());
   (*security)->gate->SetRpcMetrics(&rpc_metrics);  // refused calls count in the same series
   RegisterStateMetrics(*world.world, query_pool, *world.cache, registry);

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -71,6 +72,19 @@ double MaxFds() {
 }
 
 }  // namespace
+
+void RegisterDiskMetrics(const std::string& data_dir, uint64_t reserve_bytes, Metrics& r) {
+  r.AddGauge("voxcol_data_disk_free_bytes",
+             "Bytes free for the server on the data directory's file system (statvfs f_bavail)",
+             [data_dir] {
+               struct statvfs fs {};
+               if (statvfs(data_dir.c_str(), &fs) != 0) return -1.0;
+               return double(fs.f_bavail) * double(fs.f_frsize);
+             });
+  r.AddGauge("voxcol_data_disk_reserve_bytes",
+             "Free bytes below which edits are refused (--min_free_disk_mb)",
+             [reserve_bytes] { return double(reserve_bytes); });
+}
 
 void RegisterProcessMetrics(Metrics& r) {
   r.AddCounterCallback("process_cpu_seconds_total", "Total user and system CPU time, seconds",
