@@ -15,8 +15,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/internal/program_name.h"
-#include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
@@ -27,6 +25,7 @@
 #include "core/worldgen/cave_generator.h"
 #include "server/app/cpu_quota.h"
 #include "server/app/listener.h"
+#include "server/app/log_flags.h"
 #include "server/app/process_tuning.h"
 #include "server/app/store_flags.h"
 #include "server/replica/replica.h"
@@ -534,7 +533,6 @@ int RunServer() {
   std::unique_ptr<ReplicaSet> follower = MakeReplica(*replica, worlds, registry);
   MetricsHttpServer metrics_http;
   if (!StartMetricsHttp(config->metrics_listen, registry, &metrics_http)) return 1;
-
   // Edits are audited when they commit (the services call it), the rest by an interceptor.
   const EditAudit edit_audit((*security)->audit.get(), (*security)->tokens.get());
   edit_streams.SetEditAudit(&edit_audit);
@@ -575,18 +573,12 @@ int RunServer() {
 int main(int argc, char** argv) {
   voxcol::server::TuneProcessForServing();  // first, before any thread starts
   absl::SetProgramUsageMessage("voxcol_server: voxel terrain collision and query service");
-  // absl exits 1 after printing --help; asking for help is not an error, so answer it here.
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--help" || arg == "-help" || arg == "-h" || arg == "--helpfull") {
-      absl::flags_internal::SetProgramInvocationName(argv[0]);
-      absl::flags_internal::FlagsHelp(std::cout, arg == "--helpfull" ? "" : "server/",
-                                      absl::flags_internal::HelpFormat::kHumanReadable,
-                                      absl::ProgramUsageMessage());
-      return 0;
-    }
-  }
+  if (voxcol::server::AnswerHelpOrVersion(argc, argv, "voxcol_server", "server/")) return 0;
   absl::ParseCommandLine(argc, argv);
+  if (absl::Status logs = voxcol::server::ApplyLogFlags(); !logs.ok()) {
+    std::cerr << "voxcol_server: " << logs.message() << "\n";
+    return 2;
+  }
   voxcol::server::RaiseFileLimit();  // before any file opens: a connection flood must leave room
   return voxcol::server::RunServer();
 }

@@ -1,6 +1,7 @@
 #include "server/rpc/world_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/version/version.h"
 #include "server/convert/convert.h"
 
 namespace voxcol::server {
@@ -57,6 +58,7 @@ grpc::Status WorldServiceImpl::GetWorldInfo(grpc::ServerContext*,
   response->set_generator_version(world.generator().Version());
   response->set_resident_chunks(world.resident_chunks());
   response->set_sea_level((*handle)->sea_level);
+  response->set_server_version(absl::StrCat(VersionString(), " (revision ", GitRevision(), ")"));
   return grpc::Status::OK;
 }
 

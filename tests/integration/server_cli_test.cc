@@ -2,6 +2,8 @@
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "tests/integration/cli_fixture.h"
 #include "voxcol/v1/edit_service.pb.h"
 #include "voxcol/v1/query_service.pb.h"
@@ -34,6 +36,15 @@ TEST_F(ServerCliTest, InfoReportsTheConfiguredWorld) {
   EXPECT_EQ(info.voxel_bounds().max().y(), 48);
   EXPECT_EQ(info.bounds().max().z(), 64.0f);
   EXPECT_EQ(info.version(), 0u);
+  // The server's release, as `voxcol_server --version` prints it after the program name.
+  CommandResult version = RunCommand({VOXCOL_SERVER_PATH, "--version"}, dir_.path());
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out, "voxcol_server " + info.server_version() + "\n");
+  EXPECT_TRUE(
+      std::regex_match(info.server_version(),
+                       std::regex(R"(\d+\.\d+\.\d+ \(revision ([0-9a-f]+(-dirty)?|unknown)\))")))
+      << info.server_version();
+  EXPECT_EQ(version.out.find("Debug build"), std::string::npos);  // Abseil's default text
   CommandResult human = Cli({"info"});
   EXPECT_EQ(human.exit_code, 0);
   EXPECT_NE(human.out.find("seed 77"), std::string::npos) << human.out;
