@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages voxcol needs to build, test and benchmark. Idempotent: does
-# nothing when everything is already installed. clang-14, its sanitizer runtimes, libFuzzer and
+# nothing when everything is already installed. With --serve, only what building and running the
+# server and the CLI needs (scripts/run.sh): the Dockerfile's build stage list, no test peers, no
+# client toolchains, no clang. clang-14, its sanitizer runtimes, libFuzzer and
 # llvm-14 (llvm-symbolizer) are for scripts/test-sanitizers.sh and scripts/fuzz.sh.
 set -euo pipefail
 
@@ -22,6 +24,14 @@ packages=(
   clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14
 )
 
+if [ "${1:-}" = --serve ]; then
+  packages=(
+    build-essential cmake ninja-build ccache pkg-config git
+    libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
+    librocksdb-dev libzstd-dev liblz4-dev libcivetweb-dev libssl-dev libcli11-dev libpng-dev openssl
+  )
+fi
+
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 updated=""
@@ -36,6 +46,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   updated=1
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+[ "${1:-}" = --serve ] && exit 0  # the rest is for tests and clients
 
 # Node.js and npm for the TypeScript client (clients/ts): Debian's, unless a node is installed
 # already (this machine kind ships Node 20; a bare Debian 12 gets Debian's Node 18 and npm 9).

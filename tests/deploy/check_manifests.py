@@ -148,19 +148,32 @@ def check(cfg, flags):
         need(t in ports or t in ports.values(), f"service: targetPort {t} is not a container port")
     need(any(p["targetPort"] in ("grpc", grpc_port) for p in svc["spec"]["ports"]), "service: no port targets grpc")
 
-    # Compose
-    s = cfg["compose"]["services"]["voxcol"]
-    known(s["command"], "compose command")
-    cargs = flag_args(s["command"])
-    container_ports = [int(str(p).split(":")[-1]) for p in s["ports"]]
-    need("listen" in cargs and port_of(cargs["listen"]) in container_ports, "compose: --listen port is not published")
-    need("metrics_listen" in cargs and port_of(cargs["metrics_listen"]) in container_ports,
-         "compose: --metrics_listen port is not published")
-    need(all(p in d["expose"] for p in container_ports), "compose: published port is not the image's EXPOSE")
-    targets = [v.split(":")[1] for v in s["volumes"]]
-    need(cargs.get("data_dir") in targets, "compose: --data_dir is not a mounted volume")
-    test = s["healthcheck"]["test"]
-    need(test[-1] == "health" and port_of(flag_args(test)["server"]) == port_of(cargs["listen"]), "compose: healthcheck port != --listen port")
+    # Compose: every service (the primary and its replica).
+    services = cfg["compose"]["services"]
+    secrets = cfg["compose"].get("secrets", {})
+    for name, s in services.items():
+        known(s["command"], f"compose {name} command")
+        cargs = flag_args(s["command"])
+        container_ports = [int(str(p).split(":")[-1]) for p in s["ports"]]
+        need("listen" in cargs and port_of(cargs["listen"]) in container_ports, f"compose {name}: --listen port is not published")
+        need("metrics_listen" in cargs and port_of(cargs["metrics_listen"]) in container_ports,
+             f"compose {name}: --metrics_listen port is not published")
+        need(all(p in d["expose"] for p in container_ports), f"compose {name}: published port is not the image's EXPOSE")
+        targets = [v.split(":")[1] for v in s["volumes"]]
+        need(cargs.get("data_dir") in targets, f"compose {name}: --data_dir is not a mounted volume")
+        test = s["healthcheck"]["test"]
+        need(test[-1] == "health" and port_of(flag_args(test)["server"]) == port_of(cargs["listen"]), f"compose {name}: healthcheck port != --listen port")
+        # Every /run/secrets/<x> a flag reads is a secret of the service, defined at the top.
+        for value in list(cargs.values()) + [a.split("=", 1)[1] for a in test if "=" in a]:
+            if str(value).startswith("/run/secrets/"):
+                secret = value[len("/run/secrets/"):]
+                need(secret in s.get("secrets", []) and secret in secrets,
+                     f"compose {name}: {value} is not a secret of the service")
+        if "replica_of" in cargs:
+            host, port = cargs["replica_of"].rsplit(":", 1)
+            primary = services.get(host)
+            need(primary is not None and port_of(flag_args(primary["command"])["listen"]) == int(port),
+                 f"compose {name}: --replica_of={cargs['replica_of']} is not a service's gRPC port")
     return errors
 
 
@@ -194,10 +207,19 @@ def self_test(cfg, flags):
             if p["name"] == "metrics":
                 p["containerPort"] = 9465
 
+    def drift_replica_of(c):
+        cmd = c["compose"]["services"]["voxcol-replica"]["command"]
+        cmd[:] = [a.replace("--replica_of=voxcol:50051", "--replica_of=voxcol:50061") for a in cmd]
+
+    def drift_compose_secret(c):
+        c["compose"]["services"]["voxcol-replica"]["secrets"].remove("voxcol_replica_token")
+
     failures = []
     for name, mutate in [("probe port", drift_probe), ("flag name", drift_flag),
                          ("EXPOSE", drift_expose), ("ConfigMap flag", drift_configmap),
-                         ("metrics port", drift_metrics), ("Secret volume", drift_secret)]:
+                         ("metrics port", drift_metrics), ("Secret volume", drift_secret),
+                         ("compose replica's primary", drift_replica_of),
+                         ("compose secret", drift_compose_secret)]:
         c = copy.deepcopy(cfg)
         mutate(c)
         if not check(c, flags):
