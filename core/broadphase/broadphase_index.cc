@@ -155,26 +155,120 @@ const MaskRecord* BroadphaseIndex::Build(const ChunkKey& key) const {
     damaged.kind = MaskKind::kFullSolid;
     return MaskRecord::Make(damaged, nullptr);
   }
-  // Hold the 27 chunks while reading them; outside the world they are air.
+  // Hold the 27 chunks while reading them; outside the world they are air. Null: a never-edited
+  // neighbour not generated yet (World::PeekChunk).
+  std::array<ChunkPtr, 27> owners;
+  for (int dy = -1; dy <= 1; ++dy)
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int i = NeighbourIndex(dx, dy, dz);
+        if (i == NeighbourIndex(0, 0, 0)) {
+          owners[i] = *centre;
+          continue;
+        }
+        const ChunkKey n = key + Int3{dx, dy, dz};
+        absl::StatusOr<ChunkPtr> c = world_.PeekChunk(n);
+        owners[i] = c.ok() ? *std::move(c) : world_.GetChunk(n);  // a failed load reads as air
+      }
+  if (const MaskRecord* shared = UniformHoodRecord(key, owners)) return shared;
+  StandInOrGenerate(key, &owners);
+  ChunkNeighbourhood hood;
+  for (int i = 0; i < 27; ++i) hood[i] = owners[i].get();
+  ChunkMasks masks = BuildChunkMasks(hood);
+#if VOXCOL_VALIDATE
+  ValidateAgainstGenerated(key, masks);
+#endif
+  return MaskRecord::Make(masks, std::move(owners[NeighbourIndex(0, 0, 0)]));
+}
+
+namespace {
+
+// The voxels of neighbour chunk key + d that lie in the 10^3 box of chunk `key` (what
+// BuildChunkMasks reads of it).
+IntBox HoodPart(const ChunkKey& key, const Int3& d) {
+  const Int3 origin = ChunkOrigin(key);
+  IntBox part;
+  for (int a = 0; a < 3; ++a) {
+    const int o = origin[a];
+    part.min[a] = d[a] < 0 ? o - 1 : (d[a] == 0 ? o : o + kChunkSize);
+    part.max[a] = d[a] < 0 ? o : (d[a] == 0 ? o + kChunkSize : o + kChunkSize + 1);
+  }
+  return part;
+}
+
+}  // namespace
+
+bool BroadphaseIndex::ProvenFill(const IntBox& box, Voxel* fill) const {
+  // The world reads voxels outside its box as air whatever the generator says there, so a box
+  // crossing the world's faces proves only air.
+  return world_.generator().ProvenUniform(box, fill) &&
+         (*fill == Voxel{} || world_.voxel_bounds().ContainsBox(box));
+}
+
+void BroadphaseIndex::StandInOrGenerate(const ChunkKey& key,
+                                        std::array<ChunkPtr, 27>* owners) const {
+  // BuildChunkMasks reads only the part of a neighbour inside the 10^3 box: where the generator
+  // proves that part one voxel value, the interned uniform chunk of that value stands in for the
+  // neighbour (and the neighbour is not generated).
+  for (int dy = -1; dy <= 1; ++dy)
+    for (int dz = -1; dz <= 1; ++dz)
+      for (int dx = -1; dx <= 1; ++dx) {
+        ChunkPtr& owner = (*owners)[NeighbourIndex(dx, dy, dz)];
+        if (owner != nullptr) continue;
+        const Int3 d{dx, dy, dz};
+        Voxel fill;
+        owner = ProvenFill(HoodPart(key, d), &fill) ? UniformChunk(fill) : world_.GetChunk(key + d);
+      }
+}
+
+#if VOXCOL_VALIDATE
+void BroadphaseIndex::ValidateAgainstGenerated(const ChunkKey& key, const ChunkMasks& masks) const {
+  // Against the world's own chunks (generated where needed), not the stand-ins.
   std::array<ChunkPtr, 27> owners;
   ChunkNeighbourhood hood;
   for (int dy = -1; dy <= 1; ++dy)
     for (int dz = -1; dz <= 1; ++dz)
       for (int dx = -1; dx <= 1; ++dx) {
-        int i = NeighbourIndex(dx, dy, dz);
-        owners[i] =
-            i == NeighbourIndex(0, 0, 0) ? *centre : world_.GetChunk(key + Int3{dx, dy, dz});
+        const int i = NeighbourIndex(dx, dy, dz);
+        owners[i] = world_.GetChunk(key + Int3{dx, dy, dz});
         hood[i] = owners[i].get();
       }
-  ChunkMasks masks = BuildChunkMasks(hood);
-#if VOXCOL_VALIDATE
   if (absl::Status s = ValidateChunkMasks(hood, masks); !s.ok()) {
     std::fprintf(stderr, "broadphase validation failed for chunk (%d, %d, %d): %s\n", key.x, key.y,
                  key.z, std::string(s.message()).c_str());
     std::abort();
   }
+}
 #endif
-  return MaskRecord::Make(masks, std::move(owners[NeighbourIndex(0, 0, 0)]));
+
+const MaskRecord* BroadphaseIndex::UniformHoodRecord(const ChunkKey& key,
+                                                     const std::array<ChunkPtr, 27>& owners) const {
+  const Chunk& centre = *owners[NeighbourIndex(0, 0, 0)];
+  if (!centre.IsUniform()) return nullptr;
+  const Voxel v = centre.voxels[0];
+  // Every neighbour either holds v throughout (whatever it is, resident, stored or edited, its
+  // voxels are read) or is the generator's content, not generated yet.
+  bool generator_part = false;
+  for (const ChunkPtr& c : owners) {
+    if (c == nullptr) {
+      generator_part = true;
+    } else if (c.get() != &centre && !(c->IsUniform() && c->voxels[0] == v)) {
+      return nullptr;
+    }
+  }
+  if (generator_part) {  // the generator must prove v over the whole 10^3 box
+    const Int3 origin = ChunkOrigin(key);
+    const Int3 past{kChunkSize + 1, kChunkSize + 1, kChunkSize + 1};
+    Voxel fill;
+    if (!ProvenFill({origin - Int3{1, 1, 1}, origin + past}, &fill) || fill != v) return nullptr;
+  }
+  ChunkMasks masks;  // kEmpty
+  if (CountsAsSolid(v)) masks.kind = MaskKind::kFullSolid;
+  if (CountsAsWater(v)) masks.kind = MaskKind::kFullWater;
+#if VOXCOL_VALIDATE
+  ValidateAgainstGenerated(key, masks);
+#endif
+  return MaskRecord::Make(masks, nullptr);
 }
 
 unsigned BroadphaseIndex::CodeOf(const MaskRecord* record) {

@@ -193,6 +193,20 @@ class BroadphaseIndex : public EditObserver {
   // Swaps slot i to `record` (with its code) and returns the previous record.
   const MaskRecord* Replace(size_t i, const MaskRecord* record);
   const MaskRecord* Build(const ChunkKey& key) const;
+  // Building without generating never-edited neighbours (`owners` as in Build: null for those),
+  // from ChunkGenerator::ProvenUniform. The shared record of a chunk whose 10^3 neighbourhood is
+  // one voxel value; null when that is not shown.
+  const MaskRecord* UniformHoodRecord(const ChunkKey& key,
+                                      const std::array<ChunkPtr, 27>& owners) const;
+  // Fills the null owners: a uniform chunk standing in where the generator proves the part of the
+  // neighbour that the masks read, else the generated neighbour.
+  void StandInOrGenerate(const ChunkKey& key, std::array<ChunkPtr, 27>* owners) const;
+  // The generator proves `box` (world voxels) to read as *fill in this world.
+  bool ProvenFill(const IntBox& box, Voxel* fill) const;
+#if VOXCOL_VALIDATE
+  // Aborts unless `masks` are those of the world's own chunks around `key`.
+  void ValidateAgainstGenerated(const ChunkKey& key, const ChunkMasks& masks) const;
+#endif
   // A record of the calling thread's snapshot: from the past-record cache, else built and kept
   // there; uncached ones are retired at once, so they live until the caller's ReadScope ends.
   const MaskRecord& SnapshotRecord(const ChunkKey& key) const;

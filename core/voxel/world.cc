@@ -101,10 +101,12 @@ World::Shard& World::ShardFor(const ChunkKey& key) const {
   return shards_[h % kShards];
 }
 
-absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const {
+absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const { return Load(key, true); }
+
+absl::StatusOr<ChunkPtr> World::Load(const ChunkKey& key, bool generate) const {
   if (!chunk_bounds_.Contains(key)) return air_;
   const ReadSnapshot* snapshot = ThreadSnapshot();
-  if (snapshot == nullptr) return LoadLatest(key);
+  if (snapshot == nullptr) return LoadLatest(key, generate);
   if (snapshot->view_ != nullptr) {
     if (const ChunkPtr* old = snapshot->view_->FindChunk(key)) return *old;
   }
@@ -112,7 +114,7 @@ absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const {
   if (publishing_version_.load(std::memory_order_acquire) > version) {
     if (ChunkPtr old = HistoryAt(key, version)) return old;
   }
-  absl::StatusOr<ChunkPtr> latest = LoadLatest(key);
+  absl::StatusOr<ChunkPtr> latest = LoadLatest(key, generate);
   // Look again after the read: an edit that replaced the chunk (in memory or in the store) before
   // we read it recorded the history and then set publishing_version_, both before the swap.
   if (publishing_version_.load(std::memory_order_acquire) > version) {
@@ -121,7 +123,7 @@ absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const {
   return latest;
 }
 
-absl::StatusOr<ChunkPtr> World::LoadLatest(const ChunkKey& key) const {
+absl::StatusOr<ChunkPtr> World::LoadLatest(const ChunkKey& key, bool generate) const {
   if (const uint32_t code = UniformCode(key)) return InternedUniformChunk(VoxelOfCode(code));
   Shard& shard = ShardFor(key);
   while (true) {
@@ -140,12 +142,8 @@ absl::StatusOr<ChunkPtr> World::LoadLatest(const ChunkKey& key) const {
       result = *std::move(stored);
     }
     if (result == nullptr) {
-      auto chunk = std::make_shared<Chunk>();
-      generator_->Generate(key, chunk.get());
-      const IntBox box{ChunkOrigin(key),
-                       ChunkOrigin(key) + Int3{kChunkSize, kChunkSize, kChunkSize}};
-      if (!voxel_bounds_.ContainsBox(box)) ClearOutside(voxel_bounds_, key, chunk.get());
-      result = chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(std::move(chunk));
+      if (!generate) return nullptr;  // the generator's content; nothing made resident
+      result = Generated(key);
     }
     absl::MutexLock lock(&shard.mu);
     auto it = shard.chunks.find(key);
@@ -159,6 +157,20 @@ absl::StatusOr<ChunkPtr> World::LoadLatest(const ChunkKey& key) const {
     EvictOver(shard, key);
     return result;
   }
+}
+
+ChunkPtr World::Generated(const ChunkKey& key) const {
+  const IntBox box{ChunkOrigin(key), ChunkOrigin(key) + Int3{kChunkSize, kChunkSize, kChunkSize}};
+  const bool inside = voxel_bounds_.ContainsBox(box);
+  // Uniform chunks the generator proves so need no voxels generated (outside the world box only
+  // air stays uniform after ClearOutside).
+  Voxel fill;
+  if (generator_->ProvenUniform(box, &fill) && (inside || fill == Voxel{}))
+    return UniformChunk(fill);
+  auto chunk = std::make_shared<Chunk>();
+  generator_->Generate(key, chunk.get());
+  if (!inside) ClearOutside(voxel_bounds_, key, chunk.get());
+  return chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(std::move(chunk));
 }
 
 void World::EvictOver(Shard& shard, const ChunkKey& keep) const {

@@ -42,6 +42,11 @@ class ChunkGenerator {
   virtual void Generate(const ChunkKey& key, Chunk* out) const = 0;
   // Version of the generation algorithm; a stored world refuses to open under another one.
   virtual uint32_t Version() const = 0;
+  // True, with *fill, only when Generate writes `fill` to every voxel of `voxels` (a box in world
+  // voxel coordinates, max exclusive, over any chunks). A cheap proof (e.g. bounds of a noise
+  // field) lets the world skip generating open sky and deep rock, and the broadphase classify a
+  // never-edited chunk's neighbourhood without generating it. False is always allowed (default).
+  virtual bool ProvenUniform(const IntBox& voxels, Voxel* fill) const { return false; }
 };
 
 // What one committed edit changed: the new version and, per chunk, the box of changed voxels.
@@ -144,6 +149,10 @@ class World {
   // resident, else loaded, else generated on first touch. Chunks outside the world are air. A
   // chunk whose stored record cannot be loaded is an error here.
   absl::StatusOr<ChunkPtr> LoadChunk(const ChunkKey& key) const;
+  // As LoadChunk, but null instead of generating: for a chunk whose content, as of the calling
+  // thread's snapshot, is the generator's (never edited, not resident, not stored). Such a chunk
+  // is not made resident. Thread-safe.
+  absl::StatusOr<ChunkPtr> PeekChunk(const ChunkKey& key) const { return Load(key, false); }
   // Same as LoadChunk, but a chunk that fails to load reads as air (callers that must report
   // DATA_LOSS use LoadChunk). Thread-safe.
   ChunkPtr GetChunk(const ChunkKey& key) const;
@@ -340,8 +349,13 @@ class World {
   void SetUniformCode(const ChunkKey& key, const Chunk* chunk) const;
   void Publish(const ChunkKey& key, ChunkPtr chunk);
   Voxel LatestVoxel(const ChunkKey& key, const Int3& voxel) const;
-  // LoadChunk as of the newest published version, ignoring the thread's snapshot.
-  absl::StatusOr<ChunkPtr> LoadLatest(const ChunkKey& key) const;
+  // The generator's content of chunk `key` (never edited), cleared outside the world box.
+  ChunkPtr Generated(const ChunkKey& key) const;
+  // LoadChunk (generate) or PeekChunk (!generate).
+  absl::StatusOr<ChunkPtr> Load(const ChunkKey& key, bool generate) const;
+  // LoadChunk as of the newest published version, ignoring the thread's snapshot; with
+  // !generate, null where the generator would run.
+  absl::StatusOr<ChunkPtr> LoadLatest(const ChunkKey& key, bool generate = true) const;
   // The content of `key` at `version` if an edit published after it replaced the chunk: the
   // history entry with the smallest replacing version above `version`; else null.
   ChunkPtr HistoryAt(const ChunkKey& key, uint64_t version) const;

@@ -139,11 +139,15 @@ void CaveGenerator::Fields(const Int3& origin, ChunkFields* f) const {
   }
 }
 
-void CaveGenerator::Generate(const ChunkKey& key, Chunk* out) const {
-  Int3 origin = ChunkOrigin(key);
+bool CaveGenerator::AboveHills(const Int3& origin) const {
   // Chunks entirely above the highest possible hill are open sky (or sea): skip the noise.
   float highest = params_.base_height + params_.continent_amplitude * 0.9375f * kNoiseBound + 1.0f;
-  if (origin.y > highest) {
+  return origin.y > highest;
+}
+
+void CaveGenerator::Generate(const ChunkKey& key, Chunk* out) const {
+  Int3 origin = ChunkOrigin(key);
+  if (AboveHills(origin)) {
     for (int y = 0; y < kChunkSize; ++y) {
       int32_t vy = origin.y + y;
       Voxel fill = vy < params_.sea_level ? Voxel{kMaterialWater, 255} : Voxel{};

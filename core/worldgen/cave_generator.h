@@ -34,6 +34,19 @@ class CaveGenerator : public ChunkGenerator {
 
   void Generate(const ChunkKey& key, Chunk* out) const override;
   uint32_t Version() const override { return kVersion; }
+  // From interval bounds of the fields over the box's voxel centres, without generating it
+  // (cave_bounds.cc): true with *fill when every voxel Generate writes in `voxels` is `fill`
+  // (open air, open sea, or rock at full occupancy). False when the bounds do not prove it.
+  bool ProvenUniform(const IntBox& voxels, Voxel* fill) const override;
+
+  // Interval bounds of the continent field and the density over the voxel centres of the box
+  // [first, last] (voxel indices, inclusive), float rounding of the generator included. The cave
+  // field is bounded only when `with_caves` (else density is bounded below by the continent alone
+  // and above by +infinity). Exposed for tests.
+  struct FieldBounds {
+    PerlinNoise::Range continent, density;
+  };
+  FieldBounds BoundFields(const Int3& first, const Int3& last, bool with_caves) const;
 
   // Signed density at a point in voxel coordinates (voxel (i,j,k) has its centre at i+0.5, ...).
   float Density(float x, float y, float z) const;
@@ -47,6 +60,13 @@ class CaveGenerator : public ChunkGenerator {
     float density[kChunkVoxels];
   };
   void Fields(const Int3& origin, ChunkFields* fields) const;
+  // True for a chunk Generate fills as open sky without evaluating the noise: air, and water in
+  // the voxels of the world below the sea level.
+  bool AboveHills(const Int3& origin) const;
+  // ProvenUniform for a box of voxels that all lie in chunks Generate fills from the fields
+  // (FieldUniform), or all in AboveHills chunks (SkyUniform).
+  bool FieldUniform(const IntBox& box, Voxel* fill) const;
+  bool SkyUniform(const IntBox& box, Voxel* fill) const;
   // The voxel of a voxel row `vy` with these field values.
   Voxel MakeVoxel(int32_t vy, float continent, float density) const;
   float Continent(float x, float y, float z) const;

@@ -28,6 +28,19 @@ class PerlinNoise {
   // order At interpolates them: offsets 000, 100, 010, 110, 001, 101, 011, 111.
   void CornerHashes(int X, int Y, int Z, uint8_t h[8]) const;
 
+  // A closed interval.
+  struct Range {
+    double lo, hi;
+  };
+  // Bounds of At(x, y, z) over the box lo[a] <= coordinate a <= hi[a] (noise_bounds.cc): every
+  // value At returns for a float point of the box lies in the range, float rounding of At
+  // included. Conservative (wider than the true range), tight when the box is small next to a
+  // lattice cell. Precondition: lo[a] <= hi[a].
+  Range RangeOver(const double lo[3], const double hi[3]) const;
+  // |At| never exceeds this (each corner term is +-u +-v with |u|, |v| <= 1, and At is a convex
+  // combination of them), float rounding included.
+  static constexpr double kMaxAbs = 2.0 + 1e-4;
+
   // Quintic fade 6t^5 - 15t^4 + 10t^3, evaluated exactly as At does.
   static float Fade(float t) { return t * t * t * (t * (t * 6 - 15) + 10); }
 

@@ -1,0 +1,187 @@
+// Cold builds that skip generation (ChunkGenerator::ProvenUniform: proven-uniform chunks, the
+// broadphase's neighbourhood proofs and stand-ins) against full generation: a world whose
+// generator proves nothing is the oracle. Edited and stored chunks must never be classified from
+// the generator.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/broadphase/broadphase_index.h"
+#include "core/cache/chunk_collision_cache.h"
+#include "core/query/raycast.h"
+#include "core/voxel/edit.h"
+#include "core/worldgen/cave_generator.h"
+#include "tests/core/test_worlds.h"
+
+namespace voxcol {
+namespace {
+
+// The cave generator without its ProvenUniform: every chunk is generated voxel by voxel.
+class FullGeneration : public ChunkGenerator {
+ public:
+  FullGeneration(uint64_t seed, const IntBox& bounds) : gen_(seed, bounds) {}
+  void Generate(const ChunkKey& key, Chunk* out) const override { gen_.Generate(key, out); }
+  uint32_t Version() const override { return gen_.Version(); }
+
+ private:
+  CaveGenerator gen_;
+};
+
+// Stored chunks: a rock chunk high in the sky and an air chunk in deep rock.
+class TwoStoredChunks : public ChunkLoader {
+ public:
+  absl::StatusOr<ChunkPtr> Load(const ChunkKey& key) const override {
+    if (key == ChunkKey{2, 4, 1}) return UniformChunk(Voxel{kMaterialRock, 200});
+    if (key == ChunkKey{-3, -5, 2}) return UniformChunk(Voxel{});
+    return ChunkPtr();
+  }
+};
+
+struct Queries {
+  std::unique_ptr<World> world;
+  std::unique_ptr<BroadphaseIndex> index;
+  std::unique_ptr<ChunkCollisionCache> cache;
+};
+
+Queries MakeQueries(const WorldConfig& config, bool full_generation, const ChunkLoader* loader) {
+  Queries q;
+  const IntBox bounds = WorldVoxelBounds(config);
+  std::unique_ptr<ChunkGenerator> gen;
+  if (full_generation) {
+    gen = std::make_unique<FullGeneration>(config.seed, bounds);
+  } else {
+    gen = std::make_unique<CaveGenerator>(config.seed, bounds);
+  }
+  q.world = std::make_unique<World>(config, std::move(gen));
+  if (loader != nullptr) q.world->SetLoader(loader);
+  q.index = std::make_unique<BroadphaseIndex>(*q.world);
+  q.cache = std::make_unique<ChunkCollisionCache>(*q.world, size_t(256) << 20);
+  q.world->AddObserver(q.index.get());
+  q.world->AddObserver(q.cache.get());
+  return q;
+}
+
+// Edits in places the generator would otherwise prove: a rock ball in open sky, a cavity in deep
+// rock, a ball against the world's top face.
+void ApplyEdits(World& world) {
+  const FillBallParams balls[] = {
+      {Vec3(10.5f, 40.2f, -7.3f), 3.2f, kMaterialRock, EditMode::kAdd},
+      {Vec3(-20.1f, -38.6f, 15.4f), 4.1f, kMaterialAir, EditMode::kSubtract},
+      {Vec3(30.2f, 46.5f, 30.7f), 2.5f, kMaterialDirt, EditMode::kAdd},
+  };
+  for (const FillBallParams& b : balls)
+    ASSERT_TRUE(world.Edit([&](ChunkEdit& e) { return FillBall(e, b, EditLimits{}); }).ok());
+}
+
+// Every chunk's record, built in a random order (so neighbourhoods are met partly generated,
+// partly not), equals the masks recomputed voxel by voxel from the fully generated world, with
+// edits and stored chunks.
+TEST(ColdBuild, RecordsEqualFullGenerationWithEditsAndStoredChunks) {
+  const WorldConfig config{{128, 96, 128}, 1.0f, 11};
+  TwoStoredChunks loader;
+  Queries cold = MakeQueries(config, false, &loader);
+  Queries oracle = MakeQueries(config, true, &loader);
+  ApplyEdits(*cold.world);
+  ApplyEdits(*oracle.world);
+  std::vector<ChunkKey> keys;
+  const IntBox range = cold.world->chunk_bounds();
+  for (int y = range.min.y; y < range.max.y; ++y)
+    for (int z = range.min.z; z < range.max.z; ++z)
+      for (int x = range.min.x; x < range.max.x; ++x) keys.push_back({x, y, z});
+  std::shuffle(keys.begin(), keys.end(), std::mt19937(5));
+  BroadphaseIndex::ReadScope scope(*cold.index);
+  int shared = 0;
+  for (const ChunkKey& key : keys) {
+    const MaskRecord& record = cold.index->Get(key, scope);
+    shared += record.kind() != MaskKind::kPartial;
+    const absl::Status s = ValidateMaskRecord(*oracle.world, key, record);
+    ASSERT_TRUE(s.ok()) << "chunk (" << key.x << ", " << key.y << ", " << key.z
+                        << "): " << s.message();
+  }
+  EXPECT_GT(shared, int(keys.size()) / 3);
+  // The edited and stored chunks are read, not classified from the generator.
+  EXPECT_EQ(cold.index->Get({2, 4, 1}, scope).kind(), MaskKind::kPartial);  // sky around it
+  EXPECT_EQ(cold.index->Get(ChunkOf({10, 40, -7}), scope).kind(), MaskKind::kPartial);
+}
+
+// The same record after an edit published later: the slot is rebuilt from the edited chunk.
+TEST(ColdBuild, EditAfterColdBuildRebuildsFromTheEdit) {
+  const WorldConfig config{{128, 96, 128}, 1.0f, 3};
+  Queries cold = MakeQueries(config, false, nullptr);
+  const ChunkKey sky{1, 5, 1};
+  {
+    BroadphaseIndex::ReadScope scope(*cold.index);
+    ASSERT_EQ(cold.index->Get(sky, scope).kind(), MaskKind::kEmpty);
+  }
+  const Vec3 centre(ChunkOrigin(sky).x + 4.0f, ChunkOrigin(sky).y + 4.0f,
+                    ChunkOrigin(sky).z + 4.0f);
+  const FillBallParams ball{centre, 1.5f, kMaterialRock, EditMode::kAdd};
+  ASSERT_TRUE(cold.world->Edit([&](ChunkEdit& e) { return FillBall(e, ball, EditLimits{}); }).ok());
+  BroadphaseIndex::ReadScope scope(*cold.index);
+  EXPECT_EQ(cold.index->Get(sky, scope).kind(), MaskKind::kPartial);
+}
+
+bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool SameBits(const Vec3& a, const Vec3& b) {
+  return SameBits(a.x, b.x) && SameBits(a.y, b.y) && SameBits(a.z, b.z);
+}
+
+// Rays cast once each on a fresh world (cold) answer bit for bit what a fully generated world
+// answers warm (every ray cast twice, the second answer kept): smooth, smooth stopping at water,
+// and blocky, over the default world with edits.
+TEST(ColdBuild, ColdRaysEqualWarmRaysOfFullGeneration) {
+  const WorldConfig config{};  // the default world, 512 x 192 x 512
+  Queries cold = MakeQueries(config, false, nullptr);
+  Queries warm = MakeQueries(config, true, nullptr);
+  ApplyEdits(*cold.world);
+  ApplyEdits(*warm.world);
+  std::mt19937 rng(99);
+  const Aabb b = cold.world->world_bounds();
+  auto uniform = [&rng](float lo, float hi) {
+    return lo + (hi - lo) * float(double(rng()) / 4294967296.0);
+  };
+  std::vector<RaycastInput> rays;
+  for (int i = 0; i < 3000; ++i) {
+    // A fifth of them start near the edits.
+    Vec3 origin = i % 5 == 0 ? Vec3(uniform(-40, 40), uniform(-50, 48), uniform(-40, 40))
+                             : Vec3(uniform(b.min.x, b.max.x), uniform(b.min.y, b.max.y),
+                                    uniform(b.min.z, b.max.z));
+    const float z = uniform(-1, 1), phi = uniform(0, 6.2831853f), r = std::sqrt(1 - z * z);
+    rays.push_back(
+        {origin, Vec3(r * std::cos(phi), r * std::sin(phi), z), i % 7 == 0 ? 512.0f : 64.0f});
+  }
+  const RaycastSettings settings[3] = {{},
+                                       {WaterMode::kStopAtSurface, RaycastMode::kSmooth},
+                                       {WaterMode::kPassThrough, RaycastMode::kBlocky}};
+  for (size_t i = 0; i < rays.size(); ++i)
+    Raycast(*warm.index, *warm.cache, rays[i], settings[i % 3]);
+  int hits = 0, inside = 0;
+  for (size_t i = 0; i < rays.size(); ++i) {
+    const RaycastHit c = Raycast(*cold.index, *cold.cache, rays[i], settings[i % 3]);
+    const RaycastHit w = Raycast(*warm.index, *warm.cache, rays[i], settings[i % 3]);
+    ASSERT_TRUE(c.load_status.ok() && w.load_status.ok());
+    hits += c.hit;
+    inside += c.started_inside;
+    ASSERT_EQ(c.hit, w.hit) << "ray " << i;
+    ASSERT_EQ(c.started_inside, w.started_inside) << "ray " << i;
+    ASSERT_TRUE(SameBits(c.distance, w.distance))
+        << "ray " << i << ": " << c.distance << " vs " << w.distance;
+    ASSERT_TRUE(SameBits(c.position, w.position)) << "ray " << i;
+    ASSERT_TRUE(SameBits(c.normal, w.normal)) << "ray " << i;
+    ASSERT_EQ(c.front_face, w.front_face) << "ray " << i;
+    ASSERT_EQ(c.voxel, w.voxel) << "ray " << i;
+    ASSERT_EQ(c.value, w.value) << "ray " << i;
+    ASSERT_EQ(c.chunk, w.chunk) << "ray " << i;
+    ASSERT_EQ(c.triangle, w.triangle) << "ray " << i;
+  }
+  // Both kinds of answers are exercised.
+  EXPECT_GT(hits - inside, 300);
+  EXPECT_GT(inside, 300);
+  EXPECT_GT(int(rays.size()) - hits, 300);
+}
+
+}  // namespace
+}  // namespace voxcol
