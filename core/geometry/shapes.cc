@@ -16,8 +16,6 @@ int ArgMaxDot(const Vec3* points, int count, const Vec3& dir) {
   return best;
 }
 
-float SignOrPositive(float x) { return x < 0 ? -1.0f : 1.0f; }
-
 }  // namespace
 
 Vec3 ConvexShape::SupportCore(const Vec3& dir) const {
@@ -25,10 +23,10 @@ Vec3 ConvexShape::SupportCore(const Vec3& dir) const {
     case ShapeType::kSphere:
       return {};
     case ShapeType::kCapsule:
-      return {0, dir.y < 0 ? -half_height : half_height, 0};
+      return {0, SignedLike(dir.y, half_height), 0};
     case ShapeType::kBox:
-      return {SignOrPositive(dir.x) * half_extents.x, SignOrPositive(dir.y) * half_extents.y,
-              SignOrPositive(dir.z) * half_extents.z};
+      return {SignedLike(dir.x, half_extents.x), SignedLike(dir.y, half_extents.y),
+              SignedLike(dir.z, half_extents.z)};
     case ShapeType::kConvexHull:
       return points[ArgMaxDot(points, num_points, dir)];
     case ShapeType::kTriangle:

@@ -8,12 +8,23 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "core/geometry/vec3.h"
 
 namespace voxcol {
 
 enum class ShapeType : uint8_t { kSphere, kCapsule, kBox, kConvexHull, kTriangle };
+
+// h (>= 0) with the sign bit set when d < 0 (-0 and NaN count as positive), without a branch:
+// the sign selects of box and capsule supports, whose directions have random signs.
+inline float SignedLike(float d, float h) {
+  uint32_t bits;
+  std::memcpy(&bits, &h, sizeof bits);
+  bits ^= uint32_t(d < 0) << 31;
+  std::memcpy(&h, &bits, sizeof h);
+  return h;
+}
 
 // Maximum number of points of a ConvexHull.
 inline constexpr int kMaxHullPoints = 64;

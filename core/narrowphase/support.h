@@ -3,8 +3,8 @@
 // GJK-raycast see.
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <cstring>
 
 #include "core/geometry/posed_shape.h"  // IWYU pragma: export
 #include "core/geometry/shapes.h"
@@ -20,19 +20,10 @@ struct SupportPoint {
 
 namespace support_internal {
 
-// h with the sign bit set when d < 0 (so -0 and NaN count as positive, as
-// ConvexShape::SupportCore's box does), without a branch: support directions have random signs.
-inline float SignOf(float d, float h) {
-  uint32_t bits;
-  std::memcpy(&bits, &h, sizeof bits);
-  bits ^= uint32_t(d < 0) << 31;
-  std::memcpy(&h, &bits, sizeof h);
-  return h;
-}
-
 // The core of a sphere (the point 0), a capsule (the segment 0 +- (0, h, 0)) and a box are all
-// boxes [-e, e]; their support is three sign selects. Other cores (hulls, triangles) go through
-// ConvexShape::SupportCore. Equal to SupportCore up to the sign of zero coordinates.
+// boxes [-e, e]: their support is three branch-free sign selects. A triangle's is the first of its
+// corners with the largest projection, as ConvexShape::SupportCore. Hulls go through SupportCore.
+// Equal to SupportCore up to the sign of zero coordinates.
 struct CoreSupport {
   explicit CoreSupport(const ConvexShape& s) : shape(&s) {
     switch (s.type) {
@@ -44,17 +35,27 @@ struct CoreSupport {
       case ShapeType::kBox:
         extents = s.half_extents;
         break;
+      case ShapeType::kTriangle:
+        kind = kTriangle;
+        break;
       default:
-        box = false;
+        kind = kOther;
     }
   }
   Vec3 operator()(const Vec3& d) const {
-    if (!box) return shape->SupportCore(d);
-    return {SignOf(d.x, extents.x), SignOf(d.y, extents.y), SignOf(d.z, extents.z)};
+    if (kind == kBox) {
+      return {SignedLike(d.x, extents.x), SignedLike(d.y, extents.y), SignedLike(d.z, extents.z)};
+    }
+    if (kind == kOther) return shape->SupportCore(d);
+    const std::array<Vec3, 3>& t = shape->triangle;
+    const float d0 = Dot(t[0], d), d1 = Dot(t[1], d), d2 = Dot(t[2], d);
+    const int first = d1 > d0 ? 1 : 0;
+    return t[d2 > (first ? d1 : d0) ? 2 : first];
   }
+  enum Kind : uint8_t { kBox, kTriangle, kOther };
   const ConvexShape* shape;
   Vec3 extents;
-  bool box = true;
+  Kind kind = kBox;
 };
 
 // A rotation as a 3x3 matrix by columns: one matrix-vector product per rotation instead of the
