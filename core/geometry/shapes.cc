@@ -18,21 +18,10 @@ int ArgMaxDot(const Vec3* points, int count, const Vec3& dir) {
 
 }  // namespace
 
-Vec3 ConvexShape::SupportCore(const Vec3& dir) const {
-  switch (type) {
-    case ShapeType::kSphere:
-      return {};
-    case ShapeType::kCapsule:
-      return {0, SignedLike(dir.y, half_height), 0};
-    case ShapeType::kBox:
-      return {SignedLike(dir.x, half_extents.x), SignedLike(dir.y, half_extents.y),
-              SignedLike(dir.z, half_extents.z)};
-    case ShapeType::kConvexHull:
-      return points[ArgMaxDot(points, num_points, dir)];
-    case ShapeType::kTriangle:
-      return triangle[ArgMaxDot(triangle.data(), 3, dir)];
-  }
-  return {};
+Vec3 ConvexShape::SupportPoints(const Vec3& dir) const {
+  if (type == ShapeType::kTriangle) return triangle[ArgMaxDot(triangle.data(), 3, dir)];
+  assert(type == ShapeType::kConvexHull);
+  return points[ArgMaxDot(points, num_points, dir)];
 }
 
 Aabb ConvexShape::LocalBounds() const {
