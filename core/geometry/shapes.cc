@@ -16,25 +16,12 @@ int ArgMaxDot(const Vec3* points, int count, const Vec3& dir) {
   return best;
 }
 
-float SignOrPositive(float x) { return x < 0 ? -1.0f : 1.0f; }
-
 }  // namespace
 
-Vec3 ConvexShape::SupportCore(const Vec3& dir) const {
-  switch (type) {
-    case ShapeType::kSphere:
-      return {};
-    case ShapeType::kCapsule:
-      return {0, dir.y < 0 ? -half_height : half_height, 0};
-    case ShapeType::kBox:
-      return {SignOrPositive(dir.x) * half_extents.x, SignOrPositive(dir.y) * half_extents.y,
-              SignOrPositive(dir.z) * half_extents.z};
-    case ShapeType::kConvexHull:
-      return points[ArgMaxDot(points, num_points, dir)];
-    case ShapeType::kTriangle:
-      return triangle[ArgMaxDot(triangle.data(), 3, dir)];
-  }
-  return {};
+Vec3 ConvexShape::SupportPoints(const Vec3& dir) const {
+  if (type == ShapeType::kTriangle) return triangle[ArgMaxDot(triangle.data(), 3, dir)];
+  assert(type == ShapeType::kConvexHull);
+  return points[ArgMaxDot(points, num_points, dir)];
 }
 
 Aabb ConvexShape::LocalBounds() const {

@@ -8,12 +8,23 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "core/geometry/vec3.h"
 
 namespace voxcol {
 
 enum class ShapeType : uint8_t { kSphere, kCapsule, kBox, kConvexHull, kTriangle };
+
+// h (>= 0) with the sign bit set when d < 0 (-0 and NaN count as positive), without a branch:
+// the sign selects of box and capsule supports, whose directions have random signs.
+inline float SignedLike(float d, float h) {
+  uint32_t bits;
+  std::memcpy(&bits, &h, sizeof bits);
+  bits ^= uint32_t(d < 0) << 31;
+  std::memcpy(&h, &bits, sizeof h);
+  return h;
+}
 
 // Maximum number of points of a ConvexHull.
 inline constexpr int kMaxHullPoints = 64;
@@ -28,7 +39,22 @@ struct ConvexShape {
   int num_points = 0;
 
   // Farthest core point along dir (any dir, zero allowed; the result is then some core point).
-  Vec3 SupportCore(const Vec3& dir) const;
+  // Inline for spheres, capsules and boxes (bounds, plane depths and supports run per triangle).
+  Vec3 SupportCore(const Vec3& dir) const {
+    switch (type) {
+      case ShapeType::kSphere:
+        return {};
+      case ShapeType::kCapsule:
+        return {0, SignedLike(dir.y, half_height), 0};
+      case ShapeType::kBox:
+        return {SignedLike(dir.x, half_extents.x), SignedLike(dir.y, half_extents.y),
+                SignedLike(dir.z, half_extents.z)};
+      default:
+        return SupportPoints(dir);
+    }
+  }
+  // SupportCore of hulls and triangles: the first point with the largest projection.
+  Vec3 SupportPoints(const Vec3& dir) const;
   // Farthest point of the full (rounded) shape along dir. Precondition: dir != 0.
   Vec3 Support(const Vec3& dir) const {
     Vec3 core = SupportCore(dir);

@@ -23,6 +23,21 @@ PenetrationResult FromCores(const MinkowskiDifference& cso, const JohnsonSimplex
   return r;
 }
 
+// Deep case on a solid core CSO: the penetration depth of the origin in K + ball(r) is its depth
+// in K plus r (the support function of the sum is h_K(n) + r, and the depth is min over unit n of
+// the support), along the same normal. So EPA runs on the cores, a polytope for every shape but a
+// hull's rounding, and the radii are added to the answer.
+PenetrationResult FromCoreEpa(const PosedShape& a, const PosedShape& b, const EpaResult& epa) {
+  PenetrationResult r;
+  r.overlapping = true;
+  r.used_epa = true;
+  r.depth = epa.depth + a.Radius() + b.Radius();
+  r.normal = epa.normal;
+  r.point_a = epa.point_a + epa.normal * a.Radius();
+  r.point_b = epa.point_b - epa.normal * b.Radius();
+  return r;
+}
+
 }  // namespace
 
 PenetrationResult ComputePenetration(const PosedShape& a, const PosedShape& b,
@@ -36,10 +51,19 @@ PenetrationResult ComputePenetration(const PosedShape& a, const PosedShape& b,
   Vec3 start = cores.CentreOffset();
   float dist_sq = GjkClosest(cores, start, settings.gjk, &simplex, &v, &overlapping, &iterations);
   if (!overlapping) return FromCores(cores, simplex, v, std::sqrt(dist_sq));
-  // 2. Cores overlap: GJK on the full shapes for a simplex around the origin, then EPA.
+  SupportPoint points[4];
+  // 2. The origin inside a proper (not flat) tetrahedron of core points: the core CSO is solid
+  //    around it, EPA on the cores, radii added (FromCoreEpa).
+  if (simplex.Full()) {
+    simplex.Points(points);
+    EpaResult epa = Epa(cores, points, 4, settings.epa);
+    if (epa.ok) return FromCoreEpa(a, b, epa);
+  }
+  // 3. Cores touching or flat around the origin (two spheres' centres, a capsule's segment across
+  //    another's, a point on a triangle): GJK on the full shapes for a simplex around the origin,
+  //    then EPA on them.
   MinkowskiDifference full(a, b, /*rounded=*/true);
   GjkClosest(full, start, settings.gjk, &simplex, &v, &overlapping, &iterations);
-  SupportPoint points[4];
   int count = simplex.Points(points);
   EpaResult epa = Epa(full, points, count, settings.epa);
   PenetrationResult r;

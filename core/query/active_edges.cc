@@ -1,5 +1,7 @@
 #include "core/query/active_edges.h"
 
+#include <utility>
+
 namespace voxcol::terrain {
 
 size_t EdgeTable::Bucket(const VertexKey& v) const {
@@ -8,32 +10,66 @@ size_t EdgeTable::Bucket(const VertexKey& v) const {
   return size_t((x * 0x9E3779B1u ^ y * 0x85EBCA77u ^ z * 0xC2B2AE3Du) >> 7) & bucket_mask_;
 }
 
+namespace {
+
+// Index buffers given back by finished tables on this thread.
+template <typename Buffers>
+std::vector<std::unique_ptr<Buffers>>& BufferPool() {
+  thread_local std::vector<std::unique_ptr<Buffers>> pool;
+  return pool;
+}
+
+}  // namespace
+
+EdgeTable::~EdgeTable() {
+  if (buf_) ReleaseBuffers(std::move(buf_));
+}
+
+std::unique_ptr<EdgeTable::Buffers> EdgeTable::AcquireBuffers() {
+  auto& pool = BufferPool<Buffers>();
+  if (pool.empty()) return std::make_unique<Buffers>();
+  std::unique_ptr<Buffers> b = std::move(pool.back());
+  pool.pop_back();
+  return b;
+}
+
+void EdgeTable::ReleaseBuffers(std::unique_ptr<Buffers> b) {
+  const size_t bytes = b->corners.capacity() * sizeof(Corner) +
+                       (b->bucket_begin.capacity() + b->next.capacity()) * sizeof(uint32_t) +
+                       b->memo.capacity();
+  auto& pool = BufferPool<Buffers>();
+  if (bytes <= kKeptBufferBytes && pool.size() < 4) pool.push_back(std::move(b));
+}
+
 void EdgeTable::BuildIndex() const {
+  if (!buf_) buf_ = AcquireBuffers();
+  Buffers& buf = *buf_;
   // 1. A power of two of buckets, about kPairsPerBucket pairs each.
   indexed_ = uint32_t(tris_.size());
-  memo_.assign(tris_.size() * 3, 0);
+  buf.memo.assign(tris_.size() * 3, 0);
   const size_t pairs = tris_.size() * 3;
   size_t buckets = 64;
   while (buckets * kPairsPerBucket < pairs) buckets *= 2;
   bucket_mask_ = buckets - 1;
   // 2. Counting sort of the pairs by bucket.
-  bucket_begin_.assign(buckets + 1, 0);
+  buf.bucket_begin.assign(buckets + 1, 0);
   for (const Tri& t : tris_) {
-    for (const VertexKey& k : t.key) ++bucket_begin_[Bucket(k) + 1];
+    for (const VertexKey& k : t.key) ++buf.bucket_begin[Bucket(k) + 1];
   }
-  for (size_t b = 0; b < buckets; ++b) bucket_begin_[b + 1] += bucket_begin_[b];
-  std::vector<uint32_t> next(bucket_begin_.begin(), bucket_begin_.end() - 1);
-  corners_.resize(pairs);
+  for (size_t b = 0; b < buckets; ++b) buf.bucket_begin[b + 1] += buf.bucket_begin[b];
+  buf.next.assign(buf.bucket_begin.begin(), buf.bucket_begin.end() - 1);
+  if (buf.corners.size() < pairs) buf.corners.resize(pairs);
   for (uint32_t j = 0; j < tris_.size(); ++j) {
     for (int c = 0; c < 3; ++c) {
-      corners_[next[Bucket(tris_[j].key[c])]++] = CornerOf(j, c);
+      buf.corners[buf.next[Bucket(tris_[j].key[c])]++] = CornerOf(j, c);
     }
   }
   // 3. Large buckets in key order (the order among equal keys changes no answer: Active and
   // VertexActive ask whether any neighbour qualifies).
   for (size_t b = 0; b < buckets; ++b) {
-    if (bucket_begin_[b + 1] - bucket_begin_[b] <= uint32_t(kScannedBucket)) continue;
-    std::sort(corners_.begin() + bucket_begin_[b], corners_.begin() + bucket_begin_[b + 1],
+    const uint32_t lo = buf.bucket_begin[b], hi = buf.bucket_begin[b + 1];
+    if (hi - lo <= uint32_t(kScannedBucket)) continue;
+    std::sort(buf.corners.begin() + lo, buf.corners.begin() + hi,
               [](const Corner& a, const Corner& o) { return KeyLess(a.key, o.key); });
   }
 }
@@ -52,7 +88,7 @@ uint8_t* EdgeTable::Memo(uint32_t i, int k) const {
   if (tris_.size() <= kIndexedTriangles) return nullptr;
   // A sweep gathers box after box: index (and forget answers) again when triangles were added.
   if (indexed_ != tris_.size()) BuildIndex();
-  return &memo_[3 * size_t(i) + size_t(k)];
+  return &buf_->memo[3 * size_t(i) + size_t(k)];
 }
 
 bool EdgeTable::Active(uint32_t i, int k) const {
@@ -118,7 +154,7 @@ bool EdgeTable::VertexActive(uint32_t i, int k) const {
   // The answer belongs to the vertex: every corner there shares it.
   if (memo != nullptr) {
     auto mark = [&](const Corner& c) {
-      memo_[3 * size_t(c.tri) + c.corner] |= active ? 8 : 4;
+      buf_->memo[3 * size_t(c.tri) + c.corner] |= active ? 8 : 4;
       return false;
     };
     if (crowded) {

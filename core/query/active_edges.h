@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/query/terrain_triangles.h"
@@ -34,6 +35,9 @@ constexpr float kFeatureEpsilon = 1e-3f;
 class EdgeTable {
  public:
   explicit EdgeTable(const std::vector<Tri>& tris) : tris_(tris) {}
+  ~EdgeTable();
+  EdgeTable(const EdgeTable&) = delete;
+  EdgeTable& operator=(const EdgeTable&) = delete;
 
   // Edge k of triangle i runs from corner k to corner k + 1.
   bool Active(uint32_t i, int k) const;
@@ -88,7 +92,7 @@ class EdgeTable {
   // Hash16 of the other end's key: the same neighbours, without a second look-up.
   bool ActiveAround(uint32_t i, int k, uint16_t far_hash, const Corner* around, int count) const;
   static constexpr int kMaxAround = 32;  // corners at a vertex VertexActive gathers (~6 usual)
-  // Fills corners_ and bucket_begin_ for every triangle gathered so far and clears the memo (new
+  // Fills the corners and bucket starts for every triangle gathered so far and clears the memo (new
   // triangles can be new neighbours). First use past kIndexedTriangles, and again after a sweep
   // gathered more.
   void BuildIndex() const;
@@ -98,13 +102,24 @@ class EdgeTable {
     return a.x != b.x ? a.x < b.x : (a.y != b.y ? a.y < b.y : a.z < b.z);
   }
 
+  // The index's storage. A radius-64 sphere's contacts index ~5 * 10^5 pairs (10 MB): fresh
+  // vectors per query cost page faults and zero fills, so the buffers are taken from a per-thread
+  // pool and given back (kept up to kKeptBufferBytes). `corners` only grows: the index uses its
+  // first 3 * indexed_ entries, each written before it is read.
+  struct Buffers {
+    std::vector<Corner> corners;
+    std::vector<uint32_t> bucket_begin, next;
+    std::vector<uint8_t> memo;  // see Memo
+  };
+  static constexpr size_t kKeptBufferBytes = size_t(32) << 20;
+  static std::unique_ptr<Buffers> AcquireBuffers();
+  static void ReleaseBuffers(std::unique_ptr<Buffers> buffers);
+
   const std::vector<Tri>& tris_;
   // Built on first use past kIndexedTriangles: the pairs grouped by bucket, large buckets sorted
-  // by key; bucket b is corners_[bucket_begin_[b], bucket_begin_[b + 1]).
-  mutable std::vector<Corner> corners_;
-  mutable std::vector<uint32_t> bucket_begin_;
-  mutable size_t bucket_mask_ = 0;     // buckets - 1
-  mutable std::vector<uint8_t> memo_;  // see Memo
+  // by key; bucket b is buf_->corners[bucket_begin[b], bucket_begin[b + 1]).
+  mutable std::unique_ptr<Buffers> buf_;
+  mutable size_t bucket_mask_ = 0;  // buckets - 1
   // The triangles in the index: those gathered when it was built. Later ones (a sweep gathers box
   // after box) neither appear as neighbours nor are memoized, as before the memo.
   mutable uint32_t indexed_ = 0;
@@ -128,8 +143,8 @@ bool EdgeTable::ForEachCornerAt(const VertexKey& v, Visit&& visit) const {
   }
   if (indexed_ != tris_.size()) BuildIndex();  // first use, or triangles gathered since
   const size_t b = Bucket(v);
-  const auto first = corners_.begin() + bucket_begin_[b];
-  const auto last = corners_.begin() + bucket_begin_[b + 1];
+  const auto first = buf_->corners.begin() + buf_->bucket_begin[b];
+  const auto last = buf_->corners.begin() + buf_->bucket_begin[b + 1];
   if (last - first <= kScannedBucket) {
     for (auto it = first; it != last; ++it) {
       if (it->key == v && visit(*it)) return true;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "tests/core/narrowphase/random_cases.h"
 #include "tests/core/narrowphase/sat_box_oracle.h"
@@ -173,6 +174,95 @@ TEST(PenetrationTest, MtdOfMixedShapesJustSeparates) {
     ASSERT_FALSE(gap.overlapping) << i;
     ASSERT_NEAR(gap.distance, e, 1e-4 * s) << i;
     ASSERT_TRUE(GjkIntersect(pa, in)) << i;
+  }
+  EXPECT_GT(tested, kCases / 4);
+}
+
+// Least overlap of a segment p0-p1 and an oriented box over the segment-box CSO's face normals, in
+// double. The CSO of a segment and a box is the zonotope spanned by the box's three edge directions
+// and the segment: its faces are normal to the 3 box axes and to the 3 crosses of the segment with
+// them, so when the segment crosses the box this is the exact penetration depth of the cores.
+double SatSegmentBoxDepth(const Vec3& p0, const Vec3& p1, const RigidTransform& box,
+                          const Vec3& half) {
+  using testing::D3;
+  D3 u[3];
+  for (int i = 0; i < 3; ++i) {
+    Vec3 e;
+    e[i] = 1;
+    u[i] = testing::ToD(box.rotation.Rotate(e));
+  }
+  const D3 hs = (testing::ToD(p1) - testing::ToD(p0)) * 0.5;
+  const D3 t = (testing::ToD(p0) + hs) - testing::ToD(box.translation);
+  double best = std::numeric_limits<double>::infinity();
+  auto test_axis = [&](D3 l) {
+    const double len = testing::LenD(l);
+    if (len < 1e-9) return;  // the segment parallel to a box axis: the face axes cover it
+    l = l * (1.0 / len);
+    double r = std::fabs(testing::DotD(hs, l));
+    for (int i = 0; i < 3; ++i) r += half[i] * std::fabs(testing::DotD(u[i], l));
+    best = std::min(best, r - std::fabs(testing::DotD(t, l)));
+  };
+  for (int i = 0; i < 3; ++i) test_axis(u[i]);
+  for (int i = 0; i < 3; ++i) test_axis(testing::CrossD(hs, u[i]));
+  return best;
+}
+
+// A capsule whose segment crosses a box: the cores overlap, so Penetration runs EPA on the core CSO
+// and adds the radius. The oracle's depth is the segment-box SAT depth plus the radius (the depth
+// of a point in K + ball(r) is its depth in K plus r). Both argument orders, so the radius is added
+// on either side. Moving the capsule by the reported MTD must leave it touching the box by GJK
+// distance (exact on cores, independent of EPA).
+TEST(PenetrationTest, CapsuleBoxCoresOverlapDepthMatchesSatOracle) {
+  CaseRng rng(205);
+  int tested = 0;
+  for (int i = 0; i < kCases; ++i) {
+    const float s = rng.Scale();
+    const Vec3 half{rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s, rng.Uniform(0.1f, 1) * s};
+    ConvexShape box = MakeBox(half);
+    ConvexShape capsule = MakeCapsule(rng.Uniform(0.05f, 1) * s, rng.Uniform(0.05f, 0.5f) * s);
+    PosedShape pb{&box, {rng.Rotation(), rng.InBox(s)}};
+    PosedShape pc{&capsule, {rng.Rotation(), pb.pose.Apply(Mul(rng.InBox(1.2f), half))}};
+    Vec3 p0, p1;
+    pc.CapsuleSegment(&p0, &p1);
+    const double core = SatSegmentBoxDepth(p0, p1, pb.pose, half);
+    if (core < 1e-3 * s) continue;  // cores apart or touching: the shallow path
+    ++tested;
+    const bool capsule_first = i % 2 == 1;
+    PenetrationResult r = capsule_first ? ComputePenetration(pc, pb) : ComputePenetration(pb, pc);
+    ASSERT_TRUE(r.overlapping) << i;
+    ASSERT_TRUE(r.used_epa) << i;
+    ASSERT_FALSE(r.epa_failed) << i;
+    ASSERT_NEAR(r.depth, core + capsule.convex_radius, 1e-3 * s) << i;
+    // Translating B by depth * normal separates the shapes.
+    PosedShape moved = capsule_first ? pb : pc;
+    moved.pose.translation += r.normal * r.depth;
+    GjkResult gap = capsule_first ? GjkDistance(pc, moved) : GjkDistance(pb, moved);
+    ASSERT_LT(gap.distance, 1e-3f * s) << i;
+  }
+  EXPECT_GT(tested, kCases / 4);
+}
+
+// Rounded boxes whose cores overlap: the depth is the SAT depth of the core boxes plus both
+// rounding radii.
+TEST(PenetrationTest, RoundedBoxesCoresOverlapDepthMatchesSatOracle) {
+  CaseRng rng(206);
+  int tested = 0;
+  for (int i = 0; i < kCases; ++i) {
+    const float s = rng.Scale();
+    const Vec3 ha{rng.Uniform(0.2f, 1) * s, rng.Uniform(0.2f, 1) * s, rng.Uniform(0.2f, 1) * s};
+    const Vec3 hb{rng.Uniform(0.2f, 1) * s, rng.Uniform(0.2f, 1) * s, rng.Uniform(0.2f, 1) * s};
+    const float ra = rng.Uniform(0.01f, 0.9f) * std::min({ha.x, ha.y, ha.z});
+    const float rb = rng.Uniform(0.01f, 0.9f) * std::min({hb.x, hb.y, hb.z});
+    ConvexShape a = MakeBox(ha, ra), b = MakeBox(hb, rb);
+    PosedShape pa{&a, {rng.Rotation(), rng.InBox(s)}}, pb{&b, {rng.Rotation(), rng.InBox(s)}};
+    const double core = testing::SatBoxBox(pa.pose, a.half_extents, pb.pose, b.half_extents).depth;
+    if (core < 1e-3 * s) continue;
+    ++tested;
+    PenetrationResult r = ComputePenetration(pa, pb);
+    ASSERT_TRUE(r.overlapping) << i;
+    ASSERT_FALSE(r.epa_failed) << i;
+    ASSERT_NEAR(r.depth, core + ra + rb, 1e-3 * s) << i;
+    ASSERT_NEAR(Length(r.normal), 1, 1e-5) << i;
   }
   EXPECT_GT(tested, kCases / 4);
 }
