@@ -113,9 +113,7 @@ std::string PrimitiveFromFlags(const std::string& command, v1::EditPrimitive* p)
 
 void PrintEvent(const v1::SubscribeResponse& event) {
   if (Flags().json) {
-    std::string out;
-    (void)google::protobuf::util::MessageToJsonString(event, &out);  // one object per line
-    std::printf("%s\n", out.c_str());
+    PrintJson(event);  // one object per line, zero fields included (chunk (0,0,0) is not {})
   } else {
     uint64_t voxels = 0;
     std::string boxes;
