@@ -231,6 +231,8 @@ TEST_F(RenderTest, LegendScaleBarAndAxesAreDrawn) {
   std::vector<std::string> plain_args = view;
   plain_args.push_back("--plain");
   RgbImage plain = Render("plain.png", plain_args);
+  ASSERT_EQ(plain.width, 320);
+  ASSERT_EQ(plain.height, 240);
   const std::string path = dir_.path() + "/annotated.png";
   std::vector<std::string> args = {"--json", "render", "--out=" + path};
   args.insert(args.end(), view.begin(), view.end());
@@ -240,6 +242,7 @@ TEST_F(RenderTest, LegendScaleBarAndAxesAreDrawn) {
   std::string error;
   ASSERT_TRUE(ReadPng(path, &image, &error)) << error;
   ASSERT_EQ(image.width, 320);
+  ASSERT_EQ(image.height, 240);
   const uint8_t white[3] = {255, 255, 255};
   EXPECT_EQ(CountRgb(plain, 0, 0, 320, 240, white), 0);  // no surface is pure white
   // Legend, bottom left: a 7x7 swatch of each named material and of the sky, and white names.
@@ -292,6 +295,8 @@ TEST_F(RenderTest, LegendScaleBarAndAxesAreDrawn) {
   // A perspective view has them too: the legend and the axes as the camera sees them.
   RgbImage persp = Render("persp-annotated.png", {"--mode=perspective", "--size=320x200",
                                                   "--camera=0,30,-110", "--look_at=0,-5,0"});
+  ASSERT_EQ(persp.width, 320);
+  ASSERT_EQ(persp.height, 200);
   EXPECT_GT(CountRgb(persp, 0, 100, 100, 200, white), 150);
   const uint8_t x_axis[3] = {240, 90, 90};
   EXPECT_GT(CountRgb(persp, 0, 0, 60, 60, x_axis), 8);
