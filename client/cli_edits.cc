@@ -241,7 +241,7 @@ int RunExportRegion(Client& client) {
   if (out && std::fclose(out) != 0) written = false;
   if (!written) {
     std::fprintf(stderr, "voxcol: cannot write %s\n", file.c_str());
-    return kExitServerError;
+    return kExitUsage;  // a local file, as read-voxels and render --out
   }
   std::printf("ok   %zu bytes to %s (world version %llu)\n", r.region().size(), file.c_str(),
               (unsigned long long)r.version());
