@@ -1,7 +1,10 @@
 #include "client/cli_app.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/cli_common.h"
@@ -13,6 +16,22 @@ namespace voxcol::client {
 namespace {
 
 const char kVec3[] = "X,Y,Z";
+
+const CLI::App* g_app = nullptr;  // the parsed command line, for Given()
+
+// A version number (>= 0) or -1, the option's "none" value; other negatives are refused (-7 used
+// to pass as -1).
+CLI::Validator VersionOrMinusOne(const char* none) {
+  return CLI::Validator(
+      [none](std::string& text) -> std::string {
+        int64_t v = 0;
+        if (!absl::SimpleAtoi(text, &v) || v < -1) {
+          return absl::StrCat("must be a world version >= 0, or -1 for ", none, "; got ", text);
+        }
+        return "";
+      },
+      "VERSION|-1");
+}
 
 CLI::App* Command(CliApp& cli, const std::string& name, const std::string& description,
                   CommandFn run) {
@@ -26,7 +45,8 @@ CLI::App* Command(CliApp& cli, const std::string& name, const std::string& descr
 void AddStats(CLI::App* sub) {
   sub->add_flag("--stats", Flags().stats, "Include the query's cost statistics");
   sub->add_option("--at_version", Flags().at_version,
-                  "Read this past world version (read_at; -1: the newest)");
+                  "Read this past world version (read_at; -1: the newest)")
+      ->check(VersionOrMinusOne("the newest"));
 }
 
 // The posed shape of sweep, overlap and contacts.
@@ -54,7 +74,8 @@ void AddEditGuards(CLI::App* sub) {
   CliOptions& f = Flags();
   sub->add_option("--idempotency_key", f.idempotency_key, "A retry with the same key applies once");
   sub->add_option("--expected_version", f.expected_version,
-                  "Apply only if the world is at this version (-1: any)");
+                  "Apply only if the world is at this version (-1: any)")
+      ->check(VersionOrMinusOne("any"));
 }
 
 void AddMaterialMode(CLI::App* sub) {
@@ -161,8 +182,10 @@ void AddValidateHit(CliApp& cli) {
   validate->add_option("--tolerance", f.tolerance, "Allowed discrepancy, world units");
   validate->add_option("--mode", f.mode, "smooth (default) | blocky")
       ->check(CLI::IsMember({"smooth", "blocky"}));
-  validate->add_option("--at_version", f.at_version,
-                       "The version the client saw when it fired (-1: the newest)");
+  validate
+      ->add_option("--at_version", f.at_version,
+                   "The version the client saw when it fired (-1: the newest)")
+      ->check(VersionOrMinusOne("the newest"));
 }
 
 void AddPrimitiveCommands(CliApp& cli) {
@@ -245,9 +268,11 @@ void AddDataCommands(CliApp& cli) {
       Command(cli, "subscribe", "The change feed: one line per committed batch", RunSubscribe);
   AddBox(subscribe, false);
   CLI::Option* from =
-      subscribe->add_option("--from", f.from, "Deliver batches after this version (-1: from now)");
+      subscribe->add_option("--from", f.from, "Deliver batches after this version (-1: from now)")
+          ->check(VersionOrMinusOne("from now"));
   subscribe->add_option("--from_version", f.from_version, "The same as --from (older scripts)")
-      ->excludes(from);
+      ->excludes(from)
+      ->check(VersionOrMinusOne("from now"));
   subscribe->add_flag("--include_voxels", f.include_voxels,
                       "Include the new voxels of each changed box");
   subscribe->add_option("--max_events", f.max_events,
@@ -350,6 +375,8 @@ void AddRender(CliApp& cli, CommandFn render) {
   sub->add_option("--overlay_contacts", f.overlay_contacts,
                   "Draw the contact points of spheres, separated by ';'")
       ->type_name("X,Y,Z:RADIUS");
+  sub->add_flag("--plain", f.plain,
+                "The picture only: no legend, scale bar or axis labels (drawn from 160x120 up)");
 }
 
 }  // namespace
@@ -359,9 +386,21 @@ CliOptions& Flags() {
   return options;
 }
 
+bool Given(const std::string& option) {
+  if (g_app == nullptr) return false;
+  for (const CLI::App* sub : g_app->get_subcommands()) {  // the parsed command
+    if (const CLI::Option* o = sub->get_option_no_throw(option); o != nullptr && o->count() > 0) {
+      return true;
+    }
+  }
+  const CLI::Option* o = g_app->get_option_no_throw(option);
+  return o != nullptr && o->count() > 0;
+}
+
 void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest, CommandFn render) {
   CliOptions& f = Flags();
   CLI::App& app = cli.app;
+  g_app = &app;
   app.option_defaults()->always_capture_default();  // --help shows each default
   app.require_subcommand(1);
   app.add_option("--server", f.server, "Server address host:port")->envname("VOXCOL_SERVER");
@@ -384,7 +423,8 @@ void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest,
                  "$VOXCOL_TOKEN or --token_file)");
   app.add_option("--token_file", f.token_file, "File holding the bearer token (first line)");
   app.footer(
-      "Exit codes: 0 ok, 1 server error, 2 usage, 3 server unreachable.\n"
+      "Exit codes: 0 ok, 1 server error, 2 usage (or a local file that cannot be written),\n"
+      "3 server unreachable or no answer within --timeout_ms.\n"
       "Run 'voxcol <command> --help' for a command's options; the global options (--server,\n"
       "--json, --timeout_ms, --tls..., --token...) may also follow the command.");
   Command(cli, "info", "World bounds, voxel size, seed, version", std::move(info));
@@ -400,6 +440,66 @@ void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest,
           "Print a bash completion script (source it, or put it in "
           "/etc/bash_completion.d/voxcol)",
           nullptr);
+}
+
+namespace {
+
+// Edit distance with adjacent transpositions counted as one edit (optimal string alignment):
+// "raycats" is 1 from "raycast".
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The first word of argv that is neither an option nor an option's value: the command.
+std::string CommandWord(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.rfind("-", 0) != 0) return word;
+    const CLI::Option* o = app.get_option_no_throw(word);
+    // "--server HOST": the next word is the option's value.
+    if (word.find('=') == std::string::npos && o != nullptr && o->get_items_expected_min() > 0) {
+      ++i;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string UnknownCommandMessage(const CLI::App& app, int argc, char** argv) {
+  const std::string word = CommandWord(app, argc, argv);
+  if (word.empty()) return "";
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (sub->check_name(word)) return "";
+  }
+  // The closest commands: the fewest edits (at most 2, or a third of the word), or every command
+  // the word starts ("fill" -> fill-ball, fill-block, ...).
+  const size_t limit = std::max<size_t>(2, word.size() / 3);
+  size_t best = limit + 1;
+  std::vector<std::string> close, prefixed;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    const std::string& name = sub->get_name();
+    if (word.size() >= 3 && name.rfind(word, 0) == 0) prefixed.push_back(name);
+    const size_t d = EditDistance(word, name);
+    if (d < best) close.clear(), best = d;
+    if (d == best) close.push_back(name);
+  }
+  if (close.empty()) close = prefixed;
+  std::string message = absl::StrCat("unknown command '", word, "'");
+  if (close.empty()) return absl::StrCat(message, "; 'voxcol --help' lists the commands");
+  return absl::StrCat(message, "; did you mean ", absl::StrJoin(close, " or "), "?");
 }
 
 std::string BashCompletion(const CLI::App& app) {

@@ -23,6 +23,11 @@ struct CliApp {
 // loadtest (cli_main.cc) and render (cli_render.cc) are passed in.
 void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest, CommandFn render);
 
+// When the command word of argv is no command: "unknown command 'W'; did you mean C?" naming
+// the closest commands by edit distance (or a pointer to --help); empty when the word is a
+// command or there is none.
+std::string UnknownCommandMessage(const CLI::App& app, int argc, char** argv);
+
 // A bash completion script for every subcommand and its options (`voxcol completion`).
 std::string BashCompletion(const CLI::App& app);
 

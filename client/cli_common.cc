@@ -110,8 +110,16 @@ std::string Fmt(const v1::Penetration& p) {
 }
 
 int Fail(const char* command, const grpc::Status& status) {
-  if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    // Reached or not, the server gave no answer in time: name the deadline, not the network.
+    std::fprintf(stderr,
+                 "voxcol: %s: the server at %s did not answer within --timeout_ms=%d (%s: %s); "
+                 "a longer --timeout_ms may help\n",
+                 command, Flags().server.c_str(), Flags().timeout_ms,
+                 CodeName(status.error_code()).c_str(), status.error_message().c_str());
+    return kExitUnreachable;
+  }
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE) {
     std::fprintf(stderr, "voxcol: cannot reach the server at %s (%s: %s)\n", Flags().server.c_str(),
                  CodeName(status.error_code()).c_str(), status.error_message().c_str());
     return kExitUnreachable;

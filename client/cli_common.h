@@ -34,8 +34,8 @@ std::string Fmt(const v1::Vec3& v);  // "(x, y, z)" with three decimals
 std::string Fmt(const v1::Int3& v);
 std::string Fmt(const v1::Penetration& p);  // "depth D along (normal) at (position)"
 
-// Reports a failed call on stderr: kExitUnreachable for UNAVAILABLE and DEADLINE_EXCEEDED,
-// kExitServerError otherwise.
+// Reports a failed call on stderr: kExitUnreachable for UNAVAILABLE ("cannot reach the server")
+// and DEADLINE_EXCEEDED ("did not answer within --timeout_ms=N"), kExitServerError otherwise.
 int Fail(const char* command, const grpc::Status& status);
 // One line of protobuf JSON, primitive fields included.
 void PrintJson(const google::protobuf::Message& message);

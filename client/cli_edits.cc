@@ -113,9 +113,7 @@ std::string PrimitiveFromFlags(const std::string& command, v1::EditPrimitive* p)
 
 void PrintEvent(const v1::SubscribeResponse& event) {
   if (Flags().json) {
-    std::string out;
-    (void)google::protobuf::util::MessageToJsonString(event, &out);  // one object per line
-    std::printf("%s\n", out.c_str());
+    PrintJson(event);  // one object per line, zero fields included (chunk (0,0,0) is not {})
   } else {
     uint64_t voxels = 0;
     std::string boxes;
@@ -243,7 +241,7 @@ int RunExportRegion(Client& client) {
   if (out && std::fclose(out) != 0) written = false;
   if (!written) {
     std::fprintf(stderr, "voxcol: cannot write %s\n", file.c_str());
-    return kExitServerError;
+    return kExitUsage;  // a local file, as read-voxels and render --out
   }
   std::printf("ok   %zu bytes to %s (world version %llu)\n", r.region().size(), file.c_str(),
               (unsigned long long)r.version());

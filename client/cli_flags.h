@@ -72,6 +72,7 @@ struct CliOptions {
   std::string area;
   std::string top_y;
   std::string overlay_ray, overlay_sweep, overlay_contacts;
+  bool plain = false;  // no legend, scale bar or axis labels
   // loadtest.
   int streams = 32;
   double seconds = 60;
@@ -84,5 +85,9 @@ struct CliOptions {
 
 // The process's options (filled by the command-line parser).
 CliOptions& Flags();
+
+// Whether `option` (e.g. "--radius") was given on the command line for the command that runs,
+// as opposed to left at its default (cli_app.cc; false before parsing).
+bool Given(const std::string& option);
 
 }  // namespace voxcol::client

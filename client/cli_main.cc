@@ -7,7 +7,8 @@
 // cli_edits.cc (fill-ball, the one-primitive edits, edit, read-voxels, write-voxels, export-region,
 // import-region, checkpoint, subscribe), this file (info, health, loadtest and the dispatch).
 //
-// Exit codes: 0 success, 1 the server answered an error, 2 bad command line, 3 server unreachable.
+// Exit codes: 0 success, 1 the server answered an error, 2 bad command line (or a local output
+// file that cannot be written), 3 server unreachable or no answer within --timeout_ms.
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
@@ -151,6 +152,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help, --version: printed, exit 0
     return cli.app.exit(e);
   } catch (const CLI::ParseError& e) {  // the message and a pointer to --help, exit 2
+    if (std::string unknown = UnknownCommandMessage(cli.app, argc, argv); !unknown.empty()) {
+      return Usage(unknown);
+    }
     cli.app.exit(e);
     return kExitUsage;
   }

@@ -26,9 +26,20 @@ void ApplyAtVersion(Request* request) {
 std::string ParsePosedShape(const char* command, v1::PosedShape* out) {
   const std::string kind = Flags().shape;
   v1::Shape* shape = out->mutable_shape();
+  // A size left out is an error here, not a default: a capsule without --half_height was sent
+  // as half height 0, a sphere of the radius, and a sweep with it silently missed what the
+  // intended capsule would have hit.
+  if ((kind == "sphere" || kind == "capsule") && !Given("--radius")) {
+    return absl::StrCat(command, " --shape=", kind, " needs --radius=R");
+  }
   if (kind == "sphere") {
     shape->mutable_sphere()->set_radius(Flags().radius);
   } else if (kind == "capsule") {
+    if (!Given("--half_height")) {
+      return absl::StrCat(command,
+                          " --shape=capsule needs --half_height=H (half the length of its core "
+                          "segment along local Y; 0 makes it a sphere)");
+    }
     shape->mutable_capsule()->set_half_height(Flags().half_height);
     shape->mutable_capsule()->set_radius(Flags().radius);
   } else if (kind == "box") {
@@ -139,8 +150,12 @@ void PrintSweepHit(const char* lead, const v1::SweepHit& h) {
 // (sphere).
 bool ParseProbeShape(v1::ProbeRequest* request, std::string* error) {
   const std::string half = Flags().half_extents;
-  if (!half.empty() && Flags().radius != 0.0f) {
+  if (!half.empty() && Given("--radius")) {
     *error = "probe takes --half_extents (box) or --radius (sphere), not both";
+    return false;
+  }
+  if (half.empty() && !Given("--radius")) {  // was sent as a sphere of radius 0
+    *error = "probe needs a size: --half_extents=X,Y,Z (box) or --radius=R (sphere)";
     return false;
   }
   v1::Vec3* center = half.empty() ? request->mutable_sphere()->mutable_center()

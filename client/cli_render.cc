@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -89,6 +91,7 @@ std::string OptionsFromFlags(RenderOptions* o) {
   if (!ParseOverlays(Flags().overlay_contacts, RenderOverlay::Kind::kContacts, &o->overlays)) {
     return "--overlay_contacts must be X,Y,Z:RADIUS[;...]";
   }
+  o->annotate = !Flags().plain;
   absl::Status valid = ValidateRenderOptions(*o);
   return valid.ok() ? "" : "render: " + std::string(valid.message());
 }
@@ -119,6 +122,17 @@ class ProgressBar {
   bool drawn_ = false;
 };
 
+// Whether `path` can be written: opened for appending (which neither truncates an existing file
+// nor leaves a new one behind); the reason when not.
+std::string CannotWrite(const std::string& path) {
+  const bool existed = access(path.c_str(), F_OK) == 0;
+  FILE* f = std::fopen(path.c_str(), "ab");
+  if (f == nullptr) return std::strerror(errno);
+  std::fclose(f);
+  if (!existed) std::remove(path.c_str());
+  return "";
+}
+
 }  // namespace
 
 int RunRender(Client& client) {
@@ -126,6 +140,11 @@ int RunRender(Client& client) {
   if (std::string error = OptionsFromFlags(&o); !error.empty()) return Usage(error);
   const std::string out = Flags().out;
   if (out.empty()) return Usage("render needs --out=FILE.png");
+  // Before any ray is cast: a picture that cannot be saved is not worth the server's time.
+  if (std::string why = CannotWrite(out); !why.empty()) {
+    std::fprintf(stderr, "voxcol: render: cannot write --out=%s: %s\n", out.c_str(), why.c_str());
+    return kExitUsage;
+  }
   RenderStats stats;
   absl::Status s;
   {
@@ -134,11 +153,8 @@ int RunRender(Client& client) {
     if (isatty(STDERR_FILENO)) progress = [&bar](uint64_t d, uint64_t t) { bar(d, t); };
     s = Render(client, o, out, progress, &stats);
   }
-  if (!s.ok()) {
-    std::fprintf(stderr, "voxcol: render: %s\n", std::string(s.ToString()).c_str());
-    bool unreachable = s.code() == absl::StatusCode::kUnavailable ||
-                       s.code() == absl::StatusCode::kDeadlineExceeded;
-    return unreachable ? kExitUnreachable : kExitServerError;
+  if (!s.ok()) {  // unreachable, a deadline, or the server's error: reported as for every call
+    return Fail("render", grpc::Status(grpc::StatusCode(s.code()), std::string(s.message())));
   }
   double rate = stats.seconds > 0 ? stats.rays / stats.seconds : 0;
   double terrain = 100.0 * stats.terrain_pixels / (double(o.width) * o.height);
@@ -146,11 +162,13 @@ int RunRender(Client& client) {
     std::printf(
         "{\"out\":\"%s\",\"width\":%d,\"height\":%d,\"rays\":%llu,\"water_rays\":%llu,"
         "\"batches\":%llu,\"retried_batches\":%llu,\"seconds\":%.3f,\"rays_per_second\":%.0f,"
-        "\"version\":%llu,\"terrain_percent\":%.2f}\n",
+        "\"version\":%llu,\"terrain_percent\":%.2f,\"scale_bar_units\":%g,"
+        "\"scale_bar_pixels\":%d}\n",
         out.c_str(), o.width, o.height, (unsigned long long)stats.rays,
         (unsigned long long)stats.water_rays, (unsigned long long)stats.batches,
         (unsigned long long)stats.retried_batches, stats.seconds, rate,
-        (unsigned long long)stats.version, terrain);
+        (unsigned long long)stats.version, terrain, double(stats.scale_bar_units),
+        stats.scale_bar_pixels);
   } else {
     std::printf("wrote %s: %dx%d %s, terrain on %.1f%% of pixels, world version %llu\n",
                 out.c_str(), o.width, o.height,
@@ -159,6 +177,11 @@ int RunRender(Client& client) {
     std::printf("%llu rays (%llu under water) in %llu batches, %.2f s: %.0f rays/s\n",
                 (unsigned long long)stats.rays, (unsigned long long)stats.water_rays,
                 (unsigned long long)stats.batches, stats.seconds, rate);
+    if (stats.scale_bar_pixels > 0) {
+      std::printf("scale bar %g world units = %d pixels%s\n", double(stats.scale_bar_units),
+                  stats.scale_bar_pixels,
+                  o.mode == RenderMode::kTopDown ? "" : " (at the look-at distance)");
+    }
   }
   return kExitOk;
 }

@@ -12,9 +12,6 @@
 namespace voxcol::client {
 namespace {
 
-constexpr uint8_t kRayRgb[3] = {255, 220, 0}, kSweepRgb[3] = {235, 60, 225},
-                  kContactRgb[3] = {0, 235, 235}, kHitRgb[3] = {235, 30, 30};
-
 v1::Vec3 ToProto(RenderVec3 v) {
   v1::Vec3 p;
   p.set_x(v.x);
@@ -87,9 +84,9 @@ absl::Status DrawRay(Client& client, const RenderView& view, const RenderOverlay
   if (!s.ok()) return FromGrpc("overlay raycast", s);
   RenderVec3 end = response.hit() ? FromProto(response.first().position())
                                   : v.origin + Normalized(v.direction) * request.max_distance();
-  DrawSegment(view, v.origin, end, kRayRgb, image);
-  DrawDot(view, v.origin, 2, kRayRgb, image);
-  if (response.hit()) DrawDot(view, end, 3, kHitRgb, image);
+  DrawSegment(view, v.origin, end, kRenderRayRgb, image);
+  DrawDot(view, v.origin, 2, kRenderRayRgb, image);
+  if (response.hit()) DrawDot(view, end, 3, kRenderHitRgb, image);
   return absl::OkStatus();
 }
 
@@ -111,10 +108,11 @@ absl::Status DrawSweep(Client& client, const RenderView& view, const RenderOverl
   if (!s.ok()) return FromGrpc("overlay sweep", s);
   RenderVec3 end = response.hit() ? FromProto(response.first().shape_position())
                                   : v.origin + Normalized(v.direction) * v.distance;
-  DrawSegment(view, v.origin, end, kSweepRgb, image);
-  DrawSphere(view, v.origin, v.radius, kSweepRgb, image);
-  DrawSphere(view, end, v.radius, kSweepRgb, image);
-  if (response.hit()) DrawDot(view, FromProto(response.first().position()), 3, kHitRgb, image);
+  DrawSegment(view, v.origin, end, kRenderSweepRgb, image);
+  DrawSphere(view, v.origin, v.radius, kRenderSweepRgb, image);
+  DrawSphere(view, end, v.radius, kRenderSweepRgb, image);
+  if (response.hit())
+    DrawDot(view, FromProto(response.first().position()), 3, kRenderHitRgb, image);
   return absl::OkStatus();
 }
 
@@ -126,13 +124,13 @@ absl::Status DrawContacts(Client& client, const RenderView& view, const RenderOv
   v1::ContactsResponse response;
   grpc::Status s = client.Contacts(request, &response);
   if (!s.ok()) return FromGrpc("overlay contacts", s);
-  DrawSphere(view, v.origin, v.radius, kContactRgb, image);
+  DrawSphere(view, v.origin, v.radius, kRenderContactRgb, image);
   for (const v1::ChunkContacts& chunk : response.chunks()) {
     for (const v1::Contact& c : chunk.points()) {
       RenderVec3 p = FromProto(c.position());
       // The point and a short stroke along its normal.
-      DrawSegment(view, p, p + FromProto(c.normal()) * (0.5f * v.radius), kContactRgb, image);
-      DrawDot(view, p, 2, kHitRgb, image);
+      DrawSegment(view, p, p + FromProto(c.normal()) * (0.5f * v.radius), kRenderContactRgb, image);
+      DrawDot(view, p, 2, kRenderHitRgb, image);
     }
   }
   return absl::OkStatus();
@@ -245,6 +243,11 @@ absl::Status Render(Client& client, const RenderOptions& options, const std::str
   if (!s.ok()) return s;
   RenderImage image = Shade(view, passes, stats);
   if (s = DrawOverlays(client, view, &image); !s.ok()) return s;
+  if (options.annotate) {
+    RenderScaleBar bar = Annotate(view, &image);
+    stats->scale_bar_units = bar.units;
+    stats->scale_bar_pixels = bar.pixels;
+  }
   return WritePng(png_path, image.width, image.height, image.rgb);
 }
 

@@ -29,6 +29,26 @@ enum class RenderMode { kTopDown, kPerspective };
 // surface is drawn in exactly this colour, so a picture's terrain share can be counted.
 constexpr uint8_t kRenderSkyRgb[3] = {150, 190, 235};
 
+// Colours of the overlays (render_view.cc draws them and lists them in the legend).
+constexpr uint8_t kRenderRayRgb[3] = {255, 220, 0}, kRenderSweepRgb[3] = {235, 60, 225},
+                  kRenderContactRgb[3] = {0, 235, 235}, kRenderHitRgb[3] = {235, 30, 30};
+
+// A picture at least this large gets a legend (bottom left), a scale bar (bottom right) and axis
+// labels (top left) drawn over it, unless RenderOptions::annotate is false; smaller ones have no
+// room for them. Their text is pure white, which no shaded surface is.
+constexpr int kRenderAnnotateMinWidth = 160, kRenderAnnotateMinHeight = 120;
+
+// The unshaded colours of the named materials 1..5 (water, rock, dirt, grass, sand; index 0,
+// air, is never drawn), RGB in [0, 1]; surfaces are these times their light.
+inline constexpr float kRenderMaterialColour[6][3] = {{0.50f, 0.50f, 0.50f}, {0.16f, 0.36f, 0.62f},
+                                                      {0.50f, 0.49f, 0.47f}, {0.53f, 0.38f, 0.24f},
+                                                      {0.36f, 0.60f, 0.25f}, {0.84f, 0.77f, 0.55f}};
+
+// The legend's swatch of a named material (1..5): its colour unshaded.
+inline void RenderMaterialRgb(uint32_t material, uint8_t rgb[3]) {
+  for (int i = 0; i < 3; ++i) rgb[i] = uint8_t(kRenderMaterialColour[material % 6][i] * 255 + 0.5f);
+}
+
 // A query drawn over the picture (in front of the terrain; the parts behind terrain are drawn
 // faded). The query runs on the server before the picture is made.
 struct RenderOverlay {
@@ -56,6 +76,7 @@ struct RenderOptions {
   float top_y = __builtin_nanf("");
   float max_distance = 0;  // longest ray, world units (0: across the world, capped at 4096)
   std::vector<RenderOverlay> overlays;
+  bool annotate = true;   // legend, scale bar and axis labels (see kRenderAnnotateMinWidth)
   int batch_rays = 4096;  // rays per QueryBatchRequest (at most the server's --max_batch_queries)
   int in_flight = 4;      // batches sent and not yet answered
 };
@@ -68,6 +89,10 @@ struct RenderStats {
   double seconds = 0;            // wall time of the raycasts
   uint64_t version = 0;          // world version the first batch saw
   uint64_t terrain_pixels = 0;   // pixels whose ray hit something
+  // The scale bar drawn: its length in world units (top-down: anywhere; perspective: at the
+  // look-at distance, the picture's centre) and in pixels; 0 when none was drawn.
+  float scale_bar_units = 0;
+  int scale_bar_pixels = 0;
 };
 
 // Called now and then with the rays answered so far and the total (the total grows when the

@@ -1,8 +1,14 @@
 #include "client/render_view.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "client/render_font.h"
 
 namespace voxcol::client {
 
@@ -118,6 +124,11 @@ bool RenderView::ClipNear(RenderVec3* a, RenderVec3* b) const {
   return true;
 }
 
+void RenderView::Unproject(float column, float row, float* x, float* z) const {
+  *x = x0_ + column * scale_;
+  *z = z0_ + row * scale_;
+}
+
 float RenderView::PixelSize(float depth) const {
   return o_.mode == RenderMode::kTopDown ? scale_ : 2 * half_h_ * depth / o_.height;
 }
@@ -130,16 +141,14 @@ struct Rgbf {
 
 Rgbf Palette(uint32_t material) {
   switch (material) {
-    case 1:
-      return {0.16f, 0.36f, 0.62f};  // water
-    case 2:
-      return {0.50f, 0.49f, 0.47f};  // rock
-    case 3:
-      return {0.53f, 0.38f, 0.24f};  // dirt
-    case 4:
-      return {0.36f, 0.60f, 0.25f};  // grass
-    case 5:
-      return {0.84f, 0.77f, 0.55f};  // sand
+    case 1:    // water
+    case 2:    // rock
+    case 3:    // dirt
+    case 4:    // grass
+    case 5: {  // sand
+      const float* c = kRenderMaterialColour[material];
+      return {c[0], c[1], c[2]};
+    }
     case kSectionMaterial:
       return {0.22f, 0.21f, 0.20f};  // cut-away section through rock
     default: {
@@ -255,6 +264,188 @@ void DrawDot(const RenderView& view, RenderVec3 p, int pixels, const uint8_t rgb
       }
     }
   }
+}
+
+namespace {
+
+// A legend swatch: the material's colour unshaded.
+void SwatchRgb(uint32_t material, uint8_t rgb[3]) {
+  const Rgbf c = Palette(material);
+  const float v[3] = {c.r, c.g, c.b};
+  for (int i = 0; i < 3; ++i) rgb[i] = uint8_t(std::clamp(v[i], 0.0f, 1.0f) * 255 + 0.5f);
+}
+
+constexpr uint8_t kWhite[3] = {255, 255, 255};
+constexpr int kPad = 3, kSwatch = 7;
+
+// Annotations: panels darken what lies under them, marks and text are opaque.
+void Put(RenderImage* image, int x, int y, const uint8_t rgb[3]) {
+  if (x < 0 || y < 0 || x >= image->width || y >= image->height) return;
+  std::copy(rgb, rgb + 3, &image->rgb[3 * (size_t(y) * image->width + x)]);
+}
+
+void Panel(RenderImage* image, int x0, int y0, int w, int h) {
+  for (int y = std::max(0, y0); y < std::min(image->height, y0 + h); ++y) {
+    for (int x = std::max(0, x0); x < std::min(image->width, x0 + w); ++x) {
+      uint8_t* p = &image->rgb[3 * (size_t(y) * image->width + x)];
+      for (int c = 0; c < 3; ++c) p[c] = uint8_t(p[c] * 2 / 5);
+    }
+  }
+}
+
+void Rect(RenderImage* image, int x0, int y0, int w, int h, const uint8_t rgb[3]) {
+  for (int y = y0; y < y0 + h; ++y) {
+    for (int x = x0; x < x0 + w; ++x) Put(image, x, y, rgb);
+  }
+}
+
+void Text(RenderImage* image, const std::string& text, int x, int y,
+          const uint8_t rgb[3] = kWhite) {
+  DrawText(text.c_str(), x, y, [&](int px, int py) { Put(image, px, py, rgb); });
+}
+
+void Line(RenderImage* image, float x0, float y0, float x1, float y1, const uint8_t rgb[3]) {
+  const int steps = std::max(1, int(std::ceil(std::max(std::fabs(x1 - x0), std::fabs(y1 - y0)))));
+  for (int s = 0; s <= steps; ++s) {
+    const float t = float(s) / steps;
+    Put(image, int(std::lround(x0 + (x1 - x0) * t)), int(std::lround(y0 + (y1 - y0) * t)), rgb);
+  }
+}
+
+// An arrow from (x0, y0) along the unit vector (dx, dy), `length` pixels, with its head.
+void Arrow(RenderImage* image, float x0, float y0, float dx, float dy, float length,
+           const uint8_t rgb[3]) {
+  const float x1 = x0 + dx * length, y1 = y0 + dy * length;
+  Line(image, x0, y0, x1, y1, rgb);
+  Line(image, x1, y1, x1 - 4 * dx - 3 * dy, y1 - 4 * dy + 3 * dx, rgb);
+  Line(image, x1, y1, x1 - 4 * dx + 3 * dy, y1 - 4 * dy - 3 * dx, rgb);
+}
+
+// What the picture's colours mean: the named materials, sky, and the overlays it shows.
+std::vector<std::pair<std::array<uint8_t, 3>, std::string>> LegendEntries(const RenderView& view) {
+  std::vector<std::pair<std::array<uint8_t, 3>, std::string>> entries;
+  auto add = [&entries](const uint8_t rgb[3], const char* label) {
+    entries.push_back({{rgb[0], rgb[1], rgb[2]}, label});
+  };
+  const std::pair<uint32_t, const char*> materials[] = {
+      {2, "ROCK"}, {3, "DIRT"}, {4, "GRASS"}, {5, "SAND"}, {1, "WATER"}};
+  for (const auto& [material, label] : materials) {
+    uint8_t rgb[3];
+    SwatchRgb(material, rgb);
+    add(rgb, label);
+  }
+  const RenderOptions& o = view.options();
+  if (o.mode == RenderMode::kTopDown && !std::isnan(o.top_y)) {
+    uint8_t rgb[3];
+    SwatchRgb(kSectionMaterial, rgb);
+    add(rgb, "ROCK SECTION");
+  }
+  add(kRenderSkyRgb, "NO HIT (SKY)");
+  bool kinds[3] = {false, false, false};
+  for (const RenderOverlay& v : o.overlays) kinds[int(v.kind)] = true;
+  if (kinds[0]) add(kRenderRayRgb, "RAY");
+  if (kinds[1]) add(kRenderSweepRgb, "SWEEP");
+  if (kinds[2]) add(kRenderContactRgb, "CONTACTS");
+  if (!o.overlays.empty()) add(kRenderHitRgb, "HIT POINT");
+  return entries;
+}
+
+// Bottom left: a swatch and a name per entry.
+void DrawLegend(const RenderView& view, RenderImage* image) {
+  const auto entries = LegendEntries(view);
+  int text = 0;
+  for (const auto& e : entries) text = std::max(text, TextWidth(e.second.c_str()));
+  const int w = 2 * kPad + kSwatch + 4 + text, h = 2 * kPad + int(entries.size()) * kLineHeight - 2;
+  const int x0 = 2, y0 = image->height - 2 - h;
+  Panel(image, x0, y0, w, h);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const int y = y0 + kPad + int(i) * kLineHeight;
+    Rect(image, x0 + kPad, y, kSwatch, kSwatch, entries[i].first.data());
+    Text(image, entries[i].second, x0 + kPad + kSwatch + 4, y);
+  }
+}
+
+// Bottom right: a bar of a round length (1, 2 or 5 times a power of ten world units) about a
+// quarter of the picture wide, with its length above it.
+RenderScaleBar DrawScaleBar(const RenderView& view, RenderImage* image) {
+  const RenderOptions& o = view.options();
+  const bool top = o.mode == RenderMode::kTopDown;
+  const RenderVec3 d = o.look_at - o.camera;
+  const float pixel = view.PixelSize(top ? 0 : std::sqrt(Dot(d, d)));
+  const float target = 0.25f * image->width * pixel;
+  if (!(target > 0) || !std::isfinite(target)) return {};
+  const float base = std::pow(10.0f, std::floor(std::log10(target)));
+  RenderScaleBar bar;
+  for (float m : {5.0f, 2.0f, 1.0f}) {
+    if (bar.units == 0 && m * base <= target) bar.units = m * base;
+  }
+  bar.pixels = int(std::lround(bar.units / pixel));
+  if (bar.pixels < 4) return {};
+  const std::string label =
+      absl::StrFormat(top ? "%g UNITS" : "%g UNITS AT CENTRE", double(bar.units));
+  const int w = 2 * kPad + std::max(bar.pixels, TextWidth(label.c_str()));
+  const int h = 2 * kPad + kGlyphHeight + 3 + 5;
+  const int x0 = image->width - 2 - w, y0 = image->height - 2 - h;
+  Panel(image, x0, y0, w, h);
+  Text(image, label, x0 + w - kPad - TextWidth(label.c_str()), y0 + kPad);
+  const int bx = x0 + w - kPad - bar.pixels, by = y0 + kPad + kGlyphHeight + 4;
+  Rect(image, bx, by, bar.pixels, 3, kWhite);
+  Rect(image, bx, by - 2, 1, 7, kWhite);  // end ticks
+  Rect(image, bx + bar.pixels - 1, by - 2, 1, 7, kWhite);
+  return bar;
+}
+
+// Top left: top-down, arrows along +X (columns) and +Z (rows) with the picture's extents;
+// perspective, the world axes as the camera sees them.
+void DrawAxes(const RenderView& view, RenderImage* image) {
+  const RenderOptions& o = view.options();
+  if (o.mode == RenderMode::kTopDown) {
+    float x0, z0, x1, z1;
+    view.Unproject(0, 0, &x0, &z0);
+    view.Unproject(float(image->width), float(image->height), &x1, &z1);
+    const std::string xs = absl::StrFormat("X %.0f TO %.0f", x0, x1);
+    const std::string zs = absl::StrFormat("Z %.0f TO %.0f", z0, z1);
+    const int text = std::max(TextWidth(xs.c_str()), TextWidth(zs.c_str()));
+    Panel(image, 2, 2, 2 * kPad + 36 + text, 2 * kPad + 34);
+    const float ox = 2 + kPad + 2, oy = 2 + kPad + 2;
+    Arrow(image, ox, oy, 1, 0, 22, kWhite);
+    Arrow(image, ox, oy, 0, 1, 22, kWhite);
+    Text(image, "X", int(ox) + 25, int(oy) - 3);
+    Text(image, "Z", int(ox) - 2, int(oy) + 25);
+    Text(image, xs, int(ox) + 34, int(oy) + 4);
+    Text(image, zs, int(ox) + 34, int(oy) + 4 + kLineHeight);
+    return;
+  }
+  constexpr uint8_t kAxisRgb[3][3] = {{240, 90, 90}, {110, 220, 110}, {100, 150, 255}};
+  const char* names[3] = {"X", "Y", "Z"};
+  Panel(image, 2, 2, 52, 52);
+  const float ox = 28, oy = 28;
+  float cx, cy, cd;
+  if (!view.Project(o.look_at, &cx, &cy, &cd)) return;
+  const float step = 0.05f * cd;
+  for (int a = 0; a < 3; ++a) {
+    RenderVec3 e{a == 0 ? step : 0, a == 1 ? step : 0, a == 2 ? step : 0};
+    float ex, ey, ed;
+    if (!view.Project(o.look_at + e, &ex, &ey, &ed)) continue;
+    const float dx = ex - cx, dy = ey - cy, len = std::hypot(dx, dy);
+    const float full = step / view.PixelSize(cd);  // the projected length of an axis across view
+    if (len < 1e-3f || full <= 0) continue;
+    const float shown = 16 * std::min(1.0f, len / full);
+    Arrow(image, ox, oy, dx / len, dy / len, std::max(shown, 5.0f), kAxisRgb[a]);
+    Text(image, names[a], int(ox + dx / len * (std::max(shown, 5.0f) + 6)) - 2,
+         int(oy + dy / len * (std::max(shown, 5.0f) + 6)) - 3, kAxisRgb[a]);
+  }
+}
+
+}  // namespace
+
+RenderScaleBar Annotate(const RenderView& view, RenderImage* image) {
+  if (image->width < kRenderAnnotateMinWidth || image->height < kRenderAnnotateMinHeight) {
+    return {};
+  }
+  DrawAxes(view, image);
+  DrawLegend(view, image);
+  return DrawScaleBar(view, image);
 }
 
 }  // namespace voxcol::client

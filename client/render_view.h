@@ -40,6 +40,8 @@ class RenderView {
   bool Project(RenderVec3 p, float* column, float* row, float* depth) const;
   // Perspective: cuts the segment to the part in front of the eye; false if none is.
   bool ClipNear(RenderVec3* a, RenderVec3* b) const;
+  // Top-down: the world X,Z at an image position (the inverse of Project).
+  void Unproject(float column, float row, float* x, float* z) const;
   // World units per pixel at `depth` (for drawing spheres).
   float PixelSize(float depth) const;
   const RenderOptions& options() const { return o_; }
@@ -77,5 +79,14 @@ void DrawSphere(const RenderView& view, RenderVec3 center, float radius, const u
                 RenderImage* image);
 void DrawDot(const RenderView& view, RenderVec3 p, int pixels, const uint8_t rgb[3],
              RenderImage* image);
+
+// The legend (the material colours, sky and the overlays drawn), a scale bar and axis labels
+// over the picture, when it is at least kRenderAnnotateMinWidth x kRenderAnnotateMinHeight;
+// returns the scale bar drawn ({0, 0}: none).
+struct RenderScaleBar {
+  float units = 0;
+  int pixels = 0;
+};
+RenderScaleBar Annotate(const RenderView& view, RenderImage* image);
 
 }  // namespace voxcol::client

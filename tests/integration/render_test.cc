@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -69,7 +72,7 @@ class RenderTest : public CliFixture {
 };
 
 TEST_F(RenderTest, TopDownCoversTheGround) {
-  RgbImage image = Render("top.png", {"--mode=top", "--size=200x160"});
+  RgbImage image = Render("top.png", {"--mode=top", "--size=200x160", "--plain"});
   ASSERT_EQ(image.width, 200);
   ASSERT_EQ(image.height, 160);
   // Every ray of the top view starts inside the world above the ground (the cave world is solid
@@ -185,6 +188,137 @@ TEST_F(RenderTest, OverlayRayIsDrawn) {
   }
   EXPECT_GT(drawn, 45);
   EXPECT_FALSE(image.At(30, 64)[0] == 255 && image.At(30, 64)[1] == 220);  // not behind the origin
+}
+
+// Pixels of `image` in the box [x0, x1) x [y0, y1) that are exactly `rgb`.
+int CountRgb(const RgbImage& image, int x0, int y0, int x1, int y1, const uint8_t rgb[3]) {
+  int n = 0;
+  for (int y = y0; y < y1; ++y) {
+    for (int x = x0; x < x1; ++x) n += std::equal(rgb, rgb + 3, image.At(x, y));
+  }
+  return n;
+}
+
+// The longest run of exactly `rgb` along one row in the box.
+int LongestRun(const RgbImage& image, int x0, int y0, int x1, int y1, const uint8_t rgb[3]) {
+  int best = 0;
+  for (int y = y0; y < y1; ++y) {
+    for (int x = x0, run = 0; x < x1; ++x) {
+      run = std::equal(rgb, rgb + 3, image.At(x, y)) ? run + 1 : 0;
+      best = std::max(best, run);
+    }
+  }
+  return best;
+}
+
+// Whether the box holds a 7x7 square of exactly `rgb` with other colours left and right of it
+// (a legend swatch, not a patch of terrain or sky).
+bool HasSwatch(const RgbImage& image, int x0, int y0, int x1, int y1, const uint8_t rgb[3]) {
+  auto is = [&](int x, int y) { return std::equal(rgb, rgb + 3, image.At(x, y)); };
+  for (int y = y0; y + 7 <= y1; ++y) {
+    for (int x = std::max(x0, 1); x + 8 <= x1; ++x) {
+      bool square = !is(x - 1, y + 3) && !is(x + 7, y + 3);
+      for (int k = 0; k < 49 && square; ++k) square = is(x + k % 7, y + k / 7);
+      if (square) return true;
+    }
+  }
+  return false;
+}
+
+TEST_F(RenderTest, LegendScaleBarAndAxesAreDrawn) {
+  const std::vector<std::string> view = {"--mode=top", "--size=320x240",
+                                         "--overlay_ray=0.5,47,0.5:1,0,0:30"};
+  std::vector<std::string> plain_args = view;
+  plain_args.push_back("--plain");
+  RgbImage plain = Render("plain.png", plain_args);
+  ASSERT_EQ(plain.width, 320);
+  ASSERT_EQ(plain.height, 240);
+  const std::string path = dir_.path() + "/annotated.png";
+  std::vector<std::string> args = {"--json", "render", "--out=" + path};
+  args.insert(args.end(), view.begin(), view.end());
+  CommandResult r = Cli(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  RgbImage image;
+  std::string error;
+  ASSERT_TRUE(ReadPng(path, &image, &error)) << error;
+  ASSERT_EQ(image.width, 320);
+  ASSERT_EQ(image.height, 240);
+  const uint8_t white[3] = {255, 255, 255};
+  EXPECT_EQ(CountRgb(plain, 0, 0, 320, 240, white), 0);  // no surface is pure white
+  // Legend, bottom left: a 7x7 swatch of each named material and of the sky, and white names.
+  for (uint32_t material : {1u, 2u, 3u, 4u, 5u}) {
+    uint8_t rgb[3];
+    client::RenderMaterialRgb(material, rgb);
+    EXPECT_TRUE(HasSwatch(image, 0, 140, 100, 240, rgb)) << "material " << material;
+    EXPECT_FALSE(HasSwatch(plain, 0, 140, 100, 240, rgb)) << "material " << material;
+  }
+  EXPECT_TRUE(HasSwatch(image, 0, 140, 100, 240, client::kRenderSkyRgb));
+  EXPECT_TRUE(HasSwatch(image, 0, 140, 100, 240, client::kRenderRayRgb));  // the overlay's entry
+  EXPECT_TRUE(HasSwatch(image, 0, 140, 100, 240, client::kRenderHitRgb));
+  EXPECT_GT(CountRgb(image, 0, 140, 100, 240, white), 150);  // the names
+  // Scale bar, bottom right: a round length, drawn as a white bar of that many pixels. The
+  // 128-unit world in 320x240 pixels: 128 / 240 world units per pixel.
+  const std::smatch m = [&] {
+    std::smatch found;
+    std::regex_search(r.out, found,
+                      std::regex(R"re("scale_bar_units":([0-9.]+),"scale_bar_pixels":([0-9]+))re"));
+    return found;
+  }();
+  ASSERT_EQ(m.size(), 3u) << r.out;
+  const double units = std::stod(m[1]);
+  const int pixels = std::stoi(m[2]);
+  const double mantissa = units / std::pow(10.0, std::floor(std::log10(units)));
+  EXPECT_TRUE(std::fabs(mantissa - 1) < 1e-6 || std::fabs(mantissa - 2) < 1e-6 ||
+              std::fabs(mantissa - 5) < 1e-6)
+      << units;
+  EXPECT_NEAR(pixels * 128.0 / 240.0, units, 128.0 / 240.0) << pixels << " px";
+  EXPECT_GT(pixels, 320 / 10);
+  EXPECT_NEAR(LongestRun(image, 160, 200, 320, 240, white), pixels, 1);
+  // Axes, top left: the +X arrow along a row, the +Z arrow down a column, and their labels.
+  EXPECT_GE(LongestRun(image, 0, 0, 60, 40, white), 22);
+  int column = 0;
+  for (int x = 0; x < 20; ++x) {
+    for (int y = 0, run = 0; y < 40; ++y) {
+      run = std::equal(white, white + 3, image.At(x, y)) ? run + 1 : 0;
+      column = std::max(column, run);
+    }
+  }
+  EXPECT_GE(column, 22);
+  EXPECT_GT(CountRgb(image, 0, 0, 160, 40, white), 80);  // "X", "Z" and the extents
+  // The middle of the map is left alone.
+  int changed = 0;
+  for (int y = 60; y < 180; ++y) {
+    for (int x = 100; x < 220; ++x)
+      changed += !std::equal(image.At(x, y), image.At(x, y) + 3, plain.At(x, y));
+  }
+  EXPECT_EQ(changed, 0);
+  // A perspective view has them too: the legend and the axes as the camera sees them.
+  RgbImage persp = Render("persp-annotated.png", {"--mode=perspective", "--size=320x200",
+                                                  "--camera=0,30,-110", "--look_at=0,-5,0"});
+  ASSERT_EQ(persp.width, 320);
+  ASSERT_EQ(persp.height, 200);
+  EXPECT_GT(CountRgb(persp, 0, 100, 100, 200, white), 150);
+  const uint8_t x_axis[3] = {240, 90, 90};
+  EXPECT_GT(CountRgb(persp, 0, 0, 60, 60, x_axis), 8);
+}
+
+TEST_F(RenderTest, UnwritableOutFailsBeforeAnyRayIsCast) {
+  // The parent of --out is a file: no one, root included, can create the PNG there.
+  const std::string parent = dir_.path() + "/not-a-dir";
+  { std::ofstream(parent) << "x"; }
+  const std::string out = parent + "/map.png";
+  auto start = std::chrono::steady_clock::now();
+  CommandResult r = Cli({"render", "--out=" + out, "--size=2048x2048"});  // 4M rays to cast
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("cannot write --out=" + out), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("INTERNAL"), std::string::npos) << r.err;
+  EXPECT_LT(seconds, 3.0) << "cast the rays first";
+  // Checked before any call: without a server the answer is the same, not "cannot reach".
+  CommandResult offline =
+      RunCommand({VOXCOL_CLI_PATH, "--server=127.0.0.1:1", "render", "--out=" + out}, dir_.path());
+  EXPECT_EQ(offline.exit_code, 2) << offline.err;
+  EXPECT_NE(offline.err.find("cannot write --out=" + out), std::string::npos) << offline.err;
 }
 
 TEST_F(RenderTest, BadOptionsAreUsageErrors) {

@@ -1,6 +1,10 @@
 // End to end: the real voxcol_server binary on a loopback port, driven by the real voxcol CLI.
+#include <arpa/inet.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <regex>
 
@@ -163,6 +167,124 @@ TEST_F(ServerCliTest, RestartKeepsTheWorldIdentityOfTheDataDirectory) {
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &info).ok());
   EXPECT_EQ(info.seed(), 77u);
   EXPECT_EQ(info.voxel_bounds().max().x(), 64);
+}
+
+// Issue 40's CLI rough edges, each against the real server.
+
+TEST_F(ServerCliTest, SubscribeJsonKeepsZeroFields) {
+  // A ball inside chunk (0,0,0) (8^3 voxels): its key is all zeros, which the JSON used to drop.
+  CommandResult edit = Cli({"fill-ball", "--center=4,4,4", "--radius=1.5", "--material=rock"});
+  ASSERT_EQ(edit.exit_code, 0) << edit.err;
+  CommandResult feed = Cli({"--json", "subscribe", "--from=0", "--max_events=1"});
+  ASSERT_EQ(feed.exit_code, 0) << feed.err;
+  EXPECT_NE(feed.out.find(R"("chunk":{"x":0,"y":0,"z":0})"), std::string::npos) << feed.out;
+  EXPECT_EQ(feed.out.find(R"("chunk":{})"), std::string::npos) << feed.out;
+  v1::SubscribeResponse event;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(feed.out, &event).ok()) << feed.out;
+  EXPECT_EQ(event.version(), 1u);
+}
+
+TEST_F(ServerCliTest, ShapeSizeLeftOutIsAUsageError) {
+  // Without --half_height a capsule went out as half height 0 (a sphere) and the sweep missed
+  // what the capsule would hit; now each command refuses it before any call.
+  for (const char* command : {"sweep", "overlap", "contacts"}) {
+    std::vector<std::string> args = {command, "--shape=capsule", "--radius=0.4",
+                                     "--position=0,40,0"};
+    if (std::string(command) == "sweep") args.push_back("--distance=100");
+    CommandResult r = Cli(args);
+    EXPECT_EQ(r.exit_code, 2) << command << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find("--half_height"), std::string::npos) << command << ": " << r.err;
+    args.push_back("--half_height=0.9");
+    CommandResult ok = Cli(args);
+    EXPECT_EQ(ok.exit_code, 0) << command << ": " << ok.err;
+  }
+  CommandResult sphere = Cli({"overlap", "--shape=sphere", "--position=0,40,0"});
+  EXPECT_EQ(sphere.exit_code, 2) << sphere.err;
+  EXPECT_NE(sphere.err.find("--radius"), std::string::npos) << sphere.err;
+  // An explicit half height 0 is a valid capsule (a sphere), left to the server.
+  EXPECT_EQ(
+      Cli({"overlap", "--shape=capsule", "--radius=0.4", "--half_height=0", "--position=0,40,0"})
+          .exit_code,
+      0);
+}
+
+TEST_F(ServerCliTest, ProbeWithoutASizeIsAUsageError) {
+  CommandResult r = Cli({"probe", "--center=0,0,0"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--half_extents"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--radius"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");  // nothing was sent, nothing answered
+  EXPECT_EQ(Cli({"probe", "--center=0,0,0", "--radius=0"}).exit_code, 0);  // a point, given
+  EXPECT_EQ(Cli({"probe", "--center=0,0,0", "--half_extents=1,1,1"}).exit_code, 0);
+}
+
+TEST_F(ServerCliTest, OnlyMinusOneMeansAnyVersion) {
+  CommandResult r = Cli({"fill-ball", "--center=0,10,0", "--radius=2", "--expected_version=-7"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--expected_version"), std::string::npos) << r.err;
+  EXPECT_EQ(CliJson<v1::GetWorldInfoResponse>({"info"}).version(), 0u);  // nothing applied
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"clear", "--min=0,0,0", "--max=1,1,1", "--expected_version=-2"},
+        {"raycast", "--origin=0,40,0", "--at_version=-5"},
+        {"subscribe", "--from=-3", "--max_events=1"}}) {
+    CommandResult bad = Cli(args);
+    EXPECT_EQ(bad.exit_code, 2) << args[0] << ": " << bad.err;
+    const std::string flag = args.back().substr(0, args.back().find('='));
+    EXPECT_NE(bad.err.find(args[0] == "subscribe" ? "--from" : flag), std::string::npos) << bad.err;
+  }
+  CommandResult any = Cli({"fill-ball", "--center=0,10,0", "--radius=2", "--expected_version=-1"});
+  EXPECT_EQ(any.exit_code, 0) << any.err;
+  EXPECT_EQ(CliJson<v1::GetWorldInfoResponse>({"info"}).version(), 1u);
+}
+
+TEST_F(ServerCliTest, DeadlineOnAReachableServerIsReportedAsADeadline) {
+  ASSERT_EQ(Cli({"health"}).exit_code, 0);  // reachable
+  // Contacts of a radius-60 sphere over a cold world: seconds of chunk builds, not 5 ms.
+  CommandResult r =
+      Cli({"--timeout_ms=5", "contacts", "--shape=sphere", "--radius=60", "--position=0,0,0"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("did not answer within --timeout_ms=5"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("cannot reach"), std::string::npos) << r.err;
+  EXPECT_EQ(Cli({"health"}).exit_code, 0);  // and it still serves
+}
+
+TEST(CliWithoutServer, SilentServerIsADeadlineNotUnreachable) {
+  // A listener that accepts TCP connections and never answers: reachable, but no reply.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(fd, 16), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string server = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  TempDir dir;
+  CommandResult r =
+      RunCommand({VOXCOL_CLI_PATH, "--server=" + server, "--timeout_ms=700", "info"}, dir.path());
+  close(fd);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("did not answer within --timeout_ms=700"), std::string::npos) << r.err;
+}
+
+TEST(CliWithoutServer, MistypedCommandSuggestsTheClosest) {
+  TempDir dir;
+  CommandResult r = RunCommand({VOXCOL_CLI_PATH, "raycats", "--origin=0,90,0"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown command 'raycats'; did you mean raycast?"), std::string::npos)
+      << r.err;
+  // After a global option and its value, and with several close commands.
+  r = RunCommand({VOXCOL_CLI_PATH, "--server", "127.0.0.1:1", "fill-blok"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("did you mean fill-block?"), std::string::npos) << r.err;
+  r = RunCommand({VOXCOL_CLI_PATH, "worldz"}, dir.path());
+  EXPECT_NE(r.err.find("did you mean worlds?"), std::string::npos) << r.err;
+  r = RunCommand({VOXCOL_CLI_PATH, "xyzzy-plugh"}, dir.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown command 'xyzzy-plugh'; 'voxcol --help' lists the commands"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST(CliWithoutServer, UnreachableServerGivesAClearMessageAndExitCode3) {
