@@ -20,15 +20,24 @@ using testing::TempDir;
 // not parse as any message, whatever field 1 is.
 const char kGarbage[] = "\x0a\x7f";
 
-TEST(DecodeErrorsTest, EveryMethodAnswersInvalidArgumentNamingTheRequestType) {
-  TempDir dir;
-  ServerProcess server;
-  ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH,
-                           {"--data_dir=" + dir.path() + "/data", "--world_size=64,64,64",
-                            "--backup_root=" + dir.path() + "/backups"},
-                           dir.path()))
-      << server.Log();
-  auto channel = grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
+class DecodeErrorsTest : public ::testing::Test {
+ protected:
+  // A small world on loopback; returns a channel to it (the server lives as long as the test).
+  std::shared_ptr<grpc::Channel> Start() {
+    EXPECT_TRUE(server_.Start(VOXCOL_SERVER_PATH,
+                              {"--data_dir=" + dir_.path() + "/data", "--world_size=64,64,64",
+                               "--backup_root=" + dir_.path() + "/backups"},
+                              dir_.path()))
+        << server_.Log();
+    return grpc::CreateChannel(server_.address(), grpc::InsecureChannelCredentials());
+  }
+
+  TempDir dir_;
+  ServerProcess server_;
+};
+
+TEST_F(DecodeErrorsTest, EveryMethodAnswersInvalidArgumentNamingTheRequestType) {
+  auto channel = Start();
   int methods = 0;
   for (const google::protobuf::MethodDescriptor* method : testing::AllServerMethods()) {
     ++methods;
@@ -46,7 +55,7 @@ TEST(DecodeErrorsTest, EveryMethodAnswersInvalidArgumentNamingTheRequestType) {
   grpc::ClientContext context;
   v1::GetWorldInfoResponse info;
   EXPECT_TRUE(world->GetWorldInfo(&context, v1::GetWorldInfoRequest(), &info).ok());
-  EXPECT_TRUE(server.Running());
+  EXPECT_TRUE(server_.Running());
 }
 
 // A call whose client half-closes without sending its request. That is not an undecodable request
@@ -55,15 +64,8 @@ TEST(DecodeErrorsTest, EveryMethodAnswersInvalidArgumentNamingTheRequestType) {
 // request") for the methods served on the RPC threads, and the sync methods see an empty buffer
 // and answer INVALID_ARGUMENT. What must hold: no method takes "no request" for an empty one and
 // acts on it (a Subscribe to the whole world, an edit), and the server keeps serving.
-TEST(DecodeErrorsTest, NoMethodActsOnACallThatSentNoRequest) {
-  TempDir dir;
-  ServerProcess server;
-  ASSERT_TRUE(server.Start(VOXCOL_SERVER_PATH,
-                           {"--data_dir=" + dir.path() + "/data", "--world_size=64,64,64",
-                            "--backup_root=" + dir.path() + "/backups"},
-                           dir.path()))
-      << server.Log();
-  auto channel = grpc::CreateChannel(server.address(), grpc::InsecureChannelCredentials());
+TEST_F(DecodeErrorsTest, NoMethodActsOnACallThatSentNoRequest) {
+  auto channel = Start();
   auto world = v1::WorldService::NewStub(channel);
   auto version = [&] {
     grpc::ClientContext context;
@@ -87,7 +89,7 @@ TEST(DecodeErrorsTest, NoMethodActsOnACallThatSentNoRequest) {
         << path << ": " << status.error_code() << " " << status.error_message();
   }
   EXPECT_EQ(version(), before);  // no edit was made of an empty request
-  EXPECT_TRUE(server.Running());
+  EXPECT_TRUE(server_.Running());
 }
 
 }  // namespace
