@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's secure start, run as written (issue 40): its ```sh block after "A secure start" is
 # executed in the repository with scripts/dev-certs.sh and scripts/run.sh themselves; only the
-# port is a free one and the server's data directory a temporary one. The CLI line must answer
+# port is a free one, the server's data directory a temporary one and its metrics port any free
+# one (tests run in parallel: the default 9464 may be taken). The CLI line must answer
 # `info` over mutual TLS with the query token; the same line without the token must be refused
 # UNAUTHENTICATED, and with the query token an edit PERMISSION_DENIED.
 # usage: tests/deploy/secure_start_test.sh
@@ -35,7 +36,7 @@ sub() { printf '%s' "${1//50051/$port}"; }
 [[ "${commands[0]}" == "bash scripts/dev-certs.sh"* ]] || fail "first command is not dev-certs: ${commands[0]}"
 eval "$(sub "${commands[0]}")" >/dev/null
 [[ "${commands[1]}" == "bash scripts/run.sh "* ]] || fail "second command is not run.sh: ${commands[1]}"
-eval "$(sub "${commands[1]}") --data_dir=$work/data" >"$work/server.log" 2>&1 &
+eval "$(sub "${commands[1]}") --data_dir=$work/data --metrics_listen=127.0.0.1:0" >"$work/server.log" 2>&1 &
 server_pid=$!
 cli=$(sub "${commands[2]}")
 [[ "$cli" == "build/client/voxcol "* ]] || fail "third command is not the CLI: $cli"
