@@ -217,7 +217,9 @@ void BroadphaseIndex::StandInOrGenerate(const ChunkKey& key,
         if (owner != nullptr) continue;
         const Int3 d{dx, dy, dz};
         Voxel fill;
-        owner = ProvenFill(HoodPart(key, d), &fill) ? UniformChunk(fill) : world_.GetChunk(key + d);
+        // A failed proof of the part means one of the whole neighbour would fail too: skip it.
+        owner = ProvenFill(HoodPart(key, d), &fill) ? UniformChunk(fill)
+                                                    : world_.GetChunkUnproven(key + d);
       }
 }
 

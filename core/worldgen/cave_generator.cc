@@ -174,4 +174,23 @@ void CaveGenerator::Generate(const ChunkKey& key, Chunk* out) const {
       }
 }
 
+void CaveGenerator::GenerateBox(const ChunkKey& key, const IntBox& voxels, Chunk* out) const {
+  const Int3 origin = ChunkOrigin(key);
+  const bool sky = AboveHills(origin);
+  for (int32_t y = voxels.min.y; y < voxels.max.y; ++y)
+    for (int32_t z = voxels.min.z; z < voxels.max.z; ++z)
+      for (int32_t x = voxels.min.x; x < voxels.max.x; ++x) {
+        const Int3 v{x, y, z};
+        Voxel fill{};
+        if (!bounds_.Contains(v)) {
+          fill = Voxel{};
+        } else if (sky) {
+          fill = y < params_.sea_level ? Voxel{kMaterialWater, 255} : Voxel{};
+        } else {
+          fill = VoxelAt(v);
+        }
+        out->At(LocalOf(v)) = fill;
+      }
+}
+
 }  // namespace voxcol

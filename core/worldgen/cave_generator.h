@@ -38,6 +38,9 @@ class CaveGenerator : public ChunkGenerator {
   // (cave_bounds.cc): true with *fill when every voxel Generate writes in `voxels` is `fill`
   // (open air, open sea, or rock at full occupancy). False when the bounds do not prove it.
   bool ProvenUniform(const IntBox& voxels, Voxel* fill) const override;
+  // Per voxel with the scalar fields (bit-identical to Generate's grid evaluation), or Generate's
+  // sky fill above the hills.
+  void GenerateBox(const ChunkKey& key, const IntBox& voxels, Chunk* out) const override;
 
   // Interval bounds of the continent field and the density over the voxel centres of the box
   // [first, last] (voxel indices, inclusive), float rounding of the generator included. The cave
