@@ -254,7 +254,7 @@ const MaskRecord* BroadphaseIndex::UniformHoodRecord(const ChunkKey& key,
   for (const ChunkPtr& c : owners) {
     if (c == nullptr) {
       generator_part = true;
-    } else if (c.get() != &centre && !(c->IsUniform() && c->voxels[0] == v)) {
+    } else if (c.get() != &centre && !(c->voxels[0] == v && c->IsUniform())) {
       return nullptr;
     }
   }

@@ -57,7 +57,9 @@ class CaveGenerator : public ChunkGenerator {
   Voxel VoxelAt(const Int3& voxel) const;
 
  private:
-  // Continent field and density of every voxel centre of a chunk, indexed like Chunk::voxels.
+  // Continent field and density of every voxel centre of a chunk, indexed like Chunk::voxels. In
+  // a chunk where every continent value is >= 1 (open throughout, whatever the caves), the density
+  // is not computed and holds the continent instead: MakeVoxel gives the same voxels.
   struct ChunkFields {
     float continent[kChunkVoxels];
     float density[kChunkVoxels];
