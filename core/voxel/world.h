@@ -47,13 +47,6 @@ class ChunkGenerator {
   // field) lets the world skip generating open sky and deep rock, and the broadphase classify a
   // never-edited chunk's neighbourhood without generating it. False is always allowed (default).
   virtual bool ProvenUniform(const IntBox& voxels, Voxel* fill) const { return false; }
-  // Writes into `out` the voxels of `voxels` (a box inside chunk `key`, world voxel coordinates,
-  // max exclusive) exactly as Generate(key, out) would; other voxels of `out` are unspecified. For
-  // callers that read only a thin part of a chunk (the broadphase's one-voxel apron). Default:
-  // Generate.
-  virtual void GenerateBox(const ChunkKey& key, const IntBox& voxels, Chunk* out) const {
-    Generate(key, out);
-  }
 };
 
 // What one committed edit changed: the new version and, per chunk, the box of changed voxels.

@@ -100,7 +100,7 @@ Voxel CaveGenerator::MakeVoxel(int32_t vy, float continent, float density) const
 
 // The fields of a whole chunk with the grid noise (PerlinNoise::AtGrid): the same operations in
 // the same order as Continent, Cave and Density, so every value is bit-identical to theirs.
-void CaveGenerator::Fields(const Int3& origin, ChunkFields* f) const {
+bool CaveGenerator::Fields(const Int3& origin, ChunkFields* f) const {
   constexpr int kN = kChunkSize;
   static_assert(kN == PerlinNoise::kGrid, "AtGrid evaluates one chunk");
   float p[3][kN];  // voxel centres per axis
@@ -144,7 +144,7 @@ void CaveGenerator::Fields(const Int3& origin, ChunkFields* f) const {
       std::min(std::min(low[0], low[1]), std::min(low[2], low[3])) >= kOpenContinent) {
     // Open everywhere: the density is not needed (see kOpenContinent).
     std::copy(f->continent, f->continent + kChunkVoxels, f->density);
-    return;
+    return true;
   }
   float b[kChunkVoxels];
   tunnel_a_.AtGrid(ta[0], ta[1], ta[2], noise);
@@ -160,6 +160,7 @@ void CaveGenerator::Fields(const Int3& origin, ChunkFields* f) const {
     const __m128 cave = _mm_div_ps(_mm_sub_ps(sum, radius), scale4);
     _mm_storeu_ps(f->density + i, SmoothMax4(continent, _mm_xor_ps(cave, sign), params_.blend));
   }
+  return false;
 }
 
 bool CaveGenerator::AboveHills(const Int3& origin) const {
@@ -168,21 +169,22 @@ bool CaveGenerator::AboveHills(const Int3& origin) const {
   return origin.y > highest;
 }
 
+void CaveGenerator::FillOpen(const Int3& origin, Chunk* out) const {
+  for (int y = 0; y < kChunkSize; ++y) {
+    int32_t vy = origin.y + y;
+    Voxel fill = vy < params_.sea_level ? Voxel{kMaterialWater, 255} : Voxel{};
+    for (int z = 0; z < kChunkSize; ++z)
+      for (int x = 0; x < kChunkSize; ++x) {
+        out->At(x, y, z) = bounds_.Contains(origin + Int3{x, y, z}) ? fill : Voxel{};
+      }
+  }
+}
+
 void CaveGenerator::Generate(const ChunkKey& key, Chunk* out) const {
   Int3 origin = ChunkOrigin(key);
-  if (AboveHills(origin)) {
-    for (int y = 0; y < kChunkSize; ++y) {
-      int32_t vy = origin.y + y;
-      Voxel fill = vy < params_.sea_level ? Voxel{kMaterialWater, 255} : Voxel{};
-      for (int z = 0; z < kChunkSize; ++z)
-        for (int x = 0; x < kChunkSize; ++x) {
-          out->At(x, y, z) = bounds_.Contains(origin + Int3{x, y, z}) ? fill : Voxel{};
-        }
-    }
-    return;
-  }
   ChunkFields fields;
-  Fields(origin, &fields);
+  // Open chunks: MakeVoxel with occupancy 0 and continent > 0 is FillOpen's voxel.
+  if (AboveHills(origin) || Fields(origin, &fields)) return FillOpen(origin, out);
   const bool inside =
       bounds_.Contains(origin) &&
       bounds_.Contains(origin + Int3{kChunkSize - 1, kChunkSize - 1, kChunkSize - 1});
@@ -194,25 +196,6 @@ void CaveGenerator::Generate(const ChunkKey& key, Chunk* out) const {
         out->voxels[i] = inside || bounds_.Contains(v)
                              ? MakeVoxel(v.y, fields.continent[i], fields.density[i])
                              : Voxel{};
-      }
-}
-
-void CaveGenerator::GenerateBox(const ChunkKey& key, const IntBox& voxels, Chunk* out) const {
-  const Int3 origin = ChunkOrigin(key);
-  const bool sky = AboveHills(origin);
-  for (int32_t y = voxels.min.y; y < voxels.max.y; ++y)
-    for (int32_t z = voxels.min.z; z < voxels.max.z; ++z)
-      for (int32_t x = voxels.min.x; x < voxels.max.x; ++x) {
-        const Int3 v{x, y, z};
-        Voxel fill{};
-        if (!bounds_.Contains(v)) {
-          fill = Voxel{};
-        } else if (sky) {
-          fill = y < params_.sea_level ? Voxel{kMaterialWater, 255} : Voxel{};
-        } else {
-          fill = VoxelAt(v);
-        }
-        out->At(LocalOf(v)) = fill;
       }
 }
 

@@ -38,9 +38,6 @@ class CaveGenerator : public ChunkGenerator {
   // (cave_bounds.cc): true with *fill when every voxel Generate writes in `voxels` is `fill`
   // (open air, open sea, or rock at full occupancy). False when the bounds do not prove it.
   bool ProvenUniform(const IntBox& voxels, Voxel* fill) const override;
-  // Per voxel with the scalar fields (bit-identical to Generate's grid evaluation), or Generate's
-  // sky fill above the hills.
-  void GenerateBox(const ChunkKey& key, const IntBox& voxels, Chunk* out) const override;
 
   // Interval bounds of the continent field and the density over the voxel centres of the box
   // [first, last] (voxel indices, inclusive), float rounding of the generator included. The cave
@@ -64,7 +61,10 @@ class CaveGenerator : public ChunkGenerator {
     float continent[kChunkVoxels];
     float density[kChunkVoxels];
   };
-  void Fields(const Int3& origin, ChunkFields* fields) const;
+  // Returns true for a chunk open throughout (continent >= 1 everywhere; density not computed).
+  bool Fields(const Int3& origin, ChunkFields* fields) const;
+  // Generate's fill of an open chunk: water below the sea level inside the world, else air.
+  void FillOpen(const Int3& origin, Chunk* out) const;
   // True for a chunk Generate fills as open sky without evaluating the noise: air, and water in
   // the voxels of the world below the sea level.
   bool AboveHills(const Int3& origin) const;
