@@ -101,7 +101,9 @@ World::Shard& World::ShardFor(const ChunkKey& key) const {
   return shards_[h % kShards];
 }
 
-absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const { return Load(key, kGenerate); }
+absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const {
+  return Load(key, kGenerate);
+}
 
 absl::StatusOr<ChunkPtr> World::Load(const ChunkKey& key, LoadMode mode) const {
   if (!chunk_bounds_.Contains(key)) return air_;
