@@ -217,7 +217,9 @@ void BroadphaseIndex::StandInOrGenerate(const ChunkKey& key,
         if (owner != nullptr) continue;
         const Int3 d{dx, dy, dz};
         Voxel fill;
-        owner = ProvenFill(HoodPart(key, d), &fill) ? UniformChunk(fill) : world_.GetChunk(key + d);
+        // A failed proof of the part means one of the whole neighbour would fail too: skip it.
+        owner = ProvenFill(HoodPart(key, d), &fill) ? UniformChunk(fill)
+                                                    : world_.GetChunkUnproven(key + d);
       }
 }
 
@@ -252,7 +254,7 @@ const MaskRecord* BroadphaseIndex::UniformHoodRecord(const ChunkKey& key,
   for (const ChunkPtr& c : owners) {
     if (c == nullptr) {
       generator_part = true;
-    } else if (c.get() != &centre && !(c->IsUniform() && c->voxels[0] == v)) {
+    } else if (c.get() != &centre && !(c->voxels[0] == v && c->IsUniform())) {
       return nullptr;
     }
   }

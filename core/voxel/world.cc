@@ -101,12 +101,14 @@ World::Shard& World::ShardFor(const ChunkKey& key) const {
   return shards_[h % kShards];
 }
 
-absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const { return Load(key, true); }
+absl::StatusOr<ChunkPtr> World::LoadChunk(const ChunkKey& key) const {
+  return Load(key, kGenerate);
+}
 
-absl::StatusOr<ChunkPtr> World::Load(const ChunkKey& key, bool generate) const {
+absl::StatusOr<ChunkPtr> World::Load(const ChunkKey& key, LoadMode mode) const {
   if (!chunk_bounds_.Contains(key)) return air_;
   const ReadSnapshot* snapshot = ThreadSnapshot();
-  if (snapshot == nullptr) return LoadLatest(key, generate);
+  if (snapshot == nullptr) return LoadLatest(key, mode);
   if (snapshot->view_ != nullptr) {
     if (const ChunkPtr* old = snapshot->view_->FindChunk(key)) return *old;
   }
@@ -114,7 +116,7 @@ absl::StatusOr<ChunkPtr> World::Load(const ChunkKey& key, bool generate) const {
   if (publishing_version_.load(std::memory_order_acquire) > version) {
     if (ChunkPtr old = HistoryAt(key, version)) return old;
   }
-  absl::StatusOr<ChunkPtr> latest = LoadLatest(key, generate);
+  absl::StatusOr<ChunkPtr> latest = LoadLatest(key, mode);
   // Look again after the read: an edit that replaced the chunk (in memory or in the store) before
   // we read it recorded the history and then set publishing_version_, both before the swap.
   if (publishing_version_.load(std::memory_order_acquire) > version) {
@@ -123,7 +125,7 @@ absl::StatusOr<ChunkPtr> World::Load(const ChunkKey& key, bool generate) const {
   return latest;
 }
 
-absl::StatusOr<ChunkPtr> World::LoadLatest(const ChunkKey& key, bool generate) const {
+absl::StatusOr<ChunkPtr> World::LoadLatest(const ChunkKey& key, LoadMode mode) const {
   if (const uint32_t code = UniformCode(key)) return InternedUniformChunk(VoxelOfCode(code));
   Shard& shard = ShardFor(key);
   while (true) {
@@ -142,8 +144,8 @@ absl::StatusOr<ChunkPtr> World::LoadLatest(const ChunkKey& key, bool generate) c
       result = *std::move(stored);
     }
     if (result == nullptr) {
-      if (!generate) return nullptr;  // the generator's content; nothing made resident
-      result = Generated(key);
+      if (mode == kPeek) return nullptr;  // the generator's content; nothing made resident
+      result = Generated(key, mode != kGenerateUnproven);
     }
     absl::MutexLock lock(&shard.mu);
     auto it = shard.chunks.find(key);
@@ -159,13 +161,13 @@ absl::StatusOr<ChunkPtr> World::LoadLatest(const ChunkKey& key, bool generate) c
   }
 }
 
-ChunkPtr World::Generated(const ChunkKey& key) const {
+ChunkPtr World::Generated(const ChunkKey& key, bool try_proof) const {
   const IntBox box{ChunkOrigin(key), ChunkOrigin(key) + Int3{kChunkSize, kChunkSize, kChunkSize}};
   const bool inside = voxel_bounds_.ContainsBox(box);
   // Uniform chunks the generator proves so need no voxels generated (outside the world box only
   // air stays uniform after ClearOutside).
   Voxel fill;
-  if (generator_->ProvenUniform(box, &fill) && (inside || fill == Voxel{}))
+  if (try_proof && generator_->ProvenUniform(box, &fill) && (inside || fill == Voxel{}))
     return UniformChunk(fill);
   auto chunk = std::make_shared<Chunk>();
   generator_->Generate(key, chunk.get());
@@ -208,6 +210,11 @@ absl::StatusOr<ChunkPtr> World::StagedOrLoaded(const ChunkKey& key) const {
 
 ChunkPtr World::GetChunk(const ChunkKey& key) const {
   absl::StatusOr<ChunkPtr> chunk = LoadChunk(key);
+  return chunk.ok() ? *std::move(chunk) : air_;
+}
+
+ChunkPtr World::GetChunkUnproven(const ChunkKey& key) const {
+  absl::StatusOr<ChunkPtr> chunk = Load(key, kGenerateUnproven);
   return chunk.ok() ? *std::move(chunk) : air_;
 }
 

@@ -152,7 +152,12 @@ class World {
   // As LoadChunk, but null instead of generating: for a chunk whose content, as of the calling
   // thread's snapshot, is the generator's (never edited, not resident, not stored). Such a chunk
   // is not made resident. Thread-safe.
-  absl::StatusOr<ChunkPtr> PeekChunk(const ChunkKey& key) const { return Load(key, false); }
+  absl::StatusOr<ChunkPtr> PeekChunk(const ChunkKey& key) const { return Load(key, kPeek); }
+  // As GetChunk, but where the chunk must be generated, without first asking the generator's
+  // ProvenUniform about the whole chunk: for callers that already failed to prove a part of it
+  // (the interval bounds over a chunk contain those over any part, so that proof would fail too).
+  // The content is the same either way. Thread-safe.
+  ChunkPtr GetChunkUnproven(const ChunkKey& key) const;
   // Same as LoadChunk, but a chunk that fails to load reads as air (callers that must report
   // DATA_LOSS use LoadChunk). Thread-safe.
   ChunkPtr GetChunk(const ChunkKey& key) const;
@@ -347,12 +352,15 @@ class World {
   void Publish(const ChunkKey& key, ChunkPtr chunk);
   Voxel LatestVoxel(const ChunkKey& key, const Int3& voxel) const;
   // The generator's content of chunk `key` (never edited), cleared outside the world box.
-  ChunkPtr Generated(const ChunkKey& key) const;
-  // LoadChunk (generate) or PeekChunk (!generate).
-  absl::StatusOr<ChunkPtr> Load(const ChunkKey& key, bool generate) const;
+  // Without try_proof, ProvenUniform is not asked first.
+  ChunkPtr Generated(const ChunkKey& key, bool try_proof = true) const;
+  // What Load does where the generator's content is asked for.
+  enum LoadMode { kPeek, kGenerate, kGenerateUnproven };
+  // LoadChunk (kGenerate), PeekChunk (kPeek) or GetChunkUnproven (kGenerateUnproven).
+  absl::StatusOr<ChunkPtr> Load(const ChunkKey& key, LoadMode mode) const;
   // LoadChunk as of the newest published version, ignoring the thread's snapshot; with
-  // !generate, null where the generator would run.
-  absl::StatusOr<ChunkPtr> LoadLatest(const ChunkKey& key, bool generate = true) const;
+  // kPeek, null where the generator would run.
+  absl::StatusOr<ChunkPtr> LoadLatest(const ChunkKey& key, LoadMode mode = kGenerate) const;
   // The content of `key` at `version` if an edit published after it replaced the chunk: the
   // history entry with the smallest replacing version above `version`; else null.
   ChunkPtr HistoryAt(const ChunkKey& key, uint64_t version) const;

@@ -37,6 +37,13 @@ constexpr float kNoiseGradient = 1.5f;
 // |Perlin| stays below this bound (improved noise peaks near 1.04).
 constexpr float kNoiseBound = 1.1f;
 
+// A voxel whose continent field is at least this is open (air or water) whatever the caves: the
+// density SmoothMax(c, -cave) is >= c exactly (SmoothMax(a, b) - a = k h^2 in the blend, else
+// max(a, b) - a), and in float >= c - 1e-4 (four roundings of values below ~300), so fill =
+// clamp(0.5 - density) is 0 and the voxel depends on the continent alone. Fields skips the cave
+// noise of a chunk open throughout and gives such voxels density = continent (also >= 0.5).
+constexpr float kOpenContinent = 1.0f;
+
 }  // namespace
 
 CaveGenerator::CaveGenerator(uint64_t seed, const IntBox& voxel_bounds, CaveParams params)
@@ -93,7 +100,7 @@ Voxel CaveGenerator::MakeVoxel(int32_t vy, float continent, float density) const
 
 // The fields of a whole chunk with the grid noise (PerlinNoise::AtGrid): the same operations in
 // the same order as Continent, Cave and Density, so every value is bit-identical to theirs.
-void CaveGenerator::Fields(const Int3& origin, ChunkFields* f) const {
+bool CaveGenerator::Fields(const Int3& origin, ChunkFields* f) const {
   constexpr int kN = kChunkSize;
   static_assert(kN == PerlinNoise::kGrid, "AtGrid evaluates one chunk");
   float p[3][kN];  // voxel centres per axis
@@ -119,24 +126,41 @@ void CaveGenerator::Fields(const Int3& origin, ChunkFields* f) const {
     amplitude *= 0.5f;
     frequency *= 2.0f;
   }
-  float b[kChunkVoxels];
-  tunnel_a_.AtGrid(ta[0], ta[1], ta[2], noise);
-  tunnel_b_.AtGrid(tb[0], tb[1], tb[2], b);
-  const float scale = s * kNoiseGradient;
-  // Continent, Cave and Density four voxels at a time, each operation as in the scalar code.
-  const __m128 sign = _mm_set1_ps(-0.0f), amp = _mm_set1_ps(params_.continent_amplitude);
-  const __m128 radius = _mm_set1_ps(params_.tunnel_radius), scale4 = _mm_set1_ps(scale);
+  // Continent four voxels at a time, each operation as in the scalar code.
+  const __m128 amp = _mm_set1_ps(params_.continent_amplitude);
+  __m128 lowest = _mm_set1_ps(HUGE_VALF);
   for (int y = 0; y < kN; ++y) {
     const __m128 height = _mm_set1_ps(p[1][y] - params_.base_height);
     for (int i = y * kN * kN; i < (y + 1) * kN * kN; i += 4) {
       const __m128 continent = _mm_sub_ps(height, _mm_mul_ps(amp, _mm_loadu_ps(fbm + i)));
-      const __m128 sum = _mm_add_ps(_mm_andnot_ps(sign, _mm_loadu_ps(noise + i)),
-                                    _mm_andnot_ps(sign, _mm_loadu_ps(b + i)));
-      const __m128 cave = _mm_div_ps(_mm_sub_ps(sum, radius), scale4);
       _mm_storeu_ps(f->continent + i, continent);
-      _mm_storeu_ps(f->density + i, SmoothMax4(continent, _mm_xor_ps(cave, sign), params_.blend));
+      lowest = _mm_min_ps(lowest, continent);
     }
   }
+  float low[4];
+  _mm_storeu_ps(low, lowest);
+  // (For the parameters' signs ProvenUniform also assumes: finite cave field, positive blend.)
+  if (params_.blend > 0 && params_.tunnel_scale > 0 &&
+      std::min(std::min(low[0], low[1]), std::min(low[2], low[3])) >= kOpenContinent) {
+    // Open everywhere: the density is not needed (see kOpenContinent).
+    std::copy(f->continent, f->continent + kChunkVoxels, f->density);
+    return true;
+  }
+  float b[kChunkVoxels];
+  tunnel_a_.AtGrid(ta[0], ta[1], ta[2], noise);
+  tunnel_b_.AtGrid(tb[0], tb[1], tb[2], b);
+  const float scale = s * kNoiseGradient;
+  // Cave and Density four voxels at a time, each operation as in the scalar code.
+  const __m128 sign = _mm_set1_ps(-0.0f);
+  const __m128 radius = _mm_set1_ps(params_.tunnel_radius), scale4 = _mm_set1_ps(scale);
+  for (int i = 0; i < kChunkVoxels; i += 4) {
+    const __m128 continent = _mm_loadu_ps(f->continent + i);
+    const __m128 sum = _mm_add_ps(_mm_andnot_ps(sign, _mm_loadu_ps(noise + i)),
+                                  _mm_andnot_ps(sign, _mm_loadu_ps(b + i)));
+    const __m128 cave = _mm_div_ps(_mm_sub_ps(sum, radius), scale4);
+    _mm_storeu_ps(f->density + i, SmoothMax4(continent, _mm_xor_ps(cave, sign), params_.blend));
+  }
+  return false;
 }
 
 bool CaveGenerator::AboveHills(const Int3& origin) const {
@@ -145,21 +169,22 @@ bool CaveGenerator::AboveHills(const Int3& origin) const {
   return origin.y > highest;
 }
 
+void CaveGenerator::FillOpen(const Int3& origin, Chunk* out) const {
+  for (int y = 0; y < kChunkSize; ++y) {
+    int32_t vy = origin.y + y;
+    Voxel fill = vy < params_.sea_level ? Voxel{kMaterialWater, 255} : Voxel{};
+    for (int z = 0; z < kChunkSize; ++z)
+      for (int x = 0; x < kChunkSize; ++x) {
+        out->At(x, y, z) = bounds_.Contains(origin + Int3{x, y, z}) ? fill : Voxel{};
+      }
+  }
+}
+
 void CaveGenerator::Generate(const ChunkKey& key, Chunk* out) const {
   Int3 origin = ChunkOrigin(key);
-  if (AboveHills(origin)) {
-    for (int y = 0; y < kChunkSize; ++y) {
-      int32_t vy = origin.y + y;
-      Voxel fill = vy < params_.sea_level ? Voxel{kMaterialWater, 255} : Voxel{};
-      for (int z = 0; z < kChunkSize; ++z)
-        for (int x = 0; x < kChunkSize; ++x) {
-          out->At(x, y, z) = bounds_.Contains(origin + Int3{x, y, z}) ? fill : Voxel{};
-        }
-    }
-    return;
-  }
   ChunkFields fields;
-  Fields(origin, &fields);
+  // Open chunks: MakeVoxel with occupancy 0 and continent > 0 is FillOpen's voxel.
+  if (AboveHills(origin) || Fields(origin, &fields)) return FillOpen(origin, out);
   const bool inside =
       bounds_.Contains(origin) &&
       bounds_.Contains(origin + Int3{kChunkSize - 1, kChunkSize - 1, kChunkSize - 1});

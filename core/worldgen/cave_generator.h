@@ -54,12 +54,17 @@ class CaveGenerator : public ChunkGenerator {
   Voxel VoxelAt(const Int3& voxel) const;
 
  private:
-  // Continent field and density of every voxel centre of a chunk, indexed like Chunk::voxels.
+  // Continent field and density of every voxel centre of a chunk, indexed like Chunk::voxels. In
+  // a chunk where every continent value is >= 1 (open throughout, whatever the caves), the density
+  // is not computed and holds the continent instead: MakeVoxel gives the same voxels.
   struct ChunkFields {
     float continent[kChunkVoxels];
     float density[kChunkVoxels];
   };
-  void Fields(const Int3& origin, ChunkFields* fields) const;
+  // Returns true for a chunk open throughout (continent >= 1 everywhere; density not computed).
+  bool Fields(const Int3& origin, ChunkFields* fields) const;
+  // Generate's fill of an open chunk: water below the sea level inside the world, else air.
+  void FillOpen(const Int3& origin, Chunk* out) const;
   // True for a chunk Generate fills as open sky without evaluating the noise: air, and water in
   // the voxels of the world below the sea level.
   bool AboveHills(const Int3& origin) const;

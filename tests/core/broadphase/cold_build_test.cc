@@ -124,6 +124,34 @@ TEST(ColdBuild, EditAfterColdBuildRebuildsFromTheEdit) {
   EXPECT_EQ(cold.index->Get(sky, scope).kind(), MaskKind::kPartial);
 }
 
+// World::GetChunkUnproven (the broadphase's path for a neighbour whose apron part it could not
+// prove: generated without asking ProvenUniform about the whole chunk) returns, for every chunk of
+// the world and a ring outside it, in random order, what GetChunk returns on a world that
+// generates everything; edited and stored chunks come back as they are, not generated.
+TEST(ColdBuild, UnprovenChunksEqualFullGeneration) {
+  const WorldConfig config{{128, 96, 128}, 1.0f, 11};
+  TwoStoredChunks loader;
+  Queries cold = MakeQueries(config, false, &loader);
+  Queries oracle = MakeQueries(config, true, &loader);
+  ApplyEdits(*cold.world);
+  ApplyEdits(*oracle.world);
+  std::vector<ChunkKey> keys;
+  const IntBox range = cold.world->chunk_bounds();
+  for (int y = range.min.y - 1; y <= range.max.y; ++y)
+    for (int z = range.min.z - 1; z <= range.max.z; ++z)
+      for (int x = range.min.x - 1; x <= range.max.x; ++x) keys.push_back({x, y, z});
+  std::shuffle(keys.begin(), keys.end(), std::mt19937(7));
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const ChunkKey& key = keys[i];
+    // Every third chunk through GetChunk (with the proof), so both paths meet resident chunks.
+    const ChunkPtr got = i % 3 == 0 ? cold.world->GetChunk(key) : cold.world->GetChunkUnproven(key);
+    const ChunkPtr want = oracle.world->GetChunk(key);
+    ASSERT_TRUE(got->voxels == want->voxels)
+        << "chunk (" << key.x << ", " << key.y << ", " << key.z << ")";
+  }
+  EXPECT_EQ(cold.world->GetChunkUnproven({2, 4, 1}), loader.Load({2, 4, 1}).value());
+}
+
 bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 bool SameBits(const Vec3& a, const Vec3& b) {
   return SameBits(a.x, b.x) && SameBits(a.y, b.y) && SameBits(a.z, b.z);
