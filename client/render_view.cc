@@ -382,7 +382,7 @@ RenderScaleBar DrawScaleBar(const RenderView& view, RenderImage* image) {
   bar.pixels = int(std::lround(bar.units / pixel));
   if (bar.pixels < 4) return {};
   const std::string label =
-      absl::StrFormat(top ? "%g UNITS" : "%g UNITS AT CENTRE", double(bar.units));
+      absl::StrFormat("%g UNITS%s", double(bar.units), top ? "" : " AT CENTRE");
   const int w = 2 * kPad + std::max(bar.pixels, TextWidth(label.c_str()));
   const int h = 2 * kPad + kGlyphHeight + 3 + 5;
   const int x0 = image->width - 2 - w, y0 = image->height - 2 - h;
