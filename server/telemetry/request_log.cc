@@ -116,19 +116,20 @@ class RequestLogInterceptor : public grpc::experimental::Interceptor {
   void Log(const grpc::Status& status) {
     bool streaming = info_->type() != grpc::experimental::ServerRpcInfo::Type::UNARY;
     if (status.ok() && !streaming) return;
-    std::string line = absl::StrFormat(
-        "event=rpc method=%s request_id=%s peer=%s code=%s millis=%d message=%s",
-        LogValue(info_->method()), LogValue(request_id_), LogValue(info_->server_context()->peer()),
-        LogValue(CodeName(status.error_code())), absl::ToInt64Milliseconds(absl::Now() - start_),
-        LogValue(status.error_message()));
     bool server_fault = status.error_code() == grpc::StatusCode::INTERNAL ||
                         status.error_code() == grpc::StatusCode::DATA_LOSS ||
                         status.error_code() == grpc::StatusCode::UNKNOWN;
+    // Dropped lines (below --log_level, or sampled away in a flood of failures) are not formatted.
     if (!LogEnabled(server_fault ? LogLevel::kError : LogLevel::kInfo)) return;
     if (!status.ok() &&
         !FailureSampler::Get().Admit(info_->method(), CodeName(status.error_code())))
       return;
-    LogLine(server_fault ? "ERROR" : "INFO", line);
+    LogLine(server_fault ? "ERROR" : "INFO",
+            absl::StrFormat(
+                "event=rpc method=%s request_id=%s peer=%s code=%s millis=%d message=%s",
+                LogValue(info_->method()), LogValue(request_id_),
+                LogValue(info_->server_context()->peer()), LogValue(CodeName(status.error_code())),
+                absl::ToInt64Milliseconds(absl::Now() - start_), LogValue(status.error_message())));
   }
 
   grpc::experimental::ServerRpcInfo* info_;

@@ -76,16 +76,27 @@ void ApplyEdits(World& world) {
     ASSERT_TRUE(world.Edit([&](ChunkEdit& e) { return FillBall(e, b, EditLimits{}); }).ok());
 }
 
+// The same edited world twice, on the stored chunks of `loader`: `cold` proves what it can,
+// `oracle` generates everything.
+const WorldConfig kEditedConfig{{128, 96, 128}, 1.0f, 11};
+struct EditedPair {
+  explicit EditedPair(const ChunkLoader* loader)
+      : cold(MakeQueries(kEditedConfig, false, loader)),
+        oracle(MakeQueries(kEditedConfig, true, loader)) {
+    ApplyEdits(*cold.world);
+    ApplyEdits(*oracle.world);
+  }
+  Queries cold, oracle;
+};
+
 // Every chunk's record, built in a random order (so neighbourhoods are met partly generated,
 // partly not), equals the masks recomputed voxel by voxel from the fully generated world, with
 // edits and stored chunks.
 TEST(ColdBuild, RecordsEqualFullGenerationWithEditsAndStoredChunks) {
-  const WorldConfig config{{128, 96, 128}, 1.0f, 11};
   TwoStoredChunks loader;
-  Queries cold = MakeQueries(config, false, &loader);
-  Queries oracle = MakeQueries(config, true, &loader);
-  ApplyEdits(*cold.world);
-  ApplyEdits(*oracle.world);
+  EditedPair worlds(&loader);
+  Queries& cold = worlds.cold;
+  Queries& oracle = worlds.oracle;
   std::vector<ChunkKey> keys;
   const IntBox range = cold.world->chunk_bounds();
   for (int y = range.min.y; y < range.max.y; ++y)
@@ -129,12 +140,10 @@ TEST(ColdBuild, EditAfterColdBuildRebuildsFromTheEdit) {
 // the world and a ring outside it, in random order, what GetChunk returns on a world that
 // generates everything; edited and stored chunks come back as they are, not generated.
 TEST(ColdBuild, UnprovenChunksEqualFullGeneration) {
-  const WorldConfig config{{128, 96, 128}, 1.0f, 11};
   TwoStoredChunks loader;
-  Queries cold = MakeQueries(config, false, &loader);
-  Queries oracle = MakeQueries(config, true, &loader);
-  ApplyEdits(*cold.world);
-  ApplyEdits(*oracle.world);
+  EditedPair worlds(&loader);
+  Queries& cold = worlds.cold;
+  Queries& oracle = worlds.oracle;
   std::vector<ChunkKey> keys;
   const IntBox range = cold.world->chunk_bounds();
   for (int y = range.min.y - 1; y <= range.max.y; ++y)
