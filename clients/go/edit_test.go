@@ -129,7 +129,9 @@ func TestReadYourWrites(t *testing.T) {
 		t.Fatal("the batch was answered before the world reached its floor")
 	default:
 	}
-	ack2, err := other.FillBall(ctx, &v1.FillBallRequest{World: world, Center: vec(-10, 0, -10), Radius: 2, Material: 2})
+	// Digs out the ball c built, so that it changes voxels and makes a version (an edit that
+	// changes nothing makes none).
+	ack2, err := other.FillBall(ctx, &v1.FillBallRequest{World: world, Center: vec(10, 0, 10), Radius: 2, Material: 0})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -314,6 +314,7 @@ absl::StatusOr<EditResult> World::Edit(const std::function<absl::Status(ChunkEdi
   pending.want_pin = pinned != nullptr;
   staging_.fetch_add(1, std::memory_order_relaxed);
   if (absl::Status s = Stage(edit, &pending); !s.ok()) return s;
+  if (pending.no_op) return std::move(pending.result);
   {
     absl::MutexLock lock(&commit_mu_);
     auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(commit_mu_) {
@@ -345,6 +346,18 @@ absl::Status World::Stage(const std::function<absl::Status(ChunkEdit&)>& edit,
     status = scratch.load_status_;  // never edit on top of a chunk that failed to load
   if (status.ok()) status = Diff(scratch, pending);
   if (!status.ok()) return status;
+  // A batch that changes no voxel creates no version (issue 40): it is acknowledged at the newest
+  // version if every staged edit is published (so that version is durable and holds the content
+  // the batch was compared against). With an idempotency key (the key must be recorded), an
+  // explicit version (replicas, re-seeds), a snapshot pin, or edits still in flight, it commits
+  // as before and gets a version of its own.
+  if (pending->result.changes.empty() && pending->tag.idempotency_key.empty() &&
+      scratch.set_version_ == 0 && !pending->want_pin &&
+      staged_version_ == version_.load(std::memory_order_acquire)) {
+    pending->result.version = staged_version_;
+    pending->no_op = true;
+    return absl::OkStatus();
+  }
   if (scratch.set_version_ > staged_version_ + 1) staged_version_ = scratch.set_version_ - 1;
   pending->result.version = ++staged_version_;
   for (const auto& [key, chunk] : pending->chunks) staged_[key] = chunk;

@@ -184,7 +184,9 @@ class World {
   // edit is committed in a group with other queued edits (observers' BeforePublishGroup, e.g. one
   // synced store write), published with its version, and only then returned. Readers never see an
   // edit before BeforePublish succeeded; versions become visible in order. An edit that changes
-  // nothing still gets a new version so that every acknowledged batch has its own. If `edit`
+  // nothing returns at once with the newest version and no changes, publishing nothing, when
+  // every earlier edit is published; with an idempotency key, an explicit version (SetVersion), a
+  // pin, or earlier edits still being committed it gets a new version as any other. If `edit`
   // returns an error nothing is published and the version stays. A ReadSnapshot the calling thread
   // holds does not apply inside: the edit reads the newest content.
   // With `pinned`, also returns a snapshot of exactly the edit's version, registered as the
@@ -323,6 +325,7 @@ class World {
     std::vector<std::pair<ChunkKey, ChunkPtr>> chunks;
     std::vector<ChunkPtr> before;          // per entry of `chunks`: the content this edit replaces
     bool want_pin = false;                 // the caller asked for a snapshot at its version
+    bool no_op = false;                    // changed nothing: acknowledged at the newest version
     std::unique_ptr<ReadSnapshot> pinned;  // set by the leader as the version is published
     bool done = false;
     absl::Status status;

@@ -132,7 +132,12 @@ absl::Status ReplicaFollower::Apply(const v1::SubscribeResponse& response) {
   NoteKnown(target);
   // Batches that changed nothing are not in the feed; each still had its own version.
   while (world_.version() + 1 < target) {
-    absl::StatusOr<EditResult> filler = world_.Edit([](ChunkEdit&) { return absl::OkStatus(); });
+    // An explicit version: an edit that changes nothing would otherwise create none.
+    const uint64_t next = world_.version() + 1;
+    absl::StatusOr<EditResult> filler = world_.Edit([next](ChunkEdit& edit) {
+      edit.SetVersion(next);
+      return absl::OkStatus();
+    });
     if (!filler.ok()) return filler.status();
   }
   if (world_.version() >= target) {  // already applied (a resent entry)

@@ -41,8 +41,12 @@ TEST_F(CliLagTest, ValidateHitAndAtVersionReadTheWorldAsTheClientSawIt) {
   EXPECT_FALSE(past.hit());
   EXPECT_EQ(past.version(), 0u);
   // Past the retained versions: OUT_OF_RANGE naming the oldest readable one.
+  // Five balls in five places: the same ball again would change nothing and make no version.
   for (int i = 0; i < 5; ++i) {
-    ASSERT_EQ(Cli({"fill-ball", "--center=0,30,20", "--radius=2", "--material=rock"}).exit_code, 0);
+    ASSERT_EQ(Cli({"fill-ball", "--center=" + std::to_string(-20 + 8 * i) + ",30,20", "--radius=2",
+                   "--material=rock"})
+                  .exit_code,
+              0);
   }
   testing::CommandResult old = Cli(
       {"raycast", "--origin=-30,40,0", "--direction=1,0,0", "--max_distance=60", "--at_version=0"});

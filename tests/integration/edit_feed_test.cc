@@ -247,6 +247,43 @@ TEST_F(EditFeedTest, SubscribingBeforeTheRetentionWindowIsOutOfRange) {
   reader->Finish();
 }
 
+// Issue 40: an edit that changes no voxel (the same carve twice) is acknowledged at the current
+// version with no changed chunk, creates no version and sends nothing to subscribers; the next
+// real edit is the next version. With an idempotency key it is recorded and gets a version.
+TEST_F(EditFeedTest, AnEditThatChangesNothingCreatesNoVersionAndNoFeedEntry) {
+  StartServer();
+  auto unkeyed = [](int i) {
+    v1::ApplyEditsRequest batch = EditorBatch(1, i);
+    batch.clear_idempotency_key();
+    return batch;
+  };
+  v1::EditAck first, again;
+  ASSERT_TRUE(client_->ApplyEdits(unkeyed(0), &first).ok());
+  ASSERT_GT(first.changed_chunks(), 0u);
+  grpc::ClientContext context;
+  v1::SubscribeRequest request;
+  request.set_from_version(first.version());
+  auto reader = client_->Subscribe(&context, request);
+  ASSERT_TRUE(client_->ApplyEdits(unkeyed(0), &again).ok());
+  EXPECT_EQ(again.version(), first.version());
+  EXPECT_EQ(again.changed_chunks(), 0u);
+  EXPECT_EQ(Version(), first.version());
+  v1::EditAck next;
+  ASSERT_TRUE(client_->ApplyEdits(unkeyed(1), &next).ok());
+  EXPECT_EQ(next.version(), first.version() + 1);
+  v1::SubscribeResponse event;
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.version(), next.version());  // nothing in between for the no-op
+  context.TryCancel();
+  reader->Finish();
+  v1::ApplyEditsRequest keyed = unkeyed(1);
+  keyed.set_idempotency_key("noop-with-key");
+  v1::EditAck recorded;
+  ASSERT_TRUE(client_->ApplyEdits(keyed, &recorded).ok());
+  EXPECT_EQ(recorded.changed_chunks(), 0u);
+  EXPECT_EQ(recorded.version(), next.version() + 1);
+}
+
 // On shutdown the server sends a graceful GOAWAY ping and waits for the client's answer. In this
 // process no thread polls an idle channel, so the answer would come only when gRPC's client backup
 // poller runs (every 5 s by default), and the test would time the client library, not the server.

@@ -74,8 +74,9 @@ TEST_F(StoreAdminTest, IdempotencyKeysSurviveKillNine) {
   EXPECT_TRUE(retry.replayed());
   EXPECT_EQ(retry.version(), 1u);
   EXPECT_EQ(retry.changed_chunks(), ack.changed_chunks());
+  // A ball of its own (repeating the dirt ball would change nothing and make no version).
   auto next =
-      CliJson<v1::EditAck>({"fill-ball", "--center=-5,40,5", "--radius=2", "--material=dirt"});
+      CliJson<v1::EditAck>({"fill-ball", "--center=-9,40,-9", "--radius=2", "--material=dirt"});
   EXPECT_EQ(next.version(), 3u);  // the retry applied nothing
   CommandResult reused = Cli({"fill-ball", "--center=9,40,5", "--radius=3", "--material=sand",
                               "--idempotency_key=retry-me"});

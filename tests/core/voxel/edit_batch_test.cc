@@ -235,8 +235,10 @@ TEST(EditBatch, ConcurrentBatchesWithTheSameExpectedVersionApplyOnce) {
     for (int t = 0; t < 8; ++t) {
       threads.emplace_back([&, t] {
         EditBatch batch;
-        batch.primitives.push_back(
-            FillRegionParams{{{t, 0, 0}, {t + 1, 1, 1}}, kMaterialRock, EditMode::kSet});
+        // Voxels no earlier round set: each batch changes something (a batch that changes
+        // nothing creates no version, so it would pass the check without taking it).
+        batch.primitives.push_back(FillRegionParams{
+            {{t, round, 0}, {t + 1, round + 1, 1}}, kMaterialRock, EditMode::kSet});
         batch.expected_version = expected;
         absl::StatusOr<BatchAck> ack = batcher.Apply(batch);
         if (ack.ok()) ++applied;

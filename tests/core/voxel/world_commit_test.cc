@@ -108,5 +108,48 @@ TEST(WorldGroupCommit, FailedGroupFailsEditsStagedOnTopAndTheWorldCarriesOn) {
   for (size_t i = 0; i < observer.after.size(); ++i) EXPECT_EQ(observer.after[i], i + 1);
 }
 
+// Issue 40: an edit that changes no voxel creates no version and reaches no observer; with an
+// idempotency key, an explicit version or a pin it still commits (each needs a version).
+TEST(WorldNoOpEdit, ChangesNothingAndKeepsTheVersionUnlessItMustBeRecorded) {
+  auto world = testing::MakeEmptyWorld();
+  SlowGroupObserver observer;
+  observer.world = world.get();
+  world->AddObserver(&observer);
+  ASSERT_TRUE(Increment(*world, {1, 2, 3}).ok());
+  ASSERT_EQ(world->version(), 1u);
+  const Voxel before = world->GetVoxel({1, 2, 3});
+  auto same = [&](ChunkEdit& e) {
+    e.Set({1, 2, 3}, before);  // what is already there
+    e.Set({4, 4, 4}, e.Get({4, 4, 4}));
+    return absl::OkStatus();
+  };
+  absl::StatusOr<EditResult> noop = world->Edit(same);
+  ASSERT_TRUE(noop.ok());
+  EXPECT_EQ(noop->version, 1u);
+  EXPECT_TRUE(noop->changes.empty());
+  EXPECT_TRUE(noop->dirty_chunks.empty());
+  EXPECT_EQ(world->version(), 1u);
+  EXPECT_EQ(observer.after.size(), 1u);  // only the real edit was published
+  // An empty edit too.
+  ASSERT_TRUE(world->Edit([](ChunkEdit&) { return absl::OkStatus(); }).ok());
+  EXPECT_EQ(world->version(), 1u);
+  // A keyed batch must be recorded with its key: it gets a version of its own.
+  absl::StatusOr<EditResult> keyed = world->Edit(same, EditTag{"k1", 7});
+  ASSERT_TRUE(keyed.ok());
+  EXPECT_EQ(keyed->version, 2u);
+  // So does an edit with an explicit version (a replica filling a gap in its primary's feed).
+  absl::StatusOr<EditResult> explicit_version = world->Edit([](ChunkEdit& e) {
+    e.SetVersion(3);
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(explicit_version.ok());
+  EXPECT_EQ(explicit_version->version, 3u);
+  EXPECT_EQ(world->version(), 3u);
+  // And the next real change follows on.
+  absl::StatusOr<EditResult> next = Increment(*world, {1, 2, 3});
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->version, 4u);
+}
+
 }  // namespace
 }  // namespace voxcol

@@ -158,7 +158,8 @@ TEST(World, UnchangedWritesAreNotReported) {
   ASSERT_TRUE(result.ok());
   EXPECT_TRUE(result->changes.empty());
   EXPECT_TRUE(result->dirty_chunks.empty());
-  EXPECT_EQ(result->version, 1u);
+  EXPECT_EQ(result->version, 0u);  // no change, no version (issue 40; WorldNoOpEdit)
+  EXPECT_EQ(world->version(), 0u);
 }
 
 TEST(World, ConfigValidationNamesTheField) {
