@@ -1,44 +1,99 @@
 #include "core/query/buried_escape.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
 #include "core/query/raycast.h"
 
 namespace voxcol::terrain {
+namespace {
+
+enum class CellSide { kOpen, kSolid, kMixed };
+
+// The marching-cubes cell that holds `p` (its corners are the voxel centres around p): when its 8
+// corner samples are all on one side, no surface crosses it and p is on that side.
+CellSide SideOfCell(const World& world, const Vec3& p) {
+  const float inv = 1.0f / world.voxel_size();
+  const Int3 lo{int32_t(std::floor(p.x * inv - 0.5f)), int32_t(std::floor(p.y * inv - 0.5f)),
+                int32_t(std::floor(p.z * inv - 0.5f))};
+  // Usually all 8 lie in one chunk: one chunk load instead of 8 voxel look-ups.
+  const Int3 hi = lo + Int3{1, 1, 1};
+  ChunkPtr chunk;
+  if (ChunkOf(lo) == ChunkOf(hi) && world.voxel_bounds().Contains(lo) &&
+      world.voxel_bounds().Contains(hi)) {
+    if (absl::StatusOr<ChunkPtr> loaded = world.LoadChunk(ChunkOf(lo)); loaded.ok()) {
+      chunk = *std::move(loaded);
+    }
+  }
+  bool any_solid = false, any_open = false;
+  for (int c = 0; c < 8; ++c) {
+    const Int3 v = lo + Int3{c & 1, c >> 1 & 1, c >> 2};
+    const bool solid = IsSolid(chunk ? chunk->At(LocalOf(v)) : world.GetVoxel(v));
+    any_solid |= solid;
+    any_open |= !solid;
+  }
+  if (any_solid && any_open) return CellSide::kMixed;
+  return any_solid ? CellSide::kSolid : CellSide::kOpen;
+}
+
+}  // namespace
 
 bool BuriedEscape(const BroadphaseIndex& index, ChunkCollisionCache& cache, const PosedShape& s,
                   float* depth, Vec3* normal, absl::Status* status, QueryStats* stats) {
   const World& world = index.world();
   const Vec3& centre = s.pose.translation;
-  if (!IsSolid(world.GetVoxel(world.VoxelAt(centre)))) return false;
+  const CellSide cell = SideOfCell(world, centre);
+  if (cell == CellSide::kOpen) return false;
   const Aabb bounds = world.world_bounds();
-  float best = std::numeric_limits<float>::infinity();
-  Vec3 best_dir;
-  bool inside = false;
   std::vector<RaycastHit> hits;
-  for (int axis = 0; axis < 6; ++axis) {
-    Vec3 d;
-    d[axis / 2] = axis % 2 == 0 ? 1.0f : -1.0f;
+  // The crossings along axis direction `axis` (+x, -x, +y, -y, +z, -z) up to `length`; false on a
+  // load error (then *status is set).
+  auto cast = [&](int axis, float length, Vec3* d) {
+    *d = Vec3();
+    (*d)[axis / 2] = axis % 2 == 0 ? 1.0f : -1.0f;
     const float room = axis % 2 == 0 ? bounds.max[axis / 2] - centre[axis / 2]
                                      : centre[axis / 2] - bounds.min[axis / 2];
-    if (room <= 0) continue;
-    RaycastInput ray{centre, d, std::min(room, 64.0f * world.voxel_size())};
-    RaycastSmoothAll(index, cache, ray, RaycastSettings{}, &hits, stats);
+    hits.clear();
+    if (room <= 0) return true;
+    RaycastSmoothAll(index, cache, RaycastInput{centre, *d, std::min(room, length)},
+                     RaycastSettings{}, &hits, stats);
     if (!hits.empty() && !hits[0].load_status.ok()) {
       *status = hits[0].load_status;
       return false;
     }
-    if (hits.empty() || hits[0].front_face) {
-      if (hits.empty() && axis == 2) inside = true;  // solid all the way up: still inside
+    return true;
+  };
+  // The shape does not cross the surface (the callers' precondition), so it lies wholly on the
+  // centre's side. In a cell the surface crosses, short rays find that side: one whose first
+  // crossing enters the solid proves the centre is in open space.
+  const float h = world.voxel_size();
+  bool inside = cell == CellSide::kSolid;
+  Vec3 d;
+  for (int axis = 0; axis < 6 && !inside; ++axis) {
+    if (!cast(axis, 2 * h, &d)) return false;
+    if (hits.empty()) continue;
+    if (hits[0].front_face) return false;
+    inside = true;
+  }
+  // The way out: the nearest exit along the six axes (or, still undecided, the side).
+  float best = std::numeric_limits<float>::infinity();
+  Vec3 best_dir;
+  for (int axis = 0; axis < 6; ++axis) {
+    if (!cast(axis, 64.0f * h, &d)) return false;
+    if (hits.empty()) continue;
+    if (hits[0].front_face) {
+      if (!inside) return false;  // still undecided: this ray decides
       continue;
     }
     inside = true;  // the first crossing leaves the solid
     const float reach = Dot(-d, s.Support(-d) - centre);
     if (hits[0].distance + reach < best) best = hits[0].distance + reach, best_dir = d;
   }
-  if (!inside) return false;
+  // A cell the surface crosses, and no ray met the surface within reach: the voxel that holds
+  // the centre decides.
+  if (!inside && !IsSolid(world.GetVoxel(world.VoxelAt(centre)))) return false;
   if (best == std::numeric_limits<float>::infinity()) {
     // Solid beyond the reach of every probe: out through the top, at least that far.
     best_dir = {0, 1, 0};
