@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/query/contacts.h"
 #include "core/query/sweep.h"
+#include "core/query/terrain_triangles.h"
 #include "core/query/water_contact.h"
 
 namespace voxcol {
@@ -357,6 +358,19 @@ void MoveCharacter(const BroadphaseIndex& index, ChunkCollisionCache& cache,
   CharacterResult& r = *result;
   r = CharacterResult{};
   Mover m(index, cache, move, interrupt, stats);
+  // Every sweep and contact query of the move stays near the start: sideways within the walk and
+  // half a radius ahead (WalkableAhead), up within the jump and the step, down within the fall,
+  // the step and the snap, plus the contact margins. One gather over that box serves them all (a
+  // query outside it, e.g. after a deep recovery, gathers alone).
+  const CharacterSettings& s = move.settings;
+  const Vec3& d = move.displacement;
+  const float margin = 5 * s.skin_width + 0.01f * index.world().voxel_size();
+  const float sideways = std::sqrt(d.x * d.x + d.z * d.z) + 0.5f * move.radius + margin;
+  Aabb box = terrain::PosedBounds(m.Posed(move.position));
+  box.min -=
+      Vec3(sideways, std::max(-d.y, 0.0f) + s.step_offset + s.snap_distance + margin, sideways);
+  box.max += Vec3(sideways, std::max(d.y, 0.0f) + s.step_offset + margin, sideways);
+  const terrain::GatherCacheScope gathered(index, cache, box, stats);
   // 1. Recovery.
   Vec3 start = move.position;
   r.recovered = Recover(m, &start);
@@ -369,7 +383,6 @@ void MoveCharacter(const BroadphaseIndex& index, ChunkCollisionCache& cache,
   FindGround(m, &r);
   // 3. The stepped walk, only when the plain one was blocked sideways.
   const float side_len = Length(side);
-  const CharacterSettings& s = move.settings;
   if (m.ok() && walk.side_hit && dy <= 0 && s.step_offset > 0 && side_len > kMinMove) {
     const Vec3 dir = side * (1.0f / side_len);
     const Mover::MaterialSet plain_touched = m.touched();

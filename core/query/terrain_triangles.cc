@@ -22,7 +22,8 @@ float DistanceSq(const Vec3& p, const Vec3& lo, const Vec3& hi) {
 
 // Whether the box [lo, hi] misses the ball.
 bool Misses(const Reach& r, const Vec3& lo, const Vec3& hi) {
-  return DistanceSq(r.centre, lo, hi) > r.radius * r.radius;
+  return r.radius != std::numeric_limits<float>::infinity() &&
+         DistanceSq(r.centre, lo, hi) > r.radius * r.radius;
 }
 
 }  // namespace
@@ -66,14 +67,11 @@ Aabb PosedBounds(const PosedShape& s) {
   return box;
 }
 
-// Adds every triangle of the mesh chunks near `box` whose bounds overlap it, chunk by chunk in
-// Y, Z, X order. Chunks whose broadphase record has no solid within a voxel hold no triangles and
-// are skipped unread. `dedupe` drops triangles gathered before (sweeps gather box after box).
-absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
-                    bool dedupe, Gathered* g, QueryStats* stats) {
-  const World& world = index.world();
+namespace {
+
+// The mesh chunks near `box`: mesh chunk K covers voxel coordinates [8K + 0.5, 8K + 8.5] per axis.
+IntBox MeshKeys(const World& world, const Aabb& box) {
   const float inv = 1.0f / world.voxel_size();
-  // Mesh chunk K covers voxel coordinates [8K + 0.5, 8K + 8.5] per axis.
   IntBox keys;
   for (int a = 0; a < 3; ++a) {
     keys.min[a] = int32_t(std::ceil((box.min[a] * inv - 8.5f) / kChunkSize));
@@ -84,6 +82,43 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
     keys.min[a] = std::max(keys.min[a], range.min[a]);
     keys.max[a] = std::min(keys.max[a], range.max[a]);
   }
+  return keys;
+}
+
+// Whether chunk `key`'s mesh box misses the reach.
+bool ChunkMisses(const World& world, const Reach& reach, const ChunkKey& key) {
+  const Vec3 lo = Vec3(float(kChunkSize * key.x) + 0.5f, float(kChunkSize * key.y) + 0.5f,
+                       float(kChunkSize * key.z) + 0.5f) *
+                  world.voxel_size();
+  return Misses(reach, lo, lo + Vec3(1, 1, 1) * (kChunkSize * world.voxel_size()));
+}
+
+// Whether `tri` is to be added: not gathered before by the same sweep, and within the reach.
+bool Keep(const Tri& tri, bool dedupe, Gathered* g) {
+  if (dedupe && !g->seen.insert({tri.chunk, tri.index}).second) return false;
+  return !Misses(g->reach, Min(Min(tri.v[0], tri.v[1]), tri.v[2]),
+                 Max(Max(tri.v[0], tri.v[1]), tri.v[2]));
+}
+
+thread_local const GatherCacheScope* active_gather_cache = nullptr;
+
+}  // namespace
+
+bool& GatherCacheForTesting() {
+  thread_local bool enabled = true;
+  return enabled;
+}
+
+// Adds every triangle of the mesh chunks near `box` whose bounds overlap it, chunk by chunk in
+// Y, Z, X order. Chunks whose broadphase record has no solid within a voxel hold no triangles and
+// are skipped unread. `dedupe` drops triangles gathered before (sweeps gather box after box).
+absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
+                    bool dedupe, Gathered* g, QueryStats* stats) {
+  if (const GatherCacheScope* c = active_gather_cache; c != nullptr && c->Covers(index, box)) {
+    return c->GatherFrom(box, dedupe, g);
+  }
+  const World& world = index.world();
+  const IntBox keys = MeshKeys(world, box);
   BroadphaseIndex::ReadScope scope(index);
   KdStats kd;
   uint32_t visited = 0, builds = 0;
@@ -94,10 +129,7 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
         if (world.chunk_bounds().Contains(key) && !index.MayTouch(key, kClassSolid, scope)) {
           continue;
         }
-        const Vec3 lo = Vec3(float(kChunkSize * x) + 0.5f, float(kChunkSize * y) + 0.5f,
-                             float(kChunkSize * z) + 0.5f) *
-                        world.voxel_size();
-        if (Misses(g->reach, lo, lo + Vec3(1, 1, 1) * (kChunkSize * world.voxel_size()))) continue;
+        if (ChunkMisses(world, g->reach, key)) continue;
         if (g->Interrupted()) return g->stopped;
         if (absl::StatusOr<ChunkPtr> loaded = world.LoadChunk(key); !loaded.ok()) {
           return loaded.status();
@@ -113,16 +145,12 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
         if (g->scratch.empty()) continue;
         bool used = false;
         for (uint32_t t : g->scratch) {
-          if (dedupe && !g->seen.insert({c.get(), t}).second) continue;
           Tri tri{c.get(),
                   t,
                   {c->mesh.Corner(t, 0), c->mesh.Corner(t, 1), c->mesh.Corner(t, 2)},
                   {},
                   {KeyOf(c->mesh, t, 0), KeyOf(c->mesh, t, 1), KeyOf(c->mesh, t, 2)}};
-          if (Misses(g->reach, Min(Min(tri.v[0], tri.v[1]), tri.v[2]),
-                     Max(Max(tri.v[0], tri.v[1]), tri.v[2]))) {
-            continue;
-          }
+          if (!Keep(tri, dedupe, g)) continue;
           tri.normal = Normalize(Cross(tri.v[1] - tri.v[0], tri.v[2] - tri.v[0]));
           g->tris.push_back(tri);
           used = true;
@@ -137,6 +165,75 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
     stats->chunks_visited += visited;
     stats->cache_builds += builds;
     stats->tree_nodes_visited += kd.nodes_visited;
+  }
+  return absl::OkStatus();
+}
+
+GatherCacheScope::Buffers& GatherCacheScope::LocalBuffers() {
+  thread_local Buffers buffers;
+  return buffers;
+}
+
+GatherCacheScope::GatherCacheScope(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                                   const Aabb& box, QueryStats* stats)
+    : index_(index), box_(box) {
+  if (!GatherCacheForTesting() || active_gather_cache != nullptr) return;
+  Buffers& b = LocalBuffers();
+  b.gathered.Clear();
+  b.gathered.budget.max_triangles = kMaxTriangles;
+  if (!Gather(index, cache, box, false, &b.gathered, stats).ok()) {
+    b.gathered.chunks.clear();
+    return;  // the queries gather alone
+  }
+  const std::vector<Tri>& tris = b.gathered.tris;
+  b.bounds.clear();
+  for (const Tri& t : tris) {  // as KdTree::CollideAabb tests them (TriangleBounds)
+    b.bounds.push_back({Min(t.v[0], Min(t.v[1], t.v[2])), Max(t.v[0], Max(t.v[1], t.v[2]))});
+  }
+  for (size_t i = 0, j = 0; i < tris.size(); i = j) {
+    while (j < tris.size() && tris[j].chunk == tris[i].chunk) ++j;
+    b.chunks.push_back({std::move(b.gathered.chunks[b.chunks.size()]), uint32_t(i), uint32_t(j)});
+  }
+  b.gathered.chunks.clear();
+  buffers_ = &b;
+  active_gather_cache = this;
+}
+
+GatherCacheScope::~GatherCacheScope() {
+  if (buffers_ == nullptr) return;
+  buffers_->chunks.clear();  // no chunk outlives the move
+  active_gather_cache = nullptr;
+}
+
+bool GatherCacheScope::Covers(const BroadphaseIndex& index, const Aabb& box) const {
+  return &index == &index_ && box.min.x >= box_.min.x && box.min.y >= box_.min.y &&
+         box.min.z >= box_.min.z && box.max.x <= box_.max.x && box.max.y <= box_.max.y &&
+         box.max.z <= box_.max.z;
+}
+
+// The steps of Gather on the cached chunks: a chunk and a triangle outside `box` were gathered
+// here only because the scope's box is larger, and are skipped by the same tests; the kD-tree
+// reports a chunk's triangles in the same order for any box, so the order is Gather's own.
+absl::Status GatherCacheScope::GatherFrom(const Aabb& box, bool dedupe, Gathered* g) const {
+  const World& world = index_.world();
+  const IntBox keys = MeshKeys(world, box);
+  const std::vector<Tri>& tris = buffers_->gathered.tris;
+  for (const Chunk& c : buffers_->chunks) {
+    if (!keys.Contains(c.collision->key) || ChunkMisses(world, g->reach, c.collision->key)) {
+      continue;
+    }
+    if (g->Interrupted()) return g->stopped;
+    bool used = false;
+    for (uint32_t i = c.begin; i < c.end; ++i) {
+      if (!buffers_->bounds[i].Overlaps(box) || !Keep(tris[i], dedupe, g)) continue;
+      g->tris.push_back(tris[i]);
+      used = true;
+    }
+    if (used) g->chunks.push_back(c.collision);
+    if (g->budget.max_triangles != 0 && g->tris.size() > g->budget.max_triangles) {
+      g->stopped = g->budget.Exceeded();
+      return g->stopped;
+    }
   }
   return absl::OkStatus();
 }

@@ -118,6 +118,48 @@ constexpr uint32_t kInterruptStride = 16;
 absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
                     bool dedupe, Gathered* g, QueryStats* stats);
 
+// The triangles near a series of small queries that one caller runs back to back on a thread
+// (a character move: its sweeps and contact queries), gathered once over `box`. While the scope
+// lives, Gather answers every box inside `box` on the same index from these triangles: the same
+// triangles in the same order as its own walk (a chunk's kD-tree reports triangles in an order
+// that does not depend on the box), without the tree queries, chunk loads and decoding. Other
+// boxes gather as usual, as does everything when the first gather fails or passes kMaxTriangles.
+// Scopes do not nest (an inner one does nothing).
+class GatherCacheScope {
+ public:
+  static constexpr uint32_t kMaxTriangles = 4096;
+
+  GatherCacheScope(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
+                   QueryStats* stats);
+  ~GatherCacheScope();
+  GatherCacheScope(const GatherCacheScope&) = delete;
+  GatherCacheScope& operator=(const GatherCacheScope&) = delete;
+
+  bool Covers(const BroadphaseIndex& index, const Aabb& box) const;
+  absl::Status GatherFrom(const Aabb& box, bool dedupe, Gathered* g) const;
+
+ private:
+  struct Chunk {
+    ChunkCollisionPtr collision;
+    uint32_t begin, end;  // its triangles in `gathered.tris`
+  };
+  // Per thread, reused (queries must not allocate in steady state); held by the active scope.
+  struct Buffers {
+    Gathered gathered;
+    std::vector<Aabb> bounds;  // per triangle of `gathered.tris`
+    std::vector<Chunk> chunks;
+  };
+  static Buffers& LocalBuffers();
+
+  const BroadphaseIndex& index_;
+  const Aabb box_;
+  Buffers* buffers_ = nullptr;  // null: inactive
+};
+
+// Whether GatherCacheScope caches on this thread (default true). Tests turn it off to compare
+// with the queries' own gathers.
+bool& GatherCacheForTesting();
+
 // A contact of the shape with one gathered triangle.
 struct RawContact {
   Vec3 position;  // on the triangle
