@@ -84,6 +84,15 @@ float Distance(const float* a, const float* b) {
   return std::sqrt(dx * dx + dy * dy + dz * dz);
 }
 
+// Whether the snapped point lies in the search box: findNearestPoly also answers polygons whose
+// quantised bounds, not the polygon, reach into the box.
+bool Within(const float* p, const float* snapped, const float* extents) {
+  for (int a = 0; a < 3; ++a) {
+    if (std::abs(snapped[a] - p[a]) > extents[a]) return false;
+  }
+  return true;
+}
+
 // Waypoints from Detour's straight path: point i is reached through polygon refs[i - 1].
 void MakeWaypoints(const dtNavMeshQuery& query, const FindPathInput& in, float cell_size,
                    const PathScratch& s, int count, PathSearch* out) {
@@ -123,12 +132,12 @@ PathSearch SearchPath(const dtNavMeshQuery& query, const FindPathInput& in, floa
   dtPolyRef start_ref = 0, goal_ref = 0;
   float start_on[3], goal_on[3];
   query.findNearestPoly(start, extents, &filter, &start_ref, start_on);
-  if (start_ref == 0) {
+  if (start_ref == 0 || !Within(start, start_on, extents)) {
     out.status = PathStatus::kStartOffMesh;
     return out;
   }
   query.findNearestPoly(goal, extents, &filter, &goal_ref, goal_on);
-  if (goal_ref == 0) {
+  if (goal_ref == 0 || !Within(goal, goal_on, extents)) {
     out.status = PathStatus::kGoalOffMesh;
     return out;
   }
