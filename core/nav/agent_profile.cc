@@ -19,8 +19,7 @@ absl::Status ValidateAgentProfile(const AgentProfile& p) {
   if (!std::isfinite(p.radius) || p.radius <= 0) return Bad("radius", "> 0", p.radius);
   if (!std::isfinite(p.height) || p.height <= 0) return Bad("height", "> 0", p.height);
   if (!std::isfinite(p.max_climb) || p.max_climb < 0) return Bad("max_climb", ">= 0", p.max_climb);
-  if (!std::isfinite(p.max_slope_degrees) || p.max_slope_degrees < 0 ||
-      p.max_slope_degrees >= 90) {
+  if (!std::isfinite(p.max_slope_degrees) || p.max_slope_degrees < 0 || p.max_slope_degrees >= 90) {
     return Bad("max_slope_degrees", "in [0, 90)", p.max_slope_degrees);
   }
   if (p.can_jump && (!std::isfinite(p.jump_height) || p.jump_height < p.max_climb)) {

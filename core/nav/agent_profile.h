@@ -12,13 +12,13 @@ namespace voxcol {
 
 // Distances in world units; the up axis is world +Y.
 struct AgentProfile {
-  float radius = 0.5f;             // horizontal clearance kept to walls, > 0
-  float height = 2.0f;             // vertical clearance needed above the floor, > 0
-  float max_climb = 0.5f;          // highest step walked up without a jump, >= 0
-  float max_slope_degrees = 45;    // steepest walkable ground, in [0, 90)
-  bool can_jump = false;           // steps up to jump_height connect (waypoint action kJump)
-  float jump_height = 2.0f;        // with can_jump: highest step jumped up, >= max_climb
-  bool can_swim = false;           // may cross water surfaces (waypoint action kSwim)
+  float radius = 0.5f;           // horizontal clearance kept to walls, > 0
+  float height = 2.0f;           // vertical clearance needed above the floor, > 0
+  float max_climb = 0.5f;        // highest step walked up without a jump, >= 0
+  float max_slope_degrees = 45;  // steepest walkable ground, in [0, 90)
+  bool can_jump = false;         // steps up to jump_height connect (waypoint action kJump)
+  float jump_height = 2.0f;      // with can_jump: highest step jumped up, >= max_climb
+  bool can_swim = false;         // may cross water surfaces (waypoint action kSwim)
 };
 
 // Checks every field; the message names the first bad one ("radius must be > 0, got -1").

@@ -169,10 +169,12 @@ void FilterSteepSpans(const NavBuildParams& p, rcHeightfield& hf) {
       for (rcSpan* s = hf.spans[x + z * hf.width]; s != nullptr; s = s->next) {
         if (s->area == RC_NULL_AREA) continue;
         const int top = s->smax;
-        const float dx = float(GentlerStep(StepTo(hf, x - 1, z, top, reach),
-                                           StepTo(hf, x + 1, z, top, reach))) * p.cell_height;
-        const float dz = float(GentlerStep(StepTo(hf, x, z - 1, top, reach),
-                                           StepTo(hf, x, z + 1, top, reach))) * p.cell_height;
+        const float dx =
+            float(GentlerStep(StepTo(hf, x - 1, z, top, reach), StepTo(hf, x + 1, z, top, reach))) *
+            p.cell_height;
+        const float dz =
+            float(GentlerStep(StepTo(hf, x, z - 1, top, reach), StepTo(hf, x, z + 1, top, reach))) *
+            p.cell_height;
         if (dx * dx + dz * dz > limit_sq) s->area = RC_NULL_AREA;
       }
 }
@@ -199,7 +201,8 @@ absl::Status Failed(const char* step) {
 }
 
 // Filters, compact heightfield, erosion, regions, contours, polygons and detail mesh.
-absl::Status RunRecast(const NavBuildParams& p, int border_cells, rcContext* ctx, RecastBuffers& b) {
+absl::Status RunRecast(const NavBuildParams& p, int border_cells, rcContext* ctx,
+                       RecastBuffers& b) {
   FilterSteepSpans(p, *b.hf);
   rcFilterLowHangingWalkableObstacles(ctx, p.climb_cells, *b.hf);
   rcFilterLedgeSpans(ctx, p.height_cells, p.climb_cells, *b.hf);
@@ -265,7 +268,8 @@ absl::Status ValidateNavTileConfig(const NavTileConfig& c, const WorldConfig& wo
   auto bad = [](const char* field, const char* rule, int value) {
     return absl::InvalidArgumentError(absl::StrFormat("%s must be %s, got %d", field, rule, value));
   };
-  if (c.tile_voxels < 8 || c.tile_voxels > 256) return bad("tile_voxels", "in [8, 256]", c.tile_voxels);
+  if (c.tile_voxels < 8 || c.tile_voxels > 256)
+    return bad("tile_voxels", "in [8, 256]", c.tile_voxels);
   if (c.cells_per_voxel < 1 || c.cells_per_voxel > 4) {
     return bad("cells_per_voxel", "in [1, 4]", c.cells_per_voxel);
   }
@@ -283,7 +287,7 @@ absl::Status ValidateNavTileConfig(const NavTileConfig& c, const WorldConfig& wo
 }
 
 absl::StatusOr<NavBuildParams> MakeNavBuildParams(const AgentProfile& profile,
-                                                   const NavTileConfig& tiles, float voxel_size) {
+                                                  const NavTileConfig& tiles, float voxel_size) {
   NavBuildParams p;
   p.tiles = tiles;
   p.voxel_size = voxel_size;

@@ -3,14 +3,14 @@
 //
 // Voxels become heightfield spans without rasterising triangles: every vertical run of solid
 // voxels (IsSolid) in a voxel column is one span, every run of water voxels (IsWater) another. A
-// run's top and bottom are where the occupancy field, sampled at voxel centres as the mesher samples
-// it, crosses half occupancy along the column (linear interpolation, as marching cubes places its
-// vertices on vertical cell edges), so a smooth slope gives smooth heights, not a staircase. Each
-// voxel column covers cells_per_voxel^2 heightfield cells. The span's area id is its top voxel's
-// material (water 1, solids their material up to 61, others 62): the query filter prices them per
-// material. Spans steeper than the profile's slope (the gentler one-sided height difference to the
-// neighbouring cells, per axis) are not walkable. Then the usual Recast pipeline: ledge and
-// clearance filters, compact heightfield, erosion by the agent radius, watershed regions,
+// run's top and bottom are where the occupancy field, sampled at voxel centres as the mesher
+// samples it, crosses half occupancy along the column (linear interpolation, as marching cubes
+// places its vertices on vertical cell edges), so a smooth slope gives smooth heights, not a
+// staircase. Each voxel column covers cells_per_voxel^2 heightfield cells. The span's area id is
+// its top voxel's material (water 1, solids their material up to 61, others 62): the query filter
+// prices them per material. Spans steeper than the profile's slope (the gentler one-sided height
+// difference to the neighbouring cells, per axis) are not walkable. Then the usual Recast pipeline:
+// ledge and clearance filters, compact heightfield, erosion by the agent radius, watershed regions,
 // contours, polygons, detail mesh, and dtCreateNavMeshData.
 //
 // A tile reads the voxels of its square plus a border of border_voxels on every side (clipped to
@@ -43,11 +43,11 @@ absl::Status ValidateNavTileConfig(const NavTileConfig& config, const WorldConfi
 struct NavBuildParams {
   NavTileConfig tiles;
   float voxel_size = 1;
-  float cell_size = 0.5f;    // world units per cell (X, Z)
+  float cell_size = 0.5f;     // world units per cell (X, Z)
   float cell_height = 0.25f;  // world units per step (Y)
-  int radius_cells = 0;      // erosion; one cell more than the radius needs (see MakeNavBuildParams)
-  int height_cells = 0;      // clearance, in steps
-  int climb_cells = 0;       // step height, in steps
+  int radius_cells = 0;  // erosion; one cell more than the radius needs (see MakeNavBuildParams)
+  int height_cells = 0;  // clearance, in steps
+  int climb_cells = 0;   // step height, in steps
   float max_slope_degrees = 45;
   // The mesh identity of the profile: equal keys build identical tiles.
   NavMeshKey key() const {
@@ -58,7 +58,7 @@ struct NavBuildParams {
 // Build parameters of a validated profile. InvalidArgument naming `profile.radius` when the
 // erosion needs more than the tile border holds (radius_cells + 3 > border cells).
 absl::StatusOr<NavBuildParams> MakeNavBuildParams(const AgentProfile& profile,
-                                                   const NavTileConfig& tiles, float voxel_size);
+                                                  const NavTileConfig& tiles, float voxel_size);
 
 // Tile coordinates: tile (x, z) covers voxel columns [min.x + x * T, min.x + (x + 1) * T) along X
 // (likewise Z), where min is the world's minimum voxel and T is tile_voxels.

@@ -50,8 +50,7 @@ struct NavWorld::Mesh {
   std::vector<std::unique_ptr<QuerySlot>> pool ABSL_GUARDED_BY(pool_mu);
 };
 
-NavWorld::NavWorld(World& world, const NavSettings& settings)
-    : world_(world), settings_(settings) {
+NavWorld::NavWorld(World& world, const NavSettings& settings) : world_(world), settings_(settings) {
   const Int3 size = world.voxel_bounds().max - world.voxel_bounds().min;
   const int t = settings.tiles.tile_voxels;
   tiles_x_ = (size.x + t - 1) / t;
@@ -124,7 +123,7 @@ std::vector<int> NavWorld::NotCurrent(const Mesh& mesh, const Region& r, uint64_
 }
 
 absl::StatusOr<std::vector<NavWorld::BuiltTile>> NavWorld::Build(const Mesh& mesh,
-                                                                  const std::vector<int>& tiles) {
+                                                                 const std::vector<int>& tiles) {
   std::vector<BuiltTile> out;
   out.reserve(tiles.size());
   for (int i : tiles) {
@@ -237,8 +236,8 @@ absl::StatusOr<FindPathResult> NavWorld::FindPath(const FindPathInput& input) {
   // Every path of at most max_distance lies in the ellipse with foci start and goal, inside
   // their box grown by (max_distance - straight) / 2: the largest area searched.
   const float reach = 0.5f * (input.max_distance - straight) + input.profile.radius;
-  float margin = std::max(0.5f * float(settings_.tiles.tile_voxels) * world_.voxel_size(),
-                          0.25f * straight);
+  float margin =
+      std::max(0.5f * float(settings_.tiles.tile_voxels) * world_.voxel_size(), 0.25f * straight);
   const Vec3 lo = Min(input.start, input.goal), hi = Max(input.start, input.goal);
   nav_internal::PathSearch search;
   Region searched{-1, -1, -1, -1};

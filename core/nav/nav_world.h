@@ -9,10 +9,10 @@
 // Invalidation: the NavWorld observes the world's edits. AfterPublish only records, per tile whose
 // reach (NavTileReach) overlaps a changed voxel box, the edit's version (`dirty`); it never builds,
 // so an edit's acknowledgement waits for no navmesh work. A tile built from snapshot version B is
-// current at version V when B == V, or when no edit after min(B, V) touched it (dirty <= min(B, V)).
-// A query at V rebuilds the tiles it needs that are not current at V, reading the voxels under its
-// snapshot; RebuildStale() does the same for every built stale tile at the current version (for a
-// background thread of the service).
+// current at version V when B == V, or when no edit after min(B, V) touched it (dirty <= min(B,
+// V)). A query at V rebuilds the tiles it needs that are not current at V, reading the voxels under
+// its snapshot; RebuildStale() does the same for every built stale tile at the current version (for
+// a background thread of the service).
 //
 // Threads: FindPath, RebuildStale and edits may run concurrently. Tiles are built outside every
 // lock (under the caller's ReadSnapshot); a per-mesh reader/writer mutex guards the Detour mesh:
@@ -41,12 +41,12 @@ struct NavSettings {
 };
 
 struct NavStats {
-  uint64_t tiles_built = 0;     // tile builds (first builds and rebuilds)
-  uint64_t tile_build_us = 0;   // wall time spent in them, microseconds
-  uint64_t paths = 0;           // FindPath calls answered
-  size_t meshes = 0;            // profile meshes
-  size_t tiles_resident = 0;    // built tiles over all meshes
-  size_t stale_tiles = 0;       // built tiles an edit made stale (not yet rebuilt)
+  uint64_t tiles_built = 0;    // tile builds (first builds and rebuilds)
+  uint64_t tile_build_us = 0;  // wall time spent in them, microseconds
+  uint64_t paths = 0;          // FindPath calls answered
+  size_t meshes = 0;           // profile meshes
+  size_t tiles_resident = 0;   // built tiles over all meshes
+  size_t stale_tiles = 0;      // built tiles an edit made stale (not yet rebuilt)
 };
 
 class NavWorld : public EditObserver {
@@ -60,8 +60,8 @@ class NavWorld : public EditObserver {
 
   // The shortest path for input.profile at the calling thread's snapshot version (a fresh snapshot
   // of the newest version without one). INVALID_ARGUMENT naming the field for a bad input
-  // (ValidateFindPath, or a radius the tile border cannot hold); a chunk load error or INTERNAL from
-  // a tile build; otherwise OK with the status inside the result. Thread-safe.
+  // (ValidateFindPath, or a radius the tile border cannot hold); a chunk load error or INTERNAL
+  // from a tile build; otherwise OK with the status inside the result. Thread-safe.
   absl::StatusOr<FindPathResult> FindPath(const FindPathInput& input);
 
   // Rebuilds, at the current version, every built tile of every mesh that an edit made stale.

@@ -1,5 +1,7 @@
 // FindPath on the analytic maze (nav_scenes.h) against the grid oracle (grid_oracle.h), and the
 // statuses, invalidation and validation of NavWorld. Each test prints what it measures.
+#include "core/nav/find_path.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +9,6 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "core/nav/find_path.h"
 #include "tests/core/nav/nav_scenes.h"
 
 namespace voxcol {
@@ -195,7 +196,10 @@ TEST(FindPathTest, BadInputsAreInvalidArgumentNamingTheField) {
          in.profile.jump_height = 0.1f;
        }},
       {"max_distance", [](FindPathInput& in) { in.max_distance = 0; }},
-      {"material_costs", [](FindPathInput& in) { in.material_costs = {{kMaterialSand, -2}}; }},
+      {"material_costs",
+       [](FindPathInput& in) {
+         in.material_costs = {{kMaterialSand, -2}};
+       }},
       {"start", [](FindPathInput& in) { in.start.x = INFINITY; }},
   };
   for (const Case& c : cases) {

@@ -103,7 +103,8 @@ class GridOracle {
     std::vector<std::pair<int, int>> out;
     for (int dz = -3; dz <= 3; ++dz)
       for (int dx = -3; dx <= 3; ++dx)
-        if ((dx != 0 || dz != 0) && std::gcd(std::abs(dx), std::abs(dz)) == 1) out.push_back({dx, dz});
+        if ((dx != 0 || dz != 0) && std::gcd(std::abs(dx), std::abs(dz)) == 1)
+          out.push_back({dx, dz});
     return out;
   }
 

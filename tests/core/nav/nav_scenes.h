@@ -18,9 +18,9 @@
 
 namespace voxcol::testing {
 
-constexpr int kMazeCell = 4;        // voxels per map character
-constexpr int kMazeOrigin = -28;    // voxel X and Z of the map's first character
-constexpr int kWallHeight = 3;      // voxels above the ground
+constexpr int kMazeCell = 4;      // voxels per map character
+constexpr int kMazeOrigin = -28;  // voxel X and Z of the map's first character
+constexpr int kWallHeight = 3;    // voxels above the ground
 constexpr float kAgentRadius = 0.5f;
 
 // A serpentine: the start is at the top left, the goal at the bottom left; the only way runs
@@ -87,7 +87,8 @@ struct NavScene {
     return Region(CellBox(row, col), kMaterialRock, wall ? EditMode::kAdd : EditMode::kSubtract);
   }
   bool IsWall(int x, int z) const {
-    const int col = FloorDiv(x - kMazeOrigin, kMazeCell), row = FloorDiv(z - kMazeOrigin, kMazeCell);
+    const int col = FloorDiv(x - kMazeOrigin, kMazeCell),
+              row = FloorDiv(z - kMazeOrigin, kMazeCell);
     if (row < 0 || col < 0 || row >= int(walls.size()) || col >= int(walls[0].size())) return false;
     return walls[size_t(row)][size_t(col)] == '#';
   }

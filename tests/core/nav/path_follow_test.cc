@@ -50,7 +50,8 @@ Walk FollowPath(testing::NavScene& s, const AgentProfile& agent, const FindPathR
     EXPECT_TRUE(r.status.ok()) << r.status;
     move.position = r.position;
     OverlapResult o;
-    Overlap(*s.index, *s.cache, PosedShape{&capsule, RigidTransform{Quat(), move.position}}, {}, &o);
+    Overlap(*s.index, *s.cache, PosedShape{&capsule, RigidTransform{Quat(), move.position}}, {},
+            &o);
     walk.overlapping_ticks += o.touches_solid;
     const Vec3 left(target.x - move.position.x, 0, target.z - move.position.z);
     if (Length(left) < kReach) ++next;
