@@ -12,9 +12,12 @@ namespace voxcol {
 
 // Distances in world units; the up axis is world +Y.
 struct AgentProfile {
-  float radius = 0.5f;           // horizontal clearance kept to walls, > 0
-  float height = 2.0f;           // vertical clearance needed above the floor, > 0
-  float max_climb = 0.5f;        // highest step walked up without a jump, >= 0
+  float radius = 0.5f;  // horizontal clearance kept to walls, > 0
+  float height = 2.0f;  // vertical clearance needed above the floor, > 0
+  // Highest step walked up without a jump, >= 0. Recast also treats ground whose neighbouring
+  // cells differ by more than this as a ledge, so slopes above atan(max_climb / (2 cell size)) are
+  // not walkable whatever max_slope_degrees says: one voxel keeps 45 degrees at 2 cells per voxel.
+  float max_climb = 1.0f;
   float max_slope_degrees = 45;  // steepest walkable ground, in [0, 90)
   bool can_jump = false;         // steps up to jump_height connect (waypoint action kJump)
   float jump_height = 2.0f;      // with can_jump: highest step jumped up, >= max_climb

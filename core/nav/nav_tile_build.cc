@@ -102,9 +102,8 @@ absl::Status ScanColumns(const World& world, const IntBox& area, const Int3& ori
   std::vector<Column> columns(size_t(n.x) * size_t(n.z));
   const int y0 = world.voxel_bounds().min.y;
   const IntBox chunks{ChunkOf(area.min), ChunkOf(area.max - Int3{1, 1, 1}) + Int3{1, 1, 1}};
-  auto feed = [&](int x, int z, Voxel v, int y) {
-    return Feed(columns[size_t(z - area.min.z) * n.x + (x - area.min.x)], v, y - y0, x - origin.x,
-                z - origin.z, out);
+  auto column = [&](int x, int z) -> Column& {
+    return columns[size_t(z - area.min.z) * n.x + (x - area.min.x)];
   };
   for (int cy = chunks.min.y; cy < chunks.max.y; ++cy)
     for (int cz = chunks.min.z; cz < chunks.max.z; ++cz)
@@ -122,11 +121,17 @@ absl::Status ScanColumns(const World& world, const IntBox& area, const Int3& ori
         }
         for (int z = part.min.z; z < part.max.z; ++z)
           for (int x = part.min.x; x < part.max.x; ++x) {
+            Column& c = column(x, z);
             // A uniform chunk: its first voxel does all the work, the rest change nothing.
             const int rows = is_uniform ? 1 : kChunkSize;
             for (int ly = 0; ly < rows; ++ly) {
               const Voxel v = is_uniform ? uniform : chunk->At(x - o.x, ly, z - o.z);
-              if (!feed(x, z, v, o.y + ly)) return absl::InternalError("rcAddSpan failed");
+              if (ClassOf(v) == c.run) {  // inside a run: the common case
+                c.top_material = v.material;
+                c.prev = v;
+              } else if (!Feed(c, v, o.y + ly - y0, x - origin.x, z - origin.z, out)) {
+                return absl::InternalError("rcAddSpan failed");
+              }
             }
           }
       }
@@ -134,7 +139,9 @@ absl::Status ScanColumns(const World& world, const IntBox& area, const Int3& ori
   const int top = world.voxel_bounds().max.y;
   for (int z = area.min.z; z < area.max.z; ++z)
     for (int x = area.min.x; x < area.max.x; ++x)
-      if (!feed(x, z, Voxel{}, top)) return absl::InternalError("rcAddSpan failed");
+      if (!Feed(column(x, z), Voxel{}, top - y0, x - origin.x, z - origin.z, out)) {
+        return absl::InternalError("rcAddSpan failed");
+      }
   return absl::OkStatus();
 }
 
@@ -203,7 +210,10 @@ absl::Status Failed(const char* step) {
 // Filters, compact heightfield, erosion, regions, contours, polygons and detail mesh.
 absl::Status RunRecast(const NavBuildParams& p, int border_cells, rcContext* ctx,
                        RecastBuffers& b) {
-  FilterSteepSpans(p, *b.hf);
+  // rcFilterLedgeSpans drops ground whose accessible neighbours differ by more than the climb: any
+  // slope above atan(climb / (2 cell size)). Only a stricter slope limit needs our own pass.
+  const float ledge_limit = std::atan2(float(p.climb_cells) * p.cell_height, 2 * p.cell_size);
+  if (p.max_slope_degrees * 3.14159265f / 180 < ledge_limit - 1e-3f) FilterSteepSpans(p, *b.hf);
   rcFilterLowHangingWalkableObstacles(ctx, p.climb_cells, *b.hf);
   rcFilterLedgeSpans(ctx, p.height_cells, p.climb_cells, *b.hf);
   rcFilterWalkableLowHeightSpans(ctx, p.height_cells, *b.hf);
@@ -211,9 +221,11 @@ absl::Status RunRecast(const NavBuildParams& p, int border_cells, rcContext* ctx
     return Failed("rcBuildCompactHeightfield");
   }
   if (!rcErodeWalkableArea(ctx, p.radius_cells, *b.chf)) return Failed("rcErodeWalkableArea");
-  if (!rcBuildDistanceField(ctx, *b.chf)) return Failed("rcBuildDistanceField");
-  // Small regions are kept (a ledge of a few voxels is walkable), small ones merged.
-  if (!rcBuildRegions(ctx, *b.chf, border_cells, 8, 100)) return Failed("rcBuildRegions");
+  // Monotone partitioning: no distance field, ~10% of a tile's build (docs/navigation.md). Small
+  // regions are kept (a ledge of a few voxels is walkable), small ones merged.
+  if (!rcBuildRegionsMonotone(ctx, *b.chf, border_cells, 8, 100)) {
+    return Failed("rcBuildRegionsMonotone");
+  }
   const int max_edge = int(12 / p.cell_size);  // 12 world units
   if (!rcBuildContours(ctx, *b.chf, 1.3f, max_edge, *b.cset)) return Failed("rcBuildContours");
   if (b.cset->nconts == 0) return absl::OkStatus();

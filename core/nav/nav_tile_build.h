@@ -29,10 +29,10 @@ namespace voxcol {
 
 // How the world is cut into tiles and sampled; the same for every profile of a world.
 struct NavTileConfig {
-  int tile_voxels = 32;            // tile edge in voxels (X and Z), in [8, 256]
+  int tile_voxels = 24;            // tile edge in voxels (X and Z), in [8, 256]
   int cells_per_voxel = 2;         // heightfield cells per voxel edge (X and Z), in [1, 4]
   int height_steps_per_voxel = 4;  // heightfield steps per voxel (Y), in [1, 16]
-  int border_voxels = 4;           // voxels read around a tile on each side, in [1, 16]
+  int border_voxels = 3;           // voxels read around a tile on each side, in [1, 16]
 };
 
 // Checks the configuration against the world (the world's height in steps must fit Recast's 13

@@ -38,6 +38,7 @@ double ThreadCpuUs() {
 }
 
 AgentProfile BenchAgent() { return AgentProfile{}; }
+constexpr int kTile = NavTileConfig{}.tile_voxels;  // the default tile edge
 
 struct NavBench {
   std::unique_ptr<World> world = testing::MakeCaveWorld(1, WorldConfig{}.size_voxels);
@@ -60,22 +61,25 @@ NavWorld& NavFor(int tile_voxels) {
   return *nav;
 }
 
-// The top of the highest solid voxel of column (x, z) (world units), or NaN for none.
+// The top of the highest solid voxel of column (x, z) (world units), or NaN when there is none or
+// water covers it.
 float SurfaceY(const World& world, int x, int z) {
   const IntBox b = world.voxel_bounds();
   for (int y = b.max.y - 1; y >= b.min.y; --y) {
-    if (IsSolid(world.GetVoxel({x, y, z}))) return float(y + 1) * world.voxel_size();
+    const Voxel v = world.GetVoxel({x, y, z});
+    if (IsWater(v)) return NAN;
+    if (IsSolid(v)) return float(y + 1) * world.voxel_size();
   }
   return NAN;
 }
 
 // 64 pairs of surface points at horizontal distance d with a path (seeded, found with the
-// 32-voxel tiles).
+// default tiles).
 const std::vector<std::pair<Vec3, Vec3>>& PairsAt(int d) {
   std::vector<std::pair<Vec3, Vec3>>& pairs = Bench().pairs[d];
   if (!pairs.empty()) return pairs;
   const World& world = *Bench().world;
-  NavWorld& nav = NavFor(32);
+  NavWorld& nav = NavFor(kTile);
   std::mt19937 rng(4100 + d);
   const IntBox b = world.voxel_bounds();
   auto uniform = [&](float lo, float hi) { return lo + (hi - lo) * float(rng() / 4294967296.0); };
@@ -130,7 +134,7 @@ void BM_FindPath(benchmark::State& state) {
   const int d = int(state.range(0));
   const auto& pairs = PairsAt(d);
   if (pairs.empty()) return state.SkipWithError("no reachable pair found");
-  NavWorld& nav = NavFor(32);
+  NavWorld& nav = NavFor(kTile);
   std::vector<double> us;
   TimePaths(state, nav, pairs, &us);
   const double n = double(state.iterations());
@@ -142,30 +146,67 @@ void BM_FindPath(benchmark::State& state) {
 }
 BENCHMARK(BM_FindPath)->Arg(64)->Arg(256)->Unit(benchmark::kMicrosecond);
 
-// One ball edit (carve on odd calls, fill back on even ones) at the centre of the tile of
-// `tile_voxels` whose minimum corner is the world's centre.
-void BallEdit(int tile_voxels, int* count) {
-  World& world = *Bench().world;
+// The dry column nearest to the centre of the tile of `tile_voxels` whose minimum corner is the
+// world's centre, within `slack` voxels of it, as (x, surface y, z); NaN y when there is none.
+Vec3 EditSpot(int tile_voxels, int slack) {
+  const World& world = *Bench().world;
   const int c = tile_voxels / 2;
-  const float y = SurfaceY(world, c, c);
-  FillBallParams ball;
-  ball.center = Vec3(float(c) + 0.5f, y, float(c) + 0.5f);
-  ball.radius = 3;
-  ball.mode = (*count)++ % 2 == 0 ? EditMode::kSubtract : EditMode::kAdd;
-  (void)world.Edit([&](ChunkEdit& e) { return FillBall(e, ball, EditLimits{}); });
+  for (int r = 0; r <= slack; ++r)
+    for (int dz = -r; dz <= r; ++dz)
+      for (int dx = -r; dx <= r; ++dx) {
+        const float y = SurfaceY(world, c + dx, c + dz);
+        if (!std::isnan(y)) return Vec3(float(c + dx) + 0.5f, y, float(c + dz) + 0.5f);
+      }
+  return Vec3(0, NAN, 0);
 }
 
-// Rebuild cost per ball edit (all stale tiles) with tiles of `tile_voxels`.
-double RebuildUs(benchmark::State& state, int tile_voxels, int* tiles) {
+// 32 dry ground columns in the 192 x 192 voxel square at the world's centre (seeded), as
+// (x + 0.5, surface y, z + 0.5).
+const std::vector<Vec3>& RandomSpots() {
+  static const std::vector<Vec3> spots = [] {
+    std::vector<Vec3> out;
+    std::mt19937 rng(4141);
+    while (out.size() < 32) {
+      const int x = int(rng() % 192) - 96, z = int(rng() % 192) - 96;
+      const float y = SurfaceY(*Bench().world, x, z);
+      if (!std::isnan(y)) out.push_back(Vec3(float(x) + 0.5f, y, float(z) + 0.5f));
+    }
+    return out;
+  }();
+  return spots;
+}
+
+// Ball edit number `count` (radius 3): with `random`, a carve then a fill at each RandomSpots()
+// spot in turn; otherwise carve and fill alternately near the centre of a tile of `tile_voxels`,
+// far enough from its border that only that tile becomes stale.
+void BallEdit(int tile_voxels, bool random, int count) {
+  constexpr float kRadius = 3;
+  const int reach = NavTileConfig{}.border_voxels + 1 + int(kRadius) + 1;
+  static std::map<int, Vec3> centres;
+  auto [it, fresh] = centres.try_emplace(tile_voxels);
+  if (fresh) it->second = EditSpot(tile_voxels, std::max(0, tile_voxels / 2 - reach));
+  FillBallParams ball;
+  ball.center = random ? RandomSpots()[size_t(count / 2) % RandomSpots().size()] : it->second;
+  ball.radius = kRadius;
+  ball.mode = count % 2 == 0 ? EditMode::kSubtract : EditMode::kAdd;
+  (void)Bench().world->Edit([&](ChunkEdit& e) { return FillBall(e, ball, EditLimits{}); });
+}
+
+// CPU microseconds per ball edit to rebuild the tiles it made stale, with tiles of
+// `tile_voxels`; *tiles counts the tiles rebuilt.
+double RebuildUs(benchmark::State& state, int tile_voxels, bool random, int* tiles) {
   NavWorld& nav = NavFor(tile_voxels);
   const AgentProfile agent = BenchAgent();
-  const Vec3 lo(-64, 0, -64), hi(96, 0, 96);
-  (void)nav.BuildTilesIn(agent, lo, hi);  // warm: the tiles around the edit
-  static int edits = 0;
+  const Vec3 lo(-128, 0, -128), hi(127.5f, 0, 127.5f);
+  (void)nav.BuildTilesIn(agent, lo, hi);  // warm: every tile an edit can touch
+  // Carves and fills alternate across the benchmark's runs too (a second carve would change
+  // nothing).
+  static std::map<std::pair<int, bool>, int> counts;
+  int& edits = counts[{random ? 0 : tile_voxels, random}];
   double total = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    BallEdit(tile_voxels, &edits);
+    BallEdit(tile_voxels, random, edits++);
     state.ResumeTiming();
     const double begin = ThreadCpuUs();
     absl::StatusOr<int> built = nav.BuildTilesIn(agent, lo, hi);
@@ -181,7 +222,7 @@ double RebuildUs(benchmark::State& state, int tile_voxels, int* tiles) {
 
 void BM_NavTileRebuild(benchmark::State& state) {
   int tiles = 0;
-  const double us = RebuildUs(state, 32, &tiles);
+  const double us = RebuildUs(state, kTile, /*random=*/false, &tiles);
   state.counters["us_per_tile"] = benchmark::Counter(
       double(tiles) * 1e-6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["us_per_edit"] = us;
@@ -214,7 +255,7 @@ double RegionUs(benchmark::State& state, int tile_voxels, int* tiles) {
 
 void BM_NavFullRebuild(benchmark::State& state) {
   int tiles = 0;
-  const double us = RegionUs(state, 32, &tiles);
+  const double us = RegionUs(state, kTile, &tiles);
   state.counters["us_per_region"] = us;
   state.counters["tiles"] = tiles;
   state.counters["us_per_tile"] = us / std::max(tiles, 1);
@@ -224,7 +265,7 @@ BENCHMARK(BM_NavFullRebuild)->Unit(benchmark::kMillisecond);
 void BM_NavTileSize(benchmark::State& state) {
   const int t = int(state.range(0));
   int tiles = 0;
-  state.counters["rebuild_us"] = RebuildUs(state, t, &tiles);
+  state.counters["rebuild_us"] = RebuildUs(state, t, /*random=*/true, &tiles);
   state.counters["tiles_per_edit"] = double(tiles) / double(state.iterations());
   // Paths and the region outside the timed loop (one pass each).
   NavWorld& nav = NavFor(t);
@@ -251,7 +292,7 @@ void BM_NavTileSize(benchmark::State& state) {
   (void)nav.BuildTilesIn(in.profile, Vec3(-128, 0, -128), Vec3(127.5f, 0, 127.5f));
   state.counters["region_us"] = ThreadCpuUs() - begin;
 }
-BENCHMARK(BM_NavTileSize)->Arg(16)->Arg(32)->Arg(64)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NavTileSize)->Arg(16)->Arg(24)->Arg(32)->Arg(64)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace voxcol::bench

@@ -92,7 +92,8 @@ TEST(NavTerrainTest, StepsAboveMaxClimbNeedAJump) {
   int jumps = 0;
   for (const Waypoint& w : jumper->waypoints) jumps += w.action == WaypointAction::kJump;
   EXPECT_EQ(jumps, 1);
-  EXPECT_NEAR(jumper->waypoints.back().position.y, 1.0f, 0.2f);
+  // On the platform's top (y = 1), within the mesh's height step (0.25) and a little.
+  EXPECT_NEAR(jumper->waypoints.back().position.y, 1.0f, 0.3f);
 }
 
 // Paths at every version while another thread digs and rebuilds one wall of the serpentine: a
