@@ -146,16 +146,22 @@ void BM_FindPath(benchmark::State& state) {
 }
 BENCHMARK(BM_FindPath)->Arg(64)->Arg(256)->Unit(benchmark::kMicrosecond);
 
-// The dry column nearest to the centre of the tile of `tile_voxels` whose minimum corner is the
-// world's centre, within `slack` voxels of it, as (x, surface y, z); NaN y when there is none.
+// A dry ground column within `slack` voxels of the centre of a tile of `tile_voxels` (the tile
+// holding the world's centre, else the nearest tile that has one), as (x + 0.5, surface y,
+// z + 0.5); NaN y when there is none.
 Vec3 EditSpot(int tile_voxels, int slack) {
   const World& world = *Bench().world;
-  const int c = tile_voxels / 2;
-  for (int r = 0; r <= slack; ++r)
-    for (int dz = -r; dz <= r; ++dz)
-      for (int dx = -r; dx <= r; ++dx) {
-        const float y = SurfaceY(world, c + dx, c + dz);
-        if (!std::isnan(y)) return Vec3(float(c + dx) + 0.5f, y, float(c + dz) + 0.5f);
+  const int min = world.voxel_bounds().min.x, k0 = -min / tile_voxels;
+  for (int ring = 0; ring < 6; ++ring)
+    for (int tz = k0 - ring; tz <= k0 + ring; ++tz)
+      for (int tx = k0 - ring; tx <= k0 + ring; ++tx) {
+        const int cx = min + tx * tile_voxels + tile_voxels / 2;
+        const int cz = min + tz * tile_voxels + tile_voxels / 2;
+        for (int dz = -slack; dz <= slack; ++dz)
+          for (int dx = -slack; dx <= slack; ++dx) {
+            const float y = SurfaceY(world, cx + dx, cz + dz);
+            if (!std::isnan(y)) return Vec3(float(cx + dx) + 0.5f, y, float(cz + dz) + 0.5f);
+          }
       }
   return Vec3(0, NAN, 0);
 }
