@@ -96,9 +96,9 @@ TEST(NavTerrainTest, StepsAboveMaxClimbNeedAJump) {
   EXPECT_NEAR(jumper->waypoints.back().position.y, 1.0f, 0.3f);
 }
 
-// Paths at every version while another thread digs and rebuilds one wall of the serpentine: a
-// path answered at version v has the length of v's maze (the wall is open at odd offsets from the
-// starting version).
+// Paths at every version while another thread digs and rebuilds one wall of the serpentine and a
+// third runs RebuildStale: a path answered at version v has the length of v's maze (the wall is
+// open at odd offsets from the starting version).
 TEST(NavConcurrencyTest, PathsMatchTheirVersionWhileEditsRun) {
   auto s = testing::MazeScene();
   const Vec3 start = testing::MazeCellCentre(1, 1), goal = testing::MazeCellCentre(12, 1);
@@ -126,6 +126,14 @@ TEST(NavConcurrencyTest, PathsMatchTheirVersionWhileEditsRun) {
       }
     });
   }
+  // And a background rebuilder, as the service would run one.
+  std::atomic<int> rebuilt{0};
+  readers.emplace_back([&] {
+    while (!done.load()) {
+      absl::StatusOr<int> n = s->nav->RebuildStale();
+      if (n.ok()) rebuilt += *n;
+    }
+  });
   for (int i = 0; i < 20; ++i) {
     s->SetWall(2, 1, i % 2 == 1);  // opens at even i (odd offsets from base)
     // Let the readers answer a few paths at (or after) this version.
@@ -136,7 +144,8 @@ TEST(NavConcurrencyTest, PathsMatchTheirVersionWhileEditsRun) {
   }
   done = true;
   for (std::thread& t : readers) t.join();
-  std::printf("%d paths checked against their version, %d wrong\n", checked.load(), wrong.load());
+  std::printf("%d paths checked against their version, %d wrong; %d tiles rebuilt in background\n",
+              checked.load(), wrong.load(), rebuilt.load());
   EXPECT_GT(checked.load(), 0);
   EXPECT_EQ(wrong.load(), 0);
 }
