@@ -20,7 +20,8 @@ struct Walk {
   bool reached = false;
   int ticks = 0;
   int overlapping_ticks = 0;
-  float goal_miss = 0;  // horizontal distance from the last pose to the goal
+  float goal_miss = 0;    // horizontal distance from the last pose to the goal
+  float height_miss = 0;  // vertical distance from the last pose's feet to the goal
 };
 
 // Walks the capsule along the waypoints at `speed` per tick under gravity, steering to each
@@ -58,7 +59,8 @@ Walk FollowPath(testing::NavScene& s, const AgentProfile& agent, const FindPathR
   }
   const Vec3 goal = path.waypoints.back().position;
   walk.goal_miss = Length(Vec3(goal.x - move.position.x, 0, goal.z - move.position.z));
-  walk.reached = next == path.waypoints.size() && walk.goal_miss < 0.3f;
+  walk.height_miss = std::abs(move.position.y - foot - goal.y);
+  walk.reached = next == path.waypoints.size() && walk.goal_miss < 0.3f && walk.height_miss < 1.0f;
   return walk;
 }
 
@@ -91,6 +93,54 @@ TEST(PathFollowTest, CharacterFollowsMazePathsWithoutTouchingWalls) {
     followed += w.reached;
   }
   EXPECT_EQ(followed, int(pairs.size()));
+}
+
+// The top of the highest solid voxel of column (x, z), or NaN when water covers it or it has none.
+float DrySurface(const World& world, int x, int z) {
+  const IntBox b = world.voxel_bounds();
+  for (int y = b.max.y - 1; y >= b.min.y; --y) {
+    const Voxel v = world.GetVoxel({x, y, z});
+    if (IsWater(v)) return NAN;
+    if (IsSolid(v)) return float(y + 1);
+  }
+  return NAN;
+}
+
+TEST(PathFollowTest, CharacterFollowsCaveWorldPaths) {
+  testing::NavScene s;
+  s.world = testing::MakeCaveWorld(1);  // 128 x 96 x 128
+  s.nav = std::make_unique<NavWorld>(*s.world);
+  s.cache = std::make_unique<ChunkCollisionCache>(*s.world, size_t(64) << 20);
+  s.index = std::make_unique<BroadphaseIndex>(*s.world);
+  s.world->AddObserver(s.index.get());
+  const AgentProfile agent;  // the defaults: radius 0.5, height 2, climb 1, slope 45
+  std::mt19937 rng(4142);
+  int paths = 0, reached = 0, overlapping = 0;
+  for (int attempt = 0; attempt < 400 && paths < 16; ++attempt) {
+    const int x = int(rng() % 112) - 56, z = int(rng() % 112) - 56;
+    const int gx = int(rng() % 112) - 56, gz = int(rng() % 112) - 56;
+    const float y = DrySurface(*s.world, x, z), gy = DrySurface(*s.world, gx, gz);
+    if (std::isnan(y) || std::isnan(gy)) continue;
+    FindPathInput in;
+    in.profile = agent;
+    in.start = Vec3(float(x) + 0.5f, y, float(z) + 0.5f);
+    in.goal = Vec3(float(gx) + 0.5f, gy, float(gz) + 0.5f);
+    absl::StatusOr<FindPathResult> path = s.nav->FindPath(in);
+    ASSERT_TRUE(path.ok()) << path.status();
+    if (path->status != PathStatus::kOk) continue;
+    ++paths;
+    const Walk w = FollowPath(s, agent, *path);
+    std::printf(
+        "cave path %.1f units, %zu waypoints: %s after %d ticks, miss %.3f (height %.3f), %d "
+        "overlapping\n",
+        path->length, path->waypoints.size(), w.reached ? "reached" : "NOT reached", w.ticks,
+        w.goal_miss, w.height_miss, w.overlapping_ticks);
+    reached += w.reached;
+    overlapping += w.overlapping_ticks;
+  }
+  EXPECT_GE(paths, 12);
+  EXPECT_EQ(reached, paths);
+  EXPECT_EQ(overlapping, 0);
 }
 
 }  // namespace
