@@ -116,6 +116,23 @@ void MakeWaypoints(const dtNavMeshQuery& query, const FindPathInput& in, float c
   }
 }
 
+// The tiles of the first n corridor polygons, sorted by (z, x), unique.
+void CorridorTiles(const dtNavMeshQuery& query, const PathScratch& s, int n,
+                   std::vector<NavTileCoord>* out) {
+  const dtNavMesh* mesh = query.getAttachedNavMesh();
+  for (int i = 0; i < n; ++i) {
+    const dtMeshTile* tile = nullptr;
+    const dtPoly* poly = nullptr;
+    if (dtStatusFailed(mesh->getTileAndPolyByRef(s.polygons[size_t(i)], &tile, &poly))) continue;
+    const NavTileCoord c{tile->header->x, tile->header->y};
+    if (out->empty() || !(out->back() == c)) out->push_back(c);
+  }
+  std::sort(out->begin(), out->end(), [](const NavTileCoord& a, const NavTileCoord& b) {
+    return a.z != b.z ? a.z < b.z : a.x < b.x;
+  });
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+}
+
 }  // namespace
 
 PathSearch SearchPath(const dtNavMeshQuery& query, const FindPathInput& in, float cell_size,
@@ -157,6 +174,7 @@ PathSearch SearchPath(const dtNavMeshQuery& query, const FindPathInput& in, floa
       s->point_polygons.data(), &count, PathScratch::kMaxPoints, DT_STRAIGHTPATH_AREA_CROSSINGS);
   if (dtStatusFailed(pulled) || count == 0) return out;
   MakeWaypoints(query, in, cell_size, *s, count, &out);
+  CorridorTiles(query, *s, n, &out.corridor_tiles);
   out.status = PathStatus::kOk;
   return out;
 }

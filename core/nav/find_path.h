@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "core/geometry/vec3.h"
 #include "core/nav/agent_profile.h"
+#include "core/nav/nav_tile_build.h"
 
 class dtNavMeshQuery;
 
@@ -54,6 +55,9 @@ struct FindPathResult {
   // Cost of this call: tiles built or rebuilt for it, polygons on the corridor.
   int tiles_built = 0;
   int corridor_polygons = 0;
+  // kOk: the tiles the path's corridor crosses, sorted by (z, x), unique. An edit after `version`
+  // can cut the path only if NavWorld::ChangedSince(corridor_tiles, version) says so.
+  std::vector<NavTileCoord> corridor_tiles;
 };
 
 // Checks the input; the message names the field (start, goal, max_distance, material_costs,
@@ -69,6 +73,7 @@ struct PathSearch {
   std::vector<Waypoint> waypoints;
   float length = 0;
   int corridor_polygons = 0;
+  std::vector<NavTileCoord> corridor_tiles;
 };
 
 // Buffers of one search, reused across calls (no allocation per query once grown).

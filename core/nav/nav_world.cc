@@ -255,6 +255,7 @@ absl::StatusOr<FindPathResult> NavWorld::FindPath(const FindPathInput& input) {
   if (snapshot.expired()) return absl::AbortedError("snapshot expired during FindPath");
   result.status = search.status;
   result.corridor_polygons = search.corridor_polygons;
+  result.corridor_tiles = std::move(search.corridor_tiles);
   result.length = search.length;
   if (search.status == PathStatus::kOk && search.length > input.max_distance) {
     result.status = PathStatus::kTooFar;
@@ -311,6 +312,15 @@ void NavWorld::DropTiles() {
       mesh->tiles[i] = TileState{};
     }
   }
+}
+
+bool NavWorld::ChangedSince(const std::vector<NavTileCoord>& tiles, uint64_t version) const {
+  absl::MutexLock lock(&dirty_mu_);
+  for (const NavTileCoord& t : tiles) {
+    if (t.x < 0 || t.z < 0 || t.x >= tiles_x_ || t.z >= tiles_z_) continue;
+    if (dirty_[size_t(t.z) * size_t(tiles_x_) + size_t(t.x)] > version) return true;
+  }
+  return false;
 }
 
 NavStats NavWorld::stats() const {

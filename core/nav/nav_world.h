@@ -75,6 +75,12 @@ class NavWorld : public EditObserver {
   // Drops every tile of every mesh (the next queries build them again). For benchmarks.
   void DropTiles();
 
+  // True when an edit published after `version` changed a voxel within the reach of one of
+  // `tiles` (NavTileReach): the only edits that can change paths across them. For path watching:
+  // with a path's FindPathResult::corridor_tiles and version, false means the path still holds.
+  // Cheap (one mutex, one load per tile). Thread-safe.
+  bool ChangedSince(const std::vector<NavTileCoord>& tiles, uint64_t version) const;
+
   const NavSettings& settings() const { return settings_; }
   NavStats stats() const;
 

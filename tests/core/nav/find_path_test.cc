@@ -122,6 +122,25 @@ TEST(FindPathTest, AnEditFarAwayLeavesTilesCurrent) {
   EXPECT_EQ(r->tiles_built, 0);
 }
 
+// Path watching's filter: an edit beside the path's corridor tiles leaves it alone, one that cuts
+// it (a wall across the start corridor) is reported, and the new path differs.
+TEST(FindPathTest, ChangedSinceReportsOnlyEditsNearTheCorridor) {
+  auto s = MazeScene();
+  const Vec3 start = MazeCellCentre(1, 1), goal = MazeCellCentre(1, 6);  // the top corridor
+  absl::StatusOr<FindPathResult> r = s->Path(start, goal);
+  ASSERT_TRUE(r.ok() && r->status == PathStatus::kOk);
+  ASSERT_FALSE(r->corridor_tiles.empty());
+  for (const NavTileCoord& t : r->corridor_tiles) EXPECT_EQ(t.z, 0) << "the top row of tiles";
+  EXPECT_FALSE(s->nav->ChangedSince(r->corridor_tiles, r->version));
+  s->Region({{20, 0, 20}, {22, 2, 22}}, kMaterialRock);  // far corner: tile row 2
+  EXPECT_FALSE(s->nav->ChangedSince(r->corridor_tiles, r->version));
+  s->SetWall(1, 4, true);  // across the corridor between start and goal
+  EXPECT_TRUE(s->nav->ChangedSince(r->corridor_tiles, r->version));
+  absl::StatusOr<FindPathResult> after = s->Path(start, goal);
+  ASSERT_TRUE(after.ok());
+  EXPECT_NE(after->status == PathStatus::kOk ? after->length : -1, r->length);
+}
+
 TEST(FindPathTest, RebuildStaleRebuildsOffTheQueryPath) {
   auto s = MazeScene();
   const testing::GridOracle o = s->Oracle();
