@@ -43,7 +43,7 @@ int Log2Ceil(int n) {
 struct NavWorld::Mesh {
   ~Mesh() { dtFreeNavMesh(nav); }
   NavBuildParams params;  // immutable
-  absl::Mutex mu;
+  mutable absl::Mutex mu;
   dtNavMesh* nav ABSL_PT_GUARDED_BY(mu) = nullptr;  // the pointer itself never changes
   std::vector<TileState> tiles ABSL_GUARDED_BY(mu);
   absl::Mutex pool_mu;
@@ -110,8 +110,8 @@ NavWorld::Region NavWorld::TilesIn(const Vec3& min, const Vec3& max) const {
           tile(max.z, o.z, tiles_z_) + 1};
 }
 
-std::vector<int> NavWorld::NotCurrent(const Mesh& mesh, const Region& r, uint64_t version) const
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {  // caller holds mesh.mu (shared or exclusive)
+std::vector<int> NavWorld::NotCurrent(const Mesh& mesh, const Region& r, uint64_t version) const {
+  mesh.mu.AssertReaderHeld();
   std::vector<int> out;
   absl::MutexLock lock(&dirty_mu_);
   for (int z = r.z0; z < r.z1; ++z)
@@ -139,6 +139,7 @@ absl::StatusOr<std::vector<NavWorld::BuiltTile>> NavWorld::Build(const Mesh& mes
 }
 
 void NavWorld::Install(Mesh& mesh, std::vector<BuiltTile>* built, uint64_t version) {
+  mesh.mu.AssertHeld();
   for (BuiltTile& b : *built) {
     const NavTileCoord c = CoordOf(b.index);
     TileState& state = mesh.tiles[size_t(b.index)];
@@ -176,8 +177,8 @@ absl::StatusOr<int> NavWorld::Refresh(Mesh& mesh, const Region& region, uint64_t
   return int(missing.size());
 }
 
-nav_internal::PathSearch NavWorld::Search(Mesh& mesh, const FindPathInput& input)
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {  // caller holds mesh.mu (shared or exclusive)
+nav_internal::PathSearch NavWorld::Search(Mesh& mesh, const FindPathInput& input) {
+  mesh.mu.AssertReaderHeld();
   std::unique_ptr<QuerySlot> slot;
   {
     absl::MutexLock lock(&mesh.pool_mu);
