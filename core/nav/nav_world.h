@@ -53,7 +53,7 @@ class NavWorld : public EditObserver {
  public:
   // Registers itself as an edit observer of `world`: construct it before the world serves edits.
   // Precondition: ValidateNavTileConfig(settings.tiles, world.config()) is OK.
-  NavWorld(World& world, const NavSettings& settings = {});
+  explicit NavWorld(World& world, const NavSettings& settings = {});
   ~NavWorld() override;
   NavWorld(const NavWorld&) = delete;
   NavWorld& operator=(const NavWorld&) = delete;

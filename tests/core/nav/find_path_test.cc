@@ -141,6 +141,22 @@ TEST(FindPathTest, ChangedSinceReportsOnlyEditsNearTheCorridor) {
   EXPECT_NE(after->status == PathStatus::kOk ? after->length : -1, r->length);
 }
 
+// The edit path does no navigation work: 40 edits across built tiles build nothing, they only
+// mark tiles stale (the next query or RebuildStale rebuilds them).
+TEST(FindPathTest, EditsOnlyMarkTilesStale) {
+  auto s = MazeScene();
+  ASSERT_TRUE(s->Path(MazeCellCentre(1, 1), MazeCellCentre(12, 1)).ok());
+  const NavStats before = s->nav->stats();
+  EXPECT_EQ(before.stale_tiles, 0u);
+  for (int i = 0; i < 40; ++i) s->SetWall(2, 1 + i % 8, i % 2 == 1);
+  const NavStats after = s->nav->stats();
+  std::printf("tiles built %llu -> %llu, stale %zu of %zu\n",
+              (unsigned long long)before.tiles_built, (unsigned long long)after.tiles_built,
+              after.stale_tiles, after.tiles_resident);
+  EXPECT_EQ(after.tiles_built, before.tiles_built);
+  EXPECT_GT(after.stale_tiles, 0u);
+}
+
 TEST(FindPathTest, RebuildStaleRebuildsOffTheQueryPath) {
   auto s = MazeScene();
   const testing::GridOracle o = s->Oracle();
