@@ -49,7 +49,9 @@ TEST(NavTerrainTest, WaterIsSwumOnlyByProfilesThatSwim) {
   for (const Waypoint& w : swimmer->waypoints) {
     swims += w.action == WaypointAction::kSwim;
     // A swim leg ends at the channel's far bank or inside it.
-    if (w.action == WaypointAction::kSwim) EXPECT_LE(w.position.x, 6.5f);
+    if (w.action == WaypointAction::kSwim) {
+      EXPECT_LE(w.position.x, 6.5f);
+    }
   }
   std::printf("swimmer: %.2f units, %zu waypoints, %d swim legs\n", swimmer->length,
               swimmer->waypoints.size(), swims);
