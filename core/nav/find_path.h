@@ -11,6 +11,7 @@
 #include "core/geometry/vec3.h"
 #include "core/nav/agent_profile.h"
 #include "core/nav/nav_tile_build.h"
+#include "core/query/query_types.h"
 
 class dtNavMeshQuery;
 
@@ -45,6 +46,10 @@ struct FindPathInput {
   // Each > 0 and finite; below 1 the A* heuristic overestimates and paths may be not shortest.
   std::vector<std::pair<uint8_t, float>> material_costs;
   float max_distance = 3000;  // world units, > 0: a longer path answers kTooFar
+  // Optional: checked before the search and between tile builds; the call then fails with
+  // DEADLINE_EXCEEDED or CANCELLED (tiles already built stay). The search itself is bounded by
+  // its node pool (NavSettings::max_search_nodes) and corridor size.
+  const QueryInterrupt* interrupt = nullptr;
 };
 
 struct FindPathResult {

@@ -123,10 +123,14 @@ std::vector<int> NavWorld::NotCurrent(const Mesh& mesh, const Region& r, uint64_
 }
 
 absl::StatusOr<std::vector<NavWorld::BuiltTile>> NavWorld::Build(const Mesh& mesh,
-                                                                 const std::vector<int>& tiles) {
+                                                                 const std::vector<int>& tiles,
+                                                                 const QueryInterrupt* interrupt) {
   std::vector<BuiltTile> out;
   out.reserve(tiles.size());
   for (int i : tiles) {
+    if (interrupt != nullptr) {
+      if (absl::Status s = interrupt->Check(); !s.ok()) return s;
+    }
     const absl::Time begin = absl::Now();
     absl::StatusOr<NavTileData> data = BuildNavTile(world_, mesh.params, CoordOf(i));
     if (!data.ok()) return data.status();
@@ -163,14 +167,15 @@ void NavWorld::Install(Mesh& mesh, std::vector<BuiltTile>* built, uint64_t versi
   }
 }
 
-absl::StatusOr<int> NavWorld::Refresh(Mesh& mesh, const Region& region, uint64_t version) {
+absl::StatusOr<int> NavWorld::Refresh(Mesh& mesh, const Region& region, uint64_t version,
+                                      const QueryInterrupt* interrupt) {
   std::vector<int> missing;
   {
     absl::ReaderMutexLock lock(&mesh.mu);
     missing = NotCurrent(mesh, region, version);
   }
   if (missing.empty()) return 0;
-  absl::StatusOr<std::vector<BuiltTile>> built = Build(mesh, missing);
+  absl::StatusOr<std::vector<BuiltTile>> built = Build(mesh, missing, interrupt);
   if (!built.ok()) return built.status();
   absl::MutexLock lock(&mesh.mu);
   Install(mesh, &*built, version);
@@ -208,13 +213,13 @@ absl::StatusOr<nav_internal::PathSearch> NavWorld::SearchIn(Mesh& mesh, const Re
       absl::ReaderMutexLock lock(&mesh.mu);
       if (NotCurrent(mesh, region, version).empty()) return Search(mesh, input);
     }
-    absl::StatusOr<int> built = Refresh(mesh, region, version);
+    absl::StatusOr<int> built = Refresh(mesh, region, version, input.interrupt);
     if (!built.ok()) return built.status();
     *tiles_built += *built;
   }
   absl::MutexLock lock(&mesh.mu);
   const std::vector<int> missing = NotCurrent(mesh, region, version);
-  absl::StatusOr<std::vector<BuiltTile>> built = Build(mesh, missing);
+  absl::StatusOr<std::vector<BuiltTile>> built = Build(mesh, missing, input.interrupt);
   if (!built.ok()) return built.status();
   Install(mesh, &*built, version);
   *tiles_built += int(missing.size());
@@ -225,6 +230,9 @@ absl::StatusOr<FindPathResult> NavWorld::FindPath(const FindPathInput& input) {
   if (absl::Status s = ValidateFindPath(input); !s.ok()) return s;
   absl::StatusOr<Mesh*> mesh = MeshFor(input.profile);
   if (!mesh.ok()) return mesh.status();
+  if (input.interrupt != nullptr) {
+    if (absl::Status s = input.interrupt->Check(); !s.ok()) return s;
+  }
   World::ReadSnapshot snapshot(world_);
   FindPathResult result;
   result.version = snapshot.version();

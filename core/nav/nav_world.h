@@ -105,8 +105,10 @@ class NavWorld : public EditObserver {
   NavTileCoord CoordOf(int index) const { return {index % tiles_x_, index / tiles_x_}; }
   // Tiles of `region` that are missing or not current at `version`. Caller holds mesh.mu.
   std::vector<int> NotCurrent(const Mesh& mesh, const Region& region, uint64_t version) const;
-  // Builds the listed tiles from the calling thread's snapshot; no nav lock held.
-  absl::StatusOr<std::vector<BuiltTile>> Build(const Mesh& mesh, const std::vector<int>& tiles);
+  // Builds the listed tiles from the calling thread's snapshot; no nav lock held. Stops with the
+  // interrupt's error (null: never).
+  absl::StatusOr<std::vector<BuiltTile>> Build(const Mesh& mesh, const std::vector<int>& tiles,
+                                               const QueryInterrupt* interrupt = nullptr);
   // Swaps built tiles into the Detour mesh, skipping any that another thread made current at
   // `version` meanwhile. Caller holds mesh.mu exclusively.
   void Install(Mesh& mesh, std::vector<BuiltTile>* built, uint64_t version);
@@ -115,7 +117,8 @@ class NavWorld : public EditObserver {
                                                     const FindPathInput& input, uint64_t version,
                                                     int* tiles_built);
   // Builds the not-current tiles of `region` and installs them; returns the number built.
-  absl::StatusOr<int> Refresh(Mesh& mesh, const Region& region, uint64_t version);
+  absl::StatusOr<int> Refresh(Mesh& mesh, const Region& region, uint64_t version,
+                              const QueryInterrupt* interrupt = nullptr);
   // The search on `mesh` with a pooled query object. Caller holds mesh.mu (shared or exclusive).
   nav_internal::PathSearch Search(Mesh& mesh, const FindPathInput& input);
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -210,6 +211,32 @@ TEST(FindPathTest, MaxDistanceGivesTooFar) {
   EXPECT_EQ(r->status, PathStatus::kTooFar);
   r = s->Path(start, goal, full->length + 1);
   ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, PathStatus::kOk);
+}
+
+// A passed deadline stops a cold FindPath before it builds a tile; a cancelled one likewise; with
+// no deadline the same call builds and answers.
+TEST(FindPathTest, DeadlineAndCancellationStopTileBuilds) {
+  auto s = MazeScene();
+  FindPathInput in;
+  in.profile = testing::MazeAgent();
+  in.start = MazeCellCentre(1, 1);
+  in.goal = MazeCellCentre(12, 1);
+  QueryInterrupt late;
+  late.deadline = absl::Now() - absl::Seconds(1);
+  in.interrupt = &late;
+  absl::StatusOr<FindPathResult> r = s->nav->FindPath(in);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+  std::atomic<bool> cancelled{true};
+  QueryInterrupt cancel;
+  cancel.cancelled = &cancelled;
+  in.interrupt = &cancel;
+  r = s->nav->FindPath(in);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kCancelled) << r.status();
+  EXPECT_EQ(s->nav->stats().tiles_built, 0u);
+  in.interrupt = nullptr;
+  r = s->nav->FindPath(in);
+  ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->status, PathStatus::kOk);
 }
 
