@@ -15,6 +15,7 @@ RUN apt-get update \
       g++ cmake ninja-build pkg-config \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev \
       librocksdb-dev libzstd-dev liblz4-dev libcivetweb-dev libssl-dev libcli11-dev libpng-dev \
+      librecast-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./

@@ -21,6 +21,8 @@ packages=(
   # The Go client (clients/go) builds offline from Debian's Go packages (clients/go/offline.sh).
   golang-go protoc-gen-go protoc-gen-go-grpc golang-google-grpc-dev golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev
   libbullet-dev libembree-dev libpng-dev
+  # Navigation meshes (core/nav): Recast and Detour.
+  librecast-dev
   clang-14 libclang-rt-14-dev libfuzzer-14-dev llvm-14
 )
 
@@ -29,6 +31,7 @@ if [ "${1:-}" = --serve ]; then
     build-essential cmake ninja-build ccache pkg-config git
     libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
     librocksdb-dev libzstd-dev liblz4-dev libcivetweb-dev libssl-dev libcli11-dev libpng-dev openssl
+    librecast-dev
   )
 fi
 

@@ -1,0 +1,371 @@
+#include "core/nav/nav_world.h"
+
+#include <DetourAlloc.h>
+#include <DetourNavMesh.h>
+#include <DetourNavMeshQuery.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+
+namespace voxcol {
+
+namespace {
+
+// A Detour query object and its buffers; pooled per mesh so a search allocates nothing.
+struct QuerySlot {
+  dtNavMeshQuery* query = dtAllocNavMeshQuery();
+  nav_internal::PathScratch scratch;
+  ~QuerySlot() { dtFreeNavMeshQuery(query); }
+};
+
+struct TileState {
+  bool built = false;
+  uint64_t version = 0;  // snapshot version the tile was built from
+};
+
+// See the header: current at `version` when built from it, or untouched since both.
+bool Current(const TileState& t, uint64_t dirty, uint64_t version) {
+  return t.built && (t.version == version || dirty <= std::min(t.version, version));
+}
+
+int Log2Ceil(int n) {
+  int bits = 0;
+  while ((1 << bits) < n) ++bits;
+  return bits;
+}
+
+}  // namespace
+
+struct NavWorld::Mesh {
+  ~Mesh() { dtFreeNavMesh(nav); }
+  NavBuildParams params;  // immutable
+  mutable absl::Mutex mu;
+  dtNavMesh* nav ABSL_PT_GUARDED_BY(mu) = nullptr;  // the pointer itself never changes
+  std::vector<TileState> tiles ABSL_GUARDED_BY(mu);
+  absl::Mutex pool_mu;
+  std::vector<std::unique_ptr<QuerySlot>> pool ABSL_GUARDED_BY(pool_mu);
+};
+
+NavWorld::NavWorld(World& world, const NavSettings& settings) : world_(world), settings_(settings) {
+  const Int3 size = world.voxel_bounds().max - world.voxel_bounds().min;
+  const int t = settings.tiles.tile_voxels;
+  tiles_x_ = (size.x + t - 1) / t;
+  tiles_z_ = (size.z + t - 1) / t;
+  {
+    absl::MutexLock lock(&dirty_mu_);
+    dirty_.assign(size_t(tiles_x_) * size_t(tiles_z_), 0);
+  }
+  world.AddObserver(this);
+}
+
+NavWorld::~NavWorld() = default;
+
+absl::StatusOr<NavWorld::Mesh*> NavWorld::MeshFor(const AgentProfile& profile) {
+  absl::StatusOr<NavBuildParams> params =
+      MakeNavBuildParams(profile, settings_.tiles, world_.voxel_size());
+  if (!params.ok()) return params.status();
+  absl::MutexLock lock(&meshes_mu_);
+  std::unique_ptr<Mesh>& slot = meshes_[params->key()];
+  if (slot != nullptr) return slot.get();
+  // Polygon refs are 32 bits: at least 10 salt bits, the tile index, the polygon index.
+  const int tile_bits = Log2Ceil(tiles_x_ * tiles_z_);
+  const int poly_bits = std::min(16, 22 - tile_bits);
+  if (poly_bits < 10) {
+    meshes_.erase(params->key());
+    return absl::InvalidArgumentError("world too large for 32-bit navmesh polygon refs");
+  }
+  auto mesh = std::make_unique<Mesh>();
+  mesh->params = *params;
+  const float h = world_.voxel_size();
+  const Int3 min = world_.voxel_bounds().min;
+  dtNavMeshParams np = {};
+  np.orig[0] = float(min.x) * h;
+  np.orig[1] = float(min.y) * h;
+  np.orig[2] = float(min.z) * h;
+  np.tileWidth = np.tileHeight = float(settings_.tiles.tile_voxels) * h;
+  np.maxTiles = 1 << tile_bits;
+  np.maxPolys = 1 << poly_bits;
+  absl::MutexLock mesh_lock(&mesh->mu);
+  mesh->nav = dtAllocNavMesh();
+  if (mesh->nav == nullptr || dtStatusFailed(mesh->nav->init(&np))) {
+    meshes_.erase(params->key());
+    return absl::InternalError("dtNavMesh::init failed");
+  }
+  mesh->tiles.assign(size_t(tiles_x_) * size_t(tiles_z_), TileState{});
+  slot = std::move(mesh);
+  return slot.get();
+}
+
+NavWorld::Region NavWorld::TilesIn(const Vec3& min, const Vec3& max) const {
+  const float edge = float(settings_.tiles.tile_voxels) * world_.voxel_size();
+  const Vec3 o = world_.world_bounds().min;
+  auto tile = [&](float v, float origin, int count) {
+    return std::clamp(int(std::floor((v - origin) / edge)), 0, count - 1);
+  };
+  return {tile(min.x, o.x, tiles_x_), tile(min.z, o.z, tiles_z_), tile(max.x, o.x, tiles_x_) + 1,
+          tile(max.z, o.z, tiles_z_) + 1};
+}
+
+std::vector<int> NavWorld::NotCurrent(const Mesh& mesh, const Region& r, uint64_t version) const {
+  mesh.mu.AssertReaderHeld();
+  std::vector<int> out;
+  absl::MutexLock lock(&dirty_mu_);
+  for (int z = r.z0; z < r.z1; ++z)
+    for (int x = r.x0; x < r.x1; ++x) {
+      const int i = z * tiles_x_ + x;
+      if (!Current(mesh.tiles[size_t(i)], dirty_[size_t(i)], version)) out.push_back(i);
+    }
+  return out;
+}
+
+absl::StatusOr<std::vector<NavWorld::BuiltTile>> NavWorld::Build(const Mesh& mesh,
+                                                                 const std::vector<int>& tiles,
+                                                                 const QueryInterrupt* interrupt) {
+  std::vector<BuiltTile> out;
+  out.reserve(tiles.size());
+  for (int i : tiles) {
+    if (interrupt != nullptr) {
+      if (absl::Status s = interrupt->Check(); !s.ok()) return s;
+    }
+    const absl::Time begin = absl::Now();
+    absl::StatusOr<NavTileData> data = BuildNavTile(world_, mesh.params, CoordOf(i));
+    if (!data.ok()) return data.status();
+    out.push_back({i, *std::move(data)});
+    tiles_built_.fetch_add(1, std::memory_order_relaxed);
+    tile_build_us_.fetch_add(uint64_t(absl::ToInt64Microseconds(absl::Now() - begin)),
+                             std::memory_order_relaxed);
+  }
+  return out;
+}
+
+void NavWorld::Install(Mesh& mesh, std::vector<BuiltTile>* built, uint64_t version) {
+  mesh.mu.AssertHeld();
+  for (BuiltTile& b : *built) {
+    const NavTileCoord c = CoordOf(b.index);
+    TileState& state = mesh.tiles[size_t(b.index)];
+    uint64_t dirty;
+    {
+      absl::MutexLock lock(&dirty_mu_);
+      dirty = dirty_[size_t(b.index)];
+    }
+    if (Current(state, dirty, version)) continue;  // another thread installed one meanwhile
+    if (const dtTileRef old = mesh.nav->getTileRefAt(c.x, c.z, 0); old != 0) {
+      mesh.nav->removeTile(old, nullptr, nullptr);  // frees its data (DT_TILE_FREE_DATA)
+    }
+    if (b.data.data != nullptr) {
+      const int size = b.data.size;
+      unsigned char* data = b.data.Release();
+      if (dtStatusFailed(mesh.nav->addTile(data, size, DT_TILE_FREE_DATA, 0, nullptr))) {
+        dtFree(data);  // left out: the tile reads as unwalkable
+      }
+    }
+    state = {true, version};
+  }
+}
+
+absl::StatusOr<int> NavWorld::Refresh(Mesh& mesh, const Region& region, uint64_t version,
+                                      const QueryInterrupt* interrupt) {
+  std::vector<int> missing;
+  {
+    absl::ReaderMutexLock lock(&mesh.mu);
+    missing = NotCurrent(mesh, region, version);
+  }
+  if (missing.empty()) return 0;
+  absl::StatusOr<std::vector<BuiltTile>> built = Build(mesh, missing, interrupt);
+  if (!built.ok()) return built.status();
+  absl::MutexLock lock(&mesh.mu);
+  Install(mesh, &*built, version);
+  return int(missing.size());
+}
+
+nav_internal::PathSearch NavWorld::Search(Mesh& mesh, const FindPathInput& input) {
+  mesh.mu.AssertReaderHeld();
+  std::unique_ptr<QuerySlot> slot;
+  {
+    absl::MutexLock lock(&mesh.pool_mu);
+    if (!mesh.pool.empty()) {
+      slot = std::move(mesh.pool.back());
+      mesh.pool.pop_back();
+    }
+  }
+  if (slot == nullptr) {
+    slot = std::make_unique<QuerySlot>();
+    slot->query->init(mesh.nav, settings_.max_search_nodes);
+  }
+  nav_internal::PathSearch out =
+      nav_internal::SearchPath(*slot->query, input, mesh.params.cell_size, &slot->scratch);
+  absl::MutexLock lock(&mesh.pool_mu);
+  mesh.pool.push_back(std::move(slot));
+  return out;
+}
+
+absl::StatusOr<nav_internal::PathSearch> NavWorld::SearchIn(Mesh& mesh, const Region& region,
+                                                            const FindPathInput& input,
+                                                            uint64_t version, int* tiles_built) {
+  // Usually one refresh, then the search under the shared lock. A query at another version may
+  // swap a tile in between; after a few such races, build and search under the exclusive lock.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    {
+      absl::ReaderMutexLock lock(&mesh.mu);
+      if (NotCurrent(mesh, region, version).empty()) return Search(mesh, input);
+    }
+    absl::StatusOr<int> built = Refresh(mesh, region, version, input.interrupt);
+    if (!built.ok()) return built.status();
+    *tiles_built += *built;
+  }
+  absl::MutexLock lock(&mesh.mu);
+  const std::vector<int> missing = NotCurrent(mesh, region, version);
+  absl::StatusOr<std::vector<BuiltTile>> built = Build(mesh, missing, input.interrupt);
+  if (!built.ok()) return built.status();
+  Install(mesh, &*built, version);
+  *tiles_built += int(missing.size());
+  return Search(mesh, input);
+}
+
+absl::StatusOr<FindPathResult> NavWorld::FindPath(const FindPathInput& input) {
+  if (absl::Status s = ValidateFindPath(input); !s.ok()) return s;
+  absl::StatusOr<Mesh*> mesh = MeshFor(input.profile);
+  if (!mesh.ok()) return mesh.status();
+  if (input.interrupt != nullptr) {
+    if (absl::Status s = input.interrupt->Check(); !s.ok()) return s;
+  }
+  World::ReadSnapshot snapshot(world_);
+  FindPathResult result;
+  result.version = snapshot.version();
+  paths_.fetch_add(1, std::memory_order_relaxed);
+  const float straight = Length(input.goal - input.start);
+  if (straight > input.max_distance) {
+    result.status = PathStatus::kTooFar;
+    return result;
+  }
+  // Every path of at most max_distance lies in the ellipse with foci start and goal, inside
+  // their box grown by (max_distance - straight) / 2: the largest area searched.
+  const float reach = 0.5f * (input.max_distance - straight) + input.profile.radius;
+  float margin =
+      std::max(0.5f * float(settings_.tiles.tile_voxels) * world_.voxel_size(), 0.25f * straight);
+  const Vec3 lo = Min(input.start, input.goal), hi = Max(input.start, input.goal);
+  nav_internal::PathSearch search;
+  Region searched{-1, -1, -1, -1};
+  for (;;) {
+    const float m = std::min(margin, reach);
+    const Region region = TilesIn(lo - Vec3(m, 0, m), hi + Vec3(m, 0, m));
+    absl::StatusOr<nav_internal::PathSearch> s =
+        SearchIn(**mesh, region, input, result.version, &result.tiles_built);
+    if (!s.ok()) return s.status();
+    search = *std::move(s);
+    if (!search.partial || m >= reach || region == searched) break;
+    searched = region;
+    margin *= 2;
+  }
+  if (snapshot.expired()) return absl::AbortedError("snapshot expired during FindPath");
+  result.status = search.status;
+  result.corridor_polygons = search.corridor_polygons;
+  result.corridor_tiles = std::move(search.corridor_tiles);
+  result.length = search.length;
+  if (search.status == PathStatus::kOk && search.length > input.max_distance) {
+    result.status = PathStatus::kTooFar;
+  } else {
+    result.waypoints = std::move(search.waypoints);
+  }
+  return result;
+}
+
+absl::StatusOr<int> NavWorld::BuildTilesIn(const AgentProfile& profile, const Vec3& min,
+                                           const Vec3& max) {
+  if (absl::Status s = ValidateAgentProfile(profile); !s.ok()) return s;
+  absl::StatusOr<Mesh*> mesh = MeshFor(profile);
+  if (!mesh.ok()) return mesh.status();
+  World::ReadSnapshot snapshot(world_);
+  return Refresh(**mesh, TilesIn(min, max), snapshot.version());
+}
+
+absl::StatusOr<int> NavWorld::RebuildStale() {
+  World::ReadSnapshot snapshot(world_);
+  const uint64_t version = snapshot.version();
+  std::vector<Mesh*> meshes;
+  {
+    absl::MutexLock lock(&meshes_mu_);
+    for (auto& [key, mesh] : meshes_) meshes.push_back(mesh.get());
+  }
+  int rebuilt = 0;
+  for (Mesh* mesh : meshes) {
+    std::vector<int> stale;
+    {
+      absl::ReaderMutexLock lock(&mesh->mu);
+      for (int i : NotCurrent(*mesh, {0, 0, tiles_x_, tiles_z_}, version)) {
+        if (mesh->tiles[size_t(i)].built) stale.push_back(i);
+      }
+    }
+    absl::StatusOr<std::vector<BuiltTile>> built = Build(*mesh, stale);
+    if (!built.ok()) return built.status();
+    absl::MutexLock lock(&mesh->mu);
+    Install(*mesh, &*built, version);
+    rebuilt += int(stale.size());
+  }
+  return rebuilt;
+}
+
+void NavWorld::DropTiles() {
+  absl::MutexLock lock(&meshes_mu_);
+  for (auto& [key, mesh] : meshes_) {
+    absl::MutexLock mesh_lock(&mesh->mu);
+    for (size_t i = 0; i < mesh->tiles.size(); ++i) {
+      const NavTileCoord c = CoordOf(int(i));
+      if (const dtTileRef ref = mesh->nav->getTileRefAt(c.x, c.z, 0); ref != 0) {
+        mesh->nav->removeTile(ref, nullptr, nullptr);
+      }
+      mesh->tiles[i] = TileState{};
+    }
+  }
+}
+
+bool NavWorld::ChangedSince(const std::vector<NavTileCoord>& tiles, uint64_t version) const {
+  absl::MutexLock lock(&dirty_mu_);
+  for (const NavTileCoord& t : tiles) {
+    if (t.x < 0 || t.z < 0 || t.x >= tiles_x_ || t.z >= tiles_z_) continue;
+    if (dirty_[size_t(t.z) * size_t(tiles_x_) + size_t(t.x)] > version) return true;
+  }
+  return false;
+}
+
+NavStats NavWorld::stats() const {
+  NavStats s;
+  s.tiles_built = tiles_built_.load(std::memory_order_relaxed);
+  s.tile_build_us = tile_build_us_.load(std::memory_order_relaxed);
+  s.paths = paths_.load(std::memory_order_relaxed);
+  absl::MutexLock lock(&meshes_mu_);
+  s.meshes = meshes_.size();
+  for (const auto& [key, mesh] : meshes_) {
+    absl::ReaderMutexLock mesh_lock(&mesh->mu);
+    absl::MutexLock dirty_lock(&dirty_mu_);
+    for (size_t i = 0; i < mesh->tiles.size(); ++i) {
+      const TileState& t = mesh->tiles[i];
+      if (!t.built) continue;
+      ++s.tiles_resident;
+      s.stale_tiles += dirty_[i] > t.version;
+    }
+  }
+  return s;
+}
+
+void NavWorld::AfterPublish(const CommittedEdit& edit) {
+  // Tiles holding a voxel within border_voxels + 1 of a change (NavTileReach), in X and Z.
+  const int t = settings_.tiles.tile_voxels, g = settings_.tiles.border_voxels + 1;
+  const Int3 min = world_.voxel_bounds().min;
+  absl::MutexLock lock(&dirty_mu_);
+  for (const ChunkChange& change : edit.result.changes) {
+    const IntBox& b = change.changed_voxels;
+    const int x0 = std::max(FloorDiv(b.min.x - g - min.x, t), 0);
+    const int x1 = std::min(FloorDiv(b.max.x - 1 + g - min.x, t), tiles_x_ - 1);
+    const int z0 = std::max(FloorDiv(b.min.z - g - min.z, t), 0);
+    const int z1 = std::min(FloorDiv(b.max.z - 1 + g - min.z, t), tiles_z_ - 1);
+    for (int z = z0; z <= z1; ++z)
+      for (int x = x0; x <= x1; ++x) dirty_[size_t(z * tiles_x_ + x)] = edit.result.version;
+  }
+}
+
+}  // namespace voxcol
