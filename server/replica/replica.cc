@@ -147,6 +147,9 @@ absl::Status ReplicaFollower::Apply(const v1::SubscribeResponse& response) {
   EditLimits limits;
   limits.max_region_voxels = std::numeric_limits<int64_t>::max();
   absl::StatusOr<EditResult> result = world_.Edit([&](ChunkEdit& edit) {
+    // Explicitly at the primary's version: a batch that changed nothing (a keyed one has a
+    // version of its own on the primary) would otherwise create no version here.
+    edit.SetVersion(target);
     for (const v1::ChunkChange& change : response.changes()) {
       if (absl::Status s = WriteVoxels(edit, FromProto(change.voxels()), limits); !s.ok()) {
         return s;

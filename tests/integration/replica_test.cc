@@ -506,5 +506,39 @@ TEST(ReplicaTest, RoutedClientReadsItsOwnWrites) {
   EXPECT_EQ(status_of(primary, &status).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 }
 
+// A keyed batch that changes nothing still gets a version of its own on the primary (its key is
+// recorded); the feed carries it as an empty batch, and the replica must apply it at that version
+// (an unversioned empty edit would create none there, and the replica would stop on the mismatch).
+TEST(ReplicaTest, FollowsAKeyedBatchThatChangesNothing) {
+  TempDir dir;
+  ServerProcess primary, replica;
+  ASSERT_TRUE(primary.Start(VOXCOL_SERVER_PATH, PrimaryArgs(dir.path() + "/p"), dir.path()));
+  std::filesystem::create_directories(dir.path() + "/r");
+  ASSERT_TRUE(replica.Start(VOXCOL_SERVER_PATH, ReplicaArgs(dir.path() + "/r/data", primary),
+                            dir.path() + "/r"));
+  client::Client p(primary.address()), r(replica.address());
+  ClearSky(p);
+  const uint64_t cleared = VersionOf(p);
+  v1::ApplyEditsRequest keyed;  // the same clearing again: nothing changes
+  v1::FillBlock* block = keyed.add_primitives()->mutable_fill_block();
+  SetVec(block->mutable_center(), 0, 32, 0);
+  SetVec(block->mutable_size(), 16, 8, 16);
+  block->set_material(0);
+  keyed.set_idempotency_key("replica-no-op");
+  v1::EditAck ack;
+  ASSERT_TRUE(p.ApplyEdits(keyed, &ack).ok());
+  EXPECT_EQ(ack.changed_chunks(), 0u);
+  EXPECT_EQ(ack.version(), cleared + 1);
+  v1::FillBallRequest ball;
+  SetVec(ball.mutable_center(), 0.5, 30.5, 0.5);
+  ball.set_radius(2);
+  ball.set_material(4);
+  ASSERT_TRUE(p.FillBall(ball, &ack).ok());
+  EXPECT_EQ(ack.version(), cleared + 2);
+  ASSERT_TRUE(WaitForVersion(r, ack.version(), std::chrono::seconds(10))) << replica.Log();
+  EXPECT_EQ(replica.Log().find("as local version"), std::string::npos) << replica.Log();
+  ExpectSameAnswers(p, r, ack.version(), 500);
+}
+
 }  // namespace
 }  // namespace voxcol
