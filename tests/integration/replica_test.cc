@@ -70,6 +70,14 @@ bool WaitForVersion(client::Client& client, uint64_t version, std::chrono::secon
   return false;
 }
 
+// A primary in dir/p and its replica in dir/r, both started.
+void StartPrimaryAndReplica(const TempDir& dir, ServerProcess* primary, ServerProcess* replica) {
+  ASSERT_TRUE(primary->Start(VOXCOL_SERVER_PATH, PrimaryArgs(dir.path() + "/p"), dir.path()));
+  std::filesystem::create_directories(dir.path() + "/r");
+  ASSERT_TRUE(replica->Start(VOXCOL_SERVER_PATH, ReplicaArgs(dir.path() + "/r/data", *primary),
+                             dir.path() + "/r"));
+}
+
 // utime + stime of a process, seconds (/proc/<pid>/stat fields 14 and 15).
 double CpuSeconds(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -303,10 +311,7 @@ TEST(ReplicaTest, ReadYourWritesUnderLoadAndCatchUpAfterKill) {
 TEST(ReplicaTest, ApplyCostAndQueryCpu) {
   TempDir dir;
   ServerProcess primary, replica;
-  ASSERT_TRUE(primary.Start(VOXCOL_SERVER_PATH, PrimaryArgs(dir.path() + "/p"), dir.path()));
-  std::filesystem::create_directories(dir.path() + "/r");
-  ASSERT_TRUE(replica.Start(VOXCOL_SERVER_PATH, ReplicaArgs(dir.path() + "/r/data", primary),
-                            dir.path() + "/r"));
+  ASSERT_NO_FATAL_FAILURE(StartPrimaryAndReplica(dir, &primary, &replica));
   client::Client p(primary.address()), r(replica.address());
   ASSERT_TRUE(WaitForVersion(r, VersionOf(p), std::chrono::seconds(20)));
   // client/loadtest.cc's RunEditor: balls of radius 2..5 near the surface, dig or build rock.
@@ -397,10 +402,7 @@ TEST(ReplicaTest, ReseedsBeyondFeedRetention) {
 TEST(ReplicaTest, PrimaryKilledAndRestartedWithItsVolume) {
   TempDir dir;
   ServerProcess primary, replica;
-  ASSERT_TRUE(primary.Start(VOXCOL_SERVER_PATH, PrimaryArgs(dir.path() + "/p"), dir.path()));
-  std::filesystem::create_directories(dir.path() + "/r");
-  ASSERT_TRUE(replica.Start(VOXCOL_SERVER_PATH, ReplicaArgs(dir.path() + "/r/data", primary),
-                            dir.path() + "/r"));
+  ASSERT_NO_FATAL_FAILURE(StartPrimaryAndReplica(dir, &primary, &replica));
   const std::string address = primary.address();
   client::Client r(replica.address());
   uint64_t acked = 0;
@@ -449,10 +451,7 @@ TEST(ReplicaTest, PrimaryKilledAndRestartedWithItsVolume) {
 TEST(ReplicaTest, RoutedClientReadsItsOwnWrites) {
   TempDir dir;
   ServerProcess primary, replica;
-  ASSERT_TRUE(primary.Start(VOXCOL_SERVER_PATH, PrimaryArgs(dir.path() + "/p"), dir.path()));
-  std::filesystem::create_directories(dir.path() + "/r");
-  ASSERT_TRUE(replica.Start(VOXCOL_SERVER_PATH, ReplicaArgs(dir.path() + "/r/data", primary),
-                            dir.path() + "/r"));
+  ASSERT_NO_FATAL_FAILURE(StartPrimaryAndReplica(dir, &primary, &replica));
   client::RoutingTargets targets;
   targets.primary = primary.address();
   targets.replicas = {"127.0.0.1:1", replica.address()};  // the first is unreachable
@@ -512,10 +511,7 @@ TEST(ReplicaTest, RoutedClientReadsItsOwnWrites) {
 TEST(ReplicaTest, FollowsAKeyedBatchThatChangesNothing) {
   TempDir dir;
   ServerProcess primary, replica;
-  ASSERT_TRUE(primary.Start(VOXCOL_SERVER_PATH, PrimaryArgs(dir.path() + "/p"), dir.path()));
-  std::filesystem::create_directories(dir.path() + "/r");
-  ASSERT_TRUE(replica.Start(VOXCOL_SERVER_PATH, ReplicaArgs(dir.path() + "/r/data", primary),
-                            dir.path() + "/r"));
+  ASSERT_NO_FATAL_FAILURE(StartPrimaryAndReplica(dir, &primary, &replica));
   client::Client p(primary.address()), r(replica.address());
   ClearSky(p);
   const uint64_t cleared = VersionOf(p);
