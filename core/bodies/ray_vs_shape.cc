@@ -10,11 +10,14 @@
 namespace voxcol {
 
 ShapeRayHit RayVsSphere(const Vec3& o, const Vec3& d, float max_t, float radius) {
-  // |o + t d|^2 = r^2 with |d| = 1: t^2 + 2 b t + c = 0.
+  // |o + t d|^2 = r^2 with |d| = 1: t^2 + 2 b t + c = 0. The discriminant b^2 - c is taken as
+  // r^2 - |o - b d|^2 (the squared distance of the line from the centre), which does not cancel
+  // catastrophically far from the sphere (Haines et al., Ray Tracing Gems, ch. 7).
   const float b = Dot(o, d), c = Dot(o, o) - radius * radius;
   if (c <= 0) return {true, 0, -d};
   if (b > 0) return {};  // outside and heading away
-  const float disc = b * b - c;
+  const Vec3 perp = o - d * b;
+  const float disc = radius * radius - Dot(perp, perp);
   if (disc < 0) return {};
   const float t = -b - std::sqrt(disc);
   if (t > max_t) return {};
@@ -34,8 +37,9 @@ ShapeRayHit RayVsCapsule(const Vec3& o, const Vec3& d, float max_t, float half_h
   ShapeRayHit best;
   const float a = d.x * d.x + d.z * d.z;
   if (a > 0) {
-    const float b = o.x * d.x + o.z * d.z, c = o.x * o.x + o.z * o.z - radius * radius;
-    const float disc = b * b - a * c;
+    // b^2 - a c written as a r^2 - (o x d)_y^2 (Lagrange's identity), the stable form as above.
+    const float b = o.x * d.x + o.z * d.z, cross = o.x * d.z - o.z * d.x;
+    const float disc = a * radius * radius - cross * cross;
     if (disc < 0) return {};  // misses the infinite cylinder, which holds the whole capsule
     const float t = (-b - std::sqrt(disc)) / a;
     const float y = o.y + t * d.y;
