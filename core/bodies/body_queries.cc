@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "core/bodies/body_world.h"
 #include "core/bodies/ray_vs_shape.h"
-#include "core/geometry/ray_aabb.h"
 #include "core/narrowphase/gjk.h"
 
 namespace voxcol {
@@ -42,7 +41,7 @@ absl::StatusOr<BodyRayHit> BodyWorld::Raycast(const BodyRaycastInput& in, const 
   if (absl::Status s = CheckTick(in.tick); !s.ok()) return s;
   if (absl::Status s = CheckRay(in); !s.ok()) return s;
   const float inflate = in.tick == latest_tick_ ? 0 : ShiftSince(in.tick);
-  const Vec3 inv{1.0f / in.direction.x, 1.0f / in.direction.y, 1.0f / in.direction.z};
+  const Vec3 inv = SlabInverse(in.direction);
   BodyRayHit best;
   BodyQueryStats local;
   auto visit = [&](uint32_t index, float max_t) {
@@ -51,9 +50,8 @@ absl::StatusOr<BodyRayHit> BodyWorld::Raycast(const BodyRaycastInput& in, const 
     if (!Passes(s, filter) || !SlotPoseAt(index, in.tick, &pose)) return max_t;
     ++local.bodies_tested;
     if (inflate > 0) {  // the tree box was grown: test the body's own box at the tick
-      float t0 = 0, t1 = max_t;
-      if (!ClipRayToAabb(in.origin, inv, TransformBox(s.local_bounds, pose), &t0, &t1))
-        return max_t;
+      const Aabb box = TransformBox(s.local_bounds, pose);
+      if (SlabEnter(in.origin, inv, box.min, box.max, max_t) < 0) return max_t;
     }
     for (const Part& part : s.parts) {
       ++local.parts_tested;

@@ -1,4 +1,5 @@
 // Input checks of BodyWorld::Apply: every error names the field, with its index in the batch.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -92,52 +93,65 @@ absl::Status BodyWorld::ValidateCreate(const BodyDesc& body, int index) const {
   return absl::OkStatus();
 }
 
-absl::Status BodyWorld::Validate(const BodyBatch& batch) const {
+absl::Status BodyWorld::Resolve(BodyId id, const std::string& field, uint32_t* slot) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return absl::NotFoundError(absl::StrCat(field, ": no body ", id));
+  if (named_in_[it->second] == validation_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": body ", id, " appears more than once in the batch"));
+  }
+  named_in_[it->second] = validation_;
+  *slot = it->second;
+  return absl::OkStatus();
+}
+
+absl::Status BodyWorld::Validate(const BodyBatch& batch) {
   if (has_ticks() && batch.tick <= latest_tick_) {
     return absl::InvalidArgumentError(absl::StrCat("tick: ", batch.tick,
                                                    " is not after the latest body tick ",
                                                    latest_tick_, "; ticks must increase"));
   }
+  ++validation_;
+  move_slots_.resize(batch.move.size());
+  for (size_t i = 0; i < batch.move.size(); ++i) {
+    const std::string field = absl::StrCat("move[", i, "]");
+    if (absl::Status s = Resolve(batch.move[i].id, field + ".id", &move_slots_[i]); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = CheckTransform(batch.move[i].pose, field + ".pose"); !s.ok()) return s;
+  }
+  remove_slots_.resize(batch.remove.size());
+  for (size_t i = 0; i < batch.remove.size(); ++i) {
+    const std::string field = absl::StrCat("remove[", i, "]");
+    if (absl::Status s = Resolve(batch.remove[i], field, &remove_slots_[i]); !s.ok()) return s;
+  }
+  return ValidateCreates(batch);
+}
+
+// Creates, and the limits: live bodies, and the reserved history of every slot (a removed body
+// keeps its slot until it leaves the window; free slots are reused before new ones are made).
+// A created id must not be live, so it cannot also be moved or removed in the batch.
+absl::Status BodyWorld::ValidateCreates(const BodyBatch& batch) const {
+  if (batch.create.empty()) return absl::OkStatus();
   absl::flat_hash_set<BodyId> seen;
-  auto once = [&](BodyId id, const std::string& field) {
-    if (seen.insert(id).second) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": body ", id, " appears more than once in the batch"));
-  };
   int64_t new_points = 0, new_parts = 0;
   for (size_t i = 0; i < batch.create.size(); ++i) {
-    const std::string field = absl::StrCat("create[", i, "].id");
-    if (absl::Status s = once(batch.create[i].id, field); !s.ok()) return s;
+    if (!seen.insert(batch.create[i].id).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "create[", i, "].id: body ", batch.create[i].id, " appears more than once in the batch"));
+    }
     if (absl::Status s = ValidateCreate(batch.create[i], int(i)); !s.ok()) return s;
     for (const BodyPartDesc& p : batch.create[i].parts) {
       new_points += p.shape.type == ShapeType::kConvexHull ? p.shape.num_points : 0;
     }
     new_parts += int64_t(batch.create[i].parts.size());
   }
-  for (size_t i = 0; i < batch.move.size(); ++i) {
-    const std::string field = absl::StrCat("move[", i, "]");
-    if (absl::Status s = once(batch.move[i].id, field + ".id"); !s.ok()) return s;
-    if (!slot_of_.contains(batch.move[i].id)) {
-      return absl::NotFoundError(absl::StrCat(field, ".id: no body ", batch.move[i].id));
-    }
-    if (absl::Status s = CheckTransform(batch.move[i].pose, field + ".pose"); !s.ok()) return s;
-  }
-  for (size_t i = 0; i < batch.remove.size(); ++i) {
-    const std::string field = absl::StrCat("remove[", i, "]");
-    if (absl::Status s = once(batch.remove[i], field); !s.ok()) return s;
-    if (!slot_of_.contains(batch.remove[i])) {
-      return absl::NotFoundError(absl::StrCat(field, ": no body ", batch.remove[i]));
-    }
-  }
-  // Limits: live bodies, and the reserved history of every slot (a removed body keeps its slot
-  // until it leaves the window; free slots are reused before new ones are made).
-  const int64_t live =
-      int64_t(slot_of_.size()) + int64_t(batch.create.size()) - int64_t(batch.remove.size());
+  const int64_t live = int64_t(slot_of_.size()) + int64_t(batch.create.size()) -
+                       int64_t(batch.remove.size());
   if (live > limits_.max_bodies) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("create: ", live, " bodies would exceed max_bodies ", limits_.max_bodies));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "create: ", live, " bodies would exceed max_bodies ", limits_.max_bodies));
   }
-  if (batch.create.empty()) return absl::OkStatus();
   const int64_t new_slots =
       std::max<int64_t>(0, int64_t(batch.create.size()) - int64_t(free_slots_.size()));
   const int64_t bytes = history_bytes() + new_slots * SlotBytes() +

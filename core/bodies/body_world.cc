@@ -70,10 +70,12 @@ absl::Status BodyWorld::Apply(const BodyBatch& batch) {
   if (!has_ticks()) first_tick_ = batch.tick;
   latest_tick_ = batch.tick;
   ExpireRemoved();
-  for (BodyId id : batch.remove) Remove(slot_of_.at(id), batch.tick);
+  for (uint32_t slot : remove_slots_) Remove(slot, batch.tick);
   for (const BodyDesc& body : batch.create) Create(body, batch.tick);
   float max_shift = 0;
-  for (const BodyMove& m : batch.move) Move(slot_of_.at(m.id), m.pose, batch.tick, &max_shift);
+  for (size_t i = 0; i < batch.move.size(); ++i) {
+    Move(move_slots_[i], batch.move[i].pose, batch.tick, &max_shift);
+  }
   shifts_[size_t(batch.tick % int64_t(shifts_.size()))] = {batch.tick, max_shift};
   return absl::OkStatus();
 }
@@ -87,6 +89,7 @@ void BodyWorld::Create(const BodyDesc& body, int64_t tick) {
     index = uint32_t(slots_.size());
     slots_.emplace_back();
     samples_.resize(samples_.size() + size_t(ring_capacity_));
+    named_in_.push_back(0);
   }
   Slot& s = slots_[index];
   s = Slot{};
@@ -166,19 +169,20 @@ void BodyWorld::PushSample(uint32_t index, int64_t tick, const RigidTransform& p
   }
   ring[(s.ring_head + s.ring_count) % cap] = {tick, pose};
   ++s.ring_count;
+  s.last_tick = tick;
+  s.last_pose = pose;
 }
 
 bool BodyWorld::SlotPoseAt(uint32_t index, int64_t tick, RigidTransform* pose) const {
   const Slot& s = slots_[index];
   if (!s.in_use || tick < s.created_tick || tick >= s.removed_tick) return false;
+  if (s.last_tick <= tick) {
+    *pose = s.last_pose;
+    return true;
+  }
   const PoseSample* ring = samples_.data() + size_t(index) * size_t(ring_capacity_);
   const uint32_t cap = uint32_t(ring_capacity_);
   auto at = [&](uint32_t i) -> const PoseSample& { return ring[(s.ring_head + i) % cap]; };
-  // Latest sample first: queries at the latest tick, and bodies that have not moved since.
-  if (at(s.ring_count - 1).tick <= tick) {
-    *pose = at(s.ring_count - 1).pose;
-    return true;
-  }
   // Last sample with sample.tick <= tick; the window guarantees the first one qualifies.
   uint32_t lo = 0, hi = s.ring_count - 1;  // at(lo).tick <= tick < at(hi).tick
   while (hi - lo > 1) {

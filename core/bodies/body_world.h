@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -87,6 +88,10 @@ class BodyWorld {
     std::vector<Vec3> hull_points;  // the hulls' points; parts point into it
     Aabb local_bounds;              // of all parts, body frame
     Aabb world_box;                 // tight box at the latest pose
+    // The newest sample, also kept here: queries at the latest tick (and bodies at rest since
+    // the tick asked) read it without touching the ring.
+    int64_t last_tick = 0;
+    RigidTransform last_pose;
     uint32_t ring_head = 0, ring_count = 0;
     bool in_use = false;
   };
@@ -95,8 +100,13 @@ class BodyWorld {
     float max_shift = 0;  // largest per-axis shift of a body's tight box in this tick
   };
 
-  absl::Status Validate(const BodyBatch& batch) const;
+  // Checks a batch and resolves the slots of its moves and removes into move_slots_ and
+  // remove_slots_ (scratch, so one hash lookup per body and no allocation per tick).
+  absl::Status Validate(const BodyBatch& batch);
+  absl::Status ValidateCreates(const BodyBatch& batch) const;
   absl::Status ValidateCreate(const BodyDesc& body, int index) const;
+  // Slot of a live body named in the batch once; errors name `field`.
+  absl::Status Resolve(BodyId id, const std::string& field, uint32_t* slot);
   void Create(const BodyDesc& body, int64_t tick);
   void Move(uint32_t slot, const RigidTransform& pose, int64_t tick, float* max_shift);
   void Remove(uint32_t slot, int64_t tick);
@@ -120,6 +130,11 @@ class BodyWorld {
   DynamicAabbTree tree_;
   int64_t first_tick_ = kNoTick, latest_tick_ = kNoTick;
   int64_t hull_point_count_ = 0;
+  // Validate's scratch: the resolved slots, and per slot the number of the last Validate call
+  // that named it (duplicates within a batch without a hash set).
+  std::vector<uint32_t> move_slots_, remove_slots_;
+  std::vector<uint64_t> named_in_;
+  uint64_t validation_ = 0;
 };
 
 // World box of a body-frame box under `pose` (Arvo's method: the rotated box's half extents are

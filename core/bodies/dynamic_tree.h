@@ -5,11 +5,13 @@
 // instead of pointers, and a ray walk whose clipping distance comes back from the leaf callback.
 #pragma once
 
+#include <algorithm>
+#include <cassert>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
-#include "core/geometry/ray_aabb.h"
 #include "core/geometry/vec3.h"
 
 namespace voxcol {
@@ -84,6 +86,7 @@ class DynamicAabbTree {
   int32_t free_list_ = kNullNode;
   int32_t leaf_count_ = 0;
   float margin_;
+  static constexpr int kMaxStack = 256;
   struct RayEntry {
     int32_t node;
     float t;  // where the ray enters the node's box
@@ -103,6 +106,29 @@ inline Aabb Inflate(const Aabb& b, float r) {
 inline bool ContainsBox(const Aabb& outer, const Aabb& inner) {
   return outer.min.x <= inner.min.x && outer.min.y <= inner.min.y && outer.min.z <= inner.min.z &&
          inner.max.x <= outer.max.x && inner.max.y <= outer.max.y && inner.max.z <= outer.max.z;
+}
+
+// 1 / dir per axis for SlabEnter, with zero components replaced by a huge finite value of the same
+// role (Bullet's BT_LARGE_FLOAT): (min - o) * inv then stays finite and never NaN, so the slab test
+// needs no special case for axis-parallel rays. A zero component with the origin on a face counts
+// as inside that slab.
+inline Vec3 SlabInverse(const Vec3& dir) {
+  auto inv = [](float d) { return std::fabs(d) > 1e-30f ? 1.0f / d : 1e30f; };
+  return {inv(dir.x), inv(dir.y), inv(dir.z)};
+}
+
+// Where origin + t dir, t in [0, max_t], enters the box [lo, hi] (Williams et al.'s slabs, without
+// branches); negative when it misses.
+inline float SlabEnter(const Vec3& o, const Vec3& inv, const Vec3& lo, const Vec3& hi,
+                       float max_t) {
+  const float x0 = (lo.x - o.x) * inv.x, x1 = (hi.x - o.x) * inv.x;
+  const float y0 = (lo.y - o.y) * inv.y, y1 = (hi.y - o.y) * inv.y;
+  const float z0 = (lo.z - o.z) * inv.z, z1 = (hi.z - o.z) * inv.z;
+  const float t0 = std::max(std::max(std::min(x0, x1), std::min(y0, y1)),
+                            std::max(std::min(z0, z1), 0.0f));
+  const float t1 = std::min(std::min(std::max(x0, x1), std::max(y0, y1)),
+                            std::min(std::max(z0, z1), max_t));
+  return t0 <= t1 ? t0 : -1.0f;
 }
 
 template <typename Visit>
@@ -134,20 +160,22 @@ template <typename Visit>
 void DynamicAabbTree::RayCast(const Vec3& origin, const Vec3& dir, float max_t, float inflate,
                               Visit&& visit, DynamicTreeStats* stats) const {
   if (root_ == kNullNode) return;
-  const Vec3 inv{1.0f / dir.x, 1.0f / dir.y, 1.0f / dir.z};
+  const Vec3 inv = SlabInverse(dir);
   const Vec3 grow{inflate, inflate, inflate};
   // Entry distance of the ray into a node's (grown) box, or a negative value on a miss.
   auto enter = [&](int32_t node) {
-    float t0 = 0, t1 = max_t;
     const Aabb& b = nodes_[node].box;
-    return ClipRayToAabb(origin, inv, {b.min - grow, b.max + grow}, &t0, &t1) ? t0 : -1.0f;
+    return inflate == 0 ? SlabEnter(origin, inv, b.min, b.max, max_t)
+                        : SlabEnter(origin, inv, b.min - grow, b.max + grow, max_t);
   };
-  absl::InlinedVector<RayEntry, 64> ray_stack;
-  if (enter(root_) >= 0) ray_stack.push_back({root_, 0});
+  // A fixed stack: pending entries never exceed height + 1, and rotations keep the height near
+  // 1.44 log2(leaves) (AVL), so kMaxStack covers any tree that fits in memory.
+  RayEntry ray_stack[kMaxStack];
+  int depth = 0;
+  if (float t = enter(root_); t >= 0) ray_stack[depth++] = {root_, t};
   int64_t visited = 0, leaves = 0;
-  while (!ray_stack.empty()) {
-    const RayEntry e = ray_stack.back();
-    ray_stack.pop_back();
+  while (depth > 0) {
+    const RayEntry e = ray_stack[--depth];
     if (e.t > max_t) continue;  // entered beyond a hit found since it was pushed
     const Node& n = nodes_[e.node];
     ++visited;
@@ -163,8 +191,9 @@ void DynamicAabbTree::RayCast(const Vec3& origin, const Vec3& dir, float max_t, 
     const bool first_is_1 = t2 < 0 || (t1 >= 0 && t1 <= t2);
     const RayEntry near{first_is_1 ? n.child1 : n.child2, first_is_1 ? t1 : t2};
     const RayEntry far{first_is_1 ? n.child2 : n.child1, first_is_1 ? t2 : t1};
-    if (far.t >= 0) ray_stack.push_back(far);
-    if (near.t >= 0) ray_stack.push_back(near);
+    assert(depth + 2 <= kMaxStack);
+    if (far.t >= 0) ray_stack[depth++] = far;
+    if (near.t >= 0) ray_stack[depth++] = near;
   }
   if (stats) stats->nodes_visited += visited, stats->leaves_visited += leaves;
 }

@@ -165,6 +165,9 @@ btDbvtVolume BodyVolume(const std::vector<BodyPartDesc>& parts, const RigidTrans
 struct BulletBodies {
   btDbvt tree;
   std::vector<btDbvtNode*> leaves;
+  // Each body owns its parts, as each BodyWorld body does (and as a Bullet user's compound shape
+  // per body would): one shared array would sit in L1 for every ray and flatter the peer.
+  std::vector<std::vector<BodyPartDesc>> parts;
   const std::vector<RigidTransform>* poses = nullptr;  // the latest frame
 
   void Tick(const BodyScene& scene, int t) {
@@ -185,6 +188,7 @@ std::unique_ptr<BulletBodies> MakeBullet(const BodyScene& scene, int ticks) {
   for (size_t i = 0; i < scene.frames[0].size(); ++i) {
     b->leaves.push_back(
         b->tree.insert(BodyVolume(scene.parts, scene.frames[0][i]), reinterpret_cast<void*>(i)));
+    b->parts.push_back(scene.parts);
   }
   b->poses = &scene.frames[0];
   for (int t = 1; t <= ticks; ++t) b->Tick(scene, t);
@@ -193,7 +197,7 @@ std::unique_ptr<BulletBodies> MakeBullet(const BodyScene& scene, int ticks) {
 
 // Leaf callback: the exact part tests of one body, keeping the closest hit.
 struct ClosestPart : btDbvt::ICollide {
-  const BodyScene* scene;
+  const std::vector<std::vector<BodyPartDesc>>* body_parts;
   const std::vector<RigidTransform>* poses;
   BodyRaycastInput ray;
   float best = 0;
@@ -202,7 +206,7 @@ struct ClosestPart : btDbvt::ICollide {
   void Process(const btDbvtNode* leaf) override {
     const size_t i = reinterpret_cast<size_t>(leaf->data);
     ++bodies;
-    for (const BodyPartDesc& p : scene->parts) {
+    for (const BodyPartDesc& p : (*body_parts)[i]) {
       ++parts;
       const ShapeRayHit h =
           RayVsShape(ray.origin, ray.direction, best, p.shape, (*poses)[i] * p.local);
@@ -217,7 +221,7 @@ void BM_BulletDbvtRaycast(benchmark::State& state) {
   if (!bullet) bullet = MakeBullet(scene, kWarmTicks);
   btAlignedObjectArray<const btDbvtNode*> stack;
   ClosestPart collide;
-  collide.scene = &scene;
+  collide.body_parts = &bullet->parts;
   collide.poses = bullet->poses;
   size_t i = 0, hits = 0;
   for (auto _ : state) {

@@ -201,8 +201,11 @@ TEST(BodyBatchErrors, NameTheField) {
   b.move = {{1, {Quat{}, {NAN, 0, 0}}}};
   expect(b, absl::StatusCode::kInvalidArgument, "move[0].pose");
   b = Tick(11);
-  b.create = {Sphere(3, {})};
-  b.remove = {3};
+  b.create = {Sphere(3, {}), Sphere(3, {})};
+  expect(b, absl::StatusCode::kInvalidArgument, "create[1].id");
+  b = Tick(11);
+  b.move = {{1, {}}};
+  b.remove = {1};
   expect(b, absl::StatusCode::kInvalidArgument, "remove[0]");
   // History bytes: a world that can hold one body's history only.
   BodyLimits tight;
