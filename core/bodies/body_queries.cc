@@ -49,10 +49,10 @@ absl::StatusOr<BodyRayHit> BodyWorld::Raycast(const BodyRaycastInput& in, const 
     RigidTransform pose;
     if (!Passes(s, filter) || !SlotPoseAt(index, in.tick, &pose)) return max_t;
     ++local.bodies_tested;
-    if (inflate > 0) {  // the tree box was grown: test the body's own box at the tick
-      const Aabb box = TransformBox(s.local_bounds, pose);
-      if (SlabEnter(in.origin, inv, box.min, box.max, max_t) < 0) return max_t;
-    }
+    // The body's tight box at the tick (the tree holds fat, possibly grown, boxes) culls before
+    // the part tests; at the latest tick it is the slot's.
+    const Aabb box = in.tick == latest_tick_ ? s.world_box : TransformBox(s.local_bounds, pose);
+    if (SlabEnter(in.origin, inv, box.min, box.max, max_t) < 0) return max_t;
     for (const Part& part : s.parts) {
       ++local.parts_tested;
       const ShapeRayHit h =

@@ -14,6 +14,13 @@ bool IsFiniteQuat(const Quat& q) {
   return std::isfinite(q.w) && std::isfinite(q.x) && std::isfinite(q.y) && std::isfinite(q.z);
 }
 
+// The fast check of CheckTransform: finite, unit rotation within 1e-3 in |q|^2.
+bool TransformOk(const RigidTransform& t) {
+  const Quat& q = t.rotation;
+  const float norm_sq = q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z;
+  return IsFinite(t.translation) && IsFiniteQuat(q) && std::fabs(norm_sq - 1) <= 1e-3f;
+}
+
 absl::Status CheckTransform(const RigidTransform& t, const std::string& field) {
   const Quat& q = t.rotation;
   if (!IsFinite(t.translation) || !IsFiniteQuat(q)) {
@@ -93,16 +100,23 @@ absl::Status BodyWorld::ValidateCreate(const BodyDesc& body, int index) const {
   return absl::OkStatus();
 }
 
-absl::Status BodyWorld::Resolve(BodyId id, const std::string& field, uint32_t* slot) {
+bool BodyWorld::Resolve(BodyId id, uint32_t* slot) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end() || named_in_[it->second] == validation_) return false;
+  named_in_[it->second] = validation_;
+  *slot = it->second;
+  return true;
+}
+
+// Why Resolve failed for `id`.
+absl::Status BodyWorld::ResolveError(BodyId id, const std::string& field) const {
   auto it = slot_of_.find(id);
   if (it == slot_of_.end()) return absl::NotFoundError(absl::StrCat(field, ": no body ", id));
   if (named_in_[it->second] == validation_) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ": body ", id, " appears more than once in the batch"));
   }
-  named_in_[it->second] = validation_;
-  *slot = it->second;
-  return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(field, ": body ", id, " resolves"));
 }
 
 absl::Status BodyWorld::Validate(const BodyBatch& batch) {
@@ -112,18 +126,21 @@ absl::Status BodyWorld::Validate(const BodyBatch& batch) {
                                                    latest_tick_, "; ticks must increase"));
   }
   ++validation_;
+  // The hot path of every tick: field names are only formatted for an error.
   move_slots_.resize(batch.move.size());
   for (size_t i = 0; i < batch.move.size(); ++i) {
-    const std::string field = absl::StrCat("move[", i, "]");
-    if (absl::Status s = Resolve(batch.move[i].id, field + ".id", &move_slots_[i]); !s.ok()) {
-      return s;
+    if (!Resolve(batch.move[i].id, &move_slots_[i])) {
+      return ResolveError(batch.move[i].id, absl::StrCat("move[", i, "].id"));
     }
-    if (absl::Status s = CheckTransform(batch.move[i].pose, field + ".pose"); !s.ok()) return s;
+    if (!TransformOk(batch.move[i].pose)) {
+      return CheckTransform(batch.move[i].pose, absl::StrCat("move[", i, "].pose"));
+    }
   }
   remove_slots_.resize(batch.remove.size());
   for (size_t i = 0; i < batch.remove.size(); ++i) {
-    const std::string field = absl::StrCat("remove[", i, "]");
-    if (absl::Status s = Resolve(batch.remove[i], field, &remove_slots_[i]); !s.ok()) return s;
+    if (!Resolve(batch.remove[i], &remove_slots_[i])) {
+      return ResolveError(batch.remove[i], absl::StrCat("remove[", i, "]"));
+    }
   }
   return ValidateCreates(batch);
 }
@@ -146,11 +163,11 @@ absl::Status BodyWorld::ValidateCreates(const BodyBatch& batch) const {
     }
     new_parts += int64_t(batch.create[i].parts.size());
   }
-  const int64_t live = int64_t(slot_of_.size()) + int64_t(batch.create.size()) -
-                       int64_t(batch.remove.size());
+  const int64_t live =
+      int64_t(slot_of_.size()) + int64_t(batch.create.size()) - int64_t(batch.remove.size());
   if (live > limits_.max_bodies) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "create: ", live, " bodies would exceed max_bodies ", limits_.max_bodies));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("create: ", live, " bodies would exceed max_bodies ", limits_.max_bodies));
   }
   const int64_t new_slots =
       std::max<int64_t>(0, int64_t(batch.create.size()) - int64_t(free_slots_.size()));

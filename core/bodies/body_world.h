@@ -105,8 +105,9 @@ class BodyWorld {
   absl::Status Validate(const BodyBatch& batch);
   absl::Status ValidateCreates(const BodyBatch& batch) const;
   absl::Status ValidateCreate(const BodyDesc& body, int index) const;
-  // Slot of a live body named in the batch once; errors name `field`.
-  absl::Status Resolve(BodyId id, const std::string& field, uint32_t* slot);
+  // Slot of a live body named once in the batch so far (false otherwise; ResolveError says why).
+  bool Resolve(BodyId id, uint32_t* slot);
+  absl::Status ResolveError(BodyId id, const std::string& field) const;
   void Create(const BodyDesc& body, int64_t tick);
   void Move(uint32_t slot, const RigidTransform& pose, int64_t tick, float* max_shift);
   void Remove(uint32_t slot, int64_t tick);

@@ -26,7 +26,7 @@ void DynamicAabbTree::FreeNode(int32_t node) {
 int32_t DynamicAabbTree::CreateProxy(const Aabb& box, uint32_t user_data) {
   const int32_t leaf = AllocateNode();
   nodes_[leaf].box = Inflate(box, margin_);
-  nodes_[leaf].user_data = user_data;
+  nodes_[leaf].child2 = int32_t(user_data);
   InsertLeaf(leaf);
   ++leaf_count_;
   return leaf;
@@ -104,12 +104,10 @@ void DynamicAabbTree::InsertLeaf(int32_t leaf) {
   p.parent = old_parent;
   p.child1 = sibling;
   p.child2 = leaf;
-  p.box = Union(nodes_[leaf].box, nodes_[sibling].box);
-  p.height = nodes_[sibling].height + 1;
   ReplaceChild(old_parent, sibling, new_parent);
   nodes_[sibling].parent = new_parent;
   nodes_[leaf].parent = new_parent;
-  RefitUpwards(old_parent);
+  RefitUpwards(new_parent);  // boxes, heights and the child box copies up to the root
 }
 
 void DynamicAabbTree::RemoveLeaf(int32_t leaf) {
@@ -131,6 +129,8 @@ void DynamicAabbTree::RemoveLeaf(int32_t leaf) {
 void DynamicAabbTree::Refit(int32_t node) {
   Node& n = nodes_[node];
   const Node &c1 = nodes_[n.child1], &c2 = nodes_[n.child2];
+  n.child_box[0] = c1.box;
+  n.child_box[1] = c2.box;
   n.box = Union(c1.box, c2.box);
   n.height = 1 + std::max(c1.height, c2.height);
 }
@@ -182,13 +182,15 @@ bool DynamicAabbTree::ValidateNode(int32_t node, int* leaves) const {
   const Node& n = nodes_[node];
   if (n.IsLeaf()) {
     ++*leaves;
-    return n.child2 == kNullNode && n.height == 0;
+    return n.height == 0;
   }
   const Node &c1 = nodes_[n.child1], &c2 = nodes_[n.child2];
   if (c1.parent != node || c2.parent != node) return false;
   if (n.height != 1 + std::max(c1.height, c2.height)) return false;
   const Aabb u = Union(c1.box, c2.box);
   if (!(u.min == n.box.min && u.max == n.box.max)) return false;
+  auto same = [](const Aabb& a, const Aabb& b) { return a.min == b.min && a.max == b.max; };
+  if (!same(n.child_box[0], c1.box) || !same(n.child_box[1], c2.box)) return false;
   return ValidateNode(n.child1, leaves) && ValidateNode(n.child2, leaves);
 }
 

@@ -37,7 +37,7 @@ class DynamicAabbTree {
   // `displacement` (the last motion, world units) in its direction, and true is returned.
   bool MoveProxy(int32_t proxy, const Aabb& box, const Vec3& displacement);
 
-  uint32_t UserData(int32_t proxy) const { return nodes_[proxy].user_data; }
+  uint32_t UserData(int32_t proxy) const { return nodes_[proxy].user_data(); }
   const Aabb& FatBox(int32_t proxy) const { return nodes_[proxy].box; }
   int32_t proxy_count() const { return leaf_count_; }
   // Height of the tree (0 for a single leaf, -1 when empty).
@@ -60,13 +60,17 @@ class DynamicAabbTree {
   bool Validate() const;
 
  private:
-  struct Node {
-    Aabb box;
+  // An internal node keeps copies of its children's boxes in its first cache line, so a walk
+  // tests both children without loading them (one line per internal node instead of three).
+  struct alignas(64) Node {
+    Aabb child_box[2];           // internal nodes: the boxes of child1 and child2
     int32_t parent = kNullNode;  // also the next free node while on the free list
-    int32_t child1 = kNullNode, child2 = kNullNode;
-    int32_t height = 0;  // 0 for leaves, -1 for free nodes
-    uint32_t user_data = 0;
+    int32_t child1 = kNullNode;
+    int32_t child2 = kNullNode;  // leaves: the user data, read in the walk's one line per node
+    int32_t height = 0;          // 0 for leaves, -1 for free nodes
+    Aabb box;                    // this node's (fat, for leaves) box
     bool IsLeaf() const { return child1 == kNullNode; }
+    uint32_t user_data() const { return uint32_t(child2); }
   };
 
   int32_t AllocateNode();
@@ -124,10 +128,10 @@ inline float SlabEnter(const Vec3& o, const Vec3& inv, const Vec3& lo, const Vec
   const float x0 = (lo.x - o.x) * inv.x, x1 = (hi.x - o.x) * inv.x;
   const float y0 = (lo.y - o.y) * inv.y, y1 = (hi.y - o.y) * inv.y;
   const float z0 = (lo.z - o.z) * inv.z, z1 = (hi.z - o.z) * inv.z;
-  const float t0 = std::max(std::max(std::min(x0, x1), std::min(y0, y1)),
-                            std::max(std::min(z0, z1), 0.0f));
-  const float t1 = std::min(std::min(std::max(x0, x1), std::max(y0, y1)),
-                            std::min(std::max(z0, z1), max_t));
+  const float t0 =
+      std::max(std::max(std::min(x0, x1), std::min(y0, y1)), std::max(std::min(z0, z1), 0.0f));
+  const float t1 =
+      std::min(std::min(std::max(x0, x1), std::max(y0, y1)), std::min(std::max(z0, z1), max_t));
   return t0 <= t1 ? t0 : -1.0f;
 }
 
@@ -138,20 +142,20 @@ void DynamicAabbTree::Query(const Aabb& box, float inflate, Visit&& visit,
   const Aabb probe = Inflate(box, inflate);  // grow the probe once instead of every node
   // Traversal stacks live on the call stack, so concurrent readers of one tree are safe; they hold
   // at most height + 1 entries.
+  if (!nodes_[root_].box.Overlaps(probe)) return;
   absl::InlinedVector<int32_t, 64> stack{root_};
   int64_t visited = 0, leaves = 0;
   while (!stack.empty()) {
     const Node& n = nodes_[stack.back()];
     stack.pop_back();
     ++visited;
-    if (!n.box.Overlaps(probe)) continue;
     if (n.IsLeaf()) {
       ++leaves;
-      visit(n.user_data);
-    } else {
-      stack.push_back(n.child1);
-      stack.push_back(n.child2);
+      visit(n.user_data());
+      continue;
     }
+    if (n.child_box[0].Overlaps(probe)) stack.push_back(n.child1);
+    if (n.child_box[1].Overlaps(probe)) stack.push_back(n.child2);
   }
   if (stats) stats->nodes_visited += visited, stats->leaves_visited += leaves;
 }
@@ -163,8 +167,7 @@ void DynamicAabbTree::RayCast(const Vec3& origin, const Vec3& dir, float max_t, 
   const Vec3 inv = SlabInverse(dir);
   const Vec3 grow{inflate, inflate, inflate};
   // Entry distance of the ray into a node's (grown) box, or a negative value on a miss.
-  auto enter = [&](int32_t node) {
-    const Aabb& b = nodes_[node].box;
+  auto enter = [&](const Aabb& b) {
     return inflate == 0 ? SlabEnter(origin, inv, b.min, b.max, max_t)
                         : SlabEnter(origin, inv, b.min - grow, b.max + grow, max_t);
   };
@@ -172,7 +175,7 @@ void DynamicAabbTree::RayCast(const Vec3& origin, const Vec3& dir, float max_t, 
   // 1.44 log2(leaves) (AVL), so kMaxStack covers any tree that fits in memory.
   RayEntry ray_stack[kMaxStack];
   int depth = 0;
-  if (float t = enter(root_); t >= 0) ray_stack[depth++] = {root_, t};
+  if (float t = enter(nodes_[root_].box); t >= 0) ray_stack[depth++] = {root_, t};
   int64_t visited = 0, leaves = 0;
   while (depth > 0) {
     const RayEntry e = ray_stack[--depth];
@@ -181,13 +184,13 @@ void DynamicAabbTree::RayCast(const Vec3& origin, const Vec3& dir, float max_t, 
     ++visited;
     if (n.IsLeaf()) {
       ++leaves;
-      max_t = visit(n.user_data, max_t);
+      max_t = visit(n.user_data(), max_t);
       if (max_t < 0) break;
       continue;
     }
     // Push the farther child first, so the nearer is walked first and its hit shortens the walk
     // of the other.
-    const float t1 = enter(n.child1), t2 = enter(n.child2);
+    const float t1 = enter(n.child_box[0]), t2 = enter(n.child_box[1]);
     const bool first_is_1 = t2 < 0 || (t1 >= 0 && t1 <= t2);
     const RayEntry near{first_is_1 ? n.child1 : n.child2, first_is_1 ? t1 : t2};
     const RayEntry far{first_is_1 ? n.child2 : n.child1, first_is_1 ? t2 : t1};
