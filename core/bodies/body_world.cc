@@ -29,7 +29,7 @@ Aabb TransformBox(const Aabb& local, const RigidTransform& pose) {
 
 BodyWorld::BodyWorld(const BodyLimits& limits)
     : limits_(limits),
-      ring_capacity_(limits.history_ticks + 1),
+      ring_capacity_(limits.history_ticks),
       shifts_(size_t(std::max(limits.history_ticks, 1))),
       tree_(limits.fat_margin) {
   assert(limits.history_ticks >= 1);
@@ -156,9 +156,9 @@ void BodyWorld::ExpireRemoved() {
   }
 }
 
-// A ring of ring_capacity_ samples per slot, one per tick the body moved. With one sample per tick
-// at most, dropping the oldest of a full ring keeps one sample at or before the oldest tick kept,
-// so every tick of the window still finds its pose.
+// A ring of history_ticks (N) samples per slot, one per tick the body moved. Samples have distinct
+// ticks <= latest, so when the ring is full its oldest sample has a tick <= latest - N + 1, the
+// oldest tick kept: dropping anything older still leaves every tick of the window its pose.
 void BodyWorld::PushSample(uint32_t index, int64_t tick, const RigidTransform& pose) {
   Slot& s = slots_[index];
   PoseSample* ring = samples_.data() + size_t(index) * size_t(ring_capacity_);

@@ -6,7 +6,7 @@
 // thread (Apply); queries are const and may run concurrently with each other but not with Apply.
 //
 // Layout (docs/bodies.md): per body a ring of (tick, pose) samples, one per tick in which it
-// moved, at most history_ticks + 1 of them, so a pose at tick T is a binary search in one ring; a
+// moved, at most history_ticks of them, so a pose at tick T is a binary search in one ring; a
 // dynamic AABB tree over the latest fat boxes; per tick the largest box shift of that tick, whose
 // sum since T bounds how far any body has moved since T.
 #pragma once
@@ -121,7 +121,7 @@ class BodyWorld {
   int64_t SlotBytes() const;
 
   BodyLimits limits_;
-  int32_t ring_capacity_;  // history_ticks + 1
+  int32_t ring_capacity_;  // history_ticks
   std::vector<Slot> slots_;
   std::vector<PoseSample> samples_;  // slot s owns [s * ring_capacity_, (s + 1) * ring_capacity_)
   std::vector<uint32_t> free_slots_;
