@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 
@@ -32,7 +34,24 @@ BodyWorld::BodyWorld(const BodyLimits& limits)
       ring_capacity_(limits.history_ticks),
       shifts_(size_t(std::max(limits.history_ticks, 1))),
       tree_(limits.fat_margin) {
-  assert(limits.history_ticks >= 1);
+  assert(CheckLimits(limits).ok());
+}
+
+absl::Status BodyWorld::CheckLimits(const BodyLimits& limits) {
+  auto at_least_one = [](int64_t v, const char* field) {
+    return v >= 1 ? absl::OkStatus()
+                  : absl::InvalidArgumentError(absl::StrCat(field, ": must be >= 1, got ", v));
+  };
+  for (absl::Status s : {at_least_one(limits.max_bodies, "max_bodies"),
+                         at_least_one(limits.max_parts_per_body, "max_parts_per_body"),
+                         at_least_one(limits.history_ticks, "history_ticks"),
+                         at_least_one(limits.max_history_bytes, "max_history_bytes")}) {
+    if (!s.ok()) return s;
+  }
+  if (!std::isfinite(limits.fat_margin) || limits.fat_margin < 0) {
+    return absl::InvalidArgumentError("fat_margin: must be finite and >= 0");
+  }
+  return absl::OkStatus();
 }
 
 int64_t BodyWorld::oldest_tick() const {
@@ -77,6 +96,13 @@ absl::Status BodyWorld::Apply(const BodyBatch& batch) {
     Move(move_slots_[i], batch.move[i].pose, batch.tick, &max_shift);
   }
   shifts_[size_t(batch.tick % int64_t(shifts_.size()))] = {batch.tick, max_shift};
+#ifdef VOXCOL_VALIDATE
+  if (!tree_.Validate()) {
+    std::fprintf(stderr, "voxcol: body tree failed validation after tick %lld\n",
+                 static_cast<long long>(batch.tick));
+    std::abort();
+  }
+#endif
   return absl::OkStatus();
 }
 

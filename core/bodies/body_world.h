@@ -27,8 +27,11 @@ namespace voxcol {
 
 class BodyWorld {
  public:
-  // Limits are checked by Apply; history_ticks must be >= 1.
+  // Limits are enforced by Apply. Precondition: CheckLimits(limits) is OK.
   explicit BodyWorld(const BodyLimits& limits = {});
+  // INVALID_ARGUMENT naming the field when a limit is out of range (every count >= 1, the margin
+  // finite and >= 0): for limits that come from flags or requests.
+  static absl::Status CheckLimits(const BodyLimits& limits);
 
   // Applies one tick's batch, all or nothing. Errors name the field: INVALID_ARGUMENT for a tick
   // not after the latest one, duplicate or unknown ids ("move[2].id"), bad shapes, poses or

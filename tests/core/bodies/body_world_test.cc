@@ -221,6 +221,19 @@ TEST(BodyBatchErrors, NameTheField) {
   EXPECT_NE(s.message().find("max_history_bytes"), std::string::npos) << s;
 }
 
+TEST(BodyLimitsErrors, NameTheField) {
+  EXPECT_TRUE(BodyWorld::CheckLimits({}).ok());
+  BodyLimits l;
+  l.history_ticks = 0;
+  EXPECT_NE(BodyWorld::CheckLimits(l).message().find("history_ticks"), std::string::npos);
+  l = {};
+  l.max_parts_per_body = -1;
+  EXPECT_NE(BodyWorld::CheckLimits(l).message().find("max_parts_per_body"), std::string::npos);
+  l = {};
+  l.fat_margin = NAN;
+  EXPECT_EQ(BodyWorld::CheckLimits(l).code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(BodyQueryErrors, NameTheField) {
   BodyWorld world;
   BodyBatch b = Tick(1);
