@@ -40,9 +40,10 @@ class BodyWorld {
   absl::Status Apply(const BodyBatch& batch);
 
   // Closest hit of a ray with the parts of the bodies that pass `filter`, as they were at
-  // input.tick (of parts hit at exactly the same distance, the one the walk reaches first). OUT_OF_RANGE when the tick is older than the oldest tick kept or newer than the
-  // latest (the message names that tick); INVALID_ARGUMENT for a non-unit direction or a
-  // max_distance that is not finite and > 0. `stats` may be null.
+  // input.tick (of parts hit at exactly the same distance, the one the walk reaches first).
+  // OUT_OF_RANGE when the tick is older than the oldest tick kept or newer than the latest (the
+  // message names that tick); INVALID_ARGUMENT for a non-unit direction or a max_distance that is
+  // not finite and > 0. `stats` may be null.
   absl::StatusOr<BodyRayHit> Raycast(const BodyRaycastInput& input, const BodyFilter& filter,
                                      BodyQueryStats* stats = nullptr) const;
 
