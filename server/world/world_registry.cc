@@ -495,15 +495,15 @@ void RegisterWorldMetrics(const WorldRegistry& worlds, Metrics& registry) {
   family("voxcol_worlds_nav_tile_builds_total",
          "Navmesh tiles built or rebuilt (FindPath and the background rebuild), per world",
          "counter", [](const WorldRegistry::Summary& s) { return s.nav.tiles_built; });
-  registry.AddFamilyCallback(
-      "voxcol_worlds_nav_tile_build_seconds_total", "Time spent building navmesh tiles, per world",
-      "counter", [&worlds] {
-        Metrics::Samples samples;
-        for (const WorldRegistry::Summary& s : worlds.List()) {
-          samples.emplace_back(absl::StrCat("world=\"", s.id, "\""), 1e-6 * s.nav.tile_build_us);
-        }
-        return samples;
-      });
+  registry.AddFamilyCallback("voxcol_worlds_nav_tile_build_seconds_total",
+                             "Time spent building navmesh tiles, per world", "counter", [&worlds] {
+                               Metrics::Samples samples;
+                               for (const WorldRegistry::Summary& s : worlds.List()) {
+                                 samples.emplace_back(absl::StrCat("world=\"", s.id, "\""),
+                                                      1e-6 * s.nav.tile_build_us);
+                               }
+                               return samples;
+                             });
   family("voxcol_worlds_nav_tiles", "Navmesh tiles built and held, per world (over all profiles)",
          "gauge", [](const WorldRegistry::Summary& s) { return uint64_t(s.nav.tiles_resident); });
   family("voxcol_worlds_nav_stale_tiles",

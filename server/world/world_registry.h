@@ -107,7 +107,7 @@ struct WorldRegistryOptions {
   uint64_t idempotency_keys = 0;
   size_t chunk_collision_cache_bytes = 0;
   size_t max_worlds = 128;  // created worlds, the default one not counted
-  NavOptions nav;  // every world's navigation (profiles, tiles, the background rebuild)
+  NavOptions nav;           // every world's navigation (profiles, tiles, the background rebuild)
   // Not OK on a read replica: every world's batcher refuses client edits with it (the replica's
   // followers write with World::Edit).
   absl::Status edit_refusal;
