@@ -10,6 +10,7 @@ import unittest
 import voxcol
 from voxcol.v1 import edit_service_pb2 as edit_pb
 from voxcol.v1 import query_service_pb2 as query_pb
+from voxcol.v1 import types_pb2 as types_pb
 from voxcol_testing import ServerTestCase
 
 START, GOAL = (-10.5, -8.0, 0.5), (10.5, -8.0, 0.5)
@@ -17,7 +18,7 @@ START, GOAL = (-10.5, -8.0, 0.5), (10.5, -8.0, 0.5)
 
 def region(lo, hi, material):
     return edit_pb.EditPrimitive(fill_region=edit_pb.FillRegion(
-        region=voxcol.voxel_box(lo, hi), material=material, mode=edit_pb.EDIT_MODE_SET))
+        region=voxcol.voxel_box(lo, hi), material=material, mode=types_pb.EDIT_MODE_SET))
 
 
 def in_wall(x, z, gap_open):
@@ -55,6 +56,7 @@ class FindPathTest(ServerTestCase):
         self.assertTrue(all(w.action == query_pb.WAYPOINT_ACTION_WALK for w in path.waypoints))
         with self.client.batcher() as batcher:
             future = batcher.find_path(START, GOAL)
+            batcher.flush()
             batched = future.result(timeout=30)
         self.assertEqual(batched.version, path.version)
         self.assertEqual([(w.position.x, w.position.y, w.position.z) for w in batched.waypoints],
