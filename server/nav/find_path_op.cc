@@ -156,9 +156,13 @@ absl::Status RunFindPath(const World& world, const NavContext& context,
   if (!result.ok()) {
     const absl::Status& s = result.status();
     // The core names the profile's fields "profile.<field>" (e.g. a radius the tile border cannot
-    // hold); in the request they are agent fields.
+    // hold): in the request they are agent fields, or the named profile's when it set none.
     if (absl::IsInvalidArgument(s) && absl::StartsWith(s.message(), "profile.")) {
-      return absl::InvalidArgumentError(absl::StrCat("agent.", s.message().substr(8)));
+      const std::string where = request.has_agent()
+                                    ? std::string("agent.")
+                                    : absl::StrCat("profile: the server's profile \"",
+                                                   request.profile(), "\" (--nav_profiles) has ");
+      return absl::InvalidArgumentError(absl::StrCat(where, s.message().substr(8)));
     }
     return s;
   }
