@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "client/query_batcher.h"
 #include "client/voxcol_client.h"
 #include "tests/integration/query_batch_client.h"
 #include "tests/integration/server_process.h"
@@ -314,6 +315,17 @@ TEST_F(FindPathTest, QueryBatchKindAnswersAsTheUnaryCall) {
   EXPECT_EQ(batched.SerializeAsString(), unary.SerializeAsString());
   EXPECT_EQ(response.results(1).code(), int(grpc::StatusCode::INVALID_ARGUMENT));
   EXPECT_EQ(response.results(1).message().rfind("profile", 0), 0u) << response.results(1).message();
+
+  // The C++ client's QueryBatcher: the same answer.
+  client::QueryBatcher batcher(*client_);
+  std::future<client::QueryAnswer> answer = batcher.FindPath(MazeRequest());
+  batcher.Flush();
+  const client::QueryAnswer a = answer.get();
+  ASSERT_TRUE(a.status.ok()) << a.status.error_message();
+  EXPECT_EQ(a.version, unary.version());
+  v1::FindPathResponse from_batcher = a.result.find_path();
+  from_batcher.set_tiles_built(unary.tiles_built());
+  EXPECT_EQ(from_batcher.SerializeAsString(), unary.SerializeAsString());
 }
 
 TEST_F(FindPathTest, CliPathPrintsStatusWaypointsAndVersion) {
