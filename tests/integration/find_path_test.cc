@@ -6,14 +6,17 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/query_batcher.h"
 #include "client/voxcol_client.h"
+#include "tests/integration/http_get.h"
 #include "tests/integration/query_batch_client.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
@@ -79,7 +82,7 @@ class FindPathTest : public ::testing::Test {
         VOXCOL_SERVER_PATH,
         {"--data_dir=" + dir_.path() + "/data", "--world_size=64,32,64", "--store_sync=false",
          "--nav_profiles=maze:radius=0.5,height=2,max_climb=0.5", "--nav_default_profile=maze",
-         "--max_path_distance=1000"},
+         "--max_path_distance=1000", "--metrics_listen=127.0.0.1:0"},
         dir_.path()))
         << server_.Log();
     client_ = std::make_unique<client::Client>(server_.address());
@@ -216,6 +219,34 @@ TEST_F(FindPathTest, EditsChangeThePathAtTheirVersionAndReadAtKeepsTheOld) {
   EXPECT_EQ(mid.version(), opened);
   ExpectAroundWalls(mid, walls_opened);
   EXPECT_NEAR(mid.length(), shorter.length(), 1e-3f);
+}
+
+// An edit inside the reach of the path's tiles (a pit in the floor outside the maze's east wall)
+// makes some stale; the background thread rebuilds them (the stale-tiles gauge returns to 0) and
+// the next path at the edit's version builds nothing and is the same.
+TEST_F(FindPathTest, BackgroundRebuildLeavesNothingForTheNextPath) {
+  const v1::FindPathResponse before = Path(MazeRequest());
+  ASSERT_EQ(before.status(), v1::PATH_STATUS_OK);
+  auto metric = [&](const std::string& name) {
+    return testing::MetricValue(testing::HttpGet(server_.metrics_port(), "/metrics"),
+                                name + "{world=\"default\"}");
+  };
+  const double built = metric("voxcol_worlds_nav_tile_builds_total");
+  v1::ApplyEditsRequest pit;
+  *pit.add_primitives() = Region(29, -2, -2, 31, 0, 2, 0, v1::EDIT_MODE_SET);
+  const uint64_t version = Apply(pit);
+  double stale = -1;
+  for (int i = 0; i < 200; ++i) {  // up to 2 s; the rebuild runs every 20 ms
+    stale = metric("voxcol_worlds_nav_stale_tiles");
+    if (stale == 0 && metric("voxcol_worlds_nav_tile_builds_total") > built) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(stale, 0);
+  EXPECT_GT(metric("voxcol_worlds_nav_tile_builds_total"), built) << "nothing was rebuilt";
+  const v1::FindPathResponse after = Path(MazeRequest());
+  EXPECT_GE(after.version(), version);
+  EXPECT_EQ(after.tiles_built(), 0u) << "the path paid for a rebuild";
+  EXPECT_NEAR(after.length(), before.length(), 1e-3f);
 }
 
 TEST_F(FindPathTest, StatusesForOffMeshAndTooFar) {
