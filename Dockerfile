@@ -33,7 +33,7 @@ FROM docker.io/library/debian:bookworm-slim AS runtime
 # Runtime libraries only: the shared objects the two binaries link, no compiler, no -dev package.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 librocksdb7.8 libzstd1 liblz4-1 libcivetweb1 libssl3 libpng16-16 \
+      libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 librocksdb7.8 libzstd1 liblz4-1 libcivetweb1 libssl3 libpng16-16 librecast1 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin voxcol \
  && mkdir -p /data && chown voxcol:voxcol /data

@@ -188,6 +188,26 @@ void AddValidateHit(CliApp& cli) {
       ->check(VersionOrMinusOne("the newest"));
 }
 
+void AddPath(CliApp& cli) {
+  CliOptions& f = Flags();
+  CLI::App* path = Command(cli, "path", "Shortest walkable path for an agent (FindPath)", RunPath);
+  path->add_option("--start", f.start, "The agent's feet at the start")
+      ->required()
+      ->type_name(kVec3);
+  path->add_option("--goal", f.goal, "The agent's feet at the goal")->required()->type_name(kVec3);
+  path->add_option("--profile", f.profile, "Agent profile of the server (empty: its default)");
+  path->add_option("--radius", f.radius, "Override the profile's radius, world units");
+  path->add_option("--height", f.height, "Override the profile's height, world units");
+  path->add_option("--max_climb", f.max_climb, "Override the profile's highest step");
+  path->add_flag("--can_jump", f.can_jump, "The agent may jump (up to the profile's jump height)");
+  path->add_flag("--can_swim", f.can_swim, "The agent may swim on water surfaces");
+  path->add_option("--costs", f.costs, "Cost per unit by material, e.g. 'sand=4,water=10'");
+  path->add_option("--max_distance", f.max_distance,
+                   "Longest path, world units (0: the server's limit)");
+  path->add_option("--at_version", f.at_version, "Read this past version (-1: the newest)")
+      ->check(VersionOrMinusOne("the newest"));
+}
+
 void AddPrimitiveCommands(CliApp& cli) {
   CliOptions& f = Flags();
   CLI::App* ball = Command(cli, "fill-ball", "Fill or carve one ball", RunFillBall);
@@ -431,6 +451,7 @@ void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest,
   Command(cli, "health", "SERVING / NOT_SERVING (exit 0 only when serving)", std::move(health));
   AddQueryCommands(cli);
   AddValidateHit(cli);
+  AddPath(cli);
   AddPrimitiveCommands(cli);
   AddDataCommands(cli);
   AddWorldCommands(cli);

@@ -47,6 +47,10 @@ struct CliOptions {
   int64_t at_version = -1;  // every query command and validate-hit: read this past version
   std::string claimed_hit, target_point;  // validate-hit
   float tolerance = 0.25f;                // validate-hit
+  // path (also --radius, --height, --max_distance, --at_version).
+  std::string start, goal, profile, costs;
+  float max_climb = 0.0f;
+  bool can_jump = false, can_swim = false;
   // Edits.
   std::string material = "rock";
   std::string mode;  // raycast: smooth|blocky; edits: add|subtract|set

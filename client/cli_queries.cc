@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/cli_common.h"
@@ -435,6 +436,85 @@ int RunValidateHit(Client& client) {
                 Fmt(r.hit().position()).c_str());
   } else {
     std::printf("     server: no terrain along the shot\n");
+  }
+  return kExitOk;
+}
+
+namespace {
+
+// --costs "sand=4,water=10" (material name or number = cost per unit) into the request.
+bool ParseCosts(const std::string& text, v1::FindPathRequest* request) {
+  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    uint32_t material = 0;
+    float cost = 0;
+    if (!ParseMaterial(std::string(absl::StripAsciiWhitespace(kv.first)), &material) ||
+        !absl::SimpleAtof(kv.second, &cost)) {
+      return false;
+    }
+    v1::MaterialCost* c = request->add_material_costs();
+    c->set_material(material);
+    c->set_cost(cost);
+  }
+  return true;
+}
+
+const char* PathStatusLabel(v1::PathStatus s) {
+  switch (s) {
+    case v1::PATH_STATUS_OK:
+      return "OK";
+    case v1::PATH_STATUS_NO_PATH:
+      return "NO_PATH";
+    case v1::PATH_STATUS_START_OFF_MESH:
+      return "START_OFF_MESH";
+    case v1::PATH_STATUS_GOAL_OFF_MESH:
+      return "GOAL_OFF_MESH";
+    case v1::PATH_STATUS_TOO_FAR:
+      return "TOO_FAR";
+    default:
+      return "UNSPECIFIED";
+  }
+}
+
+const char* ActionLabel(v1::WaypointAction a) {
+  switch (a) {
+    case v1::WAYPOINT_ACTION_JUMP:
+      return "jump";
+    case v1::WAYPOINT_ACTION_SWIM:
+      return "swim";
+    default:
+      return "walk";
+  }
+}
+
+}  // namespace
+
+int RunPath(Client& client) {
+  v1::FindPathRequest request;
+  if (!ParseVec3(Flags().start, request.mutable_start())) return Usage("path needs --start=X,Y,Z");
+  if (!ParseVec3(Flags().goal, request.mutable_goal())) return Usage("path needs --goal=X,Y,Z");
+  request.set_profile(Flags().profile);
+  v1::AgentProfile* agent = request.mutable_agent();
+  if (Given("--radius")) agent->set_radius(Flags().radius);
+  if (Given("--height")) agent->set_height(Flags().height);
+  if (Given("--max_climb")) agent->set_max_climb(Flags().max_climb);
+  if (Flags().can_jump) agent->set_can_jump(true);
+  if (Flags().can_swim) agent->set_can_swim(true);
+  if (agent->ByteSizeLong() == 0) request.clear_agent();
+  if (!ParseCosts(Flags().costs, &request)) {
+    return Usage("--costs must be MATERIAL=COST pairs separated by ',', e.g. sand=4,water=10");
+  }
+  if (Given("--max_distance")) request.set_max_distance(Flags().max_distance);
+  ApplyAtVersion(&request);
+  v1::FindPathResponse r;
+  if (int done = FailedOrJson("path", client.FindPath(request, &r), r); done != kPrintSummary) {
+    return done;
+  }
+  std::printf("%s (world version %llu): %d waypoints, length %.3f\n", PathStatusLabel(r.status()),
+              (unsigned long long)r.version(), r.waypoints_size(), r.length());
+  for (int i = 0; i < r.waypoints_size(); ++i) {
+    const v1::Waypoint& w = r.waypoints(i);
+    std::printf("     %3d %-4s %s\n", i, ActionLabel(w.action()), Fmt(w.position()).c_str());
   }
   return kExitOk;
 }

@@ -19,5 +19,8 @@ int RunMoveCharacter(Client& client);
 // validate-hit: ValidateHit for --origin/--direction and --claimed_hit or --target, at
 // --at_version (every query command takes --at_version).
 int RunValidateHit(Client& client);
+// voxcol path: FindPath from --start to --goal; prints the status, waypoints with their actions,
+// the length and the version.
+int RunPath(Client& client);
 
 }  // namespace voxcol::client

@@ -79,6 +79,12 @@ std::future<QueryAnswer> QueryBatcher::MoveCharacters(v1::MoveCharactersRequest 
   return Queue(std::move(query));
 }
 
+std::future<QueryAnswer> QueryBatcher::FindPath(v1::FindPathRequest request) {
+  v1::QueryRequest query;
+  *query.mutable_find_path() = std::move(request);
+  return Queue(std::move(query));
+}
+
 size_t QueryBatcher::Flush(uint64_t min_version) {
   std::vector<v1::QueryRequest> queries;
   std::vector<std::promise<QueryAnswer>> answers;

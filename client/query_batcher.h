@@ -80,6 +80,7 @@ class QueryBatcher {
   std::future<QueryAnswer> Contacts(v1::ContactsRequest request);
   std::future<QueryAnswer> Probe(v1::ProbeRequest request);
   std::future<QueryAnswer> MoveCharacters(v1::MoveCharactersRequest request);
+  std::future<QueryAnswer> FindPath(v1::FindPathRequest request);
 
   // Sends every queued query, in batches of at most max_batch_queries, each waiting for
   // `min_version` (read-your-writes: the version of your last EditAck). Returns how many queries

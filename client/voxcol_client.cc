@@ -136,6 +136,10 @@ grpc::Status Client::MoveCharacters(const v1::MoveCharactersRequest& request,
   return Unary(*query_, &v1::QueryService::Stub::MoveCharacters, request, response);
 }
 
+grpc::Status Client::FindPath(const v1::FindPathRequest& request, v1::FindPathResponse* response) {
+  return Unary(*query_, &v1::QueryService::Stub::FindPath, request, response);
+}
+
 grpc::Status Client::Sweep(const v1::SweepRequest& request, v1::SweepResponse* response) {
   return Unary(*query_, &v1::QueryService::Stub::Sweep, request, response);
 }

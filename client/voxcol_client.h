@@ -73,6 +73,9 @@ class Client {
   // Lag-compensated hit validation (QueryService.ValidateHit).
   grpc::Status ValidateHit(const v1::ValidateHitRequest& request,
                            v1::ValidateHitResponse* response);
+  // The shortest walkable path for an agent profile (QueryService.FindPath); the path's own
+  // outcome (OK, NO_PATH, START_OFF_MESH, ...) is response->status().
+  grpc::Status FindPath(const v1::FindPathRequest& request, v1::FindPathResponse* response);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* response);
   grpc::Status CreateCheckpoint(const v1::CreateCheckpointRequest& request,
                                 v1::CreateCheckpointResponse* response);

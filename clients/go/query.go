@@ -49,3 +49,9 @@ func (c *Client) MoveCharacters(ctx context.Context, req *v1.MoveCharactersReque
 func (c *Client) ValidateHit(ctx context.Context, req *v1.ValidateHitRequest, opts ...grpc.CallOption) (*v1.ValidateHitResponse, error) {
 	return unary(ctx, c, "QueryService.ValidateHit", req, c.queries.ValidateHit, opts)
 }
+
+// FindPath asks for the shortest walkable path of an agent profile (QueryService.FindPath); the
+// path's own outcome (OK, NO_PATH, START_OFF_MESH, ...) is the response's Status.
+func (c *Client) FindPath(ctx context.Context, req *v1.FindPathRequest, opts ...grpc.CallOption) (*v1.FindPathResponse, error) {
+	return unary(ctx, c, "QueryService.FindPath", req, c.queries.FindPath, opts)
+}

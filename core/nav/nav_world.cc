@@ -306,6 +306,11 @@ absl::StatusOr<int> NavWorld::RebuildStale() {
     Install(*mesh, &*built, version);
     rebuilt += int(stale.size());
   }
+  // Every tile an edit up to `version` made stale is current now (a mesh created meanwhile is
+  // built at or after it).
+  uint64_t seen = rebuilt_version_.load(std::memory_order_relaxed);
+  while (seen < version && !rebuilt_version_.compare_exchange_weak(seen, version)) {
+  }
   return rebuilt;
 }
 
@@ -366,6 +371,14 @@ void NavWorld::AfterPublish(const CommittedEdit& edit) {
     for (int z = z0; z <= z1; ++z)
       for (int x = x0; x <= x1; ++x) dirty_[size_t(z * tiles_x_ + x)] = edit.result.version;
   }
+  if (!edit.result.changes.empty()) {
+    dirty_version_.store(edit.result.version, std::memory_order_release);
+  }
+}
+
+bool NavWorld::MayHaveStaleTiles() const {
+  return dirty_version_.load(std::memory_order_acquire) >
+         rebuilt_version_.load(std::memory_order_acquire);
 }
 
 }  // namespace voxcol

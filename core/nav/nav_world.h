@@ -81,6 +81,11 @@ class NavWorld : public EditObserver {
   // Cheap (one mutex, one load per tile). Thread-safe.
   bool ChangedSince(const std::vector<NavTileCoord>& tiles, uint64_t version) const;
 
+  // False when no edit since the last RebuildStale touched a tile: the background thread's cheap
+  // check before RebuildStale (stats() walks every tile under the lock edits take). True may
+  // still find nothing to rebuild (an edit of tiles never built).
+  bool MayHaveStaleTiles() const;
+
   const NavSettings& settings() const { return settings_; }
   NavStats stats() const;
 
@@ -134,6 +139,9 @@ class NavWorld : public EditObserver {
   std::vector<uint64_t> dirty_ ABSL_GUARDED_BY(dirty_mu_);
 
   std::atomic<uint64_t> tiles_built_{0}, tile_build_us_{0}, paths_{0};
+  // The newest edit version that marked a tile, and the version RebuildStale last made every
+  // built tile current at (MayHaveStaleTiles).
+  std::atomic<uint64_t> dirty_version_{0}, rebuilt_version_{0};
 };
 
 }  // namespace voxcol

@@ -16,7 +16,7 @@ from voxcol.errors import (AlreadyExistsError, BatchError, CancelledError, Clien
                            ResourceExhaustedError, UnauthenticatedError, UnavailableError,
                            VoxcolError)
 from voxcol.messages import (box, capsule, character_move, contacts_request,
-                             create_world_request, edits_request, fill_ball, fill_block, hull,
+                             create_world_request, edits_request, fill_ball, fill_block, find_path_request, hull,
                              int3, move_characters_request, overlap_request, posed,
                              probe_request, query, raycast_arrays, raycast_request, read_at,
                              sphere, sweep_request, validate_hit_request, vec3, voxel_box)
@@ -33,7 +33,7 @@ __all__ = [
     "CancelledError",
     # message builders
     "box", "capsule", "character_move", "contacts_request", "create_world_request",
-    "edits_request", "fill_ball", "fill_block", "hull", "int3", "move_characters_request",
+    "edits_request", "fill_ball", "fill_block", "find_path_request", "hull", "int3", "move_characters_request",
     "overlap_request", "posed", "probe_request", "query", "raycast_arrays", "raycast_request",
     "read_at", "sphere", "sweep_request", "validate_hit_request", "vec3", "voxel_box",
 ]

@@ -269,6 +269,12 @@ class QueryBatcher:
         return self._typed(query_pb.MoveCharactersRequest, "move_characters",
                            m.move_characters_request, moves, (), options)
 
+    def find_path(self, start: Any, *args: Any,
+                  **options: Any) -> "QueryFuture[query_pb.FindPathResponse]":
+        """A FindPathRequest, or find_path_request()'s arguments."""
+        return self._typed(query_pb.FindPathRequest, "find_path", m.find_path_request, start,
+                           args, options)
+
     # ---- sending -------------------------------------------------------------------------------
 
     def _take_queued(self) -> List[_Chunk]:

@@ -530,6 +530,25 @@ class Client:
                            options, "validate_hit")
         return self._call("QueryService.ValidateHit", request, world=world, timeout=timeout)
 
+    @overload
+    def find_path(self, request: query_pb.FindPathRequest, *, world: Optional[str] = None,
+                  timeout: Optional[float] = None) -> query_pb.FindPathResponse: ...
+
+    @overload
+    def find_path(self, start: Vector, goal: Vector, *, profile: str = ...,
+                  material_costs: Optional[Dict[int, float]] = ..., max_distance: float = ...,
+                  at_version: Optional[int] = ..., world: Optional[str] = None,
+                  timeout: Optional[float] = None, **agent: Any) -> query_pb.FindPathResponse: ...
+
+    def find_path(self, start: Any, *args: Any, world: Optional[str] = None,
+                  timeout: Optional[float] = None, **options: Any) -> query_pb.FindPathResponse:
+        """The shortest walkable path for an agent profile (QueryService.FindPath): status
+        (PATH_STATUS_OK, NO_PATH, START_OFF_MESH, GOAL_OFF_MESH, TOO_FAR), waypoints with their
+        actions, length and version. Options as find_path_request()."""
+        request = _message(query_pb.FindPathRequest, start, m.find_path_request, args, options,
+                           "find_path")
+        return self._call("QueryService.FindPath", request, world=world, timeout=timeout)
+
     def batcher(self, **options: Any) -> "QueryBatcher":
         """A QueryBatcher on this client (options as QueryBatcher)."""
         from voxcol.batcher import QueryBatcher

@@ -130,6 +130,7 @@ STEPS: Dict[str, Step] = {
     "QueryService.MoveCharacters": _unary(voxcol.Client.move_characters,
                                           query_pb.MoveCharactersRequest),
     "QueryService.ValidateHit": _unary(voxcol.Client.validate_hit, query_pb.ValidateHitRequest),
+    "QueryService.FindPath": _unary(voxcol.Client.find_path, query_pb.FindPathRequest),
     "QueryService.Query": _query,
     "EditService.FillBall": _unary(voxcol.Client.fill_ball, edit_pb.FillBallRequest),
     "EditService.ApplyEdits": _unary(voxcol.Client.apply_edits, edit_pb.ApplyEditsRequest),

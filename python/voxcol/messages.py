@@ -21,13 +21,14 @@ Voxel = Union[Sequence[int], types_pb.Int3]
 #: A query of a Query batch: a QueryRequest or one of the typed requests it wraps.
 Query = Union[query_pb.QueryRequest, query_pb.RaycastRequest, query_pb.SweepRequest,
               query_pb.OverlapRequest, query_pb.ContactsRequest, query_pb.ProbeRequest,
-              query_pb.MoveCharactersRequest]
+              query_pb.MoveCharactersRequest, query_pb.FindPathRequest]
 
 # The QueryRequest field (and QueryResult field) of each typed query request.
 QUERY_FIELDS = {
     query_pb.RaycastRequest: "raycast", query_pb.SweepRequest: "sweep",
     query_pb.OverlapRequest: "overlap", query_pb.ContactsRequest: "contacts",
     query_pb.ProbeRequest: "probe", query_pb.MoveCharactersRequest: "move_characters",
+    query_pb.FindPathRequest: "find_path",
 }
 
 
@@ -242,6 +243,35 @@ def move_characters_request(moves: Iterable[query_pb.CharacterMove], *,
     return _set_read_at(query_pb.MoveCharactersRequest(moves=moves), at_version)
 
 
+def find_path_request(start: Vector, goal: Vector, *, profile: str = "",
+                      material_costs: Optional[dict] = None, max_distance: float = 0.0,
+                      at_version: Optional[int] = None,
+                      **agent: object) -> query_pb.FindPathRequest:
+    """A FindPath from `start` to `goal` (the agent's feet) for the server's agent profile
+    `profile` (empty: its default). `agent` keywords change the profile's fields for this call
+    (radius, height, max_climb, max_slope_degrees, jump_height: numbers; can_jump, can_swim:
+    bools); `material_costs` maps a material number to its cost per unit (default 1);
+    `max_distance` 0 is the server's --max_path_distance."""
+    if not isinstance(profile, str):
+        raise TypeError(f"profile: expected a str, got {_describe(profile)}")
+    request = query_pb.FindPathRequest(start=vec3(start, "start"), goal=vec3(goal, "goal"),
+                                       profile=profile,
+                                       max_distance=number(max_distance, "max_distance"))
+    for name, value in agent.items():
+        if name in ("can_jump", "can_swim"):
+            if not isinstance(value, bool):
+                raise TypeError(f"{name}: expected a bool, got {_describe(value)}")
+            setattr(request.agent, name, value)
+        elif name in ("radius", "height", "max_climb", "max_slope_degrees", "jump_height"):
+            setattr(request.agent, name, number(value, name))
+        else:
+            raise TypeError(f"find_path: unknown agent field {name!r}")
+    for material, cost in (material_costs or {}).items():
+        request.material_costs.add(material=integer(material, "material_costs"),
+                                   cost=number(cost, f"material_costs[{material}]"))
+    return _set_read_at(request, at_version)
+
+
 def validate_hit_request(origin: Vector, direction: Vector, *,
                          claimed_hit: Optional[Vector] = None,
                          target_point: Optional[Vector] = None, tolerance: float = 0.0,
@@ -268,7 +298,7 @@ def query(request: Query, client_id: int = 0) -> query_pb.QueryRequest:
     field = QUERY_FIELDS.get(type(request))
     if field is None:
         raise TypeError(f"not a query request (RaycastRequest, SweepRequest, OverlapRequest, "
-                        f"ContactsRequest, ProbeRequest, MoveCharactersRequest or QueryRequest): "
+                        f"ContactsRequest, ProbeRequest, MoveCharactersRequest, FindPathRequest or QueryRequest): "
                         f"{_describe(request)}")
     wrapped = query_pb.QueryRequest(client_id=client_id)
     getattr(wrapped, field).CopyFrom(request)

@@ -26,6 +26,7 @@
 #include "server/app/cpu_quota.h"
 #include "server/app/listener.h"
 #include "server/app/log_flags.h"
+#include "server/app/nav_flags.h"
 #include "server/app/process_tuning.h"
 #include "server/app/store_flags.h"
 #include "server/replica/replica.h"
@@ -171,6 +172,7 @@ struct ServerConfig {
   SubscribeLimits subscribe;
   uint64_t idempotency_keys = 0;
   ServiceLimits limits;
+  NavOptions nav;
   StreamLimits stream_limits;
   int query_threads = 1;
   int rpc_threads = 2;
@@ -243,6 +245,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   absl::StatusOr<ServiceLimits> limits = LimitsFromFlags();
   if (!limits.ok()) return limits.status();
   config.limits = *limits;
+  if (absl::Status s = NavFromFlags(&config.nav, &config.limits); !s.ok()) return s;
   config.stream_limits = StreamLimitsFromFlags();
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
   config.store.sync = absl::GetFlag(FLAGS_store_sync);
@@ -304,6 +307,7 @@ WorldRegistryOptions RegistryOptions(const ServerConfig& config) {
   o.idempotency_keys = config.idempotency_keys;
   o.chunk_collision_cache_bytes = config.chunk_collision_cache_bytes;
   o.max_worlds = std::max<uint64_t>(1, absl::GetFlag(FLAGS_max_worlds));
+  o.nav = config.nav;
   return o;
 }
 

@@ -34,6 +34,15 @@ absl::Status RunValidateHitKind(const QueryEngine& engine, const ServiceLimits& 
   return RunValidateHit(engine, limits, request, response);
 }
 
+// FindPath takes its distance limit from the service's limits.
+absl::Status RunFindPathKind(const QueryEngine& engine, const ServiceLimits& limits,
+                             const v1::FindPathRequest& request, v1::FindPathResponse* response,
+                             const QueryInterrupt& interrupt) {
+  NavContext context = engine.nav;
+  context.max_path_distance = limits.max_path_distance;
+  return RunFindPath(engine.world(), context, request, response, interrupt);
+}
+
 struct Row {
   const char* name;
   bool in_batch;
@@ -73,6 +82,9 @@ constexpr Row kRows[] = {
     {"validate_hit", false, "ValidateHit", "validate-hit", true,
      &RunAs<v1::ValidateHitRequest, v1::ValidateHitResponse, &RunValidateHitKind>,
      &Default<v1::ValidateHitRequest>, &Default<v1::ValidateHitResponse>},
+    {"find_path", true, "FindPath", "path", false,
+     &RunAs<v1::FindPathRequest, v1::FindPathResponse, &RunFindPathKind>,
+     &Default<v1::FindPathRequest>, &Default<v1::FindPathResponse>},
 };
 
 // The field `name` of `message`'s type, of the expected type; aborts at start-up on a table that

@@ -9,6 +9,7 @@
 #include "core/query/query_types.h"
 #include "core/voxel/edit_batch.h"
 #include "server/exec/service_limits.h"
+#include "server/nav/find_path_op.h"
 #include "server/telemetry/metrics.h"
 #include "voxcol/v1/query_service.pb.h"
 
@@ -21,6 +22,8 @@ struct QueryEngine {
   ChunkCollisionCache& cache;
   // Applies the edits of tick batches (QueryBatchRequest.edits); null: such batches are refused.
   EditBatcher* batcher = nullptr;
+  // The world's navigation (FindPath); nav.nav null: navigation is off.
+  NavContext nav = {};
   const World& world() const { return index.world(); }
 };
 

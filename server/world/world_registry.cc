@@ -16,6 +16,7 @@
 #include "core/worldgen/cave_generator.h"
 #include "server/telemetry/log.h"
 #include "server/world/data_dir.h"
+#include "server/world/nav_rebuilder.h"
 
 namespace voxcol::server {
 
@@ -178,6 +179,7 @@ class WorldRegistry::Owner {
   DataDir data;
   std::unique_ptr<CopyLoader> copy_loader;
   std::unique_ptr<World> world;
+  std::unique_ptr<NavWorld> nav;  // an edit observer of `world`, destroyed before it
   std::unique_ptr<BroadphaseIndex> broadphase;
   std::unique_ptr<ChangeLog> change_log;
   std::unique_ptr<SubscriptionHub> subscriptions;
@@ -237,6 +239,7 @@ absl::StatusOr<std::shared_ptr<WorldRegistry::Owner>> WorldRegistry::OpenWorld(
   world.SetHistoryRetention(options_.history);
   owner->broadphase = std::make_unique<BroadphaseIndex>(world);
   world.AddObserver(owner->broadphase.get());
+  if (absl::Status s = OpenNav(id, owner.get()); !s.ok()) return s;
   std::vector<ChangeEntryPtr> feed = store.TakeFeedAtOpen();
   if (source != nullptr) feed.clear();
   owner->change_log = std::make_unique<ChangeLog>(version, options_.change_log, std::move(feed));
@@ -262,6 +265,7 @@ absl::StatusOr<std::shared_ptr<WorldRegistry::Owner>> WorldRegistry::OpenWorld(
   parts.id = id;
   parts.store = &store;
   parts.sea_level = CaveParams{}.sea_level;
+  if (owner->nav) parts.nav = {owner->nav.get(), &options_.nav.profiles};
   if (source != nullptr) {
     parts.template_world = source->parts.id;
     parts.template_version = version;
@@ -277,6 +281,31 @@ absl::StatusOr<std::shared_ptr<WorldRegistry::Owner>> WorldRegistry::OpenWorld(
   return owner;
 }
 
+// The world's NavWorld (it observes the world's edits from here on; no edit is served yet).
+absl::Status WorldRegistry::OpenNav(const std::string& id, Owner* owner) const {
+  if (!options_.nav.enabled) return absl::OkStatus();
+  if (absl::Status s = ValidateNavTileConfig(options_.nav.settings.tiles, owner->world->config());
+      !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("world ", id, ": navigation: ", s.message()));
+  }
+  owner->nav = std::make_unique<NavWorld>(*owner->world, options_.nav.settings);
+  return absl::OkStatus();
+}
+
+void WorldRegistry::StartNavRebuilder() {
+  if (!options_.nav.enabled || options_.nav.rebuild_interval <= absl::ZeroDuration()) return;
+  nav_rebuilder_ = std::make_unique<NavRebuilder>(
+      [this] {
+        std::vector<NavRebuilder::NavHandle> navs;
+        absl::ReaderMutexLock lock(&mu_);
+        for (const auto& [id, owner] : worlds_) {
+          if (owner->nav) navs.emplace_back(owner, owner->nav.get());
+        }
+        return navs;
+      },
+      options_.nav.rebuild_interval);
+}
+
 absl::Status WorldRegistry::Open() {
   absl::StatusOr<std::shared_ptr<Owner>> main =
       OpenWorld(kDefaultWorld, options_.data_dir, true, options_.new_world, nullptr);
@@ -285,6 +314,7 @@ absl::Status WorldRegistry::Open() {
   absl::MutexLock lock(&mu_);
   worlds_.emplace(kDefaultWorld, *std::move(main));
   std::error_code ec;
+  StartNavRebuilder();  // its first pass waits for mu_: after every world below is open
   if (!fs::is_directory(WorldsDir(), ec)) return absl::OkStatus();
   for (const fs::directory_entry& entry : fs::directory_iterator(WorldsDir(), ec)) {
     const std::string name = entry.path().filename().string();
@@ -425,6 +455,7 @@ std::vector<WorldRegistry::Summary> WorldRegistry::List(bool payload) const {
     const ChunkCollisionCacheStats cache = owner->cache->stats();
     s.cache_bytes = cache.bytes;
     s.cache_evictions = cache.evictions;
+    if (owner->nav) s.nav = owner->nav->stats();
     if (const store::Store* store = owner->parts.store) {
       s.store_write_state = uint64_t(store->write_state());
       s.store_write_errors = store->write_errors();
@@ -461,6 +492,23 @@ void RegisterWorldMetrics(const WorldRegistry& worlds, Metrics& registry) {
   family("voxcol_worlds_store_write_errors_total",
          "Edit writes the world's store failed (each refuses its whole group of edits)", "counter",
          [](const WorldRegistry::Summary& s) { return s.store_write_errors; });
+  family("voxcol_worlds_nav_tile_builds_total",
+         "Navmesh tiles built or rebuilt (FindPath and the background rebuild), per world",
+         "counter", [](const WorldRegistry::Summary& s) { return s.nav.tiles_built; });
+  registry.AddFamilyCallback("voxcol_worlds_nav_tile_build_seconds_total",
+                             "Time spent building navmesh tiles, per world", "counter", [&worlds] {
+                               Metrics::Samples samples;
+                               for (const WorldRegistry::Summary& s : worlds.List()) {
+                                 samples.emplace_back(absl::StrCat("world=\"", s.id, "\""),
+                                                      1e-6 * s.nav.tile_build_us);
+                               }
+                               return samples;
+                             });
+  family("voxcol_worlds_nav_tiles", "Navmesh tiles built and held, per world (over all profiles)",
+         "gauge", [](const WorldRegistry::Summary& s) { return uint64_t(s.nav.tiles_resident); });
+  family("voxcol_worlds_nav_stale_tiles",
+         "Built navmesh tiles an edit made stale and not yet rebuilt, per world", "gauge",
+         [](const WorldRegistry::Summary& s) { return uint64_t(s.nav.stale_tiles); });
 }
 
 void WorldRegistry::CloseFeeds() {

@@ -33,6 +33,7 @@
 #include "core/voxel/world.h"
 #include "server/exec/query_ops.h"
 #include "server/feed/subscribe_stream.h"
+#include "server/nav/nav_profiles.h"
 #include "server/telemetry/metrics.h"
 
 namespace voxcol::server {
@@ -55,7 +56,8 @@ struct WorldParts {
   int32_t sea_level = 0;
   std::string template_world;  // empty unless copied
   uint64_t template_version = 0;
-  QueryEngine engine() const { return QueryEngine{*broadphase, *cache, batcher}; }
+  NavContext nav;  // nav.nav null: navigation is off
+  QueryEngine engine() const { return QueryEngine{*broadphase, *cache, batcher, nav}; }
 };
 // The parts of a world wired up the single-world way (services built without a registry).
 inline WorldParts MakeWorldParts(World* world, const BroadphaseIndex* broadphase,
@@ -105,10 +107,13 @@ struct WorldRegistryOptions {
   uint64_t idempotency_keys = 0;
   size_t chunk_collision_cache_bytes = 0;
   size_t max_worlds = 128;  // created worlds, the default one not counted
+  NavOptions nav;           // every world's navigation (profiles, tiles, the background rebuild)
   // Not OK on a read replica: every world's batcher refuses client edits with it (the replica's
   // followers write with World::Edit).
   absl::Status edit_refusal;
 };
+
+class NavRebuilder;  // nav_rebuilder.h
 
 class WorldRegistry final : public WorldResolver {
  public:
@@ -118,6 +123,7 @@ class WorldRegistry final : public WorldResolver {
     uint64_t cache_bytes = 0, cache_evictions = 0;
     // The store's store::Store::WriteState (0 ok, 1 disk full, 2 failed) and failed edit writes.
     uint64_t store_write_state = 0, store_write_errors = 0;
+    NavStats nav;  // zero when navigation is off
   };
   explicit WorldRegistry(WorldRegistryOptions options);
   ~WorldRegistry() override;
@@ -148,6 +154,9 @@ class WorldRegistry final : public WorldResolver {
   // Checkpoints `source` into the new world directory `dir`.
   absl::Status CheckpointInto(const Owner& source, const std::string& dir) const;
   std::string WorldsDir() const;
+  absl::Status OpenNav(const std::string& id, Owner* owner) const;
+  // Starts the background rebuild of stale navmesh tiles (after Open).
+  void StartNavRebuilder();
 
   const WorldRegistryOptions options_;
   WorldParts* default_ = nullptr;
@@ -155,6 +164,8 @@ class WorldRegistry final : public WorldResolver {
   std::map<std::string, std::shared_ptr<Owner>, std::less<>> worlds_ ABSL_GUARDED_BY(mu_);
   absl::Mutex create_mu_;  // one Create/Delete at a time (directories, checkpoints)
   uint64_t deleted_ = 0;   // names of directories being removed
+  // Last: stopped first, before the worlds it rebuilds are closed.
+  std::unique_ptr<NavRebuilder> nav_rebuilder_;
 };
 
 // Per-world families labelled `world` (version, resident chunks, collision cache bytes and

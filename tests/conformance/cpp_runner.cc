@@ -150,6 +150,8 @@ Steps StepsOf(client::Client& c) {
   steps["QueryService.MoveCharacters"] =
       Unary<v1::MoveCharactersRequest, v1::MoveCharactersResponse>(
           [&c](const auto& q, auto* r) { return c.MoveCharacters(q, r); });
+  steps["QueryService.FindPath"] = Unary<v1::FindPathRequest, v1::FindPathResponse>(
+      [&c](const auto& q, auto* r) { return c.FindPath(q, r); });
   steps["QueryService.ValidateHit"] = Unary<v1::ValidateHitRequest, v1::ValidateHitResponse>(
       [&c](const auto& q, auto* r) { return c.ValidateHit(q, r); });
   steps["EditService.FillBall"] = Unary<v1::FillBallRequest, v1::EditAck>(

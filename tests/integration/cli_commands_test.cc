@@ -116,6 +116,12 @@ TEST_F(CliCommandsTest, EveryCommandAnswersAgainstARealServer) {
   ASSERT_EQ(verdict.exit_code, 0) << verdict.err;
   EXPECT_EQ(verdict.out.rfind("CONFIRMED (world version 0)", 0), 0u) << verdict.out;
 
+  // A path from the ray's hit to itself (FindPath): answered at version 0 with a status.
+  auto path =
+      Json<v1::FindPathResponse>({"path", "--start=" + Str(ground), "--goal=" + Str(ground)});
+  EXPECT_EQ(path.version(), 0u);
+  EXPECT_NE(path.status(), v1::PATH_STATUS_UNSPECIFIED);
+
   // Edits: each produces the next version.
   uint64_t v = 0;
   EXPECT_EQ(Edit({"fill-ball", "--center=" + Str(ground), "--radius=3", "--material=air"}), ++v);

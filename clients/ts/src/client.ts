@@ -39,6 +39,8 @@ import { QueryServiceService } from "./gen/voxcol/v1/query_service";
 import type {
   ContactsRequest,
   ContactsResponse,
+  FindPathRequest,
+  FindPathResponse,
   MoveCharactersRequest,
   MoveCharactersResponse,
   OverlapRequest,
@@ -272,6 +274,11 @@ export class VoxcolClient {
   }
   validateHit(request: Init<ValidateHitRequest>, options?: CallOptions): Promise<ValidateHitResponse> {
     return this.unary(QueryServiceService.validateHit, "ValidateHitRequest", request, options);
+  }
+  /** The shortest walkable path of an agent profile (QueryService.FindPath); the path's own
+   * outcome (OK, NO_PATH, START_OFF_MESH, ...) is the response's `status`. */
+  findPath(request: Init<FindPathRequest>, options?: CallOptions): Promise<FindPathResponse> {
+    return this.unary(QueryServiceService.findPath, "FindPathRequest", request, options);
   }
 
   // ---- EditService (unary) -------------------------------------------------------------------

@@ -83,6 +83,7 @@ export const UNARY_CALLS: Record<string, UnaryMethod> = {
   "QueryService.Probe": (c, r) => c.probe(r),
   "QueryService.MoveCharacters": (c, r) => c.moveCharacters(r),
   "QueryService.ValidateHit": (c, r) => c.validateHit(r),
+  "QueryService.FindPath": (c, r) => c.findPath(r),
   "EditService.FillBall": (c, r) => c.fillBall(r),
   "EditService.ApplyEdits": (c, r) => c.applyEdits(r),
   "EditService.ReadVoxels": (c, r) => c.readVoxels(r),

@@ -165,10 +165,12 @@ TEST(FindPathTest, RebuildStaleRebuildsOffTheQueryPath) {
   s->SetWall(2, 1, false);
   const size_t stale = s->nav->stats().stale_tiles;
   EXPECT_GT(stale, 0u);
+  EXPECT_TRUE(s->nav->MayHaveStaleTiles());
   absl::StatusOr<int> rebuilt = s->nav->RebuildStale();
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
   EXPECT_EQ(size_t(*rebuilt), stale);
   EXPECT_EQ(s->nav->stats().stale_tiles, 0u);
+  EXPECT_FALSE(s->nav->MayHaveStaleTiles());  // the background thread's gate closes again
   absl::StatusOr<FindPathResult> r = s->Path(MazeStart(o), MazeGoal(o));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->tiles_built, 0);

@@ -1,0 +1,46 @@
+#include "server/app/nav_flags.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+
+ABSL_FLAG(bool, nav, true,
+          "Navigation: one navmesh per world for FindPath (Recast/Detour tiles built lazily, "
+          "rebuilt after edits in the background); false: FindPath answers FAILED_PRECONDITION");
+ABSL_FLAG(std::string, nav_profiles, "",
+          "Named agent profiles of every world, 'name:key=value,...;name2:...' with keys radius, "
+          "height, max_climb, max_slope_degrees, can_jump, jump_height, can_swim (world units, "
+          "degrees, true/false), e.g. 'small:radius=0.3,height=1;swimmer:can_swim=true'. A "
+          "profile 'default' (radius 0.5, height 2, max_climb 1, 45 degrees) always exists unless "
+          "defined here");
+ABSL_FLAG(std::string, nav_default_profile, "default",
+          "The profile of FindPath requests that name none (one of --nav_profiles or 'default')");
+ABSL_FLAG(double, max_path_distance, 3000,
+          "Largest FindPath max_distance (world units), and the one used when a request gives 0");
+ABSL_FLAG(int32_t, nav_rebuild_interval_ms, 20,
+          "How often a background thread rebuilds navmesh tiles that edits made stale; 0: never "
+          "(the next path through them rebuilds them)");
+
+namespace voxcol::server {
+
+absl::Status NavFromFlags(NavOptions* nav, ServiceLimits* limits) {
+  nav->enabled = absl::GetFlag(FLAGS_nav);
+  absl::StatusOr<NavProfiles> profiles =
+      ParseNavProfiles(absl::GetFlag(FLAGS_nav_profiles), absl::GetFlag(FLAGS_nav_default_profile));
+  if (!profiles.ok()) return profiles.status();
+  nav->profiles = *std::move(profiles);
+  const double distance = absl::GetFlag(FLAGS_max_path_distance);
+  if (!std::isfinite(distance) || distance <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max_path_distance must be > 0 (world units), got ", distance));
+  }
+  limits->max_path_distance = float(distance);
+  nav->rebuild_interval =
+      absl::Milliseconds(std::max(0, absl::GetFlag(FLAGS_nav_rebuild_interval_ms)));
+  return absl::OkStatus();
+}
+
+}  // namespace voxcol::server

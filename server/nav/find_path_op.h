@@ -1,0 +1,39 @@
+// FindPath in the service: the request decoded and validated against the world, the server's
+// profiles and limits, the core NavWorld's answer encoded, and the path metrics. Shared by the
+// unary RPC and the Query batch kind (through the query kinds table) so both answer identically.
+#pragma once
+
+#include "absl/status/status.h"
+#include "core/nav/find_path.h"
+#include "core/nav/nav_world.h"
+#include "core/voxel/world.h"
+#include "server/nav/nav_profiles.h"
+#include "voxcol/v1/query_service.pb.h"
+
+namespace voxcol::server {
+
+// What FindPath runs against in one world; `nav` null: navigation is off (--nav=false).
+struct NavContext {
+  NavWorld* nav = nullptr;
+  const NavProfiles* profiles = nullptr;
+  float max_path_distance = 3000;  // --max_path_distance, world units
+};
+
+// Decodes `request` into `input`: the named profile (or the default) changed by the set fields
+// of `agent`, costs, max_distance (0: the limit). INVALID_ARGUMENT naming the field (start, goal,
+// profile, agent.radius, material_costs[2].cost, max_distance, ...) for anything bad.
+absl::Status FindPathFromProto(const World& world, const NavContext& context,
+                               const v1::FindPathRequest& request, FindPathInput* input);
+
+// Runs FindPath at the calling thread's version and fills `response` (with that version).
+// FAILED_PRECONDITION when navigation is off; INVALID_ARGUMENT as FindPathFromProto;
+// DEADLINE_EXCEEDED / CANCELLED when `interrupt` stopped it; DATA_LOSS for a chunk that could not
+// be loaded. Counts the answer in voxcol_nav_paths_total{status}.
+absl::Status RunFindPath(const World& world, const NavContext& context,
+                         const v1::FindPathRequest& request, v1::FindPathResponse* response,
+                         const QueryInterrupt& interrupt);
+
+v1::PathStatus ToProto(PathStatus status);
+v1::WaypointAction ToProto(WaypointAction action);
+
+}  // namespace voxcol::server
