@@ -71,17 +71,29 @@ bool BuriedEscape(const BroadphaseIndex& index, ChunkCollisionCache& cache, cons
   const float h = world.voxel_size();
   bool inside = cell == CellSide::kSolid;
   Vec3 d;
+  // The short ray that decided `inside` found the first crossing of its axis already: the long
+  // pass below reuses it instead of casting that axis again.
+  int decided_axis = -1;
+  RaycastHit decided_hit;
   for (int axis = 0; axis < 6 && !inside; ++axis) {
     if (!cast(axis, 2 * h, &d)) return false;
     if (hits.empty()) continue;
     if (hits[0].front_face) return false;
     inside = true;
+    decided_axis = axis;
+    decided_hit = hits[0];
   }
   // The way out: the nearest exit along the six axes (or, still undecided, the side).
   float best = std::numeric_limits<float>::infinity();
   Vec3 best_dir;
   for (int axis = 0; axis < 6; ++axis) {
-    if (!cast(axis, 64.0f * h, &d)) return false;
+    if (axis == decided_axis) {
+      d = Vec3();
+      d[axis / 2] = axis % 2 == 0 ? 1.0f : -1.0f;
+      hits.assign(1, decided_hit);
+    } else if (!cast(axis, 64.0f * h, &d)) {
+      return false;
+    }
     if (hits.empty()) continue;
     if (hits[0].front_face) {
       if (!inside) return false;  // still undecided: this ray decides
