@@ -10,7 +10,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -18,6 +17,7 @@
 
 #include "client/voxcol_client.h"
 #include "tests/integration/http_get.h"
+#include "tests/integration/process_memory.h"
 #include "tests/integration/query_batch_client.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
@@ -26,34 +26,12 @@
 namespace voxcol {
 namespace {
 
+using testing::kRssMeasuresTheServer;
+using testing::ResidentBytes;
 using testing::ServerProcess;
 using testing::TempDir;
 using Clock = std::chrono::steady_clock;
 constexpr double kMiB = 1024.0 * 1024.0;
-
-// Under AddressSanitizer (the sanitizer build) the server's RSS holds shadow memory, redzones and
-// a quarantine of freed blocks: there the memory figures are printed, not checked; the gauges are.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kRssMeasuresTheServer = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kRssMeasuresTheServer = false;
-#else
-constexpr bool kRssMeasuresTheServer = true;
-#endif
-#else
-constexpr bool kRssMeasuresTheServer = true;
-#endif
-
-// VmRSS of `pid` in bytes; -1 if unreadable.
-double RssBytes(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) * 1024.0;
-  }
-  return -1;
-}
 
 double Metric(const ServerProcess& server, const std::string& name) {
   return testing::MetricValue(testing::HttpGet(server.metrics_port(), "/metrics"), name);
@@ -110,7 +88,7 @@ TEST(BackpressureTest, QueryStreamThatStopsReadingIsEndedAtItsPendingLimit) {
     ASSERT_EQ(warm.code(), 0) << warm.message();
     response_bytes = warm.ByteSizeLong();
   }
-  const double rss_before = RssBytes(server.pid());
+  const double rss_before = ResidentBytes(server.pid());
   ASSERT_GT(rss_before, 0);
 
   auto stalled_stub = v1::QueryService::NewStub(SlowReaderChannel(server.address(), 1));
@@ -131,7 +109,7 @@ TEST(BackpressureTest, QueryStreamThatStopsReadingIsEndedAtItsPendingLimit) {
   int other_batches = 0;
   const auto give_up = Clock::now() + std::chrono::seconds(30);
   while (Metric(server, "voxcol_query_streams_ended_slow_total") < 1 && Clock::now() < give_up) {
-    max_rss = std::max(max_rss, RssBytes(server.pid()));
+    max_rss = std::max(max_rss, ResidentBytes(server.pid()));
     max_pending = std::max(max_pending, Metric(server, "voxcol_query_stream_pending_bytes"));
     const auto start = Clock::now();
     v1::QueryBatchResponse other = testing::RunOneBatch(*stub, batch);
@@ -140,7 +118,7 @@ TEST(BackpressureTest, QueryStreamThatStopsReadingIsEndedAtItsPendingLimit) {
     EXPECT_EQ(other.code(), 0) << other.message();
     ++other_batches;
   }
-  max_rss = std::max(max_rss, RssBytes(server.pid()));
+  max_rss = std::max(max_rss, ResidentBytes(server.pid()));
   const double pending_after_end = Metric(server, "voxcol_query_stream_pending_bytes");
   std::printf(
       "stalled Query stream: %d batches written, response %zu bytes, max pending %.2f MiB, "
@@ -243,20 +221,20 @@ TEST(BackpressureTest, SubscribersThatStopReadingHoldAtMostTheirBuffer) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_EQ(Metric(server, "voxcol_subscribers"), kStalled);
-  const double rss_before = RssBytes(server.pid());
+  const double rss_before = ResidentBytes(server.pid());
   double max_rss = rss_before, max_buffered = 0;
   for (int i = 0; i < kEdits; ++i) {
     v1::EditAck ack;
     grpc::Status status = editor.ApplyEdits(Fill(i), &ack);
     ASSERT_TRUE(status.ok()) << status.error_message();
     max_buffered = std::max(max_buffered, Metric(server, "voxcol_subscribe_buffered_bytes"));
-    if (i % 10 == 0) max_rss = std::max(max_rss, RssBytes(server.pid()));
+    if (i % 10 == 0) max_rss = std::max(max_rss, ResidentBytes(server.pid()));
   }
   for (int i = 0; i < 500 && Metric(server, "voxcol_subscribers_fell_behind_total") < kStalled;
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  max_rss = std::max(max_rss, RssBytes(server.pid()));
+  max_rss = std::max(max_rss, ResidentBytes(server.pid()));
   const double buffered_after = Metric(server, "voxcol_subscribe_buffered_bytes");
   std::printf(
       "%d stalled subscribers, %d edits: max buffered %.2f MiB (limit %d x %d MiB), after the end "

@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <string>
 #include <thread>
@@ -23,6 +22,7 @@
 
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "tests/integration/http_get.h"
+#include "tests/integration/process_memory.h"
 #include "tests/integration/server_process.h"
 
 namespace voxcol {
@@ -111,15 +111,6 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-double RssMiB(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  }
-  return -1;
-}
-
 // 5,000 connections held open (half after HTTP/2's preface, half silent) against a server started
 // with the soft file limit most services get (1,024), which it raises to the hard limit itself:
 // all 5,000 are accepted and stay open (none refused), and health checks on new channels answer
@@ -150,7 +141,7 @@ TEST(ConnectionFloodTest, FiveThousandConnectionsLeaveHealthChecksUnder100Ms) {
       std::string::npos)
       << server.Log();
   EXPECT_GE(Metric(server, "voxcol_connections_limit"), kConnections);
-  const double rss_before = RssMiB(server.pid());
+  const double rss_before = testing::ResidentBytes(server.pid()) / 1048576.0;
 
   std::vector<int> flood;
   const auto flood_start = Clock::now();
@@ -181,9 +172,9 @@ TEST(ConnectionFloodTest, FiveThousandConnectionsLeaveHealthChecksUnder100Ms) {
   std::printf(
       "%d connections opened in %.0f ms; server RSS %.1f -> %.1f MiB; health checks on new "
       "channels: median %.2f ms (max %.2f), the call alone median %.2f ms; %d of %d still open\n",
-      kConnections, flood_ms, rss_before, RssMiB(server.pid()), Median(totals),
-      totals.empty() ? 0.0 : *std::max_element(totals.begin(), totals.end()), Median(calls),
-      still_open, kConnections);
+      kConnections, flood_ms, rss_before, testing::ResidentBytes(server.pid()) / 1048576.0,
+      Median(totals), totals.empty() ? 0.0 : *std::max_element(totals.begin(), totals.end()),
+      Median(calls), still_open, kConnections);
   EXPECT_GE(serving, 8) << "health checks must answer SERVING (one retry allowed)";
   EXPECT_LT(Median(totals), 100.0);
   EXPECT_EQ(still_open, kConnections);

@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "tests/integration/http_get.h"
+#include "tests/integration/process_memory.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
@@ -21,34 +21,8 @@
 namespace voxcol {
 namespace {
 
-// In the sanitizer build the server runs under AddressSanitizer, whose shadow memory, redzones and
-// quarantine of freed blocks (held back on purpose, to catch use after free) make its RSS say
-// nothing about the worlds: there the test creates, queries and deletes the copies but checks no
-// memory figure. The default build checks them.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kRssMeasuresWorlds = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kRssMeasuresWorlds = false;
-#else
-constexpr bool kRssMeasuresWorlds = true;
-#endif
-#else
-constexpr bool kRssMeasuresWorlds = true;
-#endif
-
 using testing::ServerProcess;
 using testing::TempDir;
-
-// Resident set of `pid` in bytes (VmRSS of /proc/<pid>/status); 0 if unreadable.
-uint64_t RssBytes(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  }
-  return 0;
-}
 
 struct Size {
   int x, y, z;  // voxels
@@ -250,7 +224,7 @@ TEST_F(WorldsTest, HundredCopiesShareTheTemplatesChunksAndDeletingFreesThem) {
   ASSERT_TRUE(Create("warmup", "default").ok());
   ASSERT_TRUE(RaycastDown("warmup", 1, 1).ok());
   ASSERT_TRUE(Delete("warmup").ok());
-  const uint64_t before = RssBytes(server_.pid());
+  const uint64_t before = uint64_t(testing::ResidentBytes(server_.pid()));
   constexpr int kCopies = 100;
   for (int i = 0; i < kCopies; ++i) {
     v1::WorldSummary summary;
@@ -260,17 +234,17 @@ TEST_F(WorldsTest, HundredCopiesShareTheTemplatesChunksAndDeletingFreesThem) {
     float y = 0;
     ASSERT_TRUE(RaycastDown("match-" + std::to_string(i), 10, 10, &y).ok());
   }
-  const uint64_t with_copies = RssBytes(server_.pid());
+  const uint64_t with_copies = uint64_t(testing::ResidentBytes(server_.pid()));
   const double per_world = (double(with_copies) - double(before)) / kCopies;
   ASSERT_TRUE(Delete("match-0").ok());
   for (int i = 1; i < kCopies; ++i) ASSERT_TRUE(Delete("match-" + std::to_string(i)).ok());
-  const uint64_t after = RssBytes(server_.pid());
+  const uint64_t after = uint64_t(testing::ResidentBytes(server_.pid()));
   std::printf(
       "template resident %.1f MiB (VmRSS %.1f MiB before the copies); 100 copies: VmRSS %.1f MiB, "
       "%.0f KiB per world = %.2f%% of the template; after deleting them: %.1f MiB\n",
       template_bytes / 1048576.0, before / 1048576.0, with_copies / 1048576.0, per_world / 1024,
       100.0 * per_world / double(template_bytes), after / 1048576.0);
-  if (kRssMeasuresWorlds) {
+  if (testing::kRssMeasuresTheServer) {
     EXPECT_LT(per_world, 0.05 * double(template_bytes));
     // Deleting gives back at least 80% of what the copies took.
     EXPECT_LT(double(after) - double(before), 0.2 * (double(with_copies) - double(before)) + 1e6);
@@ -289,9 +263,9 @@ TEST_F(WorldsTest, AnIdleServerOfAHugeWorldStaysUnder40MiBResident) {
   EXPECT_NE(testing::HttpGet(server_.metrics_port(), "/metrics").find("voxcol_"),
             std::string::npos);
   EXPECT_EQ(List().size(), 1u);
-  const uint64_t rss = RssBytes(server_.pid());
+  const uint64_t rss = uint64_t(testing::ResidentBytes(server_.pid()));
   std::printf("idle server, 8192x256x8192 world: VmRSS %.1f MiB\n", rss / 1048576.0);
-  if (kRssMeasuresWorlds) {
+  if (testing::kRssMeasuresTheServer) {
     EXPECT_GT(rss, 0u);
     EXPECT_LT(rss, uint64_t(40) << 20);
   }
