@@ -344,14 +344,20 @@ NavStats NavWorld::stats() const {
   s.paths = paths_.load(std::memory_order_relaxed);
   absl::MutexLock lock(&meshes_mu_);
   s.meshes = meshes_.size();
+  // dirty_mu_ is the lock edits take: hold it for one slice of tiles at a time, so a scrape of a
+  // large world never keeps an edit waiting for more than a slice's compares.
+  constexpr size_t kSlice = 1024;
   for (const auto& [key, mesh] : meshes_) {
     absl::ReaderMutexLock mesh_lock(&mesh->mu);
-    absl::MutexLock dirty_lock(&dirty_mu_);
-    for (size_t i = 0; i < mesh->tiles.size(); ++i) {
-      const TileState& t = mesh->tiles[i];
-      if (!t.built) continue;
-      ++s.tiles_resident;
-      s.stale_tiles += dirty_[i] > t.version;
+    for (size_t begin = 0; begin < mesh->tiles.size(); begin += kSlice) {
+      const size_t end = std::min(begin + kSlice, mesh->tiles.size());
+      absl::MutexLock dirty_lock(&dirty_mu_);
+      for (size_t i = begin; i < end; ++i) {
+        const TileState& t = mesh->tiles[i];
+        if (!t.built) continue;
+        ++s.tiles_resident;
+        s.stale_tiles += dirty_[i] > t.version;
+      }
     }
   }
   return s;

@@ -82,8 +82,8 @@ class NavWorld : public EditObserver {
   bool ChangedSince(const std::vector<NavTileCoord>& tiles, uint64_t version) const;
 
   // False when no edit since the last RebuildStale touched a tile: the background thread's cheap
-  // check before RebuildStale (stats() walks every tile under the lock edits take). True may
-  // still find nothing to rebuild (an edit of tiles never built).
+  // check before RebuildStale (stats() walks every tile). True may still find nothing to
+  // rebuild (an edit of tiles never built).
   bool MayHaveStaleTiles() const;
 
   const NavSettings& settings() const { return settings_; }
