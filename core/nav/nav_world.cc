@@ -25,6 +25,7 @@ struct QuerySlot {
 struct TileState {
   bool built = false;
   uint64_t version = 0;  // snapshot version the tile was built from
+  int32_t bytes = 0;     // its Detour data (0: no walkable polygon, nothing held)
 };
 
 // See the header: current at `version` when built from it, or untouched since both.
@@ -46,6 +47,9 @@ struct NavWorld::Mesh {
   mutable absl::Mutex mu;
   dtNavMesh* nav ABSL_PT_GUARDED_BY(mu) = nullptr;  // the pointer itself never changes
   std::vector<TileState> tiles ABSL_GUARDED_BY(mu);
+  int64_t bytes ABSL_GUARDED_BY(mu) = 0;  // sum of tiles[i].bytes
+  // Per tile, NavWorld::search_clock_ when a search last needed it; written under a shared lock.
+  std::unique_ptr<std::atomic<uint64_t>[]> last_search;
   absl::Mutex pool_mu;
   std::vector<std::unique_ptr<QuerySlot>> pool ABSL_GUARDED_BY(pool_mu);
 };
@@ -96,6 +100,7 @@ absl::StatusOr<NavWorld::Mesh*> NavWorld::MeshFor(const AgentProfile& profile) {
     return absl::InternalError("dtNavMesh::init failed");
   }
   mesh->tiles.assign(size_t(tiles_x_) * size_t(tiles_z_), TileState{});
+  mesh->last_search = std::make_unique<std::atomic<uint64_t>[]>(mesh->tiles.size());
   slot = std::move(mesh);
   return slot.get();
 }
@@ -113,13 +118,53 @@ NavWorld::Region NavWorld::TilesIn(const Vec3& min, const Vec3& max) const {
 std::vector<int> NavWorld::NotCurrent(const Mesh& mesh, const Region& r, uint64_t version) const {
   mesh.mu.AssertReaderHeld();
   std::vector<int> out;
-  absl::MutexLock lock(&dirty_mu_);
-  for (int z = r.z0; z < r.z1; ++z)
+  for (int z = r.z0; z < r.z1; ++z) {
+    absl::MutexLock lock(&dirty_mu_);  // per row: an edit never waits for a whole world's walk
     for (int x = r.x0; x < r.x1; ++x) {
       const int i = z * tiles_x_ + x;
       if (!Current(mesh.tiles[size_t(i)], dirty_[size_t(i)], version)) out.push_back(i);
     }
+  }
   return out;
+}
+
+void NavWorld::Touch(const Mesh& mesh, const Region& r) {
+  const uint64_t now = search_clock_.fetch_add(1, std::memory_order_relaxed) + 1;
+  for (int z = r.z0; z < r.z1; ++z)
+    for (int x = r.x0; x < r.x1; ++x) {
+      mesh.last_search[size_t(z) * size_t(tiles_x_) + size_t(x)].store(now,
+                                                                       std::memory_order_relaxed);
+    }
+}
+
+void NavWorld::DropTile(Mesh& mesh, int index) {
+  mesh.mu.AssertHeld();
+  const NavTileCoord c = CoordOf(index);
+  if (const dtTileRef ref = mesh.nav->getTileRefAt(c.x, c.z, 0); ref != 0) {
+    mesh.nav->removeTile(ref, nullptr, nullptr);  // frees its data (DT_TILE_FREE_DATA)
+  }
+  mesh.bytes -= mesh.tiles[size_t(index)].bytes;
+  mesh.tiles[size_t(index)] = TileState{};
+}
+
+void NavWorld::Evict(Mesh& mesh, const Region& keep) {
+  mesh.mu.AssertHeld();
+  const int64_t bound = settings_.max_tile_bytes_per_mesh;
+  if (bound <= 0 || mesh.bytes <= bound) return;
+  std::vector<std::pair<uint64_t, int>> held;  // (last search, tile), tiles holding data
+  for (size_t i = 0; i < mesh.tiles.size(); ++i) {
+    if (mesh.tiles[i].bytes == 0) continue;
+    const NavTileCoord c = CoordOf(int(i));
+    if (c.x >= keep.x0 && c.x < keep.x1 && c.z >= keep.z0 && c.z < keep.z1) continue;
+    held.emplace_back(mesh.last_search[i].load(std::memory_order_relaxed), int(i));
+  }
+  std::sort(held.begin(), held.end());
+  const int64_t target = bound - bound / 8;  // some room, so evictions come in rounds
+  for (const auto& [stamp, i] : held) {
+    if (mesh.bytes <= target) break;
+    DropTile(mesh, i);
+    tiles_evicted_.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 absl::StatusOr<std::vector<NavWorld::BuiltTile>> NavWorld::Build(const Mesh& mesh,
@@ -142,29 +187,31 @@ absl::StatusOr<std::vector<NavWorld::BuiltTile>> NavWorld::Build(const Mesh& mes
   return out;
 }
 
-void NavWorld::Install(Mesh& mesh, std::vector<BuiltTile>* built, uint64_t version) {
+void NavWorld::Install(Mesh& mesh, std::vector<BuiltTile>* built, uint64_t version,
+                       const Region& keep) {
   mesh.mu.AssertHeld();
   for (BuiltTile& b : *built) {
-    const NavTileCoord c = CoordOf(b.index);
-    TileState& state = mesh.tiles[size_t(b.index)];
     uint64_t dirty;
     {
       absl::MutexLock lock(&dirty_mu_);
       dirty = dirty_[size_t(b.index)];
     }
-    if (Current(state, dirty, version)) continue;  // another thread installed one meanwhile
-    if (const dtTileRef old = mesh.nav->getTileRefAt(c.x, c.z, 0); old != 0) {
-      mesh.nav->removeTile(old, nullptr, nullptr);  // frees its data (DT_TILE_FREE_DATA)
-    }
+    if (Current(mesh.tiles[size_t(b.index)], dirty, version)) continue;  // installed meanwhile
+    DropTile(mesh, b.index);
+    int32_t bytes = 0;
     if (b.data.data != nullptr) {
       const int size = b.data.size;
       unsigned char* data = b.data.Release();
       if (dtStatusFailed(mesh.nav->addTile(data, size, DT_TILE_FREE_DATA, 0, nullptr))) {
         dtFree(data);  // left out: the tile reads as unwalkable
+      } else {
+        bytes = size;
       }
     }
-    state = {true, version};
+    mesh.tiles[size_t(b.index)] = {true, version, bytes};
+    mesh.bytes += bytes;
   }
+  Evict(mesh, keep);
 }
 
 absl::StatusOr<int> NavWorld::Refresh(Mesh& mesh, const Region& region, uint64_t version,
@@ -178,7 +225,7 @@ absl::StatusOr<int> NavWorld::Refresh(Mesh& mesh, const Region& region, uint64_t
   absl::StatusOr<std::vector<BuiltTile>> built = Build(mesh, missing, interrupt);
   if (!built.ok()) return built.status();
   absl::MutexLock lock(&mesh.mu);
-  Install(mesh, &*built, version);
+  Install(mesh, &*built, version, region);
   return int(missing.size());
 }
 
@@ -208,6 +255,7 @@ absl::StatusOr<nav_internal::PathSearch> NavWorld::SearchIn(Mesh& mesh, const Re
                                                             uint64_t version, int* tiles_built) {
   // Usually one refresh, then the search under the shared lock. A query at another version may
   // swap a tile in between; after a few such races, build and search under the exclusive lock.
+  Touch(mesh, region);
   for (int attempt = 0; attempt < 3; ++attempt) {
     {
       absl::ReaderMutexLock lock(&mesh.mu);
@@ -221,7 +269,7 @@ absl::StatusOr<nav_internal::PathSearch> NavWorld::SearchIn(Mesh& mesh, const Re
   const std::vector<int> missing = NotCurrent(mesh, region, version);
   absl::StatusOr<std::vector<BuiltTile>> built = Build(mesh, missing, input.interrupt);
   if (!built.ok()) return built.status();
-  Install(mesh, &*built, version);
+  Install(mesh, &*built, version, region);
   *tiles_built += int(missing.size());
   return Search(mesh, input);
 }
@@ -280,7 +328,9 @@ absl::StatusOr<int> NavWorld::BuildTilesIn(const AgentProfile& profile, const Ve
   absl::StatusOr<Mesh*> mesh = MeshFor(profile);
   if (!mesh.ok()) return mesh.status();
   World::ReadSnapshot snapshot(world_);
-  return Refresh(**mesh, TilesIn(min, max), snapshot.version());
+  const Region region = TilesIn(min, max);
+  Touch(**mesh, region);
+  return Refresh(**mesh, region, snapshot.version());
 }
 
 absl::StatusOr<int> NavWorld::RebuildStale() {
@@ -303,7 +353,7 @@ absl::StatusOr<int> NavWorld::RebuildStale() {
     absl::StatusOr<std::vector<BuiltTile>> built = Build(*mesh, stale);
     if (!built.ok()) return built.status();
     absl::MutexLock lock(&mesh->mu);
-    Install(*mesh, &*built, version);
+    Install(*mesh, &*built, version, Region{});
     rebuilt += int(stale.size());
   }
   // Every tile an edit up to `version` made stale is current now (a mesh created meanwhile is
@@ -318,13 +368,7 @@ void NavWorld::DropTiles() {
   absl::MutexLock lock(&meshes_mu_);
   for (auto& [key, mesh] : meshes_) {
     absl::MutexLock mesh_lock(&mesh->mu);
-    for (size_t i = 0; i < mesh->tiles.size(); ++i) {
-      const NavTileCoord c = CoordOf(int(i));
-      if (const dtTileRef ref = mesh->nav->getTileRefAt(c.x, c.z, 0); ref != 0) {
-        mesh->nav->removeTile(ref, nullptr, nullptr);
-      }
-      mesh->tiles[i] = TileState{};
-    }
+    for (size_t i = 0; i < mesh->tiles.size(); ++i) DropTile(*mesh, int(i));
   }
 }
 
@@ -342,6 +386,7 @@ NavStats NavWorld::stats() const {
   s.tiles_built = tiles_built_.load(std::memory_order_relaxed);
   s.tile_build_us = tile_build_us_.load(std::memory_order_relaxed);
   s.paths = paths_.load(std::memory_order_relaxed);
+  s.tiles_evicted = tiles_evicted_.load(std::memory_order_relaxed);
   absl::MutexLock lock(&meshes_mu_);
   s.meshes = meshes_.size();
   // dirty_mu_ is the lock edits take: hold it for one slice of tiles at a time, so a scrape of a
@@ -349,6 +394,7 @@ NavStats NavWorld::stats() const {
   constexpr size_t kSlice = 1024;
   for (const auto& [key, mesh] : meshes_) {
     absl::ReaderMutexLock mesh_lock(&mesh->mu);
+    s.tile_bytes += uint64_t(mesh->bytes);
     for (size_t begin = 0; begin < mesh->tiles.size(); begin += kSlice) {
       const size_t end = std::min(begin + kSlice, mesh->tiles.size());
       absl::MutexLock dirty_lock(&dirty_mu_);

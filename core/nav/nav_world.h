@@ -17,7 +17,11 @@
 // Threads: FindPath, RebuildStale and edits may run concurrently. Tiles are built outside every
 // lock (under the caller's ReadSnapshot); a per-mesh reader/writer mutex guards the Detour mesh:
 // searches share it, installing built tiles takes it exclusively for the dtNavMesh::addTile calls.
-// The edit path takes only dirty_mu_, held for a few stores.
+// The edit path takes only dirty_mu_, held for a few stores; walks of many tiles take it one row
+// (or slice) of tiles at a time.
+//
+// Memory: each profile's mesh holds at most NavSettings::max_tile_bytes_per_mesh of tile data
+// (least recently searched tiles are dropped first; a dropped tile is built again on demand).
 #pragma once
 
 #include <atomic>
@@ -38,6 +42,11 @@ namespace voxcol {
 struct NavSettings {
   NavTileConfig tiles;
   int max_search_nodes = 8192;  // Detour A* node pool per query object
+  // Tile data one profile's mesh holds, bytes; 0: no bound. Past it, installing tiles drops the
+  // least recently searched ones (down to 7/8 of the bound) until a query needs them again. The
+  // tiles of the region a query is searching are never dropped for it, so one query whose region
+  // alone is larger still gets its answer (the mesh then holds that region until the next one).
+  int64_t max_tile_bytes_per_mesh = int64_t{256} << 20;
 };
 
 struct NavStats {
@@ -47,6 +56,8 @@ struct NavStats {
   size_t meshes = 0;           // profile meshes
   size_t tiles_resident = 0;   // built tiles over all meshes
   size_t stale_tiles = 0;      // built tiles an edit made stale (not yet rebuilt)
+  uint64_t tile_bytes = 0;     // tile data held over all meshes
+  uint64_t tiles_evicted = 0;  // tiles dropped for max_tile_bytes_per_mesh
 };
 
 class NavWorld : public EditObserver {
@@ -110,13 +121,20 @@ class NavWorld : public EditObserver {
   NavTileCoord CoordOf(int index) const { return {index % tiles_x_, index / tiles_x_}; }
   // Tiles of `region` that are missing or not current at `version`. Caller holds mesh.mu.
   std::vector<int> NotCurrent(const Mesh& mesh, const Region& region, uint64_t version) const;
+  // Stamps the tiles of `region` as searched now (for the least-recently-searched eviction).
+  void Touch(const Mesh& mesh, const Region& region);
+  // Removes tile `index` from the mesh (a no-op when not built). Caller holds mesh.mu exclusively.
+  void DropTile(Mesh& mesh, int index);
+  // Drops least recently searched tiles outside `keep` while the mesh holds more than its bound.
+  // Caller holds mesh.mu exclusively.
+  void Evict(Mesh& mesh, const Region& keep);
   // Builds the listed tiles from the calling thread's snapshot; no nav lock held. Stops with the
   // interrupt's error (null: never).
   absl::StatusOr<std::vector<BuiltTile>> Build(const Mesh& mesh, const std::vector<int>& tiles,
                                                const QueryInterrupt* interrupt = nullptr);
   // Swaps built tiles into the Detour mesh, skipping any that another thread made current at
-  // `version` meanwhile. Caller holds mesh.mu exclusively.
-  void Install(Mesh& mesh, std::vector<BuiltTile>* built, uint64_t version);
+  // `version` meanwhile, then evicts outside `keep`. Caller holds mesh.mu exclusively.
+  void Install(Mesh& mesh, std::vector<BuiltTile>* built, uint64_t version, const Region& keep);
   // Makes every tile of `region` current at `version` and runs the search on it.
   absl::StatusOr<nav_internal::PathSearch> SearchIn(Mesh& mesh, const Region& region,
                                                     const FindPathInput& input, uint64_t version,
@@ -138,7 +156,8 @@ class NavWorld : public EditObserver {
   mutable absl::Mutex dirty_mu_;  // innermost lock
   std::vector<uint64_t> dirty_ ABSL_GUARDED_BY(dirty_mu_);
 
-  std::atomic<uint64_t> tiles_built_{0}, tile_build_us_{0}, paths_{0};
+  std::atomic<uint64_t> tiles_built_{0}, tile_build_us_{0}, paths_{0}, tiles_evicted_{0};
+  std::atomic<uint64_t> search_clock_{0};  // Touch's stamps
   // The newest edit version that marked a tile, and the version RebuildStale last made every
   // built tile current at (MayHaveStaleTiles).
   std::atomic<uint64_t> dirty_version_{0}, rebuilt_version_{0};
