@@ -509,6 +509,11 @@ void RegisterWorldMetrics(const WorldRegistry& worlds, Metrics& registry) {
   family("voxcol_worlds_nav_stale_tiles",
          "Built navmesh tiles an edit made stale and not yet rebuilt, per world", "gauge",
          [](const WorldRegistry::Summary& s) { return uint64_t(s.nav.stale_tiles); });
+  family("voxcol_worlds_nav_tile_bytes", "Navmesh tile data held, per world (over all profiles)",
+         "gauge", [](const WorldRegistry::Summary& s) { return s.nav.tile_bytes; });
+  family("voxcol_worlds_nav_tiles_evicted_total",
+         "Navmesh tiles dropped for --nav_max_tile_mb (built again when a path needs them)",
+         "counter", [](const WorldRegistry::Summary& s) { return s.nav.tiles_evicted; });
 }
 
 void WorldRegistry::CloseFeeds() {

@@ -247,6 +247,19 @@ TEST_F(FindPathTest, BackgroundRebuildLeavesNothingForTheNextPath) {
   EXPECT_GE(after.version(), version);
   EXPECT_EQ(after.tiles_built(), 0u) << "the path paid for a rebuild";
   EXPECT_NEAR(after.length(), before.length(), 1e-3f);
+  // The tiles' memory, far under the default --nav_max_tile_mb: held, nothing dropped.
+  EXPECT_GT(metric("voxcol_worlds_nav_tile_bytes"), 0);
+  EXPECT_EQ(metric("voxcol_worlds_nav_tiles_evicted_total"), 0);
+}
+
+TEST(FindPathFlagsTest, TileBoundOutOfRangeStopsTheServerNamingTheFlag) {
+  TempDir dir;
+  for (const std::string flag : {"--nav_max_tile_mb=-1", "--nav_max_tile_mb=2000000000"}) {
+    testing::CommandResult r = testing::RunCommand(
+        {VOXCOL_SERVER_PATH, "--data_dir=" + dir.path() + "/data", flag}, dir.path());
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_NE(r.err.find("--nav_max_tile_mb must be in [0, 2^30]"), std::string::npos) << r.err;
+  }
 }
 
 TEST_F(FindPathTest, StatusesForOffMeshAndTooFar) {

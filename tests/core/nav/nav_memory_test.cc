@@ -53,8 +53,9 @@ void ExpectSamePath(const FindPathResult& a, const FindPathResult& b) {
 
 TEST(NavMemoryTest, BoundedMeshStaysWithinItsBytesAndAnswersAsAnUnboundedOne) {
   auto free = WideFlat(0);  // no bound
-  ASSERT_TRUE(free->nav->BuildTilesIn(testing::MazeAgent(), Vec3(-kHalf, 0, -kHalf),
-                                      Vec3(kHalf - 1, 0, kHalf - 1))
+  ASSERT_TRUE(free->nav
+                  ->BuildTilesIn(testing::MazeAgent(), Vec3(-kHalf, 0, -kHalf),
+                                 Vec3(kHalf - 1, 0, kHalf - 1))
                   .ok());
   const NavStats all = free->nav->stats();
   ASSERT_EQ(all.tiles_resident, 100u);
@@ -103,7 +104,8 @@ TEST(NavMemoryTest, LeastRecentlySearchedTilesAreDroppedFirst) {
 }
 
 // Two threads search far apart under a bound of one region: each query evicts the other's tiles
-// (under TSan too, this suite is in VOXCOL_CONCURRENCY_TESTS). Every answer equals the unbounded one.
+// (under TSan too, this suite is in VOXCOL_CONCURRENCY_TESTS). Every answer equals the unbounded
+// one.
 TEST(NavMemoryTest, ConcurrentQueriesEvictingEachOtherKeepTheirAnswers) {
   auto free = WideFlat(0);
   const FindPathResult want_a = ShortPath(*free, 2, 2), want_b = ShortPath(*free, 7, 7);
