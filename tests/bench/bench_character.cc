@@ -14,8 +14,9 @@
 // ground 3 apart walk toward each other (meet = 1: they meet within a few ticks and push against
 // each other for the rest of the cycle) or away (meet = 0: no character near another). bodies = 1
 // calls MoveCharacters with bodies (characters collide with each other and with the n/2 crates of
-// a BodyWorld); bodies = 0 the terrain-only MoveCharacters on the same scene, so /0/1 - /0/0 is
-// the cost of the crowd broadphase and the body tree when nothing is near.
+// a BodyWorld, 2 m beside the first walker's start), bodies = 2 the same without a BodyWorld
+// (characters only), bodies = 0 the terrain-only MoveCharacters on the same scene: /0/2 - /0/0 is
+// the cost of the crowd broadphase when no character is near another.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -224,11 +225,11 @@ void PlacePairs(int count, bool meet, PairScene* scene) {
 void BM_MoveCharactersMeeting(benchmark::State& state) {
   const int n = int(state.range(0));
   const bool meet = state.range(1) != 0;
-  const bool with_bodies = state.range(2) != 0;
+  const int64_t mode = state.range(2);  // 0: terrain only, 1: with bodies, 2: characters only
   PairScene scene;
   PlacePairs(n, meet, &scene);
   std::vector<Walker>& walkers = scene.walkers;
-  const CharacterBodies bodies{&scene.crates, 1, {}};
+  const CharacterBodies bodies{mode == 1 ? &scene.crates : nullptr, 1, {}};
   std::vector<CharacterMove> moves(walkers.size());
   std::vector<CharacterResult> results;
   uint64_t blocked = 0, on_ground = 0;
@@ -244,7 +245,7 @@ void BM_MoveCharactersMeeting(benchmark::State& state) {
       m.displacement = {std::cos(w.heading) * kSpeed * kDt, w.vy * kDt,
                         std::sin(w.heading) * kSpeed * kDt};
     }
-    if (with_bodies) {
+    if (mode != 0) {
       MoveCharacters(BenchCaveIndex(), BenchCaveCache(), moves, bodies, nullptr, &results, &stats);
     } else {
       MoveCharacters(BenchCaveIndex(), BenchCaveCache(), moves, nullptr, &results, &stats);
@@ -284,6 +285,7 @@ BENCHMARK(BM_MoveCharactersMeeting)
     ->Args({256, 0, 1})
     ->Args({256, 0, 0})
     ->Args({256, 1, 0})
+    ->Args({256, 0, 2})
     ->ArgNames({"n", "meet", "bodies"})
     ->Unit(benchmark::kMillisecond);
 
