@@ -74,7 +74,7 @@ class Mover {
     return r.hit;
   }
 
-  // Obstacles within the recovery's margin of the capsule at `p` (none without obstacles).
+  // Obstacles within `margin` of the capsule at `p` (none without obstacles).
   const std::vector<ObstacleContact>& ObstacleContacts(const Vec3& p, float margin) {
     static const std::vector<ObstacleContact> kNone;
     if (obstacles_ == nullptr || !ok()) return kNone;
@@ -303,8 +303,10 @@ void FindGround(Mover& m, CharacterResult* r) {
   r->ground = GroundState::kAirborne;
   r->ground_normal = Vec3();
   r->ground_material = 0;
+  r->on_obstacle = false;
   ContactsResult contacts;
-  if (!m.Touching(r->position, 4 * m.settings().skin_width + 1e-3f, &contacts)) return;
+  const float margin = 4 * m.settings().skin_width + 1e-3f;
+  if (!m.Touching(r->position, margin, &contacts)) return;
   const float hemisphere_top = r->position.y - m.half_height() + 1e-4f;
   const Contact* best = nullptr;
   for (const ChunkContacts& c : contacts.chunks) {
@@ -314,10 +316,20 @@ void FindGround(Mover& m, CharacterResult* r) {
       if (best == nullptr || k.normal.y > best->normal.y) best = &k;
     }
   }
-  if (best == nullptr) return;
-  r->ground = m.Walkable(best->normal) ? GroundState::kOnGround : GroundState::kOnSteepSlope;
-  r->ground_normal = best->normal;
-  r->ground_material = best->material;
+  // Other characters and bodies under the capsule count as ground too (terrain first on ties).
+  const ObstacleContact* best_obstacle = nullptr;
+  for (const ObstacleContact& k : m.ObstacleContacts(r->position, margin)) {
+    if (k.position.y > hemisphere_top || k.normal.y <= 0) continue;
+    if ((best == nullptr || k.normal.y > best->normal.y) &&
+        (best_obstacle == nullptr || k.normal.y > best_obstacle->normal.y)) {
+      best_obstacle = &k;
+    }
+  }
+  if (best == nullptr && best_obstacle == nullptr) return;
+  r->ground_normal = best_obstacle != nullptr ? best_obstacle->normal : best->normal;
+  r->ground_material = best_obstacle != nullptr ? 0 : best->material;
+  r->on_obstacle = best_obstacle != nullptr;
+  r->ground = m.Walkable(r->ground_normal) ? GroundState::kOnGround : GroundState::kOnSteepSlope;
   r->collisions |= kCollisionDown;
 }
 
@@ -413,6 +425,7 @@ void MoveCharacterAmong(const BroadphaseIndex& index, ChunkCollisionCache& cache
       r.ground = probe.ground;
       r.ground_normal = probe.ground_normal;
       r.ground_material = probe.ground_material;
+      r.on_obstacle = probe.on_obstacle;
       r.collisions = probe.collisions;
       r.stepped = true;
     } else {
@@ -422,7 +435,7 @@ void MoveCharacterAmong(const BroadphaseIndex& index, ChunkCollisionCache& cache
   // 4. Flags, water and materials.
   if (walk.side_hit) r.collisions |= kCollisionSides;
   if (walk.ceiling) r.collisions |= kCollisionUp;
-  if (r.ground != GroundState::kAirborne) m.Touch(r.ground_material);
+  if (r.ground != GroundState::kAirborne && !r.on_obstacle) m.Touch(r.ground_material);
   Water(m, &r);
   m.TouchedMaterials(&r.touched_materials);
   r.status = m.status();

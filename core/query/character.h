@@ -35,8 +35,8 @@
 //    sweeps against the earlier's final pose and stops a skin width short); characters walking
 //    into each other stop with a gap of at most the skin width. Start poses that overlap another
 //    character or a body are pushed out by the recovery, as from the terrain.
-//  - Ground, water and materials come from the terrain only: standing on a body or a character
-//    stops the fall but reports airborne.
+//  - A character may stand on another character or on a body (on_obstacle, ground_material 0);
+//    water and materials come from the terrain only, and bodies carry no velocity to ride on.
 //  - Threads: the BodyWorld is only read (its const queries); it must not be Applied during the
 //    call. The old MoveCharacters (no CharacterBodies) moves characters through each other.
 #pragma once
@@ -98,9 +98,12 @@ struct CharacterResult {
   GroundState ground = GroundState::kAirborne;
   Vec3 ground_normal;           // unit, toward the character; zero when airborne
   uint8_t ground_material = 0;  // when not airborne
-  uint8_t collisions = 0;       // CharacterCollision bits
-  bool recovered = false;       // the start pose penetrated and was pushed out
-  bool stepped = false;         // the move used the step offset
+  // The ground is another character or a body (MoveCharacters with bodies); ground_material is
+  // then 0 and not among the touched materials.
+  bool on_obstacle = false;
+  uint8_t collisions = 0;  // CharacterCollision bits
+  bool recovered = false;  // the start pose penetrated and was pushed out
+  bool stepped = false;    // the move used the step offset
   // Every material the kept walk met (sweeps, ground), ascending. The terrain never moves, so the
   // ground velocity is always zero.
   std::vector<uint8_t> touched_materials;

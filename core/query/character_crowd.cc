@@ -203,18 +203,19 @@ const std::vector<ObstacleContact>& CharacterObstacles::Contacts(const ConvexSha
     const float gap = len - (r + c.radius);
     if (gap >= margin) continue;
     // Coincident cores: any way out is as short; +X keeps it deterministic.
-    contacts_.push_back({len > 1e-6f ? d * (1.0f / len) : Vec3(1, 0, 0), -gap});
+    const Vec3 n = len > 1e-6f ? d * (1.0f / len) : Vec3(1, 0, 0);
+    contacts_.push_back({n, -gap, s.on_second + n * c.radius});
   }
   const PosedShape posed{&shape, RigidTransform{Quat(), p}};
   for (const Part& part : parts_) {
     if (!part.box.Overlaps(box)) continue;
     const GjkResult g = GjkDistance(posed, part.shape);
     if (!g.overlapping) {
-      if (g.distance < margin) contacts_.push_back({-g.normal, -g.distance});
+      if (g.distance < margin) contacts_.push_back({-g.normal, -g.distance, g.point_b});
       continue;
     }
     const PenetrationResult pen = ComputePenetration(posed, part.shape);
-    if (LengthSq(pen.normal) > 0.5f) contacts_.push_back({-pen.normal, pen.depth});
+    if (LengthSq(pen.normal) > 0.5f) contacts_.push_back({-pen.normal, pen.depth, pen.point_b});
   }
   return contacts_;
 }

@@ -52,10 +52,12 @@ class CharacterCrowd {
   std::vector<int> order_;
 };
 
-// A push out of an obstacle for the recovery: depth > 0 penetrates, negative is a gap.
+// An obstacle near the capsule, for the recovery and the ground: depth > 0 penetrates, negative
+// is a gap.
 struct ObstacleContact {
   Vec3 normal;  // unit, from the obstacle toward the character
   float depth = 0;
+  Vec3 position;  // the obstacle's closest (or deepest) point
 };
 
 // The obstacles of one character's move. Sweeps and contacts outside the gathered box gather
@@ -73,7 +75,7 @@ class CharacterObstacles {
   // it only when moving into it, so it can slide along or leave it.
   bool Cast(const ConvexShape& shape, const Vec3& p, const Vec3& dir, float distance,
             SweepHit* hit);
-  // Obstacles within `margin` of the capsule at `p`, as pushes for the recovery.
+  // Obstacles within `margin` of the capsule at `p`.
   const std::vector<ObstacleContact>& Contacts(const ConvexShape& shape, const Vec3& p,
                                                float margin);
   // OK, or the BodyWorld's error from a gather.

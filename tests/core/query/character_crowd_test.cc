@@ -295,6 +295,47 @@ TEST(CharacterCrowdTest, OverlappingStartsArePushedApartInAnyOrder) {
   EXPECT_EQ(differing, 0);
 }
 
+// A character dropped onto a crate body stands on it (on_obstacle, walkable, the gap to the crate
+// at most the skin) and stays; another walks into a crate 0.4 high (step offset 0.5) and steps
+// onto it as onto a terrain riser.
+TEST(CharacterCrowdTest, StandsOnACrateAndStepsOntoALowOne) {
+  auto s = FlatScene();
+  BodyWorld bodies;
+  BodyBatch batch;
+  batch.tick = 1;
+  batch.create.push_back({100, 0, 1, {Quat(), {0, 1, 0}}, {{1, MakeBox({1, 1, 1}), {}}}});
+  batch.create.push_back({101, 0, 1, {Quat(), {0, 0.2f, 10}}, {{1, MakeBox({1, 0.2f, 1}), {}}}});
+  ASSERT_TRUE(bodies.Apply(batch).ok());
+  const CharacterBodies with{&bodies, 1, {}};
+  Vec3 dropped(0.3f, 2 + kFoot + 1.5f, 0.2f), walker(-3, kFoot + 0.01f, 10);
+  CharacterResult on_crate, stepper;
+  int stepped = 0;
+  for (int tick = 0; tick < 60; ++tick) {
+    const std::vector<CharacterResult> r = Tick(
+        *s, {Move(1, dropped, {0, -0.3f, 0}), Move(2, walker, Vec3(0.1f, 0, 0) + kFall)}, with);
+    on_crate = r[0];
+    stepper = r[1];
+    dropped = on_crate.position;
+    walker = stepper.position;
+    stepped += stepper.stepped;
+  }
+  const double gap = CapsuleBoxGap(dropped, {-1, 0, -1}, {1, 2, 1});
+  std::printf(
+      "on a crate: ground %d on_obstacle %d normal y %.5f gap %.6f; low crate: x %.3f "
+      "bottom y %.4f, %d stepped ticks\n",
+      int(on_crate.ground), int(on_crate.on_obstacle), on_crate.ground_normal.y, gap, walker.x,
+      walker.y - kFoot, stepped);
+  EXPECT_EQ(on_crate.ground, GroundState::kOnGround);
+  EXPECT_TRUE(on_crate.on_obstacle);
+  EXPECT_EQ(on_crate.ground_material, 0);
+  EXPECT_GT(on_crate.ground_normal.y, 0.999f);
+  EXPECT_GE(gap, 0.0);
+  EXPECT_LE(gap, kSkin + kRounding);
+  EXPECT_GE(stepped, 1);
+  EXPECT_GT(walker.x, 0.0f);  // on the low crate (x in [-1, 1]) or past it
+  EXPECT_EQ(stepper.ground, GroundState::kOnGround);
+}
+
 TEST(CharacterCrowdTest, ValidationNamesTheField) {
   auto s = FlatScene();
   const Vec3 y(0, kFoot + 0.01f, 0);
