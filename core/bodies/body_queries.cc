@@ -107,4 +107,34 @@ absl::StatusOr<std::vector<BodyPartRef>> BodyWorld::Overlap(const PosedShape& sh
   return out;
 }
 
+absl::Status BodyWorld::PartsInBox(const Aabb& box, int64_t tick, const BodyFilter& filter,
+                                   std::vector<PosedBodyPart>* out, BodyQueryStats* stats) const {
+  if (absl::Status s = CheckTick(tick); !s.ok()) return s;
+  const float inflate = tick == latest_tick_ ? 0 : ShiftSince(tick);
+  const size_t first = out->size();
+  BodyQueryStats local;
+  auto visit = [&](uint32_t index) {
+    const Slot& s = slots_[index];
+    RigidTransform pose;
+    if (!Passes(s, filter) || !SlotPoseAt(index, tick, &pose)) return;
+    ++local.bodies_tested;
+    const Aabb body_box = tick == latest_tick_ ? s.world_box : TransformBox(s.local_bounds, pose);
+    if (!body_box.Overlaps(box)) return;
+    for (const Part& part : s.parts)
+      out->push_back({s.id, part.part_id, &part.shape, pose * part.local});
+  };
+  DynamicTreeStats tree_stats;
+  tree_.Query(box, inflate, visit, &tree_stats);
+  // The walk's order follows the tree's shape; callers that pick the first of equal answers need
+  // one independent of it.
+  std::sort(out->begin() + first, out->end(), [](const PosedBodyPart& a, const PosedBodyPart& b) {
+    return a.body_id != b.body_id ? a.body_id < b.body_id : a.part_id < b.part_id;
+  });
+  if (stats) {
+    stats->nodes_visited += tree_stats.nodes_visited;
+    stats->bodies_tested += local.bodies_tested;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace voxcol

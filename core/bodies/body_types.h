@@ -85,6 +85,15 @@ struct BodyRayHit {
   Vec3 normal;         // unit outward normal of the part at the hit (-direction when inside)
 };
 
+// A part posed in the world at a tick (BodyWorld::PartsInBox). `shape` points into the BodyWorld
+// and stays valid until its next Apply.
+struct PosedBodyPart {
+  BodyId body_id = 0;
+  uint32_t part_id = 0;
+  const ConvexShape* shape = nullptr;
+  RigidTransform pose;  // the part's frame in the world frame at the tick
+};
+
 struct BodyPartRef {
   BodyId body_id = 0;
   uint32_t part_id = 0;

@@ -53,6 +53,12 @@ class BodyWorld {
                                                    const BodyFilter& filter,
                                                    BodyQueryStats* stats = nullptr) const;
 
+  // Appends to *out every part of the bodies passing `filter` whose body's tight box at `tick`
+  // overlaps `box`, posed at that tick, in body id then part order: the candidates a caller tests
+  // many shapes against (a character's sweeps, MoveCharacters). Errors as Raycast.
+  absl::Status PartsInBox(const Aabb& box, int64_t tick, const BodyFilter& filter,
+                          std::vector<PosedBodyPart>* out, BodyQueryStats* stats = nullptr) const;
+
   // OK when `tick` can be queried, else the OUT_OF_RANGE of Raycast.
   absl::Status CheckTick(int64_t tick) const;
   bool has_ticks() const { return latest_tick_ != kNoTick; }

@@ -6,12 +6,14 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "core/query/character_crowd.h"
 #include "core/query/contacts.h"
 #include "core/query/sweep.h"
 #include "core/query/terrain_triangles.h"
 #include "core/query/water_contact.h"
 
 namespace voxcol {
+namespace character_internal {
 namespace {
 
 constexpr float kPi = 3.14159265358979f;
@@ -25,9 +27,10 @@ const Vec3 kUp(0, 1, 0);
 class Mover {
  public:
   Mover(const BroadphaseIndex& index, ChunkCollisionCache& cache, const CharacterMove& move,
-        const QueryInterrupt* interrupt, QueryStats* stats)
+        CharacterObstacles* obstacles, const QueryInterrupt* interrupt, QueryStats* stats)
       : index_(index),
         cache_(cache),
+        obstacles_(obstacles),
         s_(move.settings),
         shape_(MakeCapsule(move.half_height, move.radius)),
         interrupt_(interrupt),
@@ -44,7 +47,8 @@ class Mover {
   PosedShape Posed(const Vec3& p) const { return PosedShape{&shape_, RigidTransform{Quat(), p}}; }
 
   // Sweeps the capsule from `p` along unit `dir` for `distance`; true with `hit` when it meets the
-  // terrain (an initial overlap is a hit at distance 0 with the way out as its normal).
+  // terrain (an initial overlap is a hit at distance 0 with the way out as its normal) or, nearer,
+  // an obstacle.
   bool Cast(const Vec3& p, const Vec3& dir, float distance, SweepHit* hit) {
     if (!ok()) return false;
     SweepSettings settings;
@@ -56,14 +60,27 @@ class Mover {
       status_ = r.load_status;
       return false;
     }
-    if (!r.hit) return false;
-    *hit = r.first;
-    if (r.initial_overlap) {
-      hit->distance = 0;
-      hit->normal = r.penetration.normal;
+    if (r.hit) {
+      *hit = r.first;
+      if (r.initial_overlap) {
+        hit->distance = 0;
+        hit->normal = r.penetration.normal;
+      }
     }
-    Touch(hit->material);
-    return true;
+    if (obstacles_ != nullptr && CastObstacles(p, dir, distance, r.hit, hit)) {
+      return ok();
+    }
+    if (r.hit) Touch(hit->material);
+    return r.hit;
+  }
+
+  // Obstacles within `margin` of the capsule at `p` (none without obstacles).
+  const std::vector<ObstacleContact>& ObstacleContacts(const Vec3& p, float margin) {
+    static const std::vector<ObstacleContact> kNone;
+    if (obstacles_ == nullptr || !ok()) return kNone;
+    const std::vector<ObstacleContact>& c = obstacles_->Contacts(shape_, p, margin);
+    if (!obstacles_->status().ok()) status_ = obstacles_->status();
+    return c;
   }
 
   // Contacts of the capsule at `p` within `margin`.
@@ -93,8 +110,21 @@ class Mover {
   const BroadphaseIndex& index() const { return index_; }
 
  private:
+  // An obstacle hit within `distance` and, when the terrain was hit (*hit), strictly nearer than
+  // it replaces *hit; its material is not touched (only terrain has materials).
+  bool CastObstacles(const Vec3& p, const Vec3& dir, float distance, bool terrain, SweepHit* hit) {
+    SweepHit near;
+    const float limit = terrain ? hit->distance : distance;
+    const bool met = obstacles_->Cast(shape_, p, dir, limit > 0 ? limit : distance, &near);
+    if (!obstacles_->status().ok()) status_ = obstacles_->status();
+    if (!met || !ok() || (terrain && near.distance >= limit)) return false;
+    *hit = near;
+    return true;
+  }
+
   const BroadphaseIndex& index_;
   ChunkCollisionCache& cache_;
+  CharacterObstacles* obstacles_;
   const CharacterSettings& s_;
   ConvexShape shape_;
   const QueryInterrupt* interrupt_;
@@ -107,10 +137,11 @@ class Mover {
 
 // The minimum translation that separates the capsule from every contact (depth > 0 after the move
 // for none, plus the skin): Jacobi iterations over the contact planes, so opposite walls cancel
-// instead of pushing the capsule back and forth.
-Vec3 SolveSeparation(const ContactsResult& contacts, float skin) {
+// instead of pushing the capsule back and forth. The terrain's contacts, then the obstacles'.
+Vec3 SolveSeparation(const ContactsResult& contacts, const std::vector<ObstacleContact>& obstacles,
+                     float skin) {
   Vec3 delta;
-  int count = 0;
+  int count = int(obstacles.size());
   for (const ChunkContacts& c : contacts.chunks) count += c.count;
   if (count == 0) return delta;
   for (int it = 0; it < kRecoverySolverIterations; ++it) {
@@ -121,6 +152,10 @@ Vec3 SolveSeparation(const ContactsResult& contacts, float skin) {
         const float residual = k.depth + skin - Dot(delta, k.normal);
         if (residual > 0) step += k.normal * residual;
       }
+    }
+    for (const ObstacleContact& k : obstacles) {
+      const float residual = k.depth + skin - Dot(delta, k.normal);
+      if (residual > 0) step += k.normal * residual;
     }
     delta += step * (1.0f / float(count));
   }
@@ -138,17 +173,20 @@ bool Recover(Mover& m, Vec3* p) {
       moved = true;
       continue;
     }
+    const std::vector<ObstacleContact>& near = m.ObstacleContacts(*p, m.settings().skin_width);
+    if (!m.ok()) return moved;
     float deepest = 0;
     for (const ChunkContacts& c : contacts.chunks) {
       for (int i = 0; i < c.count; ++i) deepest = std::max(deepest, c.points[i].depth);
     }
+    for (const ObstacleContact& k : near) deepest = std::max(deepest, k.depth);
     if (deepest <= kRecoveryTolerance) break;
     for (const ChunkContacts& c : contacts.chunks) {
       for (int i = 0; i < c.count; ++i) {
         if (c.points[i].depth > 0) m.Touch(c.points[i].material);
       }
     }
-    *p += SolveSeparation(contacts, m.settings().skin_width);
+    *p += SolveSeparation(contacts, near, m.settings().skin_width);
     moved = true;
   }
   return moved;
@@ -265,8 +303,10 @@ void FindGround(Mover& m, CharacterResult* r) {
   r->ground = GroundState::kAirborne;
   r->ground_normal = Vec3();
   r->ground_material = 0;
+  r->on_obstacle = false;
   ContactsResult contacts;
-  if (!m.Touching(r->position, 4 * m.settings().skin_width + 1e-3f, &contacts)) return;
+  const float margin = 4 * m.settings().skin_width + 1e-3f;
+  if (!m.Touching(r->position, margin, &contacts)) return;
   const float hemisphere_top = r->position.y - m.half_height() + 1e-4f;
   const Contact* best = nullptr;
   for (const ChunkContacts& c : contacts.chunks) {
@@ -276,10 +316,20 @@ void FindGround(Mover& m, CharacterResult* r) {
       if (best == nullptr || k.normal.y > best->normal.y) best = &k;
     }
   }
-  if (best == nullptr) return;
-  r->ground = m.Walkable(best->normal) ? GroundState::kOnGround : GroundState::kOnSteepSlope;
-  r->ground_normal = best->normal;
-  r->ground_material = best->material;
+  // Other characters and bodies under the capsule count as ground too (terrain first on ties).
+  const ObstacleContact* best_obstacle = nullptr;
+  for (const ObstacleContact& k : m.ObstacleContacts(r->position, margin)) {
+    if (k.position.y > hemisphere_top || k.normal.y <= 0) continue;
+    if ((best == nullptr || k.normal.y > best->normal.y) &&
+        (best_obstacle == nullptr || k.normal.y > best_obstacle->normal.y)) {
+      best_obstacle = &k;
+    }
+  }
+  if (best == nullptr && best_obstacle == nullptr) return;
+  r->ground_normal = best_obstacle != nullptr ? best_obstacle->normal : best->normal;
+  r->ground_material = best_obstacle != nullptr ? 0 : best->material;
+  r->on_obstacle = best_obstacle != nullptr;
+  r->ground = m.Walkable(r->ground_normal) ? GroundState::kOnGround : GroundState::kOnSteepSlope;
   r->collisions |= kCollisionDown;
 }
 
@@ -318,58 +368,30 @@ absl::Status CheckRange(const std::string& name, float v, float lo, float hi, bo
 
 }  // namespace
 
-absl::Status ValidateCharacterMove(const World& world, const CharacterMove& move,
-                                   const QueryLimits& limits, const std::string& prefix) {
-  // MakeCapsule requires a valid capsule: its sizes are checked before it is built (the rest of
-  // the shape, its extent and pose, by ValidatePosedShape, under the same field names).
-  if (!std::isfinite(move.radius) || !(move.radius > 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(prefix, "shape.capsule.radius must be finite and > 0, got ", move.radius));
-  }
-  if (!std::isfinite(move.half_height) || move.half_height < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        prefix, "shape.capsule.half_height must be finite and >= 0, got ", move.half_height));
-  }
-  const ConvexShape capsule = MakeCapsule(move.half_height, move.radius);
-  PosedShape posed{&capsule, RigidTransform{Quat(), move.position}};
-  if (absl::Status st = ValidatePosedShape(world, &posed, limits, prefix); !st.ok()) return st;
-  if (!IsFinite(move.displacement) || Length(move.displacement) > limits.max_sweep_distance) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        prefix, "displacement must be finite and at most ", limits.max_sweep_distance, " long"));
-  }
-  const CharacterSettings& s = move.settings;
-  const float max = limits.max_shape_extent;
-  const std::string p = prefix + "settings.";
-  for (absl::Status st :
-       {CheckRange(p + "step_offset", s.step_offset, 0, max, false),
-        CheckRange(p + "slope_limit_degrees", s.slope_limit_degrees, 0, 89.9f, false),
-        CheckRange(p + "snap_distance", s.snap_distance, 0, max, false),
-        CheckRange(p + "max_slide_iterations", float(s.max_slide_iterations), 1, 16, false),
-        CheckRange(p + "skin_width", s.skin_width, 0, 1, true),
-        CheckRange(p + "swim_threshold", s.swim_threshold, 0, 1, false)}) {
-    if (!st.ok()) return st;
-  }
-  return absl::OkStatus();
-}
-
-void MoveCharacter(const BroadphaseIndex& index, ChunkCollisionCache& cache,
-                   const CharacterMove& move, const QueryInterrupt* interrupt,
-                   CharacterResult* result, QueryStats* stats) {
-  CharacterResult& r = *result;
-  r = CharacterResult{};
-  Mover m(index, cache, move, interrupt, stats);
-  // Every sweep and contact query of the move stays near the start: sideways within the walk and
-  // half a radius ahead (WalkableAhead), up within the jump and the step, down within the fall,
-  // the step and the snap, plus the contact margins. One gather over that box serves them all (a
-  // query outside it, e.g. after a deep recovery, gathers alone).
+Aabb MoveReach(const CharacterMove& move, float voxel_size) {
   const CharacterSettings& s = move.settings;
   const Vec3& d = move.displacement;
-  const float margin = 5 * s.skin_width + 0.01f * index.world().voxel_size();
+  const float margin = 5 * s.skin_width + 0.01f * voxel_size;
   const float sideways = std::sqrt(d.x * d.x + d.z * d.z) + 0.5f * move.radius + margin;
-  Aabb box = terrain::PosedBounds(m.Posed(move.position));
+  const ConvexShape capsule = MakeCapsule(move.half_height, move.radius);
+  Aabb box = terrain::PosedBounds(PosedShape{&capsule, RigidTransform{Quat(), move.position}});
   box.min -=
       Vec3(sideways, std::max(-d.y, 0.0f) + s.step_offset + s.snap_distance + margin, sideways);
   box.max += Vec3(sideways, std::max(d.y, 0.0f) + s.step_offset + margin, sideways);
+  return box;
+}
+
+void MoveCharacterAmong(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                        const CharacterMove& move, CharacterObstacles* obstacles,
+                        const QueryInterrupt* interrupt, CharacterResult* result,
+                        QueryStats* stats) {
+  CharacterResult& r = *result;
+  r = CharacterResult{};
+  Mover m(index, cache, move, obstacles, interrupt, stats);
+  const CharacterSettings& s = move.settings;
+  // Every query of the move stays in its reach: one gather serves them all (a query outside it,
+  // e.g. after a deep recovery, gathers alone).
+  const Aabb box = MoveReach(move, index.world().voxel_size());
   const terrain::GatherCacheScope gathered(index, cache, box, stats);
   // 1. Recovery.
   Vec3 start = move.position;
@@ -403,6 +425,7 @@ void MoveCharacter(const BroadphaseIndex& index, ChunkCollisionCache& cache,
       r.ground = probe.ground;
       r.ground_normal = probe.ground_normal;
       r.ground_material = probe.ground_material;
+      r.on_obstacle = probe.on_obstacle;
       r.collisions = probe.collisions;
       r.stepped = true;
     } else {
@@ -412,10 +435,53 @@ void MoveCharacter(const BroadphaseIndex& index, ChunkCollisionCache& cache,
   // 4. Flags, water and materials.
   if (walk.side_hit) r.collisions |= kCollisionSides;
   if (walk.ceiling) r.collisions |= kCollisionUp;
-  if (r.ground != GroundState::kAirborne) m.Touch(r.ground_material);
+  if (r.ground != GroundState::kAirborne && !r.on_obstacle) m.Touch(r.ground_material);
   Water(m, &r);
   m.TouchedMaterials(&r.touched_materials);
   r.status = m.status();
+}
+
+}  // namespace character_internal
+
+absl::Status ValidateCharacterMove(const World& world, const CharacterMove& move,
+                                   const QueryLimits& limits, const std::string& prefix) {
+  // MakeCapsule requires a valid capsule: its sizes are checked before it is built (the rest of
+  // the shape, its extent and pose, by ValidatePosedShape, under the same field names).
+  if (!std::isfinite(move.radius) || !(move.radius > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(prefix, "shape.capsule.radius must be finite and > 0, got ", move.radius));
+  }
+  if (!std::isfinite(move.half_height) || move.half_height < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        prefix, "shape.capsule.half_height must be finite and >= 0, got ", move.half_height));
+  }
+  const ConvexShape capsule = MakeCapsule(move.half_height, move.radius);
+  PosedShape posed{&capsule, RigidTransform{Quat(), move.position}};
+  if (absl::Status st = ValidatePosedShape(world, &posed, limits, prefix); !st.ok()) return st;
+  if (!IsFinite(move.displacement) || Length(move.displacement) > limits.max_sweep_distance) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        prefix, "displacement must be finite and at most ", limits.max_sweep_distance, " long"));
+  }
+  using character_internal::CheckRange;
+  const CharacterSettings& s = move.settings;
+  const float max = limits.max_shape_extent;
+  const std::string p = prefix + "settings.";
+  for (absl::Status st :
+       {CheckRange(p + "step_offset", s.step_offset, 0, max, false),
+        CheckRange(p + "slope_limit_degrees", s.slope_limit_degrees, 0, 89.9f, false),
+        CheckRange(p + "snap_distance", s.snap_distance, 0, max, false),
+        CheckRange(p + "max_slide_iterations", float(s.max_slide_iterations), 1, 16, false),
+        CheckRange(p + "skin_width", s.skin_width, 0, 1, true),
+        CheckRange(p + "swim_threshold", s.swim_threshold, 0, 1, false)}) {
+    if (!st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+void MoveCharacter(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                   const CharacterMove& move, const QueryInterrupt* interrupt,
+                   CharacterResult* result, QueryStats* stats) {
+  character_internal::MoveCharacterAmong(index, cache, move, nullptr, interrupt, result, stats);
 }
 
 void MoveCharacters(const BroadphaseIndex& index, ChunkCollisionCache& cache,

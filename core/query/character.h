@@ -19,12 +19,33 @@
 //
 // Deterministic: the same inputs on the same world version give bit-identical outputs (no threads,
 // no clocks, no hash-ordered iteration).
+//
+// Characters as bodies (issue 42; docs/bodies.md, "Characters as bodies"). The contract of
+// MoveCharacters with a CharacterBodies argument, for the service:
+//  - Every move carries the caller's id (a BodyId), unique within the call (ValidateCharacterMoves
+//    names the field: "moves[3].id"). Results come back in the caller's order.
+//  - Each character collides with the terrain, with the other characters of the call (upright
+//    capsules) and, when bodies.world is set, with the parts of the bodies passing bodies.filter
+//    as they were at bodies.tick. A body with the character's own id is never an obstacle, so a
+//    game server may register its players both as bodies (hitboxes) and as characters.
+//  - Order rule: characters are resolved in ascending id order; each sees the characters already
+//    moved at their final positions and the others at their start positions. Outputs therefore
+//    depend on the ids and inputs only: the same moves in any order give bit-identical results.
+//  - Two final capsules never overlap when their start capsules did not (the later of each pair
+//    sweeps against the earlier's final pose and stops a skin width short); characters walking
+//    into each other stop with a gap of at most the skin width. Start poses that overlap another
+//    character or a body are pushed out by the recovery, as from the terrain.
+//  - A character may stand on another character or on a body (on_obstacle, ground_material 0);
+//    water and materials come from the terrain only, and bodies carry no velocity to ride on.
+//  - Threads: the BodyWorld is only read (its const queries); it must not be Applied during the
+//    call. The old MoveCharacters (no CharacterBodies) moves characters through each other.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/bodies/body_world.h"
 #include "core/broadphase/broadphase_index.h"
 #include "core/cache/chunk_collision_cache.h"
 #include "core/geometry/vec3.h"
@@ -46,6 +67,10 @@ struct CharacterSettings {
 
 // One character's move for one tick.
 struct CharacterMove {
+  // The caller's id for the character, unique within a MoveCharacters call with bodies (which
+  // resolves characters in ascending id order); ignored by MoveCharacter and the terrain-only
+  // MoveCharacters.
+  BodyId id = 0;
   float radius = 0.4f;       // capsule radius, > 0
   float half_height = 0.5f;  // half length of the capsule's vertical core segment, >= 0
   Vec3 position;             // capsule centre at the start of the tick
@@ -73,9 +98,12 @@ struct CharacterResult {
   GroundState ground = GroundState::kAirborne;
   Vec3 ground_normal;           // unit, toward the character; zero when airborne
   uint8_t ground_material = 0;  // when not airborne
-  uint8_t collisions = 0;       // CharacterCollision bits
-  bool recovered = false;       // the start pose penetrated and was pushed out
-  bool stepped = false;         // the move used the step offset
+  // The ground is another character or a body (MoveCharacters with bodies); ground_material is
+  // then 0 and not among the touched materials.
+  bool on_obstacle = false;
+  uint8_t collisions = 0;  // CharacterCollision bits
+  bool recovered = false;  // the start pose penetrated and was pushed out
+  bool stepped = false;    // the move used the step offset
   // Every material the kept walk met (sweeps, ground), ascending. The terrain never moves, so the
   // ground velocity is always zero.
   std::vector<uint8_t> touched_materials;
@@ -103,5 +131,29 @@ void MoveCharacter(const BroadphaseIndex& index, ChunkCollisionCache& cache,
 void MoveCharacters(const BroadphaseIndex& index, ChunkCollisionCache& cache,
                     const std::vector<CharacterMove>& moves, const QueryInterrupt* interrupt,
                     std::vector<CharacterResult>* results, QueryStats* stats = nullptr);
+
+// What the characters of a MoveCharacters call collide with besides the terrain and each other.
+struct CharacterBodies {
+  const BodyWorld* world = nullptr;  // null: no bodies
+  int64_t tick = 0;   // the bodies' poses at this game tick (world->latest_tick() for the current)
+  BodyFilter filter;  // which bodies are obstacles; a character's own id is ignored as well
+};
+
+// Checks the moves of a MoveCharacters call with bodies: each move as ValidateCharacterMove under
+// "moves[i].", unique ids ("moves[i].id: character 7 is also moves[2]; ..."), and the tick of the
+// bodies (the BodyWorld's OUT_OF_RANGE under "bodies.tick").
+absl::Status ValidateCharacterMoves(const World& world, const std::vector<CharacterMove>& moves,
+                                    const QueryLimits& limits, const CharacterBodies& bodies);
+
+// Moves every character of a tick against the terrain, each other and the bodies (the contract
+// above): in ascending id order, results in the caller's order (resized to moves.size()). Cost
+// beside the terrain's: a sort-and-sweep over the moves' reach boxes (O(n log n)), then per
+// character one broadphase query and one BodyWorld tree query; obstacles are only tested when
+// their boxes meet the character's. Precondition: ValidateCharacterMoves is OK. `interrupt` may
+// be null.
+void MoveCharacters(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                    const std::vector<CharacterMove>& moves, const CharacterBodies& bodies,
+                    const QueryInterrupt* interrupt, std::vector<CharacterResult>* results,
+                    QueryStats* stats = nullptr);
 
 }  // namespace voxcol

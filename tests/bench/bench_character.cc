@@ -9,12 +9,22 @@
 // (20 units/s^2), at 60 ticks/s. Every kCycle ticks all characters go back to their start, so the
 // timed ticks repeat the warm-up cycle's paths: every chunk they touch is meshed before timing
 // (cache_builds reports builds while timing; 0 when warm).
+//
+// BM_MoveCharactersMeeting/n/meet/bodies: the core MoveCharacters, no wire: n/2 pairs on walkable
+// ground 3 apart walk toward each other (meet = 1: they meet within a few ticks and push against
+// each other for the rest of the cycle) or away (meet = 0: no character near another). bodies = 1
+// calls MoveCharacters with bodies (characters collide with each other and with the n/2 crates of
+// a BodyWorld, 2 m beside the first walker's start), bodies = 2 the same without a BodyWorld
+// (characters only), bodies = 0 the terrain-only MoveCharacters on the same scene: /0/2 - /0/0 is
+// the cost of the crowd broadphase when no character is near another.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
 #include <random>
 #include <vector>
 
+#include "core/bodies/body_world.h"
+#include "core/query/character.h"
 #include "server/exec/query_ops.h"
 #include "tests/bench/bench_scenes.h"
 
@@ -167,6 +177,117 @@ void BM_MoveCharacters(benchmark::State& state) {
   state.counters["cache_builds"] = double(cache_builds);
 }
 BENCHMARK(BM_MoveCharacters)->Arg(256)->Unit(benchmark::kMillisecond);
+
+// Pairs of walkers on walkable ground about 3 apart, each heading toward the other (meet) or
+// away; crates (1 m boxes) on walkable ground elsewhere.
+constexpr int kPairCycle = 300;  // ticks: 5 s, then every pair restarts
+
+struct PairScene {
+  std::vector<Walker> walkers;
+  BodyWorld crates;
+};
+
+bool GroundAt(float x, float z, Vec3* foot) {
+  const Aabb b = BenchCaveWorld().world_bounds();
+  RaycastInput ray{{x, b.max.y - 1, z}, {0, -1, 0}, b.max.y - b.min.y - 2};
+  RaycastHit hit = Raycast(BenchCaveIndex(), BenchCaveCache(), ray, RaycastSettings{});
+  if (!hit.hit || hit.started_inside || hit.normal.y < 0.85f) return false;
+  *foot = hit.position;
+  return true;
+}
+
+void PlacePairs(int count, bool meet, PairScene* scene) {
+  std::vector<Walker> singles = PlaceWalkers(count);  // the first of each pair, and crate spots
+  for (int i = 0; i + 1 < count; i += 2) {
+    const Walker& a = singles[i];
+    const Vec3 dir(std::cos(a.start_heading), 0, std::sin(a.start_heading));
+    Vec3 foot;
+    Walker w1 = a, w2 = a;
+    // The partner 3 ahead on the ground there, or 1 above the first's height (it then falls).
+    w2.start = GroundAt(a.start.x + 3 * dir.x, a.start.z + 3 * dir.z, &foot)
+                   ? foot + Vec3{0, kRadius + kHalfHeight + 0.05f, 0}
+                   : a.start + dir * 3 + Vec3{0, 1, 0};
+    w1.start_heading = meet ? a.start_heading : a.start_heading + 3.14159265f;
+    w2.start_heading = meet ? a.start_heading + 3.14159265f : a.start_heading;
+    scene->walkers.push_back(w1);
+    scene->walkers.push_back(w2);
+  }
+  BodyBatch batch;
+  batch.tick = 1;
+  for (int i = 1; i < count; i += 2) {  // crates at the unused spots, 2 m off the path
+    const Vec3 p = singles[i].start + Vec3{0, 0.5f - kRadius - kHalfHeight, 2};
+    batch.create.push_back(
+        {BodyId(100000 + i), 0, 1, {Quat(), p}, {{0, MakeBox({0.5f, 0.5f, 0.5f}), {}}}});
+  }
+  if (!scene->crates.Apply(batch).ok()) std::abort();
+}
+
+void BM_MoveCharactersMeeting(benchmark::State& state) {
+  const int n = int(state.range(0));
+  const bool meet = state.range(1) != 0;
+  const int64_t mode = state.range(2);  // 0: terrain only, 1: with bodies, 2: characters only
+  PairScene scene;
+  PlacePairs(n, meet, &scene);
+  std::vector<Walker>& walkers = scene.walkers;
+  const CharacterBodies bodies{mode == 1 ? &scene.crates : nullptr, 1, {}};
+  std::vector<CharacterMove> moves(walkers.size());
+  std::vector<CharacterResult> results;
+  uint64_t blocked = 0, on_ground = 0;
+  QueryStats stats;
+  auto tick = [&]() {
+    for (size_t i = 0; i < walkers.size(); ++i) {
+      Walker& w = walkers[i];
+      CharacterMove& m = moves[i];
+      m.id = BodyId(i);
+      m.radius = kRadius;
+      m.half_height = kHalfHeight;
+      m.position = w.position;
+      m.displacement = {std::cos(w.heading) * kSpeed * kDt, w.vy * kDt,
+                        std::sin(w.heading) * kSpeed * kDt};
+    }
+    if (mode != 0) {
+      MoveCharacters(BenchCaveIndex(), BenchCaveCache(), moves, bodies, nullptr, &results, &stats);
+    } else {
+      MoveCharacters(BenchCaveIndex(), BenchCaveCache(), moves, nullptr, &results, &stats);
+    }
+    for (size_t i = 0; i < walkers.size(); ++i) {
+      Walker& w = walkers[i];
+      const CharacterResult& r = results[i];
+      w.position = r.position;
+      w.on_ground = r.ground == GroundState::kOnGround;
+      w.vy = w.on_ground ? 0 : w.vy - kGravity * kDt;
+      blocked += (r.collisions & kCollisionSides) != 0;
+      on_ground += w.on_ground;
+    }
+  };
+  Restart(&walkers);
+  for (int t = 0; t < kPairCycle; ++t) tick();  // warm: one whole cycle
+  Restart(&walkers);
+  blocked = on_ground = 0;
+  stats = QueryStats{};
+  int t = 0;
+  for (auto _ : state) {
+    tick();
+    if (++t == kPairCycle) {
+      t = 0;
+      Restart(&walkers);
+    }
+  }
+  const double character_ticks = double(state.iterations()) * double(walkers.size());
+  state.counters["us_per_character"] = benchmark::Counter(
+      character_ticks * 1e-6, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["blocked"] = double(blocked) / character_ticks;
+  state.counters["on_ground"] = double(on_ground) / character_ticks;
+  state.counters["cache_builds"] = double(stats.cache_builds);
+}
+BENCHMARK(BM_MoveCharactersMeeting)
+    ->Args({256, 1, 1})
+    ->Args({256, 0, 1})
+    ->Args({256, 0, 0})
+    ->Args({256, 1, 0})
+    ->Args({256, 0, 2})
+    ->ArgNames({"n", "meet", "bodies"})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace voxcol::bench

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <random>
 
 #include "tests/core/bodies/body_test_util.h"
@@ -274,6 +277,72 @@ TEST(BodyWorld, HullPartsAreCopiedAndHit) {
   EXPECT_EQ(h->part_id, 4u);
   EXPECT_NEAR(h->distance, 4, 1e-3f);
   EXPECT_NEAR(h->normal.z, -1, 1e-3f);
+}
+
+// PartsInBox at random ticks of the window: every part of every passing body whose own world box
+// meets the query box is listed (the body box holds the part boxes), nothing else than parts of
+// passing bodies that existed at the tick, posed as PoseAt * local, in body then part order.
+TEST(BodyWorld, PartsInBoxListsEveryPartNearTheBoxInIdOrder) {
+  BodyWorld world;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-20, 20), step(-0.5f, 0.5f);
+  const std::vector<BodyPartDesc> parts = test::HumanoidParts();
+  std::vector<Vec3> at(40);
+  for (int64_t t = 1; t <= 30; ++t) {
+    BodyBatch b = Tick(t);
+    for (int i = 0; i < 40; ++i) {
+      at[i] = t == 1 ? Vec3{u(rng), u(rng) * 0.1f, u(rng)} : at[i] + Vec3{step(rng), 0, step(rng)};
+      const RigidTransform pose{test::RandomRotation(rng), at[i]};
+      if (t == 1) {
+        b.create.push_back({BodyId(500 - 7 * i), 0, uint32_t(1 + i % 2), pose, parts});
+      } else {
+        b.move.push_back({BodyId(500 - 7 * i), pose});
+      }
+    }
+    ASSERT_TRUE(world.Apply(b).ok());
+  }
+  const BodyId ignored[] = {500, 493};
+  int listed = 0, expected = 0;
+  for (int q = 0; q < 300; ++q) {
+    const int64_t tick = 1 + int64_t(rng() % 30);
+    const Vec3 c{u(rng), u(rng) * 0.1f, u(rng)}, half{1 + step(rng), 1, 2 + step(rng)};
+    const Aabb box{c - half, c + half};
+    const BodyFilter filter{q % 2 ? 1u : ~0u,
+                            q % 3 ? absl::Span<const BodyId>(ignored) : absl::Span<const BodyId>()};
+    std::vector<PosedBodyPart> out;
+    ASSERT_TRUE(world.PartsInBox(box, tick, filter, &out).ok());
+    listed += int(out.size());
+    for (size_t k = 1; k < out.size(); ++k) {
+      EXPECT_TRUE(out[k - 1].body_id < out[k].body_id ||
+                  (out[k - 1].body_id == out[k].body_id && out[k - 1].part_id < out[k].part_id));
+    }
+    for (int i = 0; i < 40; ++i) {
+      const BodyId id = BodyId(500 - 7 * i);
+      const bool passes = (uint32_t(1 + i % 2) & filter.layer_mask) != 0 &&
+                          std::find(filter.ignore_ids.begin(), filter.ignore_ids.end(), id) ==
+                              filter.ignore_ids.end();
+      const RigidTransform pose = *world.PoseAt(id, tick);
+      for (const BodyPartDesc& part : parts) {
+        auto it = std::find_if(out.begin(), out.end(), [&](const PosedBodyPart& p) {
+          return p.body_id == id && p.part_id == part.part_id;
+        });
+        if (!passes) {
+          EXPECT_EQ(it, out.end()) << "body " << id << " does not pass the filter";
+          continue;
+        }
+        const RigidTransform posed = pose * part.local;
+        if (TransformBox(part.shape.LocalBounds(), posed).Overlaps(box)) {
+          ++expected;
+          EXPECT_NE(it, out.end()) << "body " << id << " part " << part.part_id << " tick " << tick;
+        }
+        if (it == out.end()) continue;
+        EXPECT_EQ(std::memcmp(&it->pose, &posed, sizeof posed), 0);
+        EXPECT_EQ(it->shape->type, part.shape.type);
+      }
+    }
+  }
+  std::printf("parts in box: %d listed, %d part boxes meeting the query boxes\n", listed, expected);
+  EXPECT_GT(expected, 100);
 }
 
 }  // namespace
