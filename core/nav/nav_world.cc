@@ -8,19 +8,13 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 
 namespace voxcol {
 
 namespace {
-
-// A Detour query object and its buffers; pooled per mesh so a search allocates nothing.
-struct QuerySlot {
-  dtNavMeshQuery* query = dtAllocNavMeshQuery();
-  nav_internal::PathScratch scratch;
-  ~QuerySlot() { dtFreeNavMeshQuery(query); }
-};
 
 struct TileState {
   bool built = false;
@@ -39,6 +33,13 @@ int Log2Ceil(int n) {
 }
 
 }  // namespace
+
+// A Detour query object and its buffers; pooled per mesh so a search allocates nothing.
+struct NavWorld::QuerySlot {
+  dtNavMeshQuery* query = dtAllocNavMeshQuery();
+  nav_internal::PathScratch scratch;
+  ~QuerySlot() { dtFreeNavMeshQuery(query); }
+};
 
 struct NavWorld::Mesh {
   ~Mesh() { dtFreeNavMesh(nav); }
@@ -122,6 +123,17 @@ std::vector<int> NavWorld::NotCurrent(const Mesh& mesh, const Region& r, uint64_
   return out;
 }
 
+std::vector<int> NavWorld::NotCurrent(const Mesh& mesh, const std::vector<int>& tiles,
+                                      uint64_t version) const {
+  mesh.mu.AssertReaderHeld();
+  std::vector<int> out;
+  absl::MutexLock lock(&dirty_mu_);
+  for (int i : tiles) {
+    if (!Current(mesh.tiles[size_t(i)], dirty_[size_t(i)], version)) out.push_back(i);
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<NavWorld::BuiltTile>> NavWorld::Build(const Mesh& mesh,
                                                                  const std::vector<int>& tiles,
                                                                  const QueryInterrupt* interrupt) {
@@ -182,7 +194,7 @@ absl::StatusOr<int> NavWorld::Refresh(Mesh& mesh, const Region& region, uint64_t
   return int(missing.size());
 }
 
-nav_internal::PathSearch NavWorld::Search(Mesh& mesh, const FindPathInput& input) {
+std::unique_ptr<NavWorld::QuerySlot> NavWorld::TakeSlot(Mesh& mesh) {
   mesh.mu.AssertReaderHeld();
   std::unique_ptr<QuerySlot> slot;
   {
@@ -196,10 +208,34 @@ nav_internal::PathSearch NavWorld::Search(Mesh& mesh, const FindPathInput& input
     slot = std::make_unique<QuerySlot>();
     slot->query->init(mesh.nav, settings_.max_search_nodes);
   }
-  nav_internal::PathSearch out =
-      nav_internal::SearchPath(*slot->query, input, mesh.params.cell_size, &slot->scratch);
+  return slot;
+}
+
+void NavWorld::ReturnSlot(Mesh& mesh, std::unique_ptr<QuerySlot> slot) {
   absl::MutexLock lock(&mesh.pool_mu);
   mesh.pool.push_back(std::move(slot));
+}
+
+absl::StatusOr<int> NavWorld::Refresh(Mesh& mesh, const std::vector<int>& tiles, uint64_t version,
+                                      const QueryInterrupt* interrupt) {
+  std::vector<int> missing;
+  {
+    absl::ReaderMutexLock lock(&mesh.mu);
+    missing = NotCurrent(mesh, tiles, version);
+  }
+  if (missing.empty()) return 0;
+  absl::StatusOr<std::vector<BuiltTile>> built = Build(mesh, missing, interrupt);
+  if (!built.ok()) return built.status();
+  absl::MutexLock lock(&mesh.mu);
+  Install(mesh, &*built, version);
+  return int(missing.size());
+}
+
+nav_internal::PathSearch NavWorld::Search(Mesh& mesh, const FindPathInput& input) {
+  std::unique_ptr<QuerySlot> slot = TakeSlot(mesh);
+  nav_internal::PathSearch out =
+      nav_internal::SearchPath(*slot->query, input, mesh.params.cell_size, &slot->scratch);
+  ReturnSlot(mesh, std::move(slot));
   return out;
 }
 
@@ -296,7 +332,7 @@ absl::StatusOr<int> NavWorld::RebuildStale() {
     std::vector<int> stale;
     {
       absl::ReaderMutexLock lock(&mesh->mu);
-      for (int i : NotCurrent(*mesh, {0, 0, tiles_x_, tiles_z_}, version)) {
+      for (int i : NotCurrent(*mesh, Region{0, 0, tiles_x_, tiles_z_}, version)) {
         if (mesh->tiles[size_t(i)].built) stale.push_back(i);
       }
     }
@@ -335,6 +371,95 @@ bool NavWorld::ChangedSince(const std::vector<NavTileCoord>& tiles, uint64_t ver
     if (dirty_[size_t(t.z) * size_t(tiles_x_) + size_t(t.x)] > version) return true;
   }
   return false;
+}
+
+std::vector<NavTileCoord> NavWorld::ChangedTiles(const std::vector<NavTileCoord>& tiles,
+                                                 uint64_t version) const {
+  std::vector<NavTileCoord> out;
+  absl::MutexLock lock(&dirty_mu_);
+  for (const NavTileCoord& t : tiles) {
+    if (t.x < 0 || t.z < 0 || t.x >= tiles_x_ || t.z >= tiles_z_) continue;
+    if (dirty_[size_t(t.z) * size_t(tiles_x_) + size_t(t.x)] > version) out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<NavTileCoord> NavWorld::TilesOverlapping(const Vec3& min, const Vec3& max) const {
+  const Region r = TilesIn(min, max);
+  std::vector<NavTileCoord> out;
+  for (int z = r.z0; z < r.z1; ++z)
+    for (int x = r.x0; x < r.x1; ++x) out.push_back({x, z});
+  return out;
+}
+
+std::vector<NavTileCoord> NavWorld::TilesAlong(const std::vector<Vec3>& points,
+                                               float margin) const {
+  // Boxes of `margin` around points at most half a voxel apart along each leg: every tile the
+  // widened line crosses (a tile is many voxels wide, so no crossing falls between two boxes).
+  const float step = 0.5f * world_.voxel_size();
+  const Vec3 m(margin, 0, margin);
+  std::vector<NavTileCoord> out;
+  auto add = [&](const Vec3& p) {
+    const Region r = TilesIn(p - m, p + m);
+    for (int z = r.z0; z < r.z1; ++z)
+      for (int x = r.x0; x < r.x1; ++x) out.push_back({x, z});
+  };
+  for (size_t i = 0; i < points.size(); ++i) {
+    add(points[i]);
+    if (i == 0) continue;
+    const Vec3 a = points[i - 1], d = points[i] - a;
+    const int steps = int(std::ceil(std::hypot(d.x, d.z) / step));
+    for (int k = 1; k < steps; ++k) add(a + d * (float(k) / float(steps)));
+  }
+  std::sort(out.begin(), out.end(), [](const NavTileCoord& a, const NavTileCoord& b) {
+    return a.z != b.z ? a.z < b.z : a.x < b.x;
+  });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+absl::StatusOr<PathCheck> NavWorld::CheckPath(const FindPathInput& input,
+                                              const std::vector<Vec3>& waypoints) {
+  if (absl::Status s = ValidateAgentProfile(input.profile); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("profile.", s.message()));
+  }
+  absl::StatusOr<Mesh*> mesh = MeshFor(input.profile);
+  if (!mesh.ok()) return mesh.status();
+  World::ReadSnapshot snapshot(world_);
+  PathCheck out;
+  out.version = snapshot.version();
+  std::vector<int> tiles;
+  for (const NavTileCoord& c : TilesAlong(waypoints, input.profile.radius)) {
+    tiles.push_back(c.z * tiles_x_ + c.x);
+  }
+  // As SearchIn: refresh, then walk under the shared lock; after races, under the exclusive one.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    {
+      absl::ReaderMutexLock lock(&(*mesh)->mu);
+      if (NotCurrent(**mesh, tiles, out.version).empty())
+        return Walk(**mesh, input, waypoints, out);
+    }
+    absl::StatusOr<int> built = Refresh(**mesh, tiles, out.version, input.interrupt);
+    if (!built.ok()) return built.status();
+    out.tiles_built += *built;
+  }
+  absl::MutexLock lock(&(*mesh)->mu);
+  const std::vector<int> missing = NotCurrent(**mesh, tiles, out.version);
+  absl::StatusOr<std::vector<BuiltTile>> built = Build(**mesh, missing, input.interrupt);
+  if (!built.ok()) return built.status();
+  Install(**mesh, &*built, out.version);
+  out.tiles_built += int(missing.size());
+  return Walk(**mesh, input, waypoints, out);
+}
+
+PathCheck NavWorld::Walk(Mesh& mesh, const FindPathInput& input, const std::vector<Vec3>& points,
+                         const PathCheck& so_far) {
+  std::unique_ptr<QuerySlot> slot = TakeSlot(mesh);
+  PathCheck out = nav_internal::WalkPath(*slot->query, input, mesh.params.cell_size, points);
+  ReturnSlot(mesh, std::move(slot));
+  out.version = so_far.version;
+  out.tiles_built = so_far.tiles_built;
+  return out;
 }
 
 NavStats NavWorld::stats() const {

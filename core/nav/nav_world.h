@@ -81,6 +81,24 @@ class NavWorld : public EditObserver {
   // Cheap (one mutex, one load per tile). Thread-safe.
   bool ChangedSince(const std::vector<NavTileCoord>& tiles, uint64_t version) const;
 
+  // The ones of `tiles` that an edit published after `version` touched (as ChangedSince), in
+  // order. One mutex, one load per tile. Thread-safe.
+  std::vector<NavTileCoord> ChangedTiles(const std::vector<NavTileCoord>& tiles,
+                                         uint64_t version) const;
+
+  // Walks `waypoints` (world units, the agent's feet) leg by leg on input.profile's mesh at the
+  // calling thread's snapshot version (a fresh one without), building the tiles along them that
+  // are not current (TilesAlong). Uses input's profile, material filter and interrupt; start and
+  // goal are ignored. INVALID_ARGUMENT for a bad profile; a tile build's error. Thread-safe.
+  absl::StatusOr<PathCheck> CheckPath(const FindPathInput& input,
+                                      const std::vector<Vec3>& waypoints);
+
+  // The tiles a polyline in X and Z, widened by `margin` world units, overlaps (clipped to the
+  // world), sorted by (z, x), unique: the tiles whose edits can block it.
+  std::vector<NavTileCoord> TilesAlong(const std::vector<Vec3>& points, float margin) const;
+  // The tiles overlapping the world-space XZ box [min, max], clipped to the world, by (z, x).
+  std::vector<NavTileCoord> TilesOverlapping(const Vec3& min, const Vec3& max) const;
+
   // False when no edit since the last RebuildStale touched a tile: the background thread's cheap
   // check before RebuildStale (stats() walks every tile under the lock edits take). True may
   // still find nothing to rebuild (an edit of tiles never built).
@@ -93,6 +111,7 @@ class NavWorld : public EditObserver {
 
  private:
   struct Mesh;
+  struct QuerySlot;
   struct BuiltTile {
     int index = 0;
     NavTileData data;
@@ -110,6 +129,8 @@ class NavWorld : public EditObserver {
   NavTileCoord CoordOf(int index) const { return {index % tiles_x_, index / tiles_x_}; }
   // Tiles of `region` that are missing or not current at `version`. Caller holds mesh.mu.
   std::vector<int> NotCurrent(const Mesh& mesh, const Region& region, uint64_t version) const;
+  std::vector<int> NotCurrent(const Mesh& mesh, const std::vector<int>& tiles,
+                              uint64_t version) const;
   // Builds the listed tiles from the calling thread's snapshot; no nav lock held. Stops with the
   // interrupt's error (null: never).
   absl::StatusOr<std::vector<BuiltTile>> Build(const Mesh& mesh, const std::vector<int>& tiles,
@@ -124,8 +145,17 @@ class NavWorld : public EditObserver {
   // Builds the not-current tiles of `region` and installs them; returns the number built.
   absl::StatusOr<int> Refresh(Mesh& mesh, const Region& region, uint64_t version,
                               const QueryInterrupt* interrupt = nullptr);
+  absl::StatusOr<int> Refresh(Mesh& mesh, const std::vector<int>& tiles, uint64_t version,
+                              const QueryInterrupt* interrupt = nullptr);
+  // A pooled query object of `mesh` (made on first use) and its return to the pool.
+  std::unique_ptr<QuerySlot> TakeSlot(Mesh& mesh);
+  void ReturnSlot(Mesh& mesh, std::unique_ptr<QuerySlot> slot);
   // The search on `mesh` with a pooled query object. Caller holds mesh.mu (shared or exclusive).
   nav_internal::PathSearch Search(Mesh& mesh, const FindPathInput& input);
+  // WalkPath on `mesh` with a pooled query object, keeping so_far's version and tiles_built.
+  // Caller holds mesh.mu (shared or exclusive).
+  PathCheck Walk(Mesh& mesh, const FindPathInput& input, const std::vector<Vec3>& points,
+                 const PathCheck& so_far);
 
   World& world_;
   const NavSettings settings_;
