@@ -12,11 +12,14 @@
 
 namespace voxcol::server {
 
+class PathWatchHub;  // path_watch.h
+
 // What FindPath runs against in one world; `nav` null: navigation is off (--nav=false).
 struct NavContext {
   NavWorld* nav = nullptr;
   const NavProfiles* profiles = nullptr;
-  float max_path_distance = 3000;  // --max_path_distance, world units
+  PathWatchHub* watches = nullptr;  // the world's path watches (WatchPaths); null with nav off
+  float max_path_distance = 3000;   // --max_path_distance, world units
 };
 
 // Decodes `request` into `input`: the named profile (or the default) changed by the set fields

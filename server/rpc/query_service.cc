@@ -12,6 +12,7 @@
 #include "server/exec/query_kinds.h"
 #include "server/exec/query_ops.h"
 #include "server/exec/read_at.h"
+#include "server/rpc/watch_paths_stream.h"
 #include "server/stream/async_unary.h"
 #include "server/telemetry/server_metrics.h"
 
@@ -419,6 +420,11 @@ void QueryServiceImpl::AcceptStreams(const RpcThreads& threads) {
   AcceptCalls(threads, BidiMethod(this, &QueryServiceImpl::RequestQuery,
                                   [this](std::unique_ptr<StreamCall> call) -> AsyncStream* {
                                     return new QueryStream(this, std::move(call));
+                                  }));
+  AcceptCalls(threads, BidiMethod(this, &QueryServiceImpl::RequestWatchPaths,
+                                  [this](std::unique_ptr<StreamCall> call) -> AsyncStream* {
+                                    return OpenWatchPaths(resolver_, limits_.max_path_distance,
+                                                          std::move(call));
                                   }));
 }
 

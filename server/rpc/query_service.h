@@ -37,7 +37,8 @@ struct StreamLimits {
 };
 
 class QueryServiceImpl final
-    : public v1::QueryService::WithRawMethod_Query<v1::QueryService::Service> {
+    : public v1::QueryService::WithRawMethod_WatchPaths<
+          v1::QueryService::WithRawMethod_Query<v1::QueryService::Service>> {
  public:
   // `engine` holds the broadphase and narrowphase cache of `world` (both observing its edits);
   // `pool` runs the batches of every stream. All of them must outlive the server.
