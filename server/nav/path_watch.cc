@@ -72,7 +72,7 @@ void FillPath(const FindPathResult& r, v1::FindPathResponse* out) {
 struct PathWatchHub::Watch {
   std::shared_ptr<PathWatchSink> sink;
   PathWatchSpec spec;
-  std::vector<NavTileCoord> path_tiles;   // the tiles whose edits can block the path
+  std::vector<NavTileCoord> path_tiles;    // the tiles whose edits can block the path
   std::vector<NavTileCoord> region_tiles;  // shorter_margin > 0: the box a shorter path lies in
   float offered = 0;                       // the shortest length offered (or watched) so far
 };
@@ -122,9 +122,8 @@ absl::Status DecodePathWatch(const World& world, const NavContext& context,
   }
   spec->shorter_margin = margin;
   if (watch.version() > world.version()) {
-    return absl::InvalidArgumentError(absl::StrCat("watch.version ", watch.version(),
-                                                   " is ahead of the world's version ",
-                                                   world.version()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "watch.version ", watch.version(), " is ahead of the world's version ", world.version()));
   }
   if (absl::Status s = FindPathFromProto(world, context, watch.path(), &spec->plan); !s.ok()) {
     return InWatchPath(s);
@@ -138,11 +137,12 @@ absl::Status DecodePathWatch(const World& world, const NavContext& context,
       return InWatchPath(s);
     }
     if (planned->status() != v1::PATH_STATUS_OK) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "watch.path: no path to watch from start to goal (", v1::PathStatus_Name(planned->status()),
-          ")"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("watch.path: no path to watch from start to goal (",
+                       v1::PathStatus_Name(planned->status()), ")"));
     }
-    for (const v1::Waypoint& w : planned->waypoints()) spec->waypoints.push_back(ToCore(w.position()));
+    for (const v1::Waypoint& w : planned->waypoints())
+      spec->waypoints.push_back(ToCore(w.position()));
     spec->version = planned->version();
   }
   spec->length = PolylineLength(spec->waypoints);
@@ -202,10 +202,10 @@ absl::Status PathWatchHub::Add(const std::shared_ptr<PathWatchSink>& sink, PathW
     w->region_tiles = nav_.TilesOverlapping(Min(spec.plan.start, spec.plan.goal) - g,
                                             Max(spec.plan.start, spec.plan.goal) + g);
     if (w->region_tiles.size() > kMaxShorterTiles) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "watch.shorter_margin: the box a shorter path could lie in covers ",
-          w->region_tiles.size(), " navmesh tiles, more than ", kMaxShorterTiles,
-          " (watch a shorter path, or set shorter_margin 0)"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("watch.shorter_margin: the box a shorter path could lie in covers ",
+                       w->region_tiles.size(), " navmesh tiles, more than ", kMaxShorterTiles,
+                       " (watch a shorter path, or set shorter_margin 0)"));
     }
   }
   w->offered = spec.length;
@@ -221,8 +221,9 @@ absl::Status PathWatchHub::Add(const std::shared_ptr<PathWatchSink>& sink, PathW
   if (watches_.empty()) checked_ = std::max(checked_, world_.version());
   // Edits up to checked_ are marked already: one the path has not been checked against yet
   // is caught here, a later one by the sweep of its version (the tiles are indexed now).
-  const bool stale = nav_.ChangedSince(w->path_tiles, w->spec.version) ||
-                     (!w->region_tiles.empty() && nav_.ChangedSince(w->region_tiles, w->spec.version));
+  const bool stale =
+      nav_.ChangedSince(w->path_tiles, w->spec.version) ||
+      (!w->region_tiles.empty() && nav_.ChangedSince(w->region_tiles, w->spec.version));
   IndexLocked(w.get(), true);
   if (stale) recheck_.push_back(w);
   watches_.emplace(key, std::move(w));
@@ -299,7 +300,8 @@ void PathWatchHub::Sweep(uint64_t target) {
     WatchMetrics::Get().sweeps->Add();
     std::vector<NavTileCoord> watched;
     watched.reserve(index_.size());
-    for (const auto& [key, entries] : index_) watched.push_back({int(key >> 32), int(uint32_t(key))});
+    for (const auto& [key, entries] : index_)
+      watched.push_back({int(key >> 32), int(uint32_t(key))});
     absl::flat_hash_map<Watch*, size_t> seen;
     auto consider = [&](Watch* w, const std::shared_ptr<Watch>& owner, bool path) {
       if (w->spec.version >= version) return;
@@ -363,8 +365,7 @@ bool PathWatchHub::Check(const Candidate& c, v1::WatchPathsResponse* event) {
   }
   event->set_version(plan->version);
   if (!blocked) {
-    if (plan->status != PathStatus::kOk ||
-        !(plan->length < c.offered - spec.shorter_margin)) {
+    if (plan->status != PathStatus::kOk || !(plan->length < c.offered - spec.shorter_margin)) {
       return false;
     }
     event->set_event(v1::PATH_WATCH_EVENT_SHORTER);

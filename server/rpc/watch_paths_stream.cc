@@ -149,8 +149,8 @@ class WatchPathsStream final : public AsyncStream {
     context.max_path_distance = max_path_distance_;
     PathWatchSpec spec;
     v1::WatchPathsResponse registered;
-    absl::Status s = DecodePathWatch(*(*world)->world, context, watch, &spec,
-                                     registered.mutable_path());
+    absl::Status s =
+        DecodePathWatch(*(*world)->world, context, watch, &spec, registered.mutable_path());
     registered.set_watch_id(id);
     registered.set_event(v1::PATH_WATCH_EVENT_REGISTERED);
     registered.set_version(spec.version);
