@@ -206,6 +206,12 @@ void AddPath(CliApp& cli) {
                    "Longest path, world units (0: the server's limit)");
   path->add_option("--at_version", f.at_version, "Read this past version (-1: the newest)")
       ->check(VersionOrMinusOne("the newest"));
+  path->add_flag("--watch", f.watch,
+                 "Watch the path (WatchPaths): print it, then one line per event until it is "
+                 "blocked, --count events, or interrupted");
+  path->add_option("--count", f.count, "With --watch: exit after this many events (0: no limit)");
+  path->add_option("--shorter_margin", f.shorter_margin,
+                   "With --watch: also report re-plans shorter by more than this, world units");
 }
 
 void AddPrimitiveCommands(CliApp& cli) {

@@ -194,6 +194,22 @@ Client::EditStream(grpc::ClientContext* context) {
   return edit_->EditStream(context);
 }
 
+std::unique_ptr<grpc::ClientReaderWriter<v1::WatchPathsRequest, v1::WatchPathsResponse>>
+Client::WatchPaths(grpc::ClientContext* context) {
+  return query_->WatchPaths(context);
+}
+
+v1::WatchPathsRequest Client::WatchRequest(uint64_t id, const v1::FindPathRequest& request,
+                                           float shorter_margin) const {
+  v1::WatchPathsRequest out;
+  v1::PathWatch* watch = out.mutable_watch();
+  watch->set_watch_id(id);
+  *watch->mutable_path() = request;
+  if (request.world().empty()) watch->mutable_path()->set_world(world_name_);
+  watch->set_shorter_margin(shorter_margin);
+  return out;
+}
+
 namespace {
 
 std::string RandomKeyPrefix() {

@@ -98,6 +98,16 @@ class Client {
   std::unique_ptr<grpc::ClientReaderWriter<v1::EditStreamRequest, v1::EditStreamResponse>>
   EditStream(grpc::ClientContext* context);
 
+  // Opens a WatchPaths stream (no deadline; `context` as for Subscribe): Write() watch and
+  // unwatch requests, Read() events (REGISTERED, BLOCKED, SHORTER, UNWATCHED, REFUSED) until it
+  // returns false, then Finish(). Watches whose path.world is empty get this client's world.
+  std::unique_ptr<grpc::ClientReaderWriter<v1::WatchPathsRequest, v1::WatchPathsResponse>>
+  WatchPaths(grpc::ClientContext* context);
+  // A watch request for the path `request` would find (the server plans it; the REGISTERED event
+  // carries it), as watch `id`; `shorter_margin` > 0 also asks for SHORTER events (world units).
+  v1::WatchPathsRequest WatchRequest(uint64_t id, const v1::FindPathRequest& request,
+                                     float shorter_margin = 0) const;
+
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
  private:

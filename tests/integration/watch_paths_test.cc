@@ -323,5 +323,31 @@ TEST_F(WatchPathsTest, BadWatchesAreRefusedNamingTheField) {
   EXPECT_EQ(Metric("voxcol_path_watches"), 256);
 }
 
+// The CLI's `path --watch`: prints the planned path, then BLOCKED with the wall's version and the
+// re-plan, and exits 0 by itself (a blocked watch ends).
+TEST_F(WatchPathsTest, CliPathWatchPrintsBlockedAndExits) {
+  const std::string command = std::string(VOXCOL_CLI_PATH) + " --server=" + server_.address() +
+                              " path --start=-60,0,-12 --goal=-6,0,-12 --watch 2>&1";
+  FILE* out = popen(command.c_str(), "r");
+  ASSERT_NE(out, nullptr);
+  std::vector<std::string> lines;
+  char line[512];
+  // WATCHING, the path's summary and its 2 waypoints.
+  while (lines.size() < 4 && std::fgets(line, sizeof line, out) != nullptr) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0].rfind("WATCHING world version", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1].rfind("OK (world version", 0), 0u) << lines[1];
+  const uint64_t wall = Apply({Wall(-32, -24, -30, 4, true)});
+  while (std::fgets(line, sizeof line, out) != nullptr) lines.push_back(line);
+  EXPECT_EQ(pclose(out), 0);
+  ASSERT_GE(lines.size(), 6u);
+  EXPECT_EQ(lines[4].rfind("BLOCKED world version " + std::to_string(wall) +
+                               ": waypoint 1 unreachable, stopped at (",
+                           0),
+            0u)
+      << lines[4];
+  EXPECT_EQ(lines[5].rfind("OK (world version " + std::to_string(wall) + ")", 0), 0u) << lines[5];
+}
+
 }  // namespace
 }  // namespace voxcol
