@@ -350,6 +350,44 @@ absl::StatusOr<int> NavWorld::RebuildStale() {
   return rebuilt;
 }
 
+absl::StatusOr<NavPolygons> NavWorld::PolygonsIn(const AgentProfile& profile, const Vec3& min,
+                                                 const Vec3& max, size_t max_polygons) {
+  if (absl::Status s = ValidateAgentProfile(profile); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("profile.", s.message()));
+  }
+  absl::StatusOr<Mesh*> mesh = MeshFor(profile);
+  if (!mesh.ok()) return mesh.status();
+  World::ReadSnapshot snapshot(world_);
+  NavPolygons out;
+  out.version = snapshot.version();
+  const Region r = TilesIn(min, max);
+  absl::StatusOr<int> built = Refresh(**mesh, r, out.version);
+  if (!built.ok()) return built.status();
+  absl::ReaderMutexLock lock(&(*mesh)->mu);
+  const dtNavMesh& nav = *(*mesh)->nav;
+  for (int z = r.z0; z < r.z1; ++z)
+    for (int x = r.x0; x < r.x1; ++x) {
+      const dtMeshTile* tile = nav.getTileAt(x, z, 0);
+      if (tile == nullptr || tile->header == nullptr) continue;
+      for (int i = 0; i < tile->header->polyCount; ++i) {
+        const dtPoly& poly = tile->polys[i];
+        if (poly.getType() != DT_POLYTYPE_GROUND) continue;
+        if (out.polygons.size() >= max_polygons) {
+          out.truncated = true;
+          return out;
+        }
+        NavPolygon p;
+        p.area = poly.getArea();
+        for (int k = 0; k < poly.vertCount; ++k) {
+          const float* v = &tile->verts[3 * size_t(poly.verts[k])];
+          p.vertices.emplace_back(v[0], v[1], v[2]);
+        }
+        out.polygons.push_back(std::move(p));
+      }
+    }
+  return out;
+}
+
 void NavWorld::DropTiles() {
   absl::MutexLock lock(&meshes_mu_);
   for (auto& [key, mesh] : meshes_) {

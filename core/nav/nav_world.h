@@ -49,6 +49,17 @@ struct NavStats {
   size_t stale_tiles = 0;      // built tiles an edit made stale (not yet rebuilt)
 };
 
+// Navmesh polygons for drawing (NavWorld::PolygonsIn).
+struct NavPolygon {
+  std::vector<Vec3> vertices;  // world units, in Detour's order (a convex polygon)
+  uint8_t area = 0;            // area id: kNavAreaWater, or the surface's material
+};
+struct NavPolygons {
+  std::vector<NavPolygon> polygons;
+  uint64_t version = 0;  // the version the polygons are current at
+  bool truncated = false;
+};
+
 class NavWorld : public EditObserver {
  public:
   // Registers itself as an edit observer of `world`: construct it before the world serves edits.
@@ -72,6 +83,13 @@ class NavWorld : public EditObserver {
   // [min, max] in X and Z that is not current at the calling thread's version; returns the number
   // built. For warming and benchmarks.
   absl::StatusOr<int> BuildTilesIn(const AgentProfile& profile, const Vec3& min, const Vec3& max);
+  // The navmesh polygons of `profile`'s mesh in the tiles overlapping the world-space XZ box
+  // [min, max], current at the calling thread's version (tiles missing or stale are built first),
+  // each with its area id (NavAreaOfMaterial); at most `max_polygons` (then `truncated`). For
+  // drawing the navmesh. INVALID_ARGUMENT for a bad profile; a tile build's error.
+  absl::StatusOr<NavPolygons> PolygonsIn(const AgentProfile& profile, const Vec3& min,
+                                         const Vec3& max, size_t max_polygons);
+
   // Drops every tile of every mesh (the next queries build them again). For benchmarks.
   void DropTiles();
 

@@ -378,6 +378,14 @@ QueryServiceImpl::QueryServiceImpl(const WorldResolver& resolver, const ServiceL
   MarkUnaryMethodsRaw();
 }
 
+grpc::Status QueryServiceImpl::GetNavMesh(grpc::ServerContext*,
+                                          const v1::GetNavMeshRequest* request,
+                                          v1::GetNavMeshResponse* response) {
+  absl::StatusOr<WorldHandle> world = resolver_.Resolve(request->world(), "world");
+  if (!world.ok()) return ToGrpcStatus(world.status());
+  return ToGrpcStatus(RunGetNavMesh((*world)->nav, *request, response));
+}
+
 void QueryServiceImpl::MarkUnaryMethodsRaw() {
   const google::protobuf::ServiceDescriptor* service =
       v1::RaycastRequest::descriptor()->file()->FindServiceByName("QueryService");

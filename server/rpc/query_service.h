@@ -65,6 +65,10 @@ class QueryServiceImpl final
   // Records the committed edits of every tick batch (must outlive the server; unset: none are).
   void SetEditAudit(const EditAudit* audit) { audit_ = audit; }
 
+  // GetNavMesh (a sync method: drawing, not a query kind of the batches).
+  grpc::Status GetNavMesh(grpc::ServerContext* context, const v1::GetNavMeshRequest* request,
+                          v1::GetNavMeshResponse* response) override;
+
  private:
   friend class QueryStream;
   // Counts open streams per client host; false (and no count taken) when the host is at the limit.
