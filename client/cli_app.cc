@@ -401,6 +401,11 @@ void AddRender(CliApp& cli, CommandFn render) {
   sub->add_option("--overlay_contacts", f.overlay_contacts,
                   "Draw the contact points of spheres, separated by ';'")
       ->type_name("X,Y,Z:RADIUS");
+  sub->add_flag("--navmesh", f.navmesh,
+                "Draw the navigation mesh's polygon edges (GetNavMesh) of the area shown");
+  sub->add_option("--path", f.render_path, "Draw the path FindPath finds between two points")
+      ->type_name("X,Y,Z:X,Y,Z");
+  sub->add_option("--profile", f.profile, "Agent profile of --navmesh and --path (empty: default)");
   sub->add_flag("--plain", f.plain,
                 "The picture only: no legend, scale bar or axis labels (drawn from 160x120 up)");
 }

@@ -80,7 +80,9 @@ struct CliOptions {
   std::string area;
   std::string top_y;
   std::string overlay_ray, overlay_sweep, overlay_contacts;
-  bool plain = false;  // no legend, scale bar or axis labels
+  bool plain = false;       // no legend, scale bar or axis labels
+  bool navmesh = false;     // render: draw the navmesh
+  std::string render_path;  // render --path: START:GOAL
   // loadtest.
   int streams = 32;
   double seconds = 60;

@@ -140,6 +140,11 @@ grpc::Status Client::FindPath(const v1::FindPathRequest& request, v1::FindPathRe
   return Unary(*query_, &v1::QueryService::Stub::FindPath, request, response);
 }
 
+grpc::Status Client::GetNavMesh(const v1::GetNavMeshRequest& request,
+                                v1::GetNavMeshResponse* response) {
+  return Unary(*query_, &v1::QueryService::Stub::GetNavMesh, request, response);
+}
+
 grpc::Status Client::Sweep(const v1::SweepRequest& request, v1::SweepResponse* response) {
   return Unary(*query_, &v1::QueryService::Stub::Sweep, request, response);
 }

@@ -76,6 +76,8 @@ class Client {
   // The shortest walkable path for an agent profile (QueryService.FindPath); the path's own
   // outcome (OK, NO_PATH, START_OFF_MESH, ...) is response->status().
   grpc::Status FindPath(const v1::FindPathRequest& request, v1::FindPathResponse* response);
+  // The navmesh polygons of a box's tiles, for drawing (QueryService.GetNavMesh).
+  grpc::Status GetNavMesh(const v1::GetNavMeshRequest& request, v1::GetNavMeshResponse* response);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* response);
   grpc::Status CreateCheckpoint(const v1::CreateCheckpointRequest& request,
                                 v1::CreateCheckpointResponse* response);
