@@ -151,6 +151,17 @@ class PathWatch:
             watch.version = path.version
         self._requests.put(query_pb.WatchPathsRequest(watch=watch))
 
+    def send(self, request: query_pb.WatchPathsRequest) -> None:
+        """Sends a WatchPathsRequest as it is (watch() and unwatch() build them)."""
+        if not isinstance(request, query_pb.WatchPathsRequest):
+            raise TypeError(f"send: expected a WatchPathsRequest, got {type(request).__name__}")
+        self._requests.put(request)
+
+    def done_writing(self) -> None:
+        """Half-closes the stream: no more watch/unwatch requests; the server ends it once the
+        events of the requests sent are written (iteration then stops)."""
+        self._requests.put(None)
+
     def unwatch(self, watch_id: int) -> None:
         """Unregisters watch `watch_id` (answered by UNWATCHED, or REFUSED when unknown)."""
         self._requests.put(query_pb.WatchPathsRequest(unwatch=m.integer(watch_id, "watch_id")))
@@ -610,6 +621,11 @@ class Client:
         request = _message(query_pb.FindPathRequest, start, m.find_path_request, args, options,
                            "find_path")
         return self._call("QueryService.FindPath", request, world=world, timeout=timeout)
+
+    def get_nav_mesh(self, request: query_pb.GetNavMeshRequest, *, world: Optional[str] = None,
+                     timeout: Optional[float] = None) -> query_pb.GetNavMeshResponse:
+        """The navmesh polygons of a box's tiles, for drawing (QueryService.GetNavMesh)."""
+        return self._call("QueryService.GetNavMesh", request, world=world, timeout=timeout)
 
     def watch_paths(self, *, world: Optional[str] = None) -> PathWatch:
         """A WatchPaths stream (see PathWatch): watch paths, hear when edits block them."""
