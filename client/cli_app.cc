@@ -206,6 +206,12 @@ void AddPath(CliApp& cli) {
                    "Longest path, world units (0: the server's limit)");
   path->add_option("--at_version", f.at_version, "Read this past version (-1: the newest)")
       ->check(VersionOrMinusOne("the newest"));
+  path->add_flag("--watch", f.watch,
+                 "Watch the path (WatchPaths): print it, then one line per event until it is "
+                 "blocked, --count events, or interrupted");
+  path->add_option("--count", f.count, "With --watch: exit after this many events (0: no limit)");
+  path->add_option("--shorter_margin", f.shorter_margin,
+                   "With --watch: also report re-plans shorter by more than this, world units");
 }
 
 void AddPrimitiveCommands(CliApp& cli) {
@@ -395,6 +401,11 @@ void AddRender(CliApp& cli, CommandFn render) {
   sub->add_option("--overlay_contacts", f.overlay_contacts,
                   "Draw the contact points of spheres, separated by ';'")
       ->type_name("X,Y,Z:RADIUS");
+  sub->add_flag("--navmesh", f.navmesh,
+                "Draw the navigation mesh's polygon edges (GetNavMesh) of the area shown");
+  sub->add_option("--path", f.render_path, "Draw the path FindPath finds between two points")
+      ->type_name("X,Y,Z:X,Y,Z");
+  sub->add_option("--profile", f.profile, "Agent profile of --navmesh and --path (empty: default)");
   sub->add_flag("--plain", f.plain,
                 "The picture only: no legend, scale bar or axis labels (drawn from 160x120 up)");
 }

@@ -69,6 +69,10 @@ struct CliOptions {
   int64_t from_version = -1;
   bool include_voxels = false;
   int64_t max_events = 0;
+  // path --watch: events to print before exiting (0: until the path is blocked or interrupted).
+  bool watch = false;
+  int64_t count = 0;
+  float shorter_margin = 0;
   // render (also --mode: top|perspective, --out, --size: WIDTHxHEIGHT).
   std::string camera = "0,40,-120";
   std::string look_at = "0,0,0";
@@ -76,7 +80,9 @@ struct CliOptions {
   std::string area;
   std::string top_y;
   std::string overlay_ray, overlay_sweep, overlay_contacts;
-  bool plain = false;  // no legend, scale bar or axis labels
+  bool plain = false;       // no legend, scale bar or axis labels
+  bool navmesh = false;     // render: draw the navmesh
+  std::string render_path;  // render --path: START:GOAL
   // loadtest.
   int streams = 32;
   double seconds = 60;

@@ -489,6 +489,74 @@ const char* ActionLabel(v1::WaypointAction a) {
 
 }  // namespace
 
+const char* WatchEventLabel(v1::PathWatchEvent e) {
+  switch (e) {
+    case v1::PATH_WATCH_EVENT_REGISTERED:
+      return "WATCHING";
+    case v1::PATH_WATCH_EVENT_BLOCKED:
+      return "BLOCKED";
+    case v1::PATH_WATCH_EVENT_SHORTER:
+      return "SHORTER";
+    case v1::PATH_WATCH_EVENT_UNWATCHED:
+      return "UNWATCHED";
+    default:
+      return "UNKNOWN";
+  }
+}
+
+void PrintPath(const v1::FindPathResponse& r) {
+  std::printf("%s (world version %llu): %d waypoints, length %.3f\n", PathStatusLabel(r.status()),
+              (unsigned long long)r.version(), r.waypoints_size(), r.length());
+  for (int i = 0; i < r.waypoints_size(); ++i) {
+    const v1::Waypoint& w = r.waypoints(i);
+    std::printf("     %3d %-4s %s\n", i, ActionLabel(w.action()), Fmt(w.position()).c_str());
+  }
+}
+
+// One line per event (with --json the WatchPathsResponse), then its path when it has one.
+void PrintWatchEvent(const v1::WatchPathsResponse& e) {
+  if (Flags().json) {
+    PrintJson(e);
+    return;
+  }
+  std::printf("%s world version %llu", WatchEventLabel(e.event()), (unsigned long long)e.version());
+  if (e.event() == v1::PATH_WATCH_EVENT_BLOCKED) {
+    std::printf(": waypoint %u unreachable, stopped at %s", e.blocked_waypoint(),
+                Fmt(e.stopped_at()).c_str());
+  }
+  std::printf("\n");
+  if (e.has_path()) PrintPath(e.path());
+}
+
+// path --watch: the server plans the path and watches it; events are printed as they come.
+int WatchPath(Client& client, const v1::FindPathRequest& request) {
+  grpc::ClientContext context;  // no deadline: runs until the path is blocked or stopped
+  auto stream = client.WatchPaths(&context);
+  if (!stream->Write(client.WatchRequest(1, request, Flags().shorter_margin))) {
+    return Fail("path --watch", stream->Finish());
+  }
+  v1::WatchPathsResponse event;
+  int64_t seen = 0;
+  while (stream->Read(&event)) {
+    const v1::PathWatchEvent e = event.event();
+    if (e == v1::PATH_WATCH_EVENT_REFUSED) {
+      context.TryCancel();
+      stream->Finish();
+      return Fail("path --watch",
+                  grpc::Status(grpc::StatusCode(event.error_code()), event.error_message()));
+    }
+    PrintWatchEvent(event);
+    std::fflush(stdout);
+    if (e != v1::PATH_WATCH_EVENT_REGISTERED) ++seen;
+    if (e == v1::PATH_WATCH_EVENT_BLOCKED || (Flags().count > 0 && seen >= Flags().count)) {
+      context.TryCancel();
+      stream->Finish();
+      return kExitOk;
+    }
+  }
+  return Fail("path --watch", stream->Finish());
+}
+
 int RunPath(Client& client) {
   v1::FindPathRequest request;
   if (!ParseVec3(Flags().start, request.mutable_start())) return Usage("path needs --start=X,Y,Z");
@@ -505,17 +573,17 @@ int RunPath(Client& client) {
     return Usage("--costs must be MATERIAL=COST pairs separated by ',', e.g. sand=4,water=10");
   }
   if (Given("--max_distance")) request.set_max_distance(Flags().max_distance);
+  if (Flags().watch) {
+    if (Given("--at_version"))
+      return Usage("path --watch watches the newest version: no --at_version");
+    return WatchPath(client, request);
+  }
   ApplyAtVersion(&request);
   v1::FindPathResponse r;
   if (int done = FailedOrJson("path", client.FindPath(request, &r), r); done != kPrintSummary) {
     return done;
   }
-  std::printf("%s (world version %llu): %d waypoints, length %.3f\n", PathStatusLabel(r.status()),
-              (unsigned long long)r.version(), r.waypoints_size(), r.length());
-  for (int i = 0; i < r.waypoints_size(); ++i) {
-    const v1::Waypoint& w = r.waypoints(i);
-    std::printf("     %3d %-4s %s\n", i, ActionLabel(w.action()), Fmt(w.position()).c_str());
-  }
+  PrintPath(r);
   return kExitOk;
 }
 

@@ -91,6 +91,16 @@ std::string OptionsFromFlags(RenderOptions* o) {
   if (!ParseOverlays(Flags().overlay_contacts, RenderOverlay::Kind::kContacts, &o->overlays)) {
     return "--overlay_contacts must be X,Y,Z:RADIUS[;...]";
   }
+  o->navmesh = Flags().navmesh;
+  o->nav_profile = Flags().profile;
+  if (!Flags().render_path.empty()) {
+    std::vector<std::string> ends = absl::StrSplit(Flags().render_path, ':');
+    if (ends.size() != 2 || !ParsePoint(ends[0], &o->path[0]) ||
+        !ParsePoint(ends[1], &o->path[1])) {
+      return "--path must be X,Y,Z:X,Y,Z (start and goal, the agent's feet)";
+    }
+    o->has_path = true;
+  }
   o->annotate = !Flags().plain;
   absl::Status valid = ValidateRenderOptions(*o);
   return valid.ok() ? "" : "render: " + std::string(valid.message());

@@ -43,6 +43,7 @@ absl::Status ValidateRenderOptions(const RenderOptions& o) {
       return bad("area must be min_x,min_z,max_x,max_z with max > min");
     }
   }
+  if (o.has_path && !(Finite(o.path[0]) && Finite(o.path[1]))) return bad("path must be finite");
   for (const RenderOverlay& v : o.overlays) {
     if (!Finite(v.origin)) return bad("overlay origin must be finite");
     if (v.kind != RenderOverlay::Kind::kContacts && Dot(v.direction, v.direction) == 0) {
@@ -132,6 +133,67 @@ absl::Status DrawContacts(Client& client, const RenderView& view, const RenderOv
       DrawSegment(view, p, p + FromProto(c.normal()) * (0.5f * v.radius), kRenderContactRgb, image);
       DrawDot(view, p, 2, kRenderHitRgb, image);
     }
+  }
+  return absl::OkStatus();
+}
+
+// The X,Z box whose navmesh is drawn: the top-down area seen, or (perspective) 64 units around
+// the point looked at.
+void NavBox(const RenderView& view, v1::GetNavMeshRequest* request) {
+  const RenderOptions& o = view.options();
+  float x0, z0, x1, z1;
+  if (o.mode == RenderMode::kTopDown) {
+    view.Unproject(0, 0, &x0, &z0);
+    view.Unproject(float(o.width), float(o.height), &x1, &z1);
+  } else {
+    x0 = o.look_at.x - 64, z0 = o.look_at.z - 64, x1 = o.look_at.x + 64, z1 = o.look_at.z + 64;
+  }
+  *request->mutable_min() = ToProto(RenderVec3{std::min(x0, x1), 0, std::min(z0, z1)});
+  *request->mutable_max() = ToProto(RenderVec3{std::max(x0, x1), 0, std::max(z0, z1)});
+}
+
+// The navmesh's polygon edges (slightly above the surface, so terrain does not hide them) and
+// the path with a dot at each waypoint.
+absl::Status DrawNavigation(Client& client, const RenderView& view, RenderImage* image) {
+  const RenderOptions& o = view.options();
+  const RenderVec3 lift{0, 0.05f, 0};
+  if (o.navmesh) {
+    v1::GetNavMeshRequest request;
+    NavBox(view, &request);
+    request.set_profile(o.nav_profile);
+    v1::GetNavMeshResponse mesh;
+    if (grpc::Status s = client.GetNavMesh(request, &mesh); !s.ok()) {
+      return FromGrpc("navmesh", s);
+    }
+    for (const v1::NavMeshPolygon& p : mesh.polygons()) {
+      const int n = p.vertices_size() / 3;
+      for (int i = 0; i < n; ++i) {
+        const int k = (i + 1) % n;
+        const RenderVec3 a{p.vertices(3 * i), p.vertices(3 * i + 1), p.vertices(3 * i + 2)};
+        const RenderVec3 b{p.vertices(3 * k), p.vertices(3 * k + 1), p.vertices(3 * k + 2)};
+        DrawSegment(view, a + lift, b + lift, kRenderNavMeshRgb, image);
+      }
+    }
+  }
+  if (!o.has_path) return absl::OkStatus();
+  v1::FindPathRequest request;
+  *request.mutable_start() = ToProto(o.path[0]);
+  *request.mutable_goal() = ToProto(o.path[1]);
+  request.set_profile(o.nav_profile);
+  v1::FindPathResponse path;
+  if (grpc::Status s = client.FindPath(request, &path); !s.ok()) return FromGrpc("path", s);
+  if (path.status() != v1::PATH_STATUS_OK) {
+    return absl::FailedPreconditionError("path: no path to draw (" +
+                                         v1::PathStatus_Name(path.status()) + ")");
+  }
+  for (int i = 0; i < path.waypoints_size(); ++i) {
+    const v1::Vec3& w = path.waypoints(i).position();
+    const RenderVec3 p{w.x(), w.y(), w.z()};
+    if (i > 0) {
+      const v1::Vec3& q = path.waypoints(i - 1).position();
+      DrawSegment(view, RenderVec3{q.x(), q.y(), q.z()} + lift, p + lift, kRenderPathRgb, image);
+    }
+    DrawDot(view, p + lift, 2, kRenderPathRgb, image);
   }
   return absl::OkStatus();
 }
@@ -242,6 +304,7 @@ absl::Status Render(Client& client, const RenderOptions& options, const std::str
   stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!s.ok()) return s;
   RenderImage image = Shade(view, passes, stats);
+  if (s = DrawNavigation(client, view, &image); !s.ok()) return s;
   if (s = DrawOverlays(client, view, &image); !s.ok()) return s;
   if (options.annotate) {
     RenderScaleBar bar = Annotate(view, &image);

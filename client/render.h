@@ -32,6 +32,8 @@ constexpr uint8_t kRenderSkyRgb[3] = {150, 190, 235};
 // Colours of the overlays (render_view.cc draws them and lists them in the legend).
 constexpr uint8_t kRenderRayRgb[3] = {255, 220, 0}, kRenderSweepRgb[3] = {235, 60, 225},
                   kRenderContactRgb[3] = {0, 235, 235}, kRenderHitRgb[3] = {235, 30, 30};
+// The navmesh's polygon edges and a path over it (RenderOptions::navmesh, path).
+constexpr uint8_t kRenderNavMeshRgb[3] = {40, 255, 60}, kRenderPathRgb[3] = {255, 130, 0};
 
 // A picture at least this large gets a legend (bottom left), a scale bar (bottom right) and axis
 // labels (top left) drawn over it, unless RenderOptions::annotate is false; smaller ones have no
@@ -76,6 +78,13 @@ struct RenderOptions {
   float top_y = __builtin_nanf("");
   float max_distance = 0;  // longest ray, world units (0: across the world, capped at 4096)
   std::vector<RenderOverlay> overlays;
+  // The navigation mesh of `nav_profile` (empty: the server's default) drawn over the picture:
+  // the edges of the polygons in the picture's area (top-down; perspective: around look_at).
+  bool navmesh = false;
+  std::string nav_profile;
+  // A path drawn over the picture (FindPath from path[0] to path[1], the agent's feet).
+  bool has_path = false;
+  RenderVec3 path[2];
   bool annotate = true;   // legend, scale bar and axis labels (see kRenderAnnotateMinWidth)
   int batch_rays = 4096;  // rays per QueryBatchRequest (at most the server's --max_batch_queries)
   int in_flight = 4;      // batches sent and not yet answered

@@ -347,6 +347,8 @@ std::vector<std::pair<std::array<uint8_t, 3>, std::string>> LegendEntries(const 
   if (kinds[1]) add(kRenderSweepRgb, "SWEEP");
   if (kinds[2]) add(kRenderContactRgb, "CONTACTS");
   if (!o.overlays.empty()) add(kRenderHitRgb, "HIT POINT");
+  if (o.navmesh) add(kRenderNavMeshRgb, "NAVMESH");
+  if (o.has_path) add(kRenderPathRgb, "PATH");
   return entries;
 }
 

@@ -140,6 +140,11 @@ grpc::Status Client::FindPath(const v1::FindPathRequest& request, v1::FindPathRe
   return Unary(*query_, &v1::QueryService::Stub::FindPath, request, response);
 }
 
+grpc::Status Client::GetNavMesh(const v1::GetNavMeshRequest& request,
+                                v1::GetNavMeshResponse* response) {
+  return Unary(*query_, &v1::QueryService::Stub::GetNavMesh, request, response);
+}
+
 grpc::Status Client::Sweep(const v1::SweepRequest& request, v1::SweepResponse* response) {
   return Unary(*query_, &v1::QueryService::Stub::Sweep, request, response);
 }
@@ -192,6 +197,22 @@ std::unique_ptr<grpc::ClientReader<v1::SubscribeResponse>> Client::Subscribe(
 std::unique_ptr<grpc::ClientReaderWriter<v1::EditStreamRequest, v1::EditStreamResponse>>
 Client::EditStream(grpc::ClientContext* context) {
   return edit_->EditStream(context);
+}
+
+std::unique_ptr<grpc::ClientReaderWriter<v1::WatchPathsRequest, v1::WatchPathsResponse>>
+Client::WatchPaths(grpc::ClientContext* context) {
+  return query_->WatchPaths(context);
+}
+
+v1::WatchPathsRequest Client::WatchRequest(uint64_t id, const v1::FindPathRequest& request,
+                                           float shorter_margin) const {
+  v1::WatchPathsRequest out;
+  v1::PathWatch* watch = out.mutable_watch();
+  watch->set_watch_id(id);
+  *watch->mutable_path() = request;
+  if (request.world().empty()) watch->mutable_path()->set_world(world_name_);
+  watch->set_shorter_margin(shorter_margin);
+  return out;
 }
 
 namespace {

@@ -76,6 +76,8 @@ class Client {
   // The shortest walkable path for an agent profile (QueryService.FindPath); the path's own
   // outcome (OK, NO_PATH, START_OFF_MESH, ...) is response->status().
   grpc::Status FindPath(const v1::FindPathRequest& request, v1::FindPathResponse* response);
+  // The navmesh polygons of a box's tiles, for drawing (QueryService.GetNavMesh).
+  grpc::Status GetNavMesh(const v1::GetNavMeshRequest& request, v1::GetNavMeshResponse* response);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* response);
   grpc::Status CreateCheckpoint(const v1::CreateCheckpointRequest& request,
                                 v1::CreateCheckpointResponse* response);
@@ -97,6 +99,16 @@ class Client {
   // Opens an EditStream (no deadline; `context` as for Subscribe). EditStreamSession wraps it.
   std::unique_ptr<grpc::ClientReaderWriter<v1::EditStreamRequest, v1::EditStreamResponse>>
   EditStream(grpc::ClientContext* context);
+
+  // Opens a WatchPaths stream (no deadline; `context` as for Subscribe): Write() watch and
+  // unwatch requests, Read() events (REGISTERED, BLOCKED, SHORTER, UNWATCHED, REFUSED) until it
+  // returns false, then Finish(). Watches whose path.world is empty get this client's world.
+  std::unique_ptr<grpc::ClientReaderWriter<v1::WatchPathsRequest, v1::WatchPathsResponse>>
+  WatchPaths(grpc::ClientContext* context);
+  // A watch request for the path `request` would find (the server plans it; the REGISTERED event
+  // carries it), as watch `id`; `shorter_margin` > 0 also asks for SHORTER events (world units).
+  v1::WatchPathsRequest WatchRequest(uint64_t id, const v1::FindPathRequest& request,
+                                     float shorter_margin = 0) const;
 
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 

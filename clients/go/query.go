@@ -55,3 +55,24 @@ func (c *Client) ValidateHit(ctx context.Context, req *v1.ValidateHitRequest, op
 func (c *Client) FindPath(ctx context.Context, req *v1.FindPathRequest, opts ...grpc.CallOption) (*v1.FindPathResponse, error) {
 	return unary(ctx, c, "QueryService.FindPath", req, c.queries.FindPath, opts)
 }
+
+// GetNavMesh returns the navmesh polygons of a box's tiles, for drawing (QueryService.GetNavMesh).
+func (c *Client) GetNavMesh(ctx context.Context, req *v1.GetNavMeshRequest, opts ...grpc.CallOption) (*v1.GetNavMeshResponse, error) {
+	return unary(ctx, c, "QueryService.GetNavMesh", req, c.queries.GetNavMesh, opts)
+}
+
+// WatchPaths opens a path watching stream (QueryService.WatchPaths): Send watch and unwatch
+// requests, Recv events (REGISTERED, BLOCKED, SHORTER, UNWATCHED, REFUSED) until io.EOF.
+// CloseSend half-closes: the server ends the stream once the requests' events are written.
+// Watches name their world in PathWatch.Path.World (empty: the default world).
+func (c *Client) WatchPaths(ctx context.Context, opts ...grpc.CallOption) (v1.QueryService_WatchPathsClient, error) {
+	const op = "QueryService.WatchPaths"
+	if err := c.precheck(ctx, op, &v1.WatchPathsRequest{}); err != nil {
+		return nil, err
+	}
+	stream, err := c.queries.WatchPaths(ctx, opts...)
+	if err != nil {
+		return nil, c.callError(op, err)
+	}
+	return stream, nil
+}

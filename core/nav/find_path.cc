@@ -133,17 +133,28 @@ void CorridorTiles(const dtNavMeshQuery& query, const PathScratch& s, int n,
   out->erase(std::unique(out->begin(), out->end()), out->end());
 }
 
+// Snapping a point to the mesh: the agent's width (and two cells) sideways; up and down the
+// climb, or half the agent's height, so a point buried in rock or floating above the floor is
+// off the mesh.
+void SnapExtents(const FindPathInput& in, float cell_size, float extents[3]) {
+  const float side = in.profile.radius + 2 * cell_size;
+  extents[0] = extents[2] = side;
+  extents[1] = std::max(NavClimb(in.profile), 0.5f * in.profile.height);
+}
+
+float DistanceXZ(const float* a, const float* b) {
+  const float dx = b[0] - a[0], dz = b[2] - a[2];
+  return std::sqrt(dx * dx + dz * dz);
+}
+
 }  // namespace
 
 PathSearch SearchPath(const dtNavMeshQuery& query, const FindPathInput& in, float cell_size,
                       PathScratch* s) {
   PathSearch out;
   const dtQueryFilter filter = FilterFor(in);
-  // Snap start and goal: the agent's width (and two cells) sideways; up and down the climb, or
-  // half the agent's height, so a point buried in rock or floating above the floor is off the mesh.
-  const float side = in.profile.radius + 2 * cell_size;
-  const float up = std::max(NavClimb(in.profile), 0.5f * in.profile.height);
-  const float extents[3] = {side, up, side};
+  float extents[3];
+  SnapExtents(in, cell_size, extents);
   const float start[3] = {in.start.x, in.start.y, in.start.z};
   const float goal[3] = {in.goal.x, in.goal.y, in.goal.z};
   dtPolyRef start_ref = 0, goal_ref = 0;
@@ -176,6 +187,53 @@ PathSearch SearchPath(const dtNavMeshQuery& query, const FindPathInput& in, floa
   MakeWaypoints(query, in, cell_size, *s, count, &out);
   CorridorTiles(query, *s, n, &out.corridor_tiles);
   out.status = PathStatus::kOk;
+  return out;
+}
+
+PathCheck WalkPath(const dtNavMeshQuery& query, const FindPathInput& in, float cell_size,
+                   const std::vector<Vec3>& points) {
+  PathCheck out;
+  if (points.empty()) return out;
+  const dtQueryFilter filter = FilterFor(in);
+  float extents[3];
+  SnapExtents(in, cell_size, extents);
+  const float first[3] = {points[0].x, points[0].y, points[0].z};
+  dtPolyRef ref = 0;
+  float pos[3];
+  query.findNearestPoly(first, extents, &filter, &ref, pos);
+  if (ref == 0 || !Within(first, pos, extents)) {
+    out.blocked = true;
+    out.stopped_at = points[0];
+    return out;
+  }
+  // moveAlongSurface searches a small node pool around each step: short steps keep it complete.
+  const float max_step = 8 * cell_size, tolerance = cell_size;
+  constexpr int kMaxVisited = 64;
+  dtPolyRef visited[kMaxVisited];
+  for (size_t i = 1; i < points.size(); ++i) {
+    const Vec3 a = points[i - 1], b = points[i];
+    const float leg = std::hypot(b.x - a.x, b.z - a.z);
+    const int steps = std::max(1, int(std::ceil(leg / max_step)));
+    for (int k = 1; k <= steps; ++k) {
+      const Vec3 target = a + (b - a) * (float(k) / float(steps));
+      const float end[3] = {target.x, target.y, target.z};
+      float moved[3];
+      int n = 0;
+      const dtStatus status =
+          query.moveAlongSurface(ref, pos, end, &filter, moved, visited, &n, kMaxVisited);
+      const bool reached = dtStatusSucceed(status) && n > 0 && DistanceXZ(moved, end) <= tolerance;
+      if (dtStatusSucceed(status) && n > 0) {
+        ref = visited[n - 1];
+        std::copy(moved, moved + 3, pos);
+      }
+      if (!reached) {
+        out.blocked = true;
+        out.waypoint = int(i);
+        out.stopped_at = Vec3(pos[0], pos[1], pos[2]);
+        return out;
+      }
+    }
+  }
   return out;
 }
 

@@ -65,6 +65,17 @@ struct FindPathResult {
   std::vector<NavTileCoord> corridor_tiles;
 };
 
+// What walking a given path on the navmesh found (path watching, NavWorld::CheckPath).
+struct PathCheck {
+  bool blocked = false;
+  // Blocked: waypoint `waypoint` cannot be reached from waypoint - 1 along the straight leg (0:
+  // the first waypoint is off the mesh); `stopped_at` is where the walk stopped (world units).
+  int waypoint = 0;
+  Vec3 stopped_at;
+  uint64_t version = 0;  // the world version walked
+  int tiles_built = 0;   // tiles built or rebuilt for the check
+};
+
 // Checks the input; the message names the field (start, goal, max_distance, material_costs,
 // profile.radius, ...).
 absl::Status ValidateFindPath(const FindPathInput& input);
@@ -96,6 +107,13 @@ struct PathScratch {
 // actions. Not thread-safe for one query object or scratch.
 PathSearch SearchPath(const dtNavMeshQuery& query, const FindPathInput& input, float cell_size,
                       PathScratch* scratch);
+
+// Walks `points` leg by leg on the mesh `query` is initialised on, as an agent of input.profile
+// (its filter and snapping as SearchPath): each leg with Detour's moveAlongSurface in steps of at
+// most 8 cells, blocked where a step ends more than one cell (in X and Z) from its target.
+// Not thread-safe for one query object.
+PathCheck WalkPath(const dtNavMeshQuery& query, const FindPathInput& input, float cell_size,
+                   const std::vector<Vec3>& points);
 
 }  // namespace nav_internal
 }  // namespace voxcol

@@ -8,19 +8,13 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 
 namespace voxcol {
 
 namespace {
-
-// A Detour query object and its buffers; pooled per mesh so a search allocates nothing.
-struct QuerySlot {
-  dtNavMeshQuery* query = dtAllocNavMeshQuery();
-  nav_internal::PathScratch scratch;
-  ~QuerySlot() { dtFreeNavMeshQuery(query); }
-};
 
 struct TileState {
   bool built = false;
@@ -40,6 +34,13 @@ int Log2Ceil(int n) {
 }
 
 }  // namespace
+
+// A Detour query object and its buffers; pooled per mesh so a search allocates nothing.
+struct NavWorld::QuerySlot {
+  dtNavMeshQuery* query = dtAllocNavMeshQuery();
+  nav_internal::PathScratch scratch;
+  ~QuerySlot() { dtFreeNavMeshQuery(query); }
+};
 
 struct NavWorld::Mesh {
   ~Mesh() { dtFreeNavMesh(nav); }
@@ -128,13 +129,20 @@ std::vector<int> NavWorld::NotCurrent(const Mesh& mesh, const Region& r, uint64_
   return out;
 }
 
-void NavWorld::Touch(const Mesh& mesh, const Region& r) {
+uint64_t NavWorld::Touch(const Mesh& mesh, const Region& r) {
   const uint64_t now = search_clock_.fetch_add(1, std::memory_order_relaxed) + 1;
   for (int z = r.z0; z < r.z1; ++z)
     for (int x = r.x0; x < r.x1; ++x) {
       mesh.last_search[size_t(z) * size_t(tiles_x_) + size_t(x)].store(now,
                                                                        std::memory_order_relaxed);
     }
+  return now;
+}
+
+uint64_t NavWorld::Touch(const Mesh& mesh, const std::vector<int>& tiles) {
+  const uint64_t now = search_clock_.fetch_add(1, std::memory_order_relaxed) + 1;
+  for (int i : tiles) mesh.last_search[size_t(i)].store(now, std::memory_order_relaxed);
+  return now;
 }
 
 void NavWorld::DropTile(Mesh& mesh, int index) {
@@ -147,16 +155,15 @@ void NavWorld::DropTile(Mesh& mesh, int index) {
   mesh.tiles[size_t(index)] = TileState{};
 }
 
-void NavWorld::Evict(Mesh& mesh, const Region& keep) {
+void NavWorld::Evict(Mesh& mesh, uint64_t keep_from) {
   mesh.mu.AssertHeld();
   const int64_t bound = settings_.max_tile_bytes_per_mesh;
   if (bound <= 0 || mesh.bytes <= bound) return;
   std::vector<std::pair<uint64_t, int>> held;  // (last search, tile), tiles holding data
   for (size_t i = 0; i < mesh.tiles.size(); ++i) {
     if (mesh.tiles[i].bytes == 0) continue;
-    const NavTileCoord c = CoordOf(int(i));
-    if (c.x >= keep.x0 && c.x < keep.x1 && c.z >= keep.z0 && c.z < keep.z1) continue;
-    held.emplace_back(mesh.last_search[i].load(std::memory_order_relaxed), int(i));
+    const uint64_t stamp = mesh.last_search[i].load(std::memory_order_relaxed);
+    if (stamp < keep_from) held.emplace_back(stamp, int(i));
   }
   std::sort(held.begin(), held.end());
   const int64_t target = bound - bound / 8;  // some room, so evictions come in rounds
@@ -165,6 +172,17 @@ void NavWorld::Evict(Mesh& mesh, const Region& keep) {
     DropTile(mesh, i);
     tiles_evicted_.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+std::vector<int> NavWorld::NotCurrent(const Mesh& mesh, const std::vector<int>& tiles,
+                                      uint64_t version) const {
+  mesh.mu.AssertReaderHeld();
+  std::vector<int> out;
+  absl::MutexLock lock(&dirty_mu_);
+  for (int i : tiles) {
+    if (!Current(mesh.tiles[size_t(i)], dirty_[size_t(i)], version)) out.push_back(i);
+  }
+  return out;
 }
 
 absl::StatusOr<std::vector<NavWorld::BuiltTile>> NavWorld::Build(const Mesh& mesh,
@@ -188,7 +206,7 @@ absl::StatusOr<std::vector<NavWorld::BuiltTile>> NavWorld::Build(const Mesh& mes
 }
 
 void NavWorld::Install(Mesh& mesh, std::vector<BuiltTile>* built, uint64_t version,
-                       const Region& keep) {
+                       uint64_t keep_from) {
   mesh.mu.AssertHeld();
   for (BuiltTile& b : *built) {
     uint64_t dirty;
@@ -211,11 +229,11 @@ void NavWorld::Install(Mesh& mesh, std::vector<BuiltTile>* built, uint64_t versi
     mesh.tiles[size_t(b.index)] = {true, version, bytes};
     mesh.bytes += bytes;
   }
-  Evict(mesh, keep);
+  Evict(mesh, keep_from);
 }
 
 absl::StatusOr<int> NavWorld::Refresh(Mesh& mesh, const Region& region, uint64_t version,
-                                      const QueryInterrupt* interrupt) {
+                                      uint64_t keep_from, const QueryInterrupt* interrupt) {
   std::vector<int> missing;
   {
     absl::ReaderMutexLock lock(&mesh.mu);
@@ -225,11 +243,11 @@ absl::StatusOr<int> NavWorld::Refresh(Mesh& mesh, const Region& region, uint64_t
   absl::StatusOr<std::vector<BuiltTile>> built = Build(mesh, missing, interrupt);
   if (!built.ok()) return built.status();
   absl::MutexLock lock(&mesh.mu);
-  Install(mesh, &*built, version, region);
+  Install(mesh, &*built, version, keep_from);
   return int(missing.size());
 }
 
-nav_internal::PathSearch NavWorld::Search(Mesh& mesh, const FindPathInput& input) {
+std::unique_ptr<NavWorld::QuerySlot> NavWorld::TakeSlot(Mesh& mesh) {
   mesh.mu.AssertReaderHeld();
   std::unique_ptr<QuerySlot> slot;
   {
@@ -243,10 +261,34 @@ nav_internal::PathSearch NavWorld::Search(Mesh& mesh, const FindPathInput& input
     slot = std::make_unique<QuerySlot>();
     slot->query->init(mesh.nav, settings_.max_search_nodes);
   }
-  nav_internal::PathSearch out =
-      nav_internal::SearchPath(*slot->query, input, mesh.params.cell_size, &slot->scratch);
+  return slot;
+}
+
+void NavWorld::ReturnSlot(Mesh& mesh, std::unique_ptr<QuerySlot> slot) {
   absl::MutexLock lock(&mesh.pool_mu);
   mesh.pool.push_back(std::move(slot));
+}
+
+absl::StatusOr<int> NavWorld::Refresh(Mesh& mesh, const std::vector<int>& tiles, uint64_t version,
+                                      uint64_t keep_from, const QueryInterrupt* interrupt) {
+  std::vector<int> missing;
+  {
+    absl::ReaderMutexLock lock(&mesh.mu);
+    missing = NotCurrent(mesh, tiles, version);
+  }
+  if (missing.empty()) return 0;
+  absl::StatusOr<std::vector<BuiltTile>> built = Build(mesh, missing, interrupt);
+  if (!built.ok()) return built.status();
+  absl::MutexLock lock(&mesh.mu);
+  Install(mesh, &*built, version, keep_from);
+  return int(missing.size());
+}
+
+nav_internal::PathSearch NavWorld::Search(Mesh& mesh, const FindPathInput& input) {
+  std::unique_ptr<QuerySlot> slot = TakeSlot(mesh);
+  nav_internal::PathSearch out =
+      nav_internal::SearchPath(*slot->query, input, mesh.params.cell_size, &slot->scratch);
+  ReturnSlot(mesh, std::move(slot));
   return out;
 }
 
@@ -255,13 +297,13 @@ absl::StatusOr<nav_internal::PathSearch> NavWorld::SearchIn(Mesh& mesh, const Re
                                                             uint64_t version, int* tiles_built) {
   // Usually one refresh, then the search under the shared lock. A query at another version may
   // swap a tile in between; after a few such races, build and search under the exclusive lock.
-  Touch(mesh, region);
+  const uint64_t stamp = Touch(mesh, region);
   for (int attempt = 0; attempt < 3; ++attempt) {
     {
       absl::ReaderMutexLock lock(&mesh.mu);
       if (NotCurrent(mesh, region, version).empty()) return Search(mesh, input);
     }
-    absl::StatusOr<int> built = Refresh(mesh, region, version, input.interrupt);
+    absl::StatusOr<int> built = Refresh(mesh, region, version, stamp, input.interrupt);
     if (!built.ok()) return built.status();
     *tiles_built += *built;
   }
@@ -269,7 +311,7 @@ absl::StatusOr<nav_internal::PathSearch> NavWorld::SearchIn(Mesh& mesh, const Re
   const std::vector<int> missing = NotCurrent(mesh, region, version);
   absl::StatusOr<std::vector<BuiltTile>> built = Build(mesh, missing, input.interrupt);
   if (!built.ok()) return built.status();
-  Install(mesh, &*built, version, region);
+  Install(mesh, &*built, version, stamp);
   *tiles_built += int(missing.size());
   return Search(mesh, input);
 }
@@ -329,8 +371,8 @@ absl::StatusOr<int> NavWorld::BuildTilesIn(const AgentProfile& profile, const Ve
   if (!mesh.ok()) return mesh.status();
   World::ReadSnapshot snapshot(world_);
   const Region region = TilesIn(min, max);
-  Touch(**mesh, region);
-  return Refresh(**mesh, region, snapshot.version());
+  const uint64_t stamp = Touch(**mesh, region);
+  return Refresh(**mesh, region, snapshot.version(), stamp);
 }
 
 absl::StatusOr<int> NavWorld::RebuildStale() {
@@ -346,14 +388,14 @@ absl::StatusOr<int> NavWorld::RebuildStale() {
     std::vector<int> stale;
     {
       absl::ReaderMutexLock lock(&mesh->mu);
-      for (int i : NotCurrent(*mesh, {0, 0, tiles_x_, tiles_z_}, version)) {
+      for (int i : NotCurrent(*mesh, Region{0, 0, tiles_x_, tiles_z_}, version)) {
         if (mesh->tiles[size_t(i)].built) stale.push_back(i);
       }
     }
     absl::StatusOr<std::vector<BuiltTile>> built = Build(*mesh, stale);
     if (!built.ok()) return built.status();
     absl::MutexLock lock(&mesh->mu);
-    Install(*mesh, &*built, version, Region{});
+    Install(*mesh, &*built, version, UINT64_MAX);  // keeps nothing
     rebuilt += int(stale.size());
   }
   // Every tile an edit up to `version` made stale is current now (a mesh created meanwhile is
@@ -362,6 +404,44 @@ absl::StatusOr<int> NavWorld::RebuildStale() {
   while (seen < version && !rebuilt_version_.compare_exchange_weak(seen, version)) {
   }
   return rebuilt;
+}
+
+absl::StatusOr<NavPolygons> NavWorld::PolygonsIn(const AgentProfile& profile, const Vec3& min,
+                                                 const Vec3& max, size_t max_polygons) {
+  if (absl::Status s = ValidateAgentProfile(profile); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("profile.", s.message()));
+  }
+  absl::StatusOr<Mesh*> mesh = MeshFor(profile);
+  if (!mesh.ok()) return mesh.status();
+  World::ReadSnapshot snapshot(world_);
+  NavPolygons out;
+  out.version = snapshot.version();
+  const Region r = TilesIn(min, max);
+  absl::StatusOr<int> built = Refresh(**mesh, r, out.version, Touch(**mesh, r));
+  if (!built.ok()) return built.status();
+  absl::ReaderMutexLock lock(&(*mesh)->mu);
+  const dtNavMesh& nav = *(*mesh)->nav;
+  for (int z = r.z0; z < r.z1; ++z)
+    for (int x = r.x0; x < r.x1; ++x) {
+      const dtMeshTile* tile = nav.getTileAt(x, z, 0);
+      if (tile == nullptr || tile->header == nullptr) continue;
+      for (int i = 0; i < tile->header->polyCount; ++i) {
+        const dtPoly& poly = tile->polys[i];
+        if (poly.getType() != DT_POLYTYPE_GROUND) continue;
+        if (out.polygons.size() >= max_polygons) {
+          out.truncated = true;
+          return out;
+        }
+        NavPolygon p;
+        p.area = poly.getArea();
+        for (int k = 0; k < poly.vertCount; ++k) {
+          const float* v = &tile->verts[3 * size_t(poly.verts[k])];
+          p.vertices.emplace_back(v[0], v[1], v[2]);
+        }
+        out.polygons.push_back(std::move(p));
+      }
+    }
+  return out;
 }
 
 void NavWorld::DropTiles() {
@@ -379,6 +459,96 @@ bool NavWorld::ChangedSince(const std::vector<NavTileCoord>& tiles, uint64_t ver
     if (dirty_[size_t(t.z) * size_t(tiles_x_) + size_t(t.x)] > version) return true;
   }
   return false;
+}
+
+std::vector<NavTileCoord> NavWorld::ChangedTiles(const std::vector<NavTileCoord>& tiles,
+                                                 uint64_t version) const {
+  std::vector<NavTileCoord> out;
+  absl::MutexLock lock(&dirty_mu_);
+  for (const NavTileCoord& t : tiles) {
+    if (t.x < 0 || t.z < 0 || t.x >= tiles_x_ || t.z >= tiles_z_) continue;
+    if (dirty_[size_t(t.z) * size_t(tiles_x_) + size_t(t.x)] > version) out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<NavTileCoord> NavWorld::TilesOverlapping(const Vec3& min, const Vec3& max) const {
+  const Region r = TilesIn(min, max);
+  std::vector<NavTileCoord> out;
+  for (int z = r.z0; z < r.z1; ++z)
+    for (int x = r.x0; x < r.x1; ++x) out.push_back({x, z});
+  return out;
+}
+
+std::vector<NavTileCoord> NavWorld::TilesAlong(const std::vector<Vec3>& points,
+                                               float margin) const {
+  // Boxes of `margin` around points at most half a voxel apart along each leg: every tile the
+  // widened line crosses (a tile is many voxels wide, so no crossing falls between two boxes).
+  const float step = 0.5f * world_.voxel_size();
+  const Vec3 m(margin, 0, margin);
+  std::vector<NavTileCoord> out;
+  auto add = [&](const Vec3& p) {
+    const Region r = TilesIn(p - m, p + m);
+    for (int z = r.z0; z < r.z1; ++z)
+      for (int x = r.x0; x < r.x1; ++x) out.push_back({x, z});
+  };
+  for (size_t i = 0; i < points.size(); ++i) {
+    add(points[i]);
+    if (i == 0) continue;
+    const Vec3 a = points[i - 1], d = points[i] - a;
+    const int steps = int(std::ceil(std::hypot(d.x, d.z) / step));
+    for (int k = 1; k < steps; ++k) add(a + d * (float(k) / float(steps)));
+  }
+  std::sort(out.begin(), out.end(), [](const NavTileCoord& a, const NavTileCoord& b) {
+    return a.z != b.z ? a.z < b.z : a.x < b.x;
+  });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+absl::StatusOr<PathCheck> NavWorld::CheckPath(const FindPathInput& input,
+                                              const std::vector<Vec3>& waypoints) {
+  if (absl::Status s = ValidateAgentProfile(input.profile); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("profile.", s.message()));
+  }
+  absl::StatusOr<Mesh*> mesh = MeshFor(input.profile);
+  if (!mesh.ok()) return mesh.status();
+  World::ReadSnapshot snapshot(world_);
+  PathCheck out;
+  out.version = snapshot.version();
+  std::vector<int> tiles;
+  for (const NavTileCoord& c : TilesAlong(waypoints, input.profile.radius)) {
+    tiles.push_back(c.z * tiles_x_ + c.x);
+  }
+  // As SearchIn: refresh, then walk under the shared lock; after races, under the exclusive one.
+  const uint64_t stamp = Touch(**mesh, tiles);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    {
+      absl::ReaderMutexLock lock(&(*mesh)->mu);
+      if (NotCurrent(**mesh, tiles, out.version).empty())
+        return Walk(**mesh, input, waypoints, out);
+    }
+    absl::StatusOr<int> built = Refresh(**mesh, tiles, out.version, stamp, input.interrupt);
+    if (!built.ok()) return built.status();
+    out.tiles_built += *built;
+  }
+  absl::MutexLock lock(&(*mesh)->mu);
+  const std::vector<int> missing = NotCurrent(**mesh, tiles, out.version);
+  absl::StatusOr<std::vector<BuiltTile>> built = Build(**mesh, missing, input.interrupt);
+  if (!built.ok()) return built.status();
+  Install(**mesh, &*built, out.version, stamp);
+  out.tiles_built += int(missing.size());
+  return Walk(**mesh, input, waypoints, out);
+}
+
+PathCheck NavWorld::Walk(Mesh& mesh, const FindPathInput& input, const std::vector<Vec3>& points,
+                         const PathCheck& so_far) {
+  std::unique_ptr<QuerySlot> slot = TakeSlot(mesh);
+  PathCheck out = nav_internal::WalkPath(*slot->query, input, mesh.params.cell_size, points);
+  ReturnSlot(mesh, std::move(slot));
+  out.version = so_far.version;
+  out.tiles_built = so_far.tiles_built;
+  return out;
 }
 
 NavStats NavWorld::stats() const {

@@ -44,8 +44,8 @@ struct NavSettings {
   int max_search_nodes = 8192;  // Detour A* node pool per query object
   // Tile data one profile's mesh holds, bytes; 0: no bound. Past it, installing tiles drops the
   // least recently searched ones (down to 7/8 of the bound) until a query needs them again. The
-  // tiles of the region a query is searching are never dropped for it, so one query whose region
-  // alone is larger still gets its answer (the mesh then holds that region until the next one).
+  // tiles a query needs are never dropped for it, so one query whose region alone is larger still
+  // gets its answer (the mesh then holds that region until the next one).
   int64_t max_tile_bytes_per_mesh = int64_t{256} << 20;
 };
 
@@ -58,6 +58,17 @@ struct NavStats {
   size_t stale_tiles = 0;      // built tiles an edit made stale (not yet rebuilt)
   uint64_t tile_bytes = 0;     // tile data held over all meshes
   uint64_t tiles_evicted = 0;  // tiles dropped for max_tile_bytes_per_mesh
+};
+
+// Navmesh polygons for drawing (NavWorld::PolygonsIn).
+struct NavPolygon {
+  std::vector<Vec3> vertices;  // world units, in Detour's order (a convex polygon)
+  uint8_t area = 0;            // area id: kNavAreaWater, or the surface's material
+};
+struct NavPolygons {
+  std::vector<NavPolygon> polygons;
+  uint64_t version = 0;  // the version the polygons are current at
+  bool truncated = false;
 };
 
 class NavWorld : public EditObserver {
@@ -83,6 +94,13 @@ class NavWorld : public EditObserver {
   // [min, max] in X and Z that is not current at the calling thread's version; returns the number
   // built. For warming and benchmarks.
   absl::StatusOr<int> BuildTilesIn(const AgentProfile& profile, const Vec3& min, const Vec3& max);
+  // The navmesh polygons of `profile`'s mesh in the tiles overlapping the world-space XZ box
+  // [min, max], current at the calling thread's version (tiles missing or stale are built first),
+  // each with its area id (NavAreaOfMaterial); at most `max_polygons` (then `truncated`). For
+  // drawing the navmesh. INVALID_ARGUMENT for a bad profile; a tile build's error.
+  absl::StatusOr<NavPolygons> PolygonsIn(const AgentProfile& profile, const Vec3& min,
+                                         const Vec3& max, size_t max_polygons);
+
   // Drops every tile of every mesh (the next queries build them again). For benchmarks.
   void DropTiles();
 
@@ -91,6 +109,24 @@ class NavWorld : public EditObserver {
   // with a path's FindPathResult::corridor_tiles and version, false means the path still holds.
   // Cheap (one mutex, one load per tile). Thread-safe.
   bool ChangedSince(const std::vector<NavTileCoord>& tiles, uint64_t version) const;
+
+  // The ones of `tiles` that an edit published after `version` touched (as ChangedSince), in
+  // order. One mutex, one load per tile. Thread-safe.
+  std::vector<NavTileCoord> ChangedTiles(const std::vector<NavTileCoord>& tiles,
+                                         uint64_t version) const;
+
+  // Walks `waypoints` (world units, the agent's feet) leg by leg on input.profile's mesh at the
+  // calling thread's snapshot version (a fresh one without), building the tiles along them that
+  // are not current (TilesAlong). Uses input's profile, material filter and interrupt; start and
+  // goal are ignored. INVALID_ARGUMENT for a bad profile; a tile build's error. Thread-safe.
+  absl::StatusOr<PathCheck> CheckPath(const FindPathInput& input,
+                                      const std::vector<Vec3>& waypoints);
+
+  // The tiles a polyline in X and Z, widened by `margin` world units, overlaps (clipped to the
+  // world), sorted by (z, x), unique: the tiles whose edits can block it.
+  std::vector<NavTileCoord> TilesAlong(const std::vector<Vec3>& points, float margin) const;
+  // The tiles overlapping the world-space XZ box [min, max], clipped to the world, by (z, x).
+  std::vector<NavTileCoord> TilesOverlapping(const Vec3& min, const Vec3& max) const;
 
   // False when no edit since the last RebuildStale touched a tile: the background thread's cheap
   // check before RebuildStale (stats() walks every tile). True may still find nothing to
@@ -104,6 +140,7 @@ class NavWorld : public EditObserver {
 
  private:
   struct Mesh;
+  struct QuerySlot;
   struct BuiltTile {
     int index = 0;
     NavTileData data;
@@ -121,29 +158,44 @@ class NavWorld : public EditObserver {
   NavTileCoord CoordOf(int index) const { return {index % tiles_x_, index / tiles_x_}; }
   // Tiles of `region` that are missing or not current at `version`. Caller holds mesh.mu.
   std::vector<int> NotCurrent(const Mesh& mesh, const Region& region, uint64_t version) const;
-  // Stamps the tiles of `region` as searched now (for the least-recently-searched eviction).
-  void Touch(const Mesh& mesh, const Region& region);
+  // Stamps the tiles of `region` (or the listed ones) as searched now, for the least recently
+  // searched eviction, and returns the stamp: what the caller installs keeps them.
+  uint64_t Touch(const Mesh& mesh, const Region& region);
+  uint64_t Touch(const Mesh& mesh, const std::vector<int>& tiles);
   // Removes tile `index` from the mesh (a no-op when not built). Caller holds mesh.mu exclusively.
   void DropTile(Mesh& mesh, int index);
-  // Drops least recently searched tiles outside `keep` while the mesh holds more than its bound.
+  // Drops the least recently searched tiles while the mesh holds more than its bound, never one
+  // stamped `keep_from` or later (the caller's own tiles and those of searches begun since).
   // Caller holds mesh.mu exclusively.
-  void Evict(Mesh& mesh, const Region& keep);
+  void Evict(Mesh& mesh, uint64_t keep_from);
+  std::vector<int> NotCurrent(const Mesh& mesh, const std::vector<int>& tiles,
+                              uint64_t version) const;
   // Builds the listed tiles from the calling thread's snapshot; no nav lock held. Stops with the
   // interrupt's error (null: never).
   absl::StatusOr<std::vector<BuiltTile>> Build(const Mesh& mesh, const std::vector<int>& tiles,
                                                const QueryInterrupt* interrupt = nullptr);
   // Swaps built tiles into the Detour mesh, skipping any that another thread made current at
-  // `version` meanwhile, then evicts outside `keep`. Caller holds mesh.mu exclusively.
-  void Install(Mesh& mesh, std::vector<BuiltTile>* built, uint64_t version, const Region& keep);
+  // `version` meanwhile, then evicts (Evict(keep_from)). Caller holds mesh.mu exclusively.
+  void Install(Mesh& mesh, std::vector<BuiltTile>* built, uint64_t version, uint64_t keep_from);
   // Makes every tile of `region` current at `version` and runs the search on it.
   absl::StatusOr<nav_internal::PathSearch> SearchIn(Mesh& mesh, const Region& region,
                                                     const FindPathInput& input, uint64_t version,
                                                     int* tiles_built);
-  // Builds the not-current tiles of `region` and installs them; returns the number built.
+  // Builds the not-current tiles of `region` (or the listed ones) and installs them with
+  // `keep_from` (Install); returns the number built.
   absl::StatusOr<int> Refresh(Mesh& mesh, const Region& region, uint64_t version,
-                              const QueryInterrupt* interrupt = nullptr);
+                              uint64_t keep_from, const QueryInterrupt* interrupt = nullptr);
+  absl::StatusOr<int> Refresh(Mesh& mesh, const std::vector<int>& tiles, uint64_t version,
+                              uint64_t keep_from, const QueryInterrupt* interrupt = nullptr);
+  // A pooled query object of `mesh` (made on first use) and its return to the pool.
+  std::unique_ptr<QuerySlot> TakeSlot(Mesh& mesh);
+  void ReturnSlot(Mesh& mesh, std::unique_ptr<QuerySlot> slot);
   // The search on `mesh` with a pooled query object. Caller holds mesh.mu (shared or exclusive).
   nav_internal::PathSearch Search(Mesh& mesh, const FindPathInput& input);
+  // WalkPath on `mesh` with a pooled query object, keeping so_far's version and tiles_built.
+  // Caller holds mesh.mu (shared or exclusive).
+  PathCheck Walk(Mesh& mesh, const FindPathInput& input, const std::vector<Vec3>& points,
+                 const PathCheck& so_far);
 
   World& world_;
   const NavSettings settings_;

@@ -9,7 +9,7 @@ The generated messages and stubs are in voxcol.v1 (e.g. voxcol.v1.query_service_
 
 from voxcol.batcher import QueryBatcher
 from voxcol.channel import ChannelSecurity, make_channel, read_pem
-from voxcol.client import Client, EditStream, QueryStream, Subscription, connect
+from voxcol.client import Client, EditStream, PathWatch, QueryStream, Subscription, connect
 from voxcol.errors import (AlreadyExistsError, BatchError, CancelledError, ClientClosedError,
                            DeadlineExceededError, FailedPreconditionError, InvalidArgumentError,
                            NotFoundError, OutOfRangeError, PermissionDeniedError,
@@ -25,7 +25,7 @@ __all__ = [
     # connecting
     "connect", "Client", "ChannelSecurity", "make_channel", "read_pem",
     # streams and batching
-    "QueryBatcher", "QueryStream", "Subscription", "EditStream",
+    "QueryBatcher", "QueryStream", "Subscription", "EditStream", "PathWatch",
     # errors
     "VoxcolError", "BatchError", "ClientClosedError", "InvalidArgumentError", "NotFoundError",
     "AlreadyExistsError", "FailedPreconditionError", "OutOfRangeError", "ResourceExhaustedError",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import itertools
+import queue
 import threading
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional,
                     Sequence, Tuple, TypeVar, Union, overload)
@@ -25,7 +26,8 @@ from voxcol import _wire
 from voxcol import messages as m
 from voxcol._stream import QueryConnection
 from voxcol.channel import ChannelSecurity, Pem, make_channel
-from voxcol.errors import ClientClosedError, VoxcolError, error_from_code, error_from_rpc
+from voxcol.errors import (ClientClosedError, VoxcolError, error_from_code, error_from_rpc,
+                           status_code)
 from voxcol.floors import ReadFloors
 from voxcol.v1 import admin_service_pb2 as admin_pb
 from voxcol.v1 import admin_service_pb2_grpc as admin_grpc
@@ -110,6 +112,77 @@ class Subscription:
         self._call.cancel()
 
     def __enter__(self) -> "Subscription":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()
+
+
+class PathWatch:
+    """A WatchPaths stream (QueryService.WatchPaths): watch() and unwatch() send requests;
+    iterating yields the WatchPathsResponse events (REGISTERED, BLOCKED, SHORTER, UNWATCHED,
+    REFUSED) as they come, until cancel(). A watch ends with its BLOCKED event.
+
+    Iteration raises VoxcolError when the stream fails, and stops after cancel()."""
+
+    def __init__(self, client: "Client", world: Optional[str]) -> None:
+        self._client = client
+        self._world = world
+        self._requests: "queue.Queue[Optional[query_pb.WatchPathsRequest]]" = queue.Queue()
+        self._call = client._stub_method("QueryService.WatchPaths")(
+            iter(self._requests.get, None), metadata=client._metadata)
+        self._cancelled = False
+
+    def watch(self, watch_id: int, start: Any, *args: Any,
+              path: Optional[query_pb.FindPathResponse] = None, shorter_margin: float = 0.0,
+              **options: Any) -> None:
+        """Registers watch `watch_id` of the path from start to goal (a FindPathRequest, or
+        values as find_path()). With `path` (FindPath's answer for that request) its waypoints
+        and version are watched; without, the server plans the path and sends it with
+        REGISTERED. shorter_margin > 0 (world units) also asks for SHORTER events."""
+        request = _message(query_pb.FindPathRequest, start, m.find_path_request, args, options,
+                           "watch")
+        watch = query_pb.PathWatch(
+            watch_id=m.integer(watch_id, "watch_id"),
+            path=self._client._with_world(request, self._world),
+            shorter_margin=m.number(shorter_margin, "shorter_margin"))
+        if path is not None:
+            watch.waypoints.extend(path.waypoints)
+            watch.version = path.version
+        self._requests.put(query_pb.WatchPathsRequest(watch=watch))
+
+    def send(self, request: query_pb.WatchPathsRequest) -> None:
+        """Sends a WatchPathsRequest as it is (watch() and unwatch() build them)."""
+        if not isinstance(request, query_pb.WatchPathsRequest):
+            raise TypeError(f"send: expected a WatchPathsRequest, got {type(request).__name__}")
+        self._requests.put(request)
+
+    def done_writing(self) -> None:
+        """Half-closes the stream: no more watch/unwatch requests; the server ends it once the
+        events of the requests sent are written (iteration then stops)."""
+        self._requests.put(None)
+
+    def unwatch(self, watch_id: int) -> None:
+        """Unregisters watch `watch_id` (answered by UNWATCHED, or REFUSED when unknown)."""
+        self._requests.put(query_pb.WatchPathsRequest(unwatch=m.integer(watch_id, "watch_id")))
+
+    def __iter__(self) -> Iterator[query_pb.WatchPathsResponse]:
+        return self
+
+    def __next__(self) -> query_pb.WatchPathsResponse:
+        try:
+            return next(self._call)
+        except grpc.RpcError as e:
+            if self._cancelled and e.code() == grpc.StatusCode.CANCELLED:
+                raise StopIteration from None
+            raise error_from_rpc(e, "QueryService.WatchPaths", self._client.target) from None
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._requests.put(None)
+        self._call.cancel()
+
+    def __enter__(self) -> "PathWatch":
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -548,6 +621,33 @@ class Client:
         request = _message(query_pb.FindPathRequest, start, m.find_path_request, args, options,
                            "find_path")
         return self._call("QueryService.FindPath", request, world=world, timeout=timeout)
+
+    def get_nav_mesh(self, request: query_pb.GetNavMeshRequest, *, world: Optional[str] = None,
+                     timeout: Optional[float] = None) -> query_pb.GetNavMeshResponse:
+        """The navmesh polygons of a box's tiles, for drawing (QueryService.GetNavMesh)."""
+        return self._call("QueryService.GetNavMesh", request, world=world, timeout=timeout)
+
+    def watch_paths(self, *, world: Optional[str] = None) -> PathWatch:
+        """A WatchPaths stream (see PathWatch): watch paths, hear when edits block them."""
+        self._check_open()
+        return PathWatch(self, world)
+
+    def watch_path(self, start: Any, *args: Any, world: Optional[str] = None,
+                   shorter_margin: float = 0.0,
+                   **options: Any) -> Iterator[query_pb.WatchPathsResponse]:
+        """A generator of the events of one watched path from start to goal (values or a
+        FindPathRequest, as find_path()): REGISTERED with the path the server planned, then
+        SHORTER events, until the path is BLOCKED (the last event). Raises VoxcolError naming
+        the field when the watch is refused. Closing the generator ends the stream."""
+        with self.watch_paths(world=world) as stream:
+            stream.watch(1, start, *args, shorter_margin=shorter_margin, **options)
+            for event in stream:
+                if event.event == query_pb.PATH_WATCH_EVENT_REFUSED:
+                    raise error_from_code(status_code(event.error_code), event.error_message,
+                                          "QueryService.WatchPaths", self.target)
+                yield event
+                if event.event == query_pb.PATH_WATCH_EVENT_BLOCKED:
+                    return
 
     def batcher(self, **options: Any) -> "QueryBatcher":
         """A QueryBatcher on this client (options as QueryBatcher)."""

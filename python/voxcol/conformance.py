@@ -93,6 +93,23 @@ def _edit_stream(client: voxcol.Client, step: Dict[str, Any], where: str) -> Out
     return grpc.StatusCode.OK, "", responses
 
 
+def _watch_paths(client: voxcol.Client, step: Dict[str, Any], where: str) -> Outcome:
+    """Every request on one WatchPaths stream, half-close, every event until the stream ends."""
+    requests = [_parse(r, query_pb.WatchPathsRequest, f"{where}.requests[{i}]")
+                for i, r in enumerate(step.get("requests", []))]
+    responses: List[Message] = []
+    stream = client.watch_paths()
+    for request in requests:
+        stream.send(request)
+    stream.done_writing()
+    try:
+        for response in stream:
+            responses.append(response)
+    except VoxcolError as e:
+        return _failed(e, responses)
+    return grpc.StatusCode.OK, "", responses
+
+
 def _query(client: voxcol.Client, step: Dict[str, Any], where: str) -> Outcome:
     """Every batch through the client's QueryBatcher, as given (send()); the responses in the
     order they arrived; the stream's status once every batch is answered."""
@@ -131,6 +148,8 @@ STEPS: Dict[str, Step] = {
                                           query_pb.MoveCharactersRequest),
     "QueryService.ValidateHit": _unary(voxcol.Client.validate_hit, query_pb.ValidateHitRequest),
     "QueryService.FindPath": _unary(voxcol.Client.find_path, query_pb.FindPathRequest),
+    "QueryService.GetNavMesh": _unary(voxcol.Client.get_nav_mesh, query_pb.GetNavMeshRequest),
+    "QueryService.WatchPaths": _watch_paths,
     "QueryService.Query": _query,
     "EditService.FillBall": _unary(voxcol.Client.fill_ball, edit_pb.FillBallRequest),
     "EditService.ApplyEdits": _unary(voxcol.Client.apply_edits, edit_pb.ApplyEditsRequest),

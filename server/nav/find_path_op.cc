@@ -27,13 +27,13 @@ absl::Status CheckPoint(const World& world, const char* field, bool present, con
   return absl::OkStatus();
 }
 
-// The named profile with the request's set `agent` fields over it.
-absl::Status DecodeProfile(const NavContext& context, const v1::FindPathRequest& request,
-                           AgentProfile* out) {
-  absl::StatusOr<AgentProfile> named = context.profiles->Find(request.profile(), "profile");
+}  // namespace
+
+absl::Status DecodeAgentProfile(const NavContext& context, const std::string& name,
+                                const v1::AgentProfile& a, AgentProfile* out) {
+  absl::StatusOr<AgentProfile> named = context.profiles->Find(name, "profile");
   if (!named.ok()) return named.status();
   AgentProfile p = *named;
-  const v1::AgentProfile& a = request.agent();
   if (a.has_radius()) p.radius = a.radius();
   if (a.has_height()) p.height = a.height();
   if (a.has_max_climb()) p.max_climb = a.max_climb();
@@ -48,6 +48,8 @@ absl::Status DecodeProfile(const NavContext& context, const v1::FindPathRequest&
   *out = p;
   return absl::OkStatus();
 }
+
+namespace {
 
 absl::Status DecodeCosts(const v1::FindPathRequest& request, FindPathInput* input) {
   input->material_costs.clear();
@@ -130,7 +132,11 @@ absl::Status FindPathFromProto(const World& world, const NavContext& context,
   }
   if (absl::Status s = CheckPoint(world, "goal", request.has_goal(), input->goal); !s.ok())
     return s;
-  if (absl::Status s = DecodeProfile(context, request, &input->profile); !s.ok()) return s;
+  if (absl::Status s =
+          DecodeAgentProfile(context, request.profile(), request.agent(), &input->profile);
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = DecodeCosts(request, input); !s.ok()) return s;
   const float d = request.max_distance();
   if (!std::isfinite(d) || d < 0 || d > context.max_path_distance) {
@@ -177,6 +183,46 @@ absl::Status RunFindPath(const World& world, const NavContext& context,
   response->set_version(result->version);
   response->set_tiles_built(uint32_t(result->tiles_built));
   response->set_corridor_polygons(uint32_t(result->corridor_polygons));
+  return absl::OkStatus();
+}
+
+absl::Status RunGetNavMesh(const NavContext& context, const v1::GetNavMeshRequest& request,
+                           v1::GetNavMeshResponse* response) {
+  if (context.nav == nullptr || context.profiles == nullptr) {
+    return absl::FailedPreconditionError("navigation is off on this server (--nav=false)");
+  }
+  const Vec3 min = ToCore(request.min()), max = ToCore(request.max());
+  if (!request.has_min() || !IsFinite(min)) {
+    return absl::InvalidArgumentError("min is required and must be finite");
+  }
+  if (!request.has_max() || !IsFinite(max)) {
+    return absl::InvalidArgumentError("max is required and must be finite");
+  }
+  constexpr uint32_t kDefaultPolygons = 50000, kMaxPolygons = 200000;
+  if (request.max_polygons() > kMaxPolygons) {
+    return absl::InvalidArgumentError(absl::StrCat("max_polygons must be at most ", kMaxPolygons,
+                                                   ", got ", request.max_polygons()));
+  }
+  AgentProfile profile;
+  if (absl::Status s = DecodeAgentProfile(context, request.profile(), request.agent(), &profile);
+      !s.ok()) {
+    return s;
+  }
+  const uint32_t limit = request.max_polygons() == 0 ? kDefaultPolygons : request.max_polygons();
+  absl::StatusOr<NavPolygons> polygons =
+      context.nav->PolygonsIn(profile, Min(min, max), Max(min, max), limit);
+  if (!polygons.ok()) return polygons.status();
+  for (const NavPolygon& p : polygons->polygons) {
+    v1::NavMeshPolygon* out = response->add_polygons();
+    for (const Vec3& v : p.vertices) {
+      out->add_vertices(v.x);
+      out->add_vertices(v.y);
+      out->add_vertices(v.z);
+    }
+    out->set_area(p.area);
+  }
+  response->set_version(polygons->version);
+  response->set_truncated(polygons->truncated);
   return absl::OkStatus();
 }
 

@@ -12,6 +12,7 @@
 #include "server/exec/query_kinds.h"
 #include "server/exec/query_ops.h"
 #include "server/exec/read_at.h"
+#include "server/rpc/watch_paths_stream.h"
 #include "server/stream/async_unary.h"
 #include "server/telemetry/server_metrics.h"
 
@@ -377,6 +378,14 @@ QueryServiceImpl::QueryServiceImpl(const WorldResolver& resolver, const ServiceL
   MarkUnaryMethodsRaw();
 }
 
+grpc::Status QueryServiceImpl::GetNavMesh(grpc::ServerContext*,
+                                          const v1::GetNavMeshRequest* request,
+                                          v1::GetNavMeshResponse* response) {
+  absl::StatusOr<WorldHandle> world = resolver_.Resolve(request->world(), "world");
+  if (!world.ok()) return ToGrpcStatus(world.status());
+  return ToGrpcStatus(RunGetNavMesh((*world)->nav, *request, response));
+}
+
 void QueryServiceImpl::MarkUnaryMethodsRaw() {
   const google::protobuf::ServiceDescriptor* service =
       v1::RaycastRequest::descriptor()->file()->FindServiceByName("QueryService");
@@ -419,6 +428,11 @@ void QueryServiceImpl::AcceptStreams(const RpcThreads& threads) {
   AcceptCalls(threads, BidiMethod(this, &QueryServiceImpl::RequestQuery,
                                   [this](std::unique_ptr<StreamCall> call) -> AsyncStream* {
                                     return new QueryStream(this, std::move(call));
+                                  }));
+  AcceptCalls(threads, BidiMethod(this, &QueryServiceImpl::RequestWatchPaths,
+                                  [this](std::unique_ptr<StreamCall> call) -> AsyncStream* {
+                                    return OpenWatchPaths(resolver_, limits_.max_path_distance,
+                                                          std::move(call));
                                   }));
 }
 

@@ -37,7 +37,8 @@ struct StreamLimits {
 };
 
 class QueryServiceImpl final
-    : public v1::QueryService::WithRawMethod_Query<v1::QueryService::Service> {
+    : public v1::QueryService::WithRawMethod_WatchPaths<
+          v1::QueryService::WithRawMethod_Query<v1::QueryService::Service>> {
  public:
   // `engine` holds the broadphase and narrowphase cache of `world` (both observing its edits);
   // `pool` runs the batches of every stream. All of them must outlive the server.
@@ -63,6 +64,10 @@ class QueryServiceImpl final
   void AcceptStreams(const RpcThreads& threads);
   // Records the committed edits of every tick batch (must outlive the server; unset: none are).
   void SetEditAudit(const EditAudit* audit) { audit_ = audit; }
+
+  // GetNavMesh (a sync method: drawing, not a query kind of the batches).
+  grpc::Status GetNavMesh(grpc::ServerContext* context, const v1::GetNavMeshRequest* request,
+                          v1::GetNavMeshResponse* response) override;
 
  private:
   friend class QueryStream;

@@ -43,6 +43,7 @@ constexpr MethodEntry kMethods[] = {
     {"/voxcol.v1.WorldService/CreateWorld", {Role::kAdmin, QuotaKind::kEdit}},
     {"/voxcol.v1.WorldService/DeleteWorld", {Role::kAdmin, QuotaKind::kEdit}},
     {"/voxcol.v1.QueryService/Query", {Role::kQuery, QuotaKind::kStream}},
+    {"/voxcol.v1.QueryService/WatchPaths", {Role::kQuery, QuotaKind::kStream}},
     {"/voxcol.v1.ReplicaService/GetReplicaStatus", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.EditService/ReadVoxels", {Role::kQuery, QuotaKind::kQuery}},
     {"/voxcol.v1.EditService/Subscribe", {Role::kQuery, QuotaKind::kStream}},

@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "core/worldgen/cave_generator.h"
+#include "server/nav/path_watch.h"
 #include "server/telemetry/log.h"
 #include "server/world/data_dir.h"
 #include "server/world/nav_rebuilder.h"
@@ -130,6 +131,7 @@ uint64_t PayloadBytes(const World& world) {
 class WorldRegistry::Owner {
  public:
   ~Owner() {
+    watches.reset();  // its thread reads the world and the nav
     // A world deleted while serving: the hub must outlive its streams, which finish
     // asynchronously once the log is closed (at shutdown the server has ended them already).
     for (int i = 0; remove_dir && subscriptions->stats().open > 0 && i < 5000; ++i) {
@@ -179,7 +181,8 @@ class WorldRegistry::Owner {
   DataDir data;
   std::unique_ptr<CopyLoader> copy_loader;
   std::unique_ptr<World> world;
-  std::unique_ptr<NavWorld> nav;  // an edit observer of `world`, destroyed before it
+  std::unique_ptr<NavWorld> nav;          // an edit observer of `world`, destroyed before it
+  std::unique_ptr<PathWatchHub> watches;  // observes after `nav`; null with navigation off
   std::unique_ptr<BroadphaseIndex> broadphase;
   std::unique_ptr<ChangeLog> change_log;
   std::unique_ptr<SubscriptionHub> subscriptions;
@@ -265,7 +268,7 @@ absl::StatusOr<std::shared_ptr<WorldRegistry::Owner>> WorldRegistry::OpenWorld(
   parts.id = id;
   parts.store = &store;
   parts.sea_level = CaveParams{}.sea_level;
-  if (owner->nav) parts.nav = {owner->nav.get(), &options_.nav.profiles};
+  if (owner->nav) parts.nav = {owner->nav.get(), &options_.nav.profiles, owner->watches.get()};
   if (source != nullptr) {
     parts.template_world = source->parts.id;
     parts.template_version = version;
@@ -289,6 +292,9 @@ absl::Status WorldRegistry::OpenNav(const std::string& id, Owner* owner) const {
     return absl::InvalidArgumentError(absl::StrCat("world ", id, ": navigation: ", s.message()));
   }
   owner->nav = std::make_unique<NavWorld>(*owner->world, options_.nav.settings);
+  // After the nav: it hears an edit once the nav has marked the edit's tiles.
+  owner->watches = std::make_unique<PathWatchHub>(*owner->world, *owner->nav);
+  owner->world->AddObserver(owner->watches.get());
   return absl::OkStatus();
 }
 

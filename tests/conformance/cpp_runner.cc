@@ -173,6 +173,12 @@ Steps StepsOf(client::Client& c) {
       Unary<v1::GetReplicaStatusRequest, v1::GetReplicaStatusResponse>(
           [&c](const auto&, auto* r) { return c.GetReplicaStatus(r); });
   steps["EditService.Subscribe"] = [&c](const Struct& step) { return Subscribe(c, step); };
+  steps["QueryService.GetNavMesh"] = Unary<v1::GetNavMeshRequest, v1::GetNavMeshResponse>(
+      [&c](const auto& q, auto* r) { return c.GetNavMesh(q, r); });
+  steps["QueryService.WatchPaths"] = [&c](const Struct& step) {
+    grpc::ClientContext context;
+    return Bidi<v1::WatchPathsRequest, v1::WatchPathsResponse>(step, c.WatchPaths(&context));
+  };
   steps["EditService.EditStream"] = [&c](const Struct& step) {
     grpc::ClientContext context;
     return Bidi<v1::EditStreamRequest, v1::EditStreamResponse>(step, c.EditStream(&context));

@@ -331,5 +331,52 @@ TEST_F(RenderTest, BadOptionsAreUsageErrors) {
   EXPECT_NE(r.err.find("look_at"), std::string::npos) << r.err;
 }
 
+// `render --navmesh --path` on a flat floor built by edits with a wall across its middle (x in
+// [-1, 1), z in [-50, 30), 3 high): one pixel per world unit (column = x + 64, row = z + 64). The
+// navmesh's edges are drawn on the floor (along the tile border at x = -40 among others) and not
+// on the wall, which is too narrow to stand on; the path from x = -20 to x = 20 along z = 0 goes
+// around the wall's nearer end at z = 30: drawn there and nowhere over the wall.
+TEST_F(RenderTest, NavMeshAndPathAreDrawnAroundAWall) {
+  ASSERT_EQ(
+      Cli({"fill-block", "--center=0,0,0", "--size=128,96,128", "--material=air", "--mode=set"})
+          .exit_code,
+      0);
+  ASSERT_EQ(
+      Cli({"fill-block", "--center=0,-2,0", "--size=128,4,128", "--material=rock", "--mode=set"})
+          .exit_code,
+      0);
+  ASSERT_EQ(
+      Cli({"fill-block", "--center=0,1.5,-10", "--size=2,3,80", "--material=rock", "--mode=set"})
+          .exit_code,
+      0);
+  RgbImage image = Render("nav.png", {"--mode=top", "--size=128x128", "--plain", "--navmesh",
+                                      "--path=-20,0,0:20,0,0", "--area=-64,-64,64,64"});
+  ASSERT_EQ(image.width, 128);
+  auto is = [&](int x, int y, const uint8_t rgb[3]) {
+    const uint8_t* p = image.At(x, y);
+    return p[0] == rgb[0] && p[1] == rgb[1] && p[2] == rgb[2];
+  };
+  int mesh = 0, border = 0, on_wall = 0, path_over_wall = 0, path_past_end = 0, path = 0;
+  for (int y = 0; y < 128; ++y) {
+    for (int x = 0; x < 128; ++x) {
+      mesh += is(x, y, client::kRenderNavMeshRgb);
+      path += is(x, y, client::kRenderPathRgb);
+    }
+    border += is(23, y, client::kRenderNavMeshRgb) || is(24, y, client::kRenderNavMeshRgb);
+    if (y >= 18 && y < 90) {  // z in [-46, 26): the wall but its ends
+      on_wall += is(64, y, client::kRenderNavMeshRgb) || is(63, y, client::kRenderNavMeshRgb);
+      path_over_wall += is(64, y, client::kRenderPathRgb) || is(63, y, client::kRenderPathRgb);
+    }
+    if (y >= 94)
+      path_past_end += is(63, y, client::kRenderPathRgb) || is(64, y, client::kRenderPathRgb);
+  }
+  EXPECT_GT(mesh, 500);
+  EXPECT_GT(border, 100);  // the tile border x = -40 runs the whole floor, bar the eroded rims
+  EXPECT_EQ(on_wall, 0);
+  EXPECT_GT(path, 80);  // two legs of ~45 units at least
+  EXPECT_EQ(path_over_wall, 0);
+  EXPECT_GT(path_past_end, 0);
+}
+
 }  // namespace
 }  // namespace voxcol::testing

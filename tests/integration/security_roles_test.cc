@@ -34,6 +34,8 @@ const std::map<std::string, Role>& ExpectedRoles() {
       {"/voxcol.v1.QueryService/Query", Role::kQuery},
       {"/voxcol.v1.QueryService/ValidateHit", Role::kQuery},
       {"/voxcol.v1.QueryService/FindPath", Role::kQuery},
+      {"/voxcol.v1.QueryService/WatchPaths", Role::kQuery},
+      {"/voxcol.v1.QueryService/GetNavMesh", Role::kQuery},
       {"/voxcol.v1.EditService/ReadVoxels", Role::kQuery},
       {"/voxcol.v1.EditService/Subscribe", Role::kQuery},
       {"/voxcol.v1.EditService/FillBall", Role::kEdit},

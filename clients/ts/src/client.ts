@@ -41,6 +41,8 @@ import type {
   ContactsResponse,
   FindPathRequest,
   FindPathResponse,
+  GetNavMeshRequest,
+  GetNavMeshResponse,
   MoveCharactersRequest,
   MoveCharactersResponse,
   OverlapRequest,
@@ -55,6 +57,8 @@ import type {
   SweepResponse,
   ValidateHitRequest,
   ValidateHitResponse,
+  WatchPathsRequest,
+  WatchPathsResponse,
 } from "./gen/voxcol/v1/query_service";
 import { ReplicaServiceService } from "./gen/voxcol/v1/replica_service";
 import type { GetReplicaStatusRequest, GetReplicaStatusResponse } from "./gen/voxcol/v1/replica_service";
@@ -347,6 +351,20 @@ export class VoxcolClient {
   editSession(options: EditStreamSessionOptions = {}): EditStreamSession {
     this.throwIfClosed("editSession");
     return new EditStreamSession(this, options);
+  }
+
+  /** The navmesh polygons of a box's tiles, for drawing (QueryService.GetNavMesh). */
+  getNavMesh(request: Init<GetNavMeshRequest>, options?: CallOptions): Promise<GetNavMeshResponse> {
+    return this.unary(QueryServiceService.getNavMesh, "GetNavMeshRequest", request, options);
+  }
+
+  /**
+   * The raw QueryService.WatchPaths call (path watching; typed; no deadline): write watch and
+   * unwatch requests, read events (REGISTERED, BLOCKED, SHORTER, UNWATCHED, REFUSED); end()
+   * half-closes and the server ends the call once the requests' events are written.
+   */
+  openWatchPaths(options: { signal?: AbortSignal } = {}): ClientDuplexStream<WatchPathsRequest, WatchPathsResponse> {
+    return this.openDuplex(QueryServiceService.watchPaths, "QueryService.WatchPaths", options.signal);
   }
 
   /**

@@ -5,6 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 
 import type { JsonValue } from "@bufbuild/protobuf";
+import type { ClientDuplexStream } from "@grpc/grpc-js";
 
 import type { BatchAnswer, QueryBatcher } from "./batcher";
 import { VoxcolClient, type ClientOptions } from "./client";
@@ -84,6 +85,7 @@ export const UNARY_CALLS: Record<string, UnaryMethod> = {
   "QueryService.MoveCharacters": (c, r) => c.moveCharacters(r),
   "QueryService.ValidateHit": (c, r) => c.validateHit(r),
   "QueryService.FindPath": (c, r) => c.findPath(r),
+  "QueryService.GetNavMesh": (c, r) => c.getNavMesh(r),
   "EditService.FillBall": (c, r) => c.fillBall(r),
   "EditService.ApplyEdits": (c, r) => c.applyEdits(r),
   "EditService.ReadVoxels": (c, r) => c.readVoxels(r),
@@ -95,7 +97,12 @@ export const UNARY_CALLS: Record<string, UnaryMethod> = {
 };
 
 /** The streaming RPCs the runner handles itself. */
-export const STREAM_CALLS = ["QueryService.Query", "EditService.EditStream", "EditService.Subscribe"];
+export const STREAM_CALLS = [
+  "QueryService.Query",
+  "EditService.EditStream",
+  "EditService.Subscribe",
+  "QueryService.WatchPaths",
+];
 
 function failure(error: unknown): StepResult {
   if (error instanceof VoxcolError) return { code: error.code, message: error.details, responses: [] };
@@ -137,9 +144,23 @@ async function runSubscribe(client: VoxcolClient, step: Step): Promise<StepResul
     : { code: Status.UNAVAILABLE, message: "the feed ended early", responses };
 }
 
+/** Every request on one bidirectional stream, half-close, every response until the status. */
 async function runEditStream(client: VoxcolClient, step: Step): Promise<StepResult> {
-  const requests = (step.requests ?? []).map((json) => parse("voxcol.v1.EditStreamRequest", json, step.call));
-  const call = client.openEditStream();
+  return runDuplex(step, client.openEditStream(), "voxcol.v1.EditStreamRequest", "voxcol.v1.EditStreamResponse");
+}
+
+async function runWatchPaths(client: VoxcolClient, step: Step): Promise<StepResult> {
+  return runDuplex(step, client.openWatchPaths(), "voxcol.v1.WatchPathsRequest", "voxcol.v1.WatchPathsResponse");
+}
+
+async function runDuplex(
+  step: Step,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  call: ClientDuplexStream<any, any>,
+  requestType: string,
+  responseType: string,
+): Promise<StepResult> {
+  const requests = (step.requests ?? []).map((json) => parse(requestType, json, step.call));
   const responses: JsonValue[] = [];
   return new Promise<StepResult>((resolve) => {
     // Done once the status is in and every response before it was read.
@@ -150,7 +171,7 @@ async function runEditStream(client: VoxcolClient, step: Step): Promise<StepResu
         resolve({ code: status.code, message: status.code === Status.OK ? "" : status.details, responses });
       }
     };
-    call.on("data", (response: edit.EditStreamResponse) => responses.push(print("voxcol.v1.EditStreamResponse", response)));
+    call.on("data", (response: unknown) => responses.push(print(responseType, response)));
     call.on("error", () => undefined);
     call.on("status", (s) => {
       status = s;
@@ -164,7 +185,7 @@ async function runEditStream(client: VoxcolClient, step: Step): Promise<StepResu
       ended = true;
       done();
     });
-    for (const request of requests) call.write(request as edit.EditStreamRequest);
+    for (const request of requests) call.write(request);
     call.end();
   });
 }
@@ -216,6 +237,8 @@ export async function runStep(client: VoxcolClient, step: Step): Promise<StepRes
       return runQuery(client, step);
     case "EditService.EditStream":
       return runEditStream(client, step);
+    case "QueryService.WatchPaths":
+      return runWatchPaths(client, step);
     case "EditService.Subscribe":
       return runSubscribe(client, step);
     default:

@@ -69,7 +69,7 @@ describe("conformance runner", () => {
         if (m !== null) rpcs.push(`${service}.${m[1]!}`);
       }
     }
-    assert.equal(rpcs.length, 23, `RPCs found: ${rpcs.join(", ")}`);
+    assert.equal(rpcs.length, 25, `RPCs found: ${rpcs.join(", ")}`);
     assert.deepEqual([...Object.keys(UNARY_CALLS), ...STREAM_CALLS].sort(), rpcs.sort());
     const fixture = JSON.parse(readFileSync(FIXTURE, "utf8")) as Scenario;
     assert.deepEqual([...new Set(fixture.steps.map((s) => s.call))].sort(), rpcs.sort(), "the fixture calls every RPC");
@@ -113,6 +113,8 @@ describe("conformance runner", () => {
     const stream = byCall("EditService.EditStream")[0]!.responses as { ack?: unknown; error?: { code: number } }[];
     assert.ok(stream[0]!.ack !== undefined);
     assert.equal(stream[1]!.error!.code, 3);
+    const watch = byCall("QueryService.WatchPaths")[0]!.responses as { event: string; errorCode: number }[];
+    assert.deepEqual(watch.map((r) => [r.event, r.errorCode]), [["PATH_WATCH_EVENT_REFUSED", 5]], "an unknown unwatch");
   });
 
   test("the repository's scenarios run with the codes they expect", { timeout: 240_000, skip: !existsSync(REPO_SCENARIOS) }, async () => {

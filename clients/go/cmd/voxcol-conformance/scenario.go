@@ -119,6 +119,8 @@ func runStep(c *voxcol.Client, st step) (*result, error) {
 		return editStreamStep(ctx, c, st.Requests)
 	case "EditService.Subscribe":
 		return subscribeStep(ctx, c, st.Request, st.Take)
+	case "QueryService.WatchPaths":
+		return watchPathsStep(ctx, c, st.Requests)
 	}
 	call, ok := unaryCalls(c)[st.Call]
 	if !ok {
@@ -204,6 +206,44 @@ func queryStep(ctx context.Context, c *voxcol.Client, raws []json.RawMessage) (*
 		}
 	}
 	return res, nil
+}
+
+// watchPathsStep sends every request on one WatchPaths stream, half-closes and reads every event.
+func watchPathsStep(ctx context.Context, c *voxcol.Client, raws []json.RawMessage) (*result, error) {
+	reqs := make([]*v1.WatchPathsRequest, len(raws))
+	for i, raw := range raws {
+		reqs[i] = &v1.WatchPathsRequest{}
+		if err := parse(raw, reqs[i]); err != nil {
+			return nil, err
+		}
+	}
+	ws, err := c.WatchPaths(ctx)
+	if err != nil {
+		return finish(err), nil
+	}
+	for _, req := range reqs {
+		if ws.Send(req) != nil {
+			break // Recv reports why the stream ended
+		}
+	}
+	_ = ws.CloseSend()
+	var responses []*v1.WatchPathsResponse
+	for {
+		resp, err := ws.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			res := finish(err)
+			for _, r := range responses {
+				if err := res.add(r); err != nil {
+					return nil, err
+				}
+			}
+			return res, nil
+		}
+		responses = append(responses, resp)
+	}
 }
 
 // editStreamStep sends every request on one EditStream, half-closes and reads every response.
