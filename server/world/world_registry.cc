@@ -179,7 +179,8 @@ class WorldRegistry::Owner {
   DataDir data;
   std::unique_ptr<CopyLoader> copy_loader;
   std::unique_ptr<World> world;
-  std::unique_ptr<NavWorld> nav;  // an edit observer of `world`, destroyed before it
+  std::unique_ptr<NavWorld> nav;        // an edit observer of `world`, destroyed before it
+  std::unique_ptr<WorldBodies> bodies;  // session state: starts empty at every open
   std::unique_ptr<BroadphaseIndex> broadphase;
   std::unique_ptr<ChangeLog> change_log;
   std::unique_ptr<SubscriptionHub> subscriptions;
@@ -266,6 +267,8 @@ absl::StatusOr<std::shared_ptr<WorldRegistry::Owner>> WorldRegistry::OpenWorld(
   parts.store = &store;
   parts.sea_level = CaveParams{}.sea_level;
   if (owner->nav) parts.nav = {owner->nav.get(), &options_.nav.profiles};
+  owner->bodies = std::make_unique<WorldBodies>(options_.bodies);
+  parts.bodies = owner->bodies.get();
   if (source != nullptr) {
     parts.template_world = source->parts.id;
     parts.template_version = version;
@@ -456,6 +459,7 @@ std::vector<WorldRegistry::Summary> WorldRegistry::List(bool payload) const {
     s.cache_bytes = cache.bytes;
     s.cache_evictions = cache.evictions;
     if (owner->nav) s.nav = owner->nav->stats();
+    s.bodies = owner->bodies->stats();
     if (const store::Store* store = owner->parts.store) {
       s.store_write_state = uint64_t(store->write_state());
       s.store_write_errors = store->write_errors();
@@ -509,6 +513,12 @@ void RegisterWorldMetrics(const WorldRegistry& worlds, Metrics& registry) {
   family("voxcol_worlds_nav_stale_tiles",
          "Built navmesh tiles an edit made stale and not yet rebuilt, per world", "gauge",
          [](const WorldRegistry::Summary& s) { return uint64_t(s.nav.stale_tiles); });
+  family("voxcol_bodies", "Live bodies (session state, UpdateBodies), per world", "gauge",
+         [](const WorldRegistry::Summary& s) { return uint64_t(s.bodies.bodies); });
+  family("voxcol_body_history_bytes",
+         "Bytes held for the body pose history and parts (bounded by --max_body_history_bytes), "
+         "per world",
+         "gauge", [](const WorldRegistry::Summary& s) { return uint64_t(s.bodies.history_bytes); });
 }
 
 void WorldRegistry::CloseFeeds() {
