@@ -55,3 +55,14 @@ func (c *Client) ValidateHit(ctx context.Context, req *v1.ValidateHitRequest, op
 func (c *Client) FindPath(ctx context.Context, req *v1.FindPathRequest, opts ...grpc.CallOption) (*v1.FindPathResponse, error) {
 	return unary(ctx, c, "QueryService.FindPath", req, c.queries.FindPath, opts)
 }
+
+// UpdateBodies applies one game tick's body changes, all or nothing (BodyService.UpdateBodies).
+// Bodies are session state: not stored, not replicated; a replica keeps the bodies sent to it.
+func (c *Client) UpdateBodies(ctx context.Context, req *v1.UpdateBodiesRequest, opts ...grpc.CallOption) (*v1.UpdateBodiesResponse, error) {
+	return unary(ctx, c, "BodyService.UpdateBodies", req, c.bodies.UpdateBodies, opts)
+}
+
+// ListBodies lists the live bodies at the latest tick and the tick window (BodyService.ListBodies).
+func (c *Client) ListBodies(ctx context.Context, req *v1.ListBodiesRequest, opts ...grpc.CallOption) (*v1.ListBodiesResponse, error) {
+	return unary(ctx, c, "BodyService.ListBodies", req, c.bodies.ListBodies, opts)
+}
