@@ -39,11 +39,10 @@ absl::StatusOr<BodyHitJudgement> JudgeBodyHit(const BroadphaseIndex& index,
   filter.body = {claim.layer_mask, claim.ignore_ids};
   filter.tick = claim.tick;
   const RaycastInput ray{claim.origin, claim.direction, claim.max_distance};
-  absl::StatusOr<SceneRayHit> first =
-      SceneRaycast(index, cache, &bodies, ray, claim.terrain, filter);
-  if (!first.ok()) return first.status();
   BodyHitJudgement j;
-  j.first = *first;
+  if (absl::Status s = SceneRaycast(index, cache, &bodies, ray, claim.terrain, filter, &j.first);
+      !s.ok())
+    return s;
   if (!j.first.terrain.load_status.ok()) return j;
   // 2. The target itself first: the claimed part or another of the body's parts.
   if (j.first.kind == SceneHitKind::kBody && j.first.body.body_id == claim.body_id) {

@@ -34,12 +34,14 @@ struct SceneRayHit {
 // first; the body ray is then clipped at the terrain hit (a body behind a wall is never reported,
 // and the body walk stops where the terrain does), so a body hit, when there is one, is the
 // answer. A ray that starts inside terrain stops there (distance 0, no body test).
+// The answer is written to `hit` (overwritten; an out parameter, so that a caller casting many
+// rays reuses one).
 // Preconditions: ValidateRaycast (core/query/validate.h) is OK for `ray` (unit direction); with
 // filter.bodies, `bodies` is non-null. Errors: the body query's (OUT_OF_RANGE for a tick outside
-// its window). A chunk that fails to load is returned in hit.terrain.load_status (kind kNone).
-absl::StatusOr<SceneRayHit> SceneRaycast(const BroadphaseIndex& index, ChunkCollisionCache& cache,
-                                         const BodyWorld* bodies, const RaycastInput& ray,
-                                         const RaycastSettings& settings, const SceneFilter& filter,
-                                         QueryStats* stats = nullptr);
+// its window). A chunk that fails to load is returned in hit->terrain.load_status (kind kNone).
+absl::Status SceneRaycast(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                          const BodyWorld* bodies, const RaycastInput& ray,
+                          const RaycastSettings& settings, const SceneFilter& filter,
+                          SceneRayHit* hit, QueryStats* stats = nullptr);
 
 }  // namespace voxcol

@@ -132,9 +132,11 @@ absl::Status RunSceneRaycast(const BroadphaseIndex& index, ChunkCollisionCache& 
         !s.ok())
       return s;
     QueryStats stats;
-    absl::StatusOr<SceneRayHit> hit =
-        SceneRaycast(index, cache, &world, ray, settings, filter, &stats);
-    if (!hit.ok()) return Prefixed(hit.status(), "body_filter");
+    SceneRayHit scene;
+    if (absl::Status s = SceneRaycast(index, cache, &world, ray, settings, filter, &scene, &stats);
+        !s.ok())
+      return Prefixed(s, "body_filter");
+    const SceneRayHit* hit = &scene;
     *load_status = hit->terrain.load_status;
     if (!load_status->ok()) return absl::OkStatus();
     response->set_first_kind(KindToProto(hit->kind));
