@@ -162,13 +162,15 @@ absl::Status FromProto(const v1::BodyFilter& filter, const BodyWorld& bodies,
   switch (filter.scope()) {
     case v1::BODY_SCOPE_UNSPECIFIED:
     case v1::BODY_SCOPE_TERRAIN_AND_BODIES:
-      *out = SceneFilter{true, true};
+      out->terrain = out->bodies = true;
       break;
     case v1::BODY_SCOPE_BODIES:
-      *out = SceneFilter{false, true};
+      out->terrain = false;
+      out->bodies = true;
       break;
     case v1::BODY_SCOPE_TERRAIN:
-      *out = SceneFilter{true, false};
+      out->terrain = true;
+      out->bodies = false;
       return absl::OkStatus();
     default:
       return absl::InvalidArgumentError(

@@ -294,8 +294,9 @@ TEST(BodyParts, BadFiltersAreNamed) {
 }
 
 TEST(BodyParts, BadLimitFlagsStopTheServerNamingTheFlag) {
-  for (const std::string& flag : {"--body_history_ticks=0", "--max_bodies=0",
-                                  "--max_parts_per_body=-1", "--max_body_history_mb=0"}) {
+  for (const char* text : {"--body_history_ticks=0", "--max_bodies=0", "--max_parts_per_body=-1",
+                           "--max_body_history_mb=0"}) {
+    const std::string flag = text;
     Server s;
     EXPECT_FALSE(s.Start({flag})) << flag;
     const std::string name = flag.substr(0, flag.find('='));
