@@ -153,6 +153,26 @@ absl::Status RunSceneRaycast(const BroadphaseIndex& index, ChunkCollisionCache& 
   });
 }
 
+absl::Status RunBodyOverlap(const WorldBodies* bodies, const PosedShape& shape,
+                            const v1::BodyFilter& filter, v1::OverlapResponse* response) {
+  if (bodies == nullptr) return NoBodies();
+  return bodies->Read([&](const BodyWorld& world, const auto& live) -> absl::Status {
+    std::vector<BodyId> ignore;
+    SceneFilter scene;
+    if (absl::Status s = FromProto(filter, world, "body_filter", &ignore, &scene); !s.ok())
+      return s;
+    absl::StatusOr<std::vector<BodyPartRef>> parts = world.Overlap(shape, scene.tick, scene.body);
+    if (!parts.ok()) return Prefixed(parts.status(), "body_filter");
+    for (const BodyPartRef& part : *parts) {
+      BodyRayHit hit;
+      hit.body_id = part.body_id;
+      hit.part_id = part.part_id;
+      BodyHitToProto(hit, scene.tick, live, response->add_bodies());
+    }
+    return absl::OkStatus();
+  });
+}
+
 absl::Status RunBodyValidateHit(const BroadphaseIndex& index, ChunkCollisionCache& cache,
                                 const WorldBodies* bodies, const QueryLimits& limits,
                                 const v1::ValidateHitRequest& request,

@@ -25,6 +25,11 @@ absl::Status RunSceneRaycast(const BroadphaseIndex& index, ChunkCollisionCache& 
                              const RaycastSettings& settings, const v1::RaycastRequest& request,
                              v1::RaycastResponse* response, absl::Status* load_status);
 
+// OverlapRequest with a body filter that reads bodies: fills response->bodies with every body
+// part `shape` (validated) overlaps at the filter's tick. `bodies` null: FAILED_PRECONDITION.
+absl::Status RunBodyOverlap(const WorldBodies* bodies, const PosedShape& shape,
+                            const v1::BodyFilter& filter, v1::OverlapResponse* response);
+
 // ValidateHitRequest with target_body: the terrain at the calling thread's version (the caller
 // opens read_at), the bodies at target_body.tick, the shot --max_ray_distance long.
 absl::Status RunBodyValidateHit(const BroadphaseIndex& index, ChunkCollisionCache& cache,

@@ -194,6 +194,10 @@ absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits,
   FromProto(request, &settings);
   if (status.ok()) status = ValidateOverlap(engine.world(), &shape.posed(), limits.query);
   if (!status.ok()) return status;
+  if (WantsBodies(request.has_body_filter(), request.body_filter())) {
+    status = RunBodyOverlap(engine.bodies, shape.posed(), request.body_filter(), response);
+    if (!status.ok() || request.body_filter().scope() == v1::BODY_SCOPE_BODIES) return status;
+  }
   settings.interrupt = &interrupt;
   settings.budget.max_triangles = limits.query.max_query_triangles;
   thread_local OverlapResult result;

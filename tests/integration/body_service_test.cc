@@ -302,5 +302,45 @@ TEST(BodyService, AnotherBodyInFrontBlocksTheShotAndIsNamed) {
       << status.error_message();
 }
 
+// Overlap with a body filter: a sphere beside the capsule's axis overlaps it exactly when the
+// distance from its centre to the axis segment is at most the sum of the radii (closed form).
+TEST(BodyService, OverlapListsTheBodyPartsAtTheFiltersTick) {
+  BodyServer s;
+  ASSERT_NO_FATAL_FAILURE(s.Start());
+  ASSERT_NO_FATAL_FAILURE(s.Tick(1, {Capsule(7, 0, 40, 0)}));
+  ASSERT_NO_FATAL_FAILURE(s.Tick(2, {}, {Move(7, 5, 40, 0)}));
+  auto overlap = [&](double x, double y, float radius, int64_t tick, v1::BodyScope scope,
+                     grpc::Status* status) {
+    v1::OverlapRequest r;
+    r.mutable_shape()->mutable_shape()->mutable_sphere()->set_radius(radius);
+    *r.mutable_shape()->mutable_position() = V(x, y, 0);
+    r.mutable_body_filter()->set_scope(scope);
+    r.mutable_body_filter()->set_tick(tick);
+    grpc::ClientContext context;
+    v1::OverlapResponse out;
+    *status = s.query->Overlap(&context, r, &out);
+    return out;
+  };
+  grpc::Status status;
+  // Capsule: axis x = 0, y in [39.1, 40.9], radius 0.4. A sphere of 0.5 at x = 0.85: 0.85 <= 0.9.
+  v1::OverlapResponse at1 = overlap(0.85, 40, 0.5f, 1, v1::BODY_SCOPE_TERRAIN_AND_BODIES, &status);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(at1.bodies_size(), 1) << at1.DebugString();
+  EXPECT_EQ(at1.bodies(0).body_id(), 7u);
+  EXPECT_EQ(at1.bodies(0).part_id(), 1u);
+  EXPECT_EQ(at1.bodies(0).tick(), 1);
+  EXPECT_FALSE(at1.touches_solid());  // open sky
+  // 0.95 > 0.9: apart. Above the segment's end (y 41.3): distance to (0, 40.9) is 0.4 + 0.5 - 0.05.
+  EXPECT_EQ(overlap(0.95, 40, 0.5f, 1, v1::BODY_SCOPE_BODIES, &status).bodies_size(), 0);
+  EXPECT_EQ(overlap(0, 41.75, 0.5f, 1, v1::BODY_SCOPE_BODIES, &status).bodies_size(), 1);
+  EXPECT_EQ(overlap(0, 41.85, 0.5f, 1, v1::BODY_SCOPE_BODIES, &status).bodies_size(), 0);
+  // Tick 2: the capsule moved to x = 5.
+  EXPECT_EQ(overlap(0.85, 40, 0.5f, 2, v1::BODY_SCOPE_BODIES, &status).bodies_size(), 0);
+  EXPECT_EQ(overlap(5.85, 40, 0.5f, 2, v1::BODY_SCOPE_BODIES, &status).bodies_size(), 1);
+  overlap(0.85, 40, 0.5f, 0, v1::BODY_SCOPE_BODIES, &status);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::OUT_OF_RANGE);
+  EXPECT_NE(status.error_message().find("body_filter.tick"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace voxcol
