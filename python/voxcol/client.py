@@ -461,7 +461,8 @@ class Client:
     @overload
     def overlap(self, shape: types_pb.Shape, position: Vector, *,
                 rotation: Optional[Sequence[float]] = ..., penetration: bool = ...,
-                at_version: Optional[int] = ..., world: Optional[str] = None,
+                at_version: Optional[int] = ..., bodies: Optional[body_pb.BodyFilter] = ...,
+                world: Optional[str] = None,
                 timeout: Optional[float] = None) -> query_pb.OverlapResponse: ...
 
     def overlap(self, shape: Any, *args: Any, world: Optional[str] = None,

@@ -262,9 +262,15 @@ def sweep_request(shape: types_pb.Shape, position: Vector, direction: Vector, di
 
 def overlap_request(shape: types_pb.Shape, position: Vector, *,
                     rotation: Optional[Sequence[float]] = None, penetration: bool = False,
-                    at_version: Optional[int] = None) -> query_pb.OverlapRequest:
+                    at_version: Optional[int] = None,
+                    bodies: Optional[body_pb.BodyFilter] = None) -> query_pb.OverlapRequest:
+    """An exact overlap; `bodies` (a body_filter()) also lists the body parts it overlaps."""
     request = query_pb.OverlapRequest(shape=posed(shape, position, rotation),
                                       include_penetration=penetration)
+    if bodies is not None:
+        if not isinstance(bodies, body_pb.BodyFilter):
+            raise TypeError(f"bodies: expected a BodyFilter (body_filter()), got {_describe(bodies)}")
+        request.body_filter.CopyFrom(bodies)
     return _set_read_at(request, at_version)
 
 

@@ -47,6 +47,14 @@ class BodiesTest(ServerTestCase):
         self.assertEqual(judge(110).verdict, query_pb.HIT_VERDICT_CONFIRMED)  # at x = 5, still on it
         self.assertEqual(judge(100).body.body_id, 7)
 
+    def test_overlap_lists_the_body_parts(self):
+        near = self.client.overlap(voxcol.overlap_request(
+            voxcol.sphere(0.5), (5.85, self.y, 0), bodies=voxcol.body_filter(scope="bodies")))
+        self.assertEqual([(b.body_id, b.part_id) for b in near.bodies], [(7, 1)])
+        far = self.client.overlap(voxcol.overlap_request(
+            voxcol.sphere(0.5), (5.95, self.y, 0), bodies=voxcol.body_filter(scope="bodies")))
+        self.assertEqual(len(far.bodies), 0)
+
     def test_list_bodies(self):
         listed = self.client.list_bodies()
         self.assertTrue(listed.has_ticks)
