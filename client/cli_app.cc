@@ -106,6 +106,14 @@ void AddBodyFilter(CLI::App* sub) {
   sub->add_option("--ignore", f.ignore, "Body ids never hit (the shooter)")->type_name("ID,ID");
 }
 
+// --bodies and its filter (raycast, overlap).
+void AddBodyOptions(CLI::App* sub) {
+  sub->add_flag("--bodies", Flags().bodies, "See bodies too (BodyService.UpdateBodies)");
+  sub->add_option("--body_scope", Flags().body_scope, "With --bodies: both (default), bodies")
+      ->check(CLI::IsMember({"both", "bodies", "terrain"}));
+  AddBodyFilter(sub);
+}
+
 void AddBodyCommands(CliApp& cli) {
   CLI::App* update = Command(cli, "update-bodies", "One game tick's body changes (session state)",
                              RunUpdateBodies);
@@ -128,10 +136,7 @@ void AddQueryCommands(CliApp& cli) {
   raycast->add_option("--mode", f.mode, "smooth (default): the marching-cubes surface; blocky")
       ->check(CLI::IsMember({"smooth", "blocky"}));
   raycast->add_flag("--all", f.all, "Every surface crossing along the ray (smooth mode)");
-  raycast->add_flag("--bodies", f.bodies, "See bodies too (BodyService.UpdateBodies)");
-  raycast->add_option("--body_scope", f.body_scope, "With --bodies: both (default), bodies")
-      ->check(CLI::IsMember({"both", "bodies", "terrain"}));
-  AddBodyFilter(raycast);
+  AddBodyOptions(raycast);
   AddStats(raycast);
 
   CLI::App* sweep = Command(cli, "sweep", "Where a moving shape first meets the terrain", RunSweep);
@@ -145,6 +150,7 @@ void AddQueryCommands(CliApp& cli) {
   CLI::App* overlap = Command(cli, "overlap", "Exact overlap of a posed shape", RunOverlap);
   AddShape(overlap);
   overlap->add_flag("--penetration", f.penetration, "Report the deepest penetration");
+  AddBodyOptions(overlap);
   AddStats(overlap);
 
   CLI::App* contacts =

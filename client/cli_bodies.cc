@@ -26,6 +26,9 @@ bool ParseIds(const std::string& text, std::vector<uint64_t>* ids) {
 
 }  // namespace
 
+// The body filter of --bodies and its options (BodyFilterFromFlags).
+std::string FilterFromFlags(v1::BodyFilter* filter);
+
 int RunUpdateBodies(Client& client) {
   std::string json = Flags().request;
   if (json.empty()) return Usage("update-bodies needs --request=JSON or --request=@FILE");
@@ -67,10 +70,8 @@ int RunListBodies(Client& client) {
   return kExitOk;
 }
 
-std::string BodyFilterFromFlags(v1::RaycastRequest* request) {
+std::string FilterFromFlags(v1::BodyFilter* filter) {
   const CliOptions& f = Flags();
-  if (!f.bodies) return "";
-  v1::BodyFilter* filter = request->mutable_body_filter();
   if (f.body_scope == "both") {
     filter->set_scope(v1::BODY_SCOPE_TERRAIN_AND_BODIES);
   } else if (f.body_scope == "bodies") {
@@ -90,6 +91,18 @@ std::string BodyFilterFromFlags(v1::RaycastRequest* request) {
     filter->set_tick(tick);
   }
   return "";
+}
+
+std::string BodyFilterFromFlags(v1::RaycastRequest* request) {
+  return Flags().bodies ? FilterFromFlags(request->mutable_body_filter()) : "";
+}
+
+std::string BodyFilterFromFlags(v1::OverlapRequest* request) {
+  return Flags().bodies ? FilterFromFlags(request->mutable_body_filter()) : "";
+}
+
+void PrintBodyParts(const v1::OverlapResponse& response) {
+  for (const v1::BodyHit& hit : response.bodies()) PrintBodyHit(hit);
 }
 
 std::string BodyClaimFromFlags(v1::ValidateHitRequest* request) {

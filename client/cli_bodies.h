@@ -14,9 +14,13 @@ int RunUpdateBodies(Client& client);
 // list-bodies: the live bodies at the latest tick (id, owner, layer, parts, position).
 int RunListBodies(Client& client);
 
-// raycast --bodies [--body_scope both|bodies|terrain] [--tick T] [--layer_mask M] [--ignore IDS]:
-// fills request->body_filter; returns "" or a usage error. Nothing without --bodies.
+// raycast / overlap --bodies [--body_scope both|bodies|terrain] [--tick T] [--layer_mask M]
+// [--ignore IDS]: fills the request's body_filter; returns "" or a usage error. Nothing without
+// --bodies.
 std::string BodyFilterFromFlags(v1::RaycastRequest* request);
+std::string BodyFilterFromFlags(v1::OverlapRequest* request);
+// overlap --bodies: "     body 7 part 1, owner 42, at tick 100" per body part overlapped.
+void PrintBodyParts(const v1::OverlapResponse& response);
 // validate-hit --target_body ID --part P --tick T [--layer_mask M] [--ignore IDS]; "" or an error.
 std::string BodyClaimFromFlags(v1::ValidateHitRequest* request);
 // "     body 7 part 1, owner 1007, at tick 100" (a BodyHit's line of raycast and validate-hit).

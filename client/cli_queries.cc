@@ -280,6 +280,7 @@ int RunSweep(Client& client) {
 int RunOverlap(Client& client) {
   v1::OverlapRequest request;
   std::string error = ParsePosedShape("overlap", request.mutable_shape());
+  if (error.empty()) error = BodyFilterFromFlags(&request);
   if (!error.empty()) return Usage(error);
   request.set_include_penetration(Flags().penetration);
   request.set_include_stats(Flags().stats);
@@ -295,6 +296,7 @@ int RunOverlap(Client& client) {
   for (const v1::TouchedChunk& c : r.chunks()) {
     std::printf("     chunk %s\n", TouchLabel(c).c_str());
   }
+  PrintBodyParts(r);
   if (r.has_stats()) PrintStats(r.stats());
   return kExitOk;
 }
