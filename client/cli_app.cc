@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/cli_bodies.h"
 #include "client/cli_common.h"
 #include "client/cli_edits.h"
 #include "client/cli_flags.h"
@@ -97,6 +98,30 @@ void AddBox(CLI::App* sub, bool required) {
   }
 }
 
+// The bodies' tick, layer mask and ignored ids (raycast --bodies, validate-hit --target_body).
+void AddBodyFilter(CLI::App* sub) {
+  CliOptions& f = Flags();
+  sub->add_option("--tick", f.tick, "Bodies as they were at this game tick (default: the latest)");
+  sub->add_option("--layer_mask", f.layer_mask, "Bodies whose layer matches (0: all)");
+  sub->add_option("--ignore", f.ignore, "Body ids never hit (the shooter)")->type_name("ID,ID");
+}
+
+// --bodies and its filter (raycast, overlap).
+void AddBodyOptions(CLI::App* sub) {
+  sub->add_flag("--bodies", Flags().bodies, "See bodies too (BodyService.UpdateBodies)");
+  sub->add_option("--body_scope", Flags().body_scope, "With --bodies: both (default), bodies")
+      ->check(CLI::IsMember({"both", "bodies", "terrain"}));
+  AddBodyFilter(sub);
+}
+
+void AddBodyCommands(CliApp& cli) {
+  CLI::App* update = Command(cli, "update-bodies", "One game tick's body changes (session state)",
+                             RunUpdateBodies);
+  update->add_option("--request", Flags().request, "An UpdateBodiesRequest as JSON, or @FILE")
+      ->required();
+  Command(cli, "list-bodies", "The live bodies at the latest tick", RunListBodies);
+}
+
 void AddQueryCommands(CliApp& cli) {
   CliOptions& f = Flags();
   CLI::App* raycast =
@@ -111,6 +136,7 @@ void AddQueryCommands(CliApp& cli) {
   raycast->add_option("--mode", f.mode, "smooth (default): the marching-cubes surface; blocky")
       ->check(CLI::IsMember({"smooth", "blocky"}));
   raycast->add_flag("--all", f.all, "Every surface crossing along the ray (smooth mode)");
+  AddBodyOptions(raycast);
   AddStats(raycast);
 
   CLI::App* sweep = Command(cli, "sweep", "Where a moving shape first meets the terrain", RunSweep);
@@ -124,6 +150,7 @@ void AddQueryCommands(CliApp& cli) {
   CLI::App* overlap = Command(cli, "overlap", "Exact overlap of a posed shape", RunOverlap);
   AddShape(overlap);
   overlap->add_flag("--penetration", f.penetration, "Report the deepest penetration");
+  AddBodyOptions(overlap);
   AddStats(overlap);
 
   CLI::App* contacts =
@@ -177,8 +204,13 @@ void AddValidateHit(CliApp& cli) {
                                               "Where the client says its shot hit the terrain");
   CLI::Option* target = validate->add_option(
       "--target_point", f.target_point, "A point the client says its shot reached unobstructed");
-  claimed->type_name(kVec3)->excludes(target);
-  target->type_name(kVec3);
+  CLI::Option* body = validate->add_option("--target_body", f.target_body,
+                                           "A body the client says its shot hit (with --part, "
+                                           "--tick)");
+  claimed->type_name(kVec3)->excludes(target)->excludes(body);
+  target->type_name(kVec3)->excludes(body);
+  validate->add_option("--part", f.part, "With --target_body: the part claimed");
+  AddBodyFilter(validate);
   validate->add_option("--tolerance", f.tolerance, "Allowed discrepancy, world units");
   validate->add_option("--mode", f.mode, "smooth (default) | blocky")
       ->check(CLI::IsMember({"smooth", "blocky"}));
@@ -463,6 +495,7 @@ void BuildApp(CliApp& cli, CommandFn info, CommandFn health, CommandFn loadtest,
   AddQueryCommands(cli);
   AddValidateHit(cli);
   AddPath(cli);
+  AddBodyCommands(cli);
   AddPrimitiveCommands(cli);
   AddDataCommands(cli);
   AddWorldCommands(cli);

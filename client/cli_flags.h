@@ -51,6 +51,10 @@ struct CliOptions {
   std::string start, goal, profile, costs;
   float max_climb = 0.0f;
   bool can_jump = false, can_swim = false;
+  // Bodies: raycast --bodies, validate-hit --target_body, update-bodies --request.
+  bool bodies = false;
+  std::string body_scope = "both", tick, ignore, target_body, request;
+  uint32_t layer_mask = 0, part = 0;
   // Edits.
   std::string material = "rock";
   std::string mode;  // raycast: smooth|blocky; edits: add|subtract|set

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "client/cli_bodies.h"
 #include "client/cli_common.h"
 #include "client/cli_flags.h"
 
@@ -120,10 +121,15 @@ void PrintRaycast(const v1::RaycastResponse& r) {
   } else {
     const v1::RaycastHit& f = r.first();
     std::printf("hit  distance %.3f at %s\n", f.distance(), Fmt(f.position()).c_str());
-    std::printf("     normal %s, material %s, occupancy %u, voxel %s%s\n", Fmt(f.normal()).c_str(),
-                MaterialLabel(f.material()).c_str(), f.occupancy(), Fmt(f.voxel()).c_str(),
-                r.started_inside() ? ", started inside terrain" : "");
-    if (f.triangle() >= 0) {
+    if (r.has_body()) {
+      std::printf("     normal %s\n", Fmt(f.normal()).c_str());
+      PrintBodyHit(r.body());
+    } else {
+      std::printf("     normal %s, material %s, occupancy %u, voxel %s%s\n",
+                  Fmt(f.normal()).c_str(), MaterialLabel(f.material()).c_str(), f.occupancy(),
+                  Fmt(f.voxel()).c_str(), r.started_inside() ? ", started inside terrain" : "");
+    }
+    if (f.triangle() >= 0 && !r.has_body()) {
       std::printf("     chunk %s, triangle %d\n", Fmt(f.chunk()).c_str(), f.triangle());
     }
     std::printf("     world version %llu\n", (unsigned long long)r.version());
@@ -217,6 +223,7 @@ void PrintCharacterTick(int tick, const v1::CharacterResult& r, uint64_t version
 int RunRaycast(Client& client) {
   v1::RaycastRequest request;
   std::string error = RaycastRequestFromFlags(&request);
+  if (error.empty()) error = BodyFilterFromFlags(&request);
   if (!error.empty()) return Usage(error);
   ApplyAtVersion(&request);
   v1::RaycastResponse r;
@@ -273,6 +280,7 @@ int RunSweep(Client& client) {
 int RunOverlap(Client& client) {
   v1::OverlapRequest request;
   std::string error = ParsePosedShape("overlap", request.mutable_shape());
+  if (error.empty()) error = BodyFilterFromFlags(&request);
   if (!error.empty()) return Usage(error);
   request.set_include_penetration(Flags().penetration);
   request.set_include_stats(Flags().stats);
@@ -288,6 +296,7 @@ int RunOverlap(Client& client) {
   for (const v1::TouchedChunk& c : r.chunks()) {
     std::printf("     chunk %s\n", TouchLabel(c).c_str());
   }
+  PrintBodyParts(r);
   if (r.has_stats()) PrintStats(r.stats());
   return kExitOk;
 }
@@ -404,12 +413,15 @@ int RunValidateHit(Client& client) {
     return Usage("--direction must be X,Y,Z");
   }
   const std::string claimed = Flags().claimed_hit, target = Flags().target_point;
-  if (claimed.empty() == target.empty()) {
-    return Usage("validate-hit needs exactly one of --claimed_hit=X,Y,Z and --target_point=X,Y,Z");
-  }
-  if (!ParseVec3(claimed.empty() ? target : claimed, claimed.empty()
-                                                         ? request.mutable_target_point()
-                                                         : request.mutable_claimed_hit())) {
+  if (!Flags().target_body.empty()) {
+    if (std::string error = BodyClaimFromFlags(&request); !error.empty()) return Usage(error);
+  } else if (claimed.empty() == target.empty()) {
+    return Usage(
+        "validate-hit needs exactly one of --claimed_hit=X,Y,Z, --target_point=X,Y,Z and "
+        "--target_body=ID");
+  } else if (!ParseVec3(claimed.empty() ? target : claimed, claimed.empty()
+                                                                ? request.mutable_target_point()
+                                                                : request.mutable_claimed_hit())) {
     return Usage("--claimed_hit / --target_point must be X,Y,Z");
   }
   request.set_tolerance(Flags().tolerance);
@@ -425,15 +437,13 @@ int RunValidateHit(Client& client) {
       done != kPrintSummary) {
     return done;
   }
-  const char* verdict = r.verdict() == v1::HIT_VERDICT_CONFIRMED             ? "CONFIRMED"
-                        : r.verdict() == v1::HIT_VERDICT_BLOCKED_BY_TERRAIN  ? "BLOCKED_BY_TERRAIN"
-                        : r.verdict() == v1::HIT_VERDICT_NO_TERRAIN_AT_CLAIM ? "NO_TERRAIN_AT_CLAIM"
-                                                                             : "UNSPECIFIED";
-  std::printf("%s (world version %llu): claim %.3f along the shot, discrepancy %.3f\n", verdict,
-              (unsigned long long)r.version(), r.claim_distance(), r.discrepancy());
+  std::printf("%s (world version %llu): claim %.3f along the shot, discrepancy %.3f\n",
+              VerdictName(r.verdict()), (unsigned long long)r.version(), r.claim_distance(),
+              r.discrepancy());
   if (r.server_hit()) {
     std::printf("     server hit at distance %.3f, %s\n", r.hit().distance(),
                 Fmt(r.hit().position()).c_str());
+    if (r.has_body()) PrintBodyHit(r.body());
   } else {
     std::printf("     server: no terrain along the shot\n");
   }

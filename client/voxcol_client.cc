@@ -72,7 +72,8 @@ Client::Client(const std::string& target, std::chrono::milliseconds timeout,
       query_(v1::QueryService::NewStub(channel_)),
       edit_(v1::EditService::NewStub(channel_)),
       admin_(v1::AdminService::NewStub(channel_)),
-      replica_(v1::ReplicaService::NewStub(channel_)) {}
+      replica_(v1::ReplicaService::NewStub(channel_)),
+      bodies_(v1::BodyService::NewStub(channel_)) {}
 
 grpc::Status Client::GetWorldInfo(v1::GetWorldInfoResponse* response) {
   return GetWorldInfo(v1::GetWorldInfoRequest(), response);
@@ -143,6 +144,14 @@ grpc::Status Client::FindPath(const v1::FindPathRequest& request, v1::FindPathRe
 grpc::Status Client::GetNavMesh(const v1::GetNavMeshRequest& request,
                                 v1::GetNavMeshResponse* response) {
   return Unary(*query_, &v1::QueryService::Stub::GetNavMesh, request, response);
+grpc::Status Client::UpdateBodies(const v1::UpdateBodiesRequest& request,
+                                  v1::UpdateBodiesResponse* response) {
+  return Unary(*bodies_, &v1::BodyService::Stub::UpdateBodies, request, response);
+}
+
+grpc::Status Client::ListBodies(const v1::ListBodiesRequest& request,
+                                v1::ListBodiesResponse* response) {
+  return Unary(*bodies_, &v1::BodyService::Stub::ListBodies, request, response);
 }
 
 grpc::Status Client::Sweep(const v1::SweepRequest& request, v1::SweepResponse* response) {

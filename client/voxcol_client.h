@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "voxcol/v1/admin_service.grpc.pb.h"
+#include "voxcol/v1/body_service.grpc.pb.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
 #include "voxcol/v1/replica_service.grpc.pb.h"
@@ -78,6 +79,11 @@ class Client {
   grpc::Status FindPath(const v1::FindPathRequest& request, v1::FindPathResponse* response);
   // The navmesh polygons of a box's tiles, for drawing (QueryService.GetNavMesh).
   grpc::Status GetNavMesh(const v1::GetNavMeshRequest& request, v1::GetNavMeshResponse* response);
+  // One game tick's body changes, all or nothing (BodyService.UpdateBodies; session state).
+  grpc::Status UpdateBodies(const v1::UpdateBodiesRequest& request,
+                            v1::UpdateBodiesResponse* response);
+  // The live bodies at the latest tick and the tick window (BodyService.ListBodies).
+  grpc::Status ListBodies(const v1::ListBodiesRequest& request, v1::ListBodiesResponse* response);
   grpc::Status FillBall(const v1::FillBallRequest& request, v1::EditAck* response);
   grpc::Status CreateCheckpoint(const v1::CreateCheckpointRequest& request,
                                 v1::CreateCheckpointResponse* response);
@@ -138,6 +144,7 @@ class Client {
   std::unique_ptr<v1::EditService::Stub> edit_;
   std::unique_ptr<v1::AdminService::Stub> admin_;
   std::unique_ptr<v1::ReplicaService::Stub> replica_;
+  std::unique_ptr<v1::BodyService::Stub> bodies_;
 };
 
 // Edit batches over one EditStream with many in flight. Send() queues a batch, Next() returns the

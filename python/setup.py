@@ -19,7 +19,7 @@ from setuptools.command.build_py import build_py
 from setuptools.command.sdist import sdist
 
 HERE = pathlib.Path(__file__).resolve().parent
-PROTOS = ["types", "world_service", "query_service", "edit_service", "admin_service", "replica_service"]
+PROTOS = ["types", "world_service", "body_service", "query_service", "edit_service", "admin_service", "replica_service"]
 
 
 def has_protos(root: pathlib.Path) -> bool:

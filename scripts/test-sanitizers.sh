@@ -50,12 +50,13 @@ bash scripts/fuzz.sh --no-build
 
 # --- TSan: the concurrency tests.
 bash scripts/configure-sanitizer.sh tsan
-cmake --build build-tsan -j "$jobs" --target voxcol_voxel_test voxcol_cache_test voxcol_nav_test
+cmake --build build-tsan -j "$jobs" --target voxcol_voxel_test voxcol_cache_test voxcol_nav_test voxcol_server_bodies_test
 rm -rf build-tsan/sanitizer-reports && mkdir -p build-tsan/sanitizer-reports
 export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$root/tests/sanitizers/tsan.supp:log_path=$root/build-tsan/sanitizer-reports/tsan"
 # Threaded suites: world snapshots, history and group commit, edit batches, change log, the
-# collision cache and snapshot replay, navigation tiles under edits.
-suites='^(World|WorldGroupCommit|WorldReadSnapshot|WorldObservers|EditBatch|ChangeLog|RetentionWindow|NarrowphaseCacheTest|SnapshotReplay|NavConcurrencyTest)\.'
+# collision cache and snapshot replay, navigation tiles under edits, a world's bodies under
+# UpdateBodies.
+suites='^(World|WorldGroupCommit|WorldReadSnapshot|WorldObservers|EditBatch|ChangeLog|RetentionWindow|NarrowphaseCacheTest|SnapshotReplay|NavConcurrencyTest|WorldBodiesConcurrency)\.'
 (cd build-tsan && ctest -j "$jobs" -L concurrency -R "$suites" --output-on-failure --timeout 900) ||
   fail build-tsan "TSan CTest"
 ls build-tsan/sanitizer-reports/* >/dev/null 2>&1 && fail build-tsan "TSan (report from a passing test)"

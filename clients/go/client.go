@@ -38,6 +38,7 @@ type Client struct {
 	edits   v1.EditServiceClient
 	admin   v1.AdminServiceClient
 	replica v1.ReplicaServiceClient
+	bodies  v1.BodyServiceClient
 
 	closed atomic.Bool
 
@@ -108,6 +109,7 @@ func Dial(target string, opts ...Option) (*Client, error) {
 		edits:   v1.NewEditServiceClient(conn),
 		admin:   v1.NewAdminServiceClient(conn),
 		replica: v1.NewReplicaServiceClient(conn),
+		bodies:  v1.NewBodyServiceClient(conn),
 		floors:  make(map[string]uint64),
 	}, nil
 }

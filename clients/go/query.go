@@ -75,4 +75,13 @@ func (c *Client) WatchPaths(ctx context.Context, opts ...grpc.CallOption) (v1.Qu
 		return nil, c.callError(op, err)
 	}
 	return stream, nil
+// UpdateBodies applies one game tick's body changes, all or nothing (BodyService.UpdateBodies).
+// Bodies are session state: not stored, not replicated; a replica keeps the bodies sent to it.
+func (c *Client) UpdateBodies(ctx context.Context, req *v1.UpdateBodiesRequest, opts ...grpc.CallOption) (*v1.UpdateBodiesResponse, error) {
+	return unary(ctx, c, "BodyService.UpdateBodies", req, c.bodies.UpdateBodies, opts)
+}
+
+// ListBodies lists the live bodies at the latest tick and the tick window (BodyService.ListBodies).
+func (c *Client) ListBodies(ctx context.Context, req *v1.ListBodiesRequest, opts ...grpc.CallOption) (*v1.ListBodiesResponse, error) {
+	return unary(ctx, c, "BodyService.ListBodies", req, c.bodies.ListBodies, opts)
 }

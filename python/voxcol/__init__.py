@@ -15,11 +15,12 @@ from voxcol.errors import (AlreadyExistsError, BatchError, CancelledError, Clien
                            NotFoundError, OutOfRangeError, PermissionDeniedError,
                            ResourceExhaustedError, UnauthenticatedError, UnavailableError,
                            VoxcolError)
-from voxcol.messages import (box, capsule, character_move, contacts_request,
+from voxcol.messages import (body, body_claim, body_filter, body_part, box, capsule, character_move, contacts_request,
                              create_world_request, edits_request, fill_ball, fill_block, find_path_request, hull,
                              int3, move_characters_request, overlap_request, posed,
                              probe_request, query, raycast_arrays, raycast_request, read_at,
-                             sphere, sweep_request, validate_hit_request, vec3, voxel_box)
+                             sphere, sweep_request, update_bodies_request, validate_hit_request, vec3,
+                             voxel_box)
 
 __all__ = [
     # connecting
@@ -32,9 +33,9 @@ __all__ = [
     "DeadlineExceededError", "UnavailableError", "UnauthenticatedError", "PermissionDeniedError",
     "CancelledError",
     # message builders
-    "box", "capsule", "character_move", "contacts_request", "create_world_request",
+    "body", "body_claim", "body_filter", "body_part", "box", "capsule", "character_move", "contacts_request", "create_world_request",
     "edits_request", "fill_ball", "fill_block", "find_path_request", "hull", "int3", "move_characters_request",
     "overlap_request", "posed", "probe_request", "query", "raycast_arrays", "raycast_request",
-    "read_at", "sphere", "sweep_request", "validate_hit_request", "vec3", "voxel_box",
+    "read_at", "sphere", "sweep_request", "update_bodies_request", "validate_hit_request", "vec3", "voxel_box",
 ]
 __version__ = "0.2.0"

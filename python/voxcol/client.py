@@ -31,6 +31,8 @@ from voxcol.errors import (ClientClosedError, VoxcolError, error_from_code, erro
 from voxcol.floors import ReadFloors
 from voxcol.v1 import admin_service_pb2 as admin_pb
 from voxcol.v1 import admin_service_pb2_grpc as admin_grpc
+from voxcol.v1 import body_service_pb2 as body_pb
+from voxcol.v1 import body_service_pb2_grpc as body_grpc
 from voxcol.v1 import edit_service_pb2 as edit_pb
 from voxcol.v1 import edit_service_pb2_grpc as edit_grpc
 from voxcol.v1 import query_service_pb2 as query_pb
@@ -326,7 +328,7 @@ class QueryStream:
 _SERVICES = {
     "WorldService": world_grpc.WorldServiceStub, "QueryService": query_grpc.QueryServiceStub,
     "EditService": edit_grpc.EditServiceStub, "AdminService": admin_grpc.AdminServiceStub,
-    "ReplicaService": replica_grpc.ReplicaServiceStub,
+    "ReplicaService": replica_grpc.ReplicaServiceStub, "BodyService": body_grpc.BodyServiceStub,
 }
 
 
@@ -500,7 +502,8 @@ class Client:
     @overload
     def raycast(self, origin: Vector, direction: Vector = ..., max_distance: float = ..., *,
                 blocky: bool = ..., stop_at_water: bool = ..., all_hits: bool = ...,
-                at_version: Optional[int] = ..., world: Optional[str] = None,
+                at_version: Optional[int] = ..., bodies: Optional[body_pb.BodyFilter] = ...,
+                world: Optional[str] = None,
                 timeout: Optional[float] = None) -> query_pb.RaycastResponse: ...
 
     def raycast(self, origin: Any, *args: Any, world: Optional[str] = None,
@@ -531,7 +534,8 @@ class Client:
     @overload
     def overlap(self, shape: types_pb.Shape, position: Vector, *,
                 rotation: Optional[Sequence[float]] = ..., penetration: bool = ...,
-                at_version: Optional[int] = ..., world: Optional[str] = None,
+                at_version: Optional[int] = ..., bodies: Optional[body_pb.BodyFilter] = ...,
+                world: Optional[str] = None,
                 timeout: Optional[float] = None) -> query_pb.OverlapResponse: ...
 
     def overlap(self, shape: Any, *args: Any, world: Optional[str] = None,
@@ -591,7 +595,8 @@ class Client:
     def validate_hit(self, origin: Vector, direction: Vector, *,
                      claimed_hit: Optional[Vector] = ..., target_point: Optional[Vector] = ...,
                      tolerance: float = ..., at_version: Optional[int] = ...,
-                     blocky: bool = ..., world: Optional[str] = None,
+                     blocky: bool = ..., target_body: Optional[body_pb.BodyClaim] = ...,
+                     world: Optional[str] = None,
                      timeout: Optional[float] = None) -> query_pb.ValidateHitResponse: ...
 
     def validate_hit(self, origin: Any, *args: Any, world: Optional[str] = None,
@@ -648,6 +653,25 @@ class Client:
                 yield event
                 if event.event == query_pb.PATH_WATCH_EVENT_BLOCKED:
                     return
+    # -- BodyService
+    def update_bodies(self, request: Any, *args: Any, world: Optional[str] = None,
+                      timeout: Optional[float] = None,
+                      **options: Any) -> body_pb.UpdateBodiesResponse:
+        """One game tick's body changes (BodyService.UpdateBodies), all or nothing: an
+        UpdateBodiesRequest, or a tick and the options of update_bodies_request() (create=,
+        move=, remove=). Bodies are session state: not stored, not replicated."""
+        request = _message(body_pb.UpdateBodiesRequest, request, m.update_bodies_request, args,
+                           options, "update_bodies")
+        return self._call("BodyService.UpdateBodies", request, world=world, timeout=timeout)
+
+    def list_bodies(self, request: Optional[body_pb.ListBodiesRequest] = None, *,
+                    world: Optional[str] = None,
+                    timeout: Optional[float] = None) -> body_pb.ListBodiesResponse:
+        """The live bodies at the latest tick and the tick window (BodyService.ListBodies)."""
+        if request is None:
+            request = body_pb.ListBodiesRequest()
+        request = _message(body_pb.ListBodiesRequest, request, None, (), {}, "list_bodies")
+        return self._call("BodyService.ListBodies", request, world=world, timeout=timeout)
 
     def batcher(self, **options: Any) -> "QueryBatcher":
         """A QueryBatcher on this client (options as QueryBatcher)."""

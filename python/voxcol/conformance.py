@@ -26,6 +26,7 @@ from google.protobuf.message import Message
 import voxcol
 from voxcol.errors import BatchError, VoxcolError
 from voxcol.v1 import admin_service_pb2 as admin_pb
+from voxcol.v1 import body_service_pb2 as body_pb
 from voxcol.v1 import edit_service_pb2 as edit_pb
 from voxcol.v1 import query_service_pb2 as query_pb
 from voxcol.v1 import replica_service_pb2 as replica_pb
@@ -150,6 +151,8 @@ STEPS: Dict[str, Step] = {
     "QueryService.FindPath": _unary(voxcol.Client.find_path, query_pb.FindPathRequest),
     "QueryService.GetNavMesh": _unary(voxcol.Client.get_nav_mesh, query_pb.GetNavMeshRequest),
     "QueryService.WatchPaths": _watch_paths,
+    "BodyService.UpdateBodies": _unary(voxcol.Client.update_bodies, body_pb.UpdateBodiesRequest),
+    "BodyService.ListBodies": _unary(voxcol.Client.list_bodies, body_pb.ListBodiesRequest),
     "QueryService.Query": _query,
     "EditService.FillBall": _unary(voxcol.Client.fill_ball, edit_pb.FillBallRequest),
     "EditService.ApplyEdits": _unary(voxcol.Client.apply_edits, edit_pb.ApplyEditsRequest),

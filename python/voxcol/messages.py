@@ -11,6 +11,7 @@ from __future__ import annotations
 import numbers
 from typing import Iterable, Optional, Sequence, Union
 
+from voxcol.v1 import body_service_pb2 as body_pb
 from voxcol.v1 import edit_service_pb2 as edit_pb
 from voxcol.v1 import query_service_pb2 as query_pb
 from voxcol.v1 import types_pb2 as types_pb
@@ -155,12 +156,80 @@ def _water_mode(stop_at_water: bool) -> int:
 def raycast_request(origin: Vector, direction: Vector = (0.0, -1.0, 0.0),
                     max_distance: float = 256.0, *, blocky: bool = False,
                     stop_at_water: bool = False, all_hits: bool = False,
-                    at_version: Optional[int] = None) -> query_pb.RaycastRequest:
+                    at_version: Optional[int] = None,
+                    bodies: Optional[body_pb.BodyFilter] = None) -> query_pb.RaycastRequest:
+    """A raycast; `bodies` (a body_filter()) makes it see bodies too (first_kind, body)."""
     request = query_pb.RaycastRequest(
         origin=vec3(origin, "origin"), direction=vec3(direction, "direction"),
         max_distance=number(max_distance, "max_distance"), mode=_raycast_mode(blocky),
         water_mode=_water_mode(stop_at_water), all_hits=all_hits)
+    if bodies is not None:
+        if not isinstance(bodies, body_pb.BodyFilter):
+            raise TypeError(f"bodies: expected a BodyFilter (body_filter()), got {_describe(bodies)}")
+        request.body_filter.CopyFrom(bodies)
     return _set_read_at(request, at_version)
+
+
+_BODY_SCOPES = {"both": body_pb.BODY_SCOPE_TERRAIN_AND_BODIES, "bodies": body_pb.BODY_SCOPE_BODIES,
+                "terrain": body_pb.BODY_SCOPE_TERRAIN}
+
+
+def body_filter(tick: Optional[int] = None, *, scope: str = "both", layer_mask: int = 0,
+                ignore_ids: Iterable[int] = ()) -> body_pb.BodyFilter:
+    """What a query sees: `scope` "both" (terrain and bodies), "bodies" or "terrain"; bodies at
+    game tick `tick` (None: the latest), whose layer matches `layer_mask` (0: all), but never
+    those in `ignore_ids` (e.g. the shooter)."""
+    if scope not in _BODY_SCOPES:
+        raise ValueError(f"scope: one of {sorted(_BODY_SCOPES)}, got {scope!r}")
+    f = body_pb.BodyFilter(scope=_BODY_SCOPES[scope], layer_mask=integer(layer_mask, "layer_mask"),
+                           ignore_ids=[integer(i, f"ignore_ids[{n}]")
+                                       for n, i in enumerate(ignore_ids)])
+    if tick is not None:
+        f.tick = integer(tick, "tick")
+    return f
+
+
+def body_part(part_id: int, shape: types_pb.Shape, position: Vector = (0.0, 0.0, 0.0),
+              rotation: Optional[Sequence[float]] = None) -> body_pb.BodyPart:
+    """One part (hitbox) of a body: a shape placed in the body frame."""
+    part = body_pb.BodyPart(part_id=integer(part_id, "part_id"), shape=_shape(shape),
+                            position=vec3(position, "position"))
+    if rotation is not None:
+        w, x, y, z = _components(rotation, "rotation", 4, number)
+        part.rotation.CopyFrom(types_pb.Quat(w=w, x=x, y=y, z=z))
+    return part
+
+
+def body(body_id: int, position: Vector, parts: Iterable[body_pb.BodyPart], *,
+         rotation: Optional[Sequence[float]] = None, layer: int = 1,
+         owner: int = 0) -> body_pb.BodyCreate:
+    """A body to create (UpdateBodiesRequest.create): its parts, pose, layer and owner."""
+    b = body_pb.BodyCreate(id=integer(body_id, "id"), owner=integer(owner, "owner"),
+                           layer=integer(layer, "layer"), position=vec3(position, "position"),
+                           parts=list(parts))
+    if rotation is not None:
+        w, x, y, z = _components(rotation, "rotation", 4, number)
+        b.rotation.CopyFrom(types_pb.Quat(w=w, x=x, y=y, z=z))
+    return b
+
+
+def update_bodies_request(tick: int, *, create: Iterable[body_pb.BodyCreate] = (),
+                          move: Optional[dict] = None,
+                          remove: Iterable[int] = ()) -> body_pb.UpdateBodiesRequest:
+    """One game tick's body changes: bodies to create (body()), moves as {id: position} or
+    {id: (position, rotation)}, ids to remove."""
+    request = body_pb.UpdateBodiesRequest(tick=integer(tick, "tick"), create=list(create),
+                                          remove=[integer(i, "remove") for i in remove])
+    for body_id, pose in (move or {}).items():
+        m = request.move.add(id=integer(body_id, "move"))
+        if isinstance(pose, tuple) and len(pose) == 2 and not isinstance(pose[0], numbers.Real):
+            position, rotation = pose
+            w, x, y, z = _components(rotation, f"move[{body_id}].rotation", 4, number)
+            m.rotation.CopyFrom(types_pb.Quat(w=w, x=x, y=y, z=z))
+        else:
+            position = pose
+        m.position.CopyFrom(vec3(position, f"move[{body_id}].position"))
+    return request
 
 
 def raycast_arrays(origins: Iterable[Vector], directions: Iterable[Vector],
@@ -193,9 +262,15 @@ def sweep_request(shape: types_pb.Shape, position: Vector, direction: Vector, di
 
 def overlap_request(shape: types_pb.Shape, position: Vector, *,
                     rotation: Optional[Sequence[float]] = None, penetration: bool = False,
-                    at_version: Optional[int] = None) -> query_pb.OverlapRequest:
+                    at_version: Optional[int] = None,
+                    bodies: Optional[body_pb.BodyFilter] = None) -> query_pb.OverlapRequest:
+    """An exact overlap; `bodies` (a body_filter()) also lists the body parts it overlaps."""
     request = query_pb.OverlapRequest(shape=posed(shape, position, rotation),
                                       include_penetration=penetration)
+    if bodies is not None:
+        if not isinstance(bodies, body_pb.BodyFilter):
+            raise TypeError(f"bodies: expected a BodyFilter (body_filter()), got {_describe(bodies)}")
+        request.body_filter.CopyFrom(bodies)
     return _set_read_at(request, at_version)
 
 
@@ -276,19 +351,38 @@ def validate_hit_request(origin: Vector, direction: Vector, *,
                          claimed_hit: Optional[Vector] = None,
                          target_point: Optional[Vector] = None, tolerance: float = 0.0,
                          at_version: Optional[int] = None,
-                         blocky: bool = False) -> query_pb.ValidateHitRequest:
+                         blocky: bool = False,
+                         target_body: Optional[body_pb.BodyClaim] = None
+                         ) -> query_pb.ValidateHitRequest:
     """A client's shot to judge (lag compensation): it claims to have hit the terrain at
-    `claimed_hit`, or to have reached `target_point` unobstructed, as of version `at_version`."""
-    if (claimed_hit is None) == (target_point is None):
-        raise ValueError("validate_hit: give exactly one of claimed_hit and target_point")
+    `claimed_hit`, to have reached `target_point` unobstructed, or to have hit a body part
+    (`target_body`, a body_claim()), as of version `at_version`."""
+    if sum(x is not None for x in (claimed_hit, target_point, target_body)) != 1:
+        raise ValueError("validate_hit: give exactly one of claimed_hit, target_point and "
+                         "target_body")
     request = query_pb.ValidateHitRequest(
         origin=vec3(origin, "origin"), direction=vec3(direction, "direction"),
         tolerance=number(tolerance, "tolerance"), mode=_raycast_mode(blocky))
     if claimed_hit is not None:
         request.claimed_hit.CopyFrom(vec3(claimed_hit, "claimed_hit"))
-    else:
+    elif target_point is not None:
         request.target_point.CopyFrom(vec3(target_point, "target_point"))
+    else:
+        if not isinstance(target_body, body_pb.BodyClaim):
+            raise TypeError(f"target_body: expected a BodyClaim (body_claim()), got "
+                            f"{_describe(target_body)}")
+        request.target_body.CopyFrom(target_body)
     return _set_read_at(request, at_version)
+
+
+def body_claim(body_id: int, part_id: int, tick: int, *, layer_mask: int = 0,
+               ignore_ids: Iterable[int] = ()) -> body_pb.BodyClaim:
+    """A shot's claim to have hit part `part_id` of body `body_id` as the shooter saw it at game
+    tick `tick` (ValidateHit rewinds the bodies to it); `ignore_ids`: the shooter."""
+    return body_pb.BodyClaim(body_id=integer(body_id, "body_id"), part_id=integer(part_id, "part_id"),
+                             tick=integer(tick, "tick"), layer_mask=integer(layer_mask, "layer_mask"),
+                             ignore_ids=[integer(i, f"ignore_ids[{n}]")
+                                         for n, i in enumerate(ignore_ids)])
 
 
 def query(request: Query, client_id: int = 0) -> query_pb.QueryRequest:

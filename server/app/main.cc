@@ -23,6 +23,7 @@
 #include "core/voxel/change_log.h"
 #include "core/voxel/edit_batch.h"
 #include "core/worldgen/cave_generator.h"
+#include "server/app/body_flags.h"
 #include "server/app/cpu_quota.h"
 #include "server/app/listener.h"
 #include "server/app/log_flags.h"
@@ -31,6 +32,7 @@
 #include "server/app/store_flags.h"
 #include "server/replica/replica.h"
 #include "server/rpc/admin_service.h"
+#include "server/rpc/body_service.h"
 #include "server/rpc/decode_errors.h"
 #include "server/rpc/edit_service.h"
 #include "server/rpc/health_service.h"
@@ -173,6 +175,7 @@ struct ServerConfig {
   uint64_t idempotency_keys = 0;
   ServiceLimits limits;
   NavOptions nav;
+  BodyLimits bodies;
   StreamLimits stream_limits;
   int query_threads = 1;
   int rpc_threads = 2;
@@ -246,6 +249,7 @@ absl::StatusOr<ServerConfig> ConfigFromFlags() {
   if (!limits.ok()) return limits.status();
   config.limits = *limits;
   if (absl::Status s = NavFromFlags(&config.nav, &config.limits); !s.ok()) return s;
+  if (absl::Status s = BodyLimitsFromFlags(&config.bodies); !s.ok()) return s;
   config.stream_limits = StreamLimitsFromFlags();
   config.data_dir = absl::GetFlag(FLAGS_data_dir);
   config.store.sync = absl::GetFlag(FLAGS_store_sync);
@@ -290,8 +294,9 @@ sigset_t BlockShutdownSignals() {
   return signals;
 }
 
-// What every world is opened with (the registry applies it as AttachStore did for one world).
-WorldRegistryOptions RegistryOptions(const ServerConfig& config) {
+// What every world is opened with (the registry applies it as AttachStore did for one world); a
+// read replica of `primary` (non-empty) refuses client edits.
+WorldRegistryOptions RegistryOptions(const ServerConfig& config, const std::string& primary) {
   WorldRegistryOptions o;
   o.data_dir = config.data_dir;
   o.new_world = config.new_world;
@@ -308,6 +313,8 @@ WorldRegistryOptions RegistryOptions(const ServerConfig& config) {
   o.chunk_collision_cache_bytes = config.chunk_collision_cache_bytes;
   o.max_worlds = std::max<uint64_t>(1, absl::GetFlag(FLAGS_max_worlds));
   o.nav = config.nav;
+  o.bodies = config.bodies;
+  if (!primary.empty()) o.edit_refusal = ReplicaEditRefusal(primary);
   return o;
 }
 
@@ -377,7 +384,8 @@ bool StartMetricsHttp(const std::string& address, const Metrics& registry,
 std::vector<std::string> ServiceNames() {
   return {v1::WorldService::service_full_name(),   v1::QueryService::service_full_name(),
           v1::EditService::service_full_name(),    v1::AdminService::service_full_name(),
-          v1::ReplicaService::service_full_name(), grpc::health::v1::Health::service_full_name()};
+          v1::ReplicaService::service_full_name(), grpc::health::v1::Health::service_full_name(),
+          v1::BodyService::service_full_name()};
 }
 
 // Builds and starts the gRPC server with reflection, the request log and the RPC metrics; null
@@ -509,10 +517,7 @@ int RunServer() {
   if (!replica.ok()) return 2;
   if (!AdoptPrimaryWorld(*replica, &*config)) return 1;
   // Many worlds (issue 22): the default one in <data_dir>, the others in <data_dir>/worlds/<id>.
-  WorldRegistryOptions registry_options = RegistryOptions(*config);
-  if (!replica->primary.empty())
-    registry_options.edit_refusal = ReplicaEditRefusal(replica->primary);
-  WorldRegistry worlds(std::move(registry_options));
+  WorldRegistry worlds(RegistryOptions(*config, replica->primary));
   if (absl::Status s = worlds.Open(); !s.ok()) {
     LogError("event=open_failed data_dir=%s message=%s", config->data_dir, s.message());
     return 1;
@@ -549,14 +554,16 @@ int RunServer() {
   if (follower) admin_service.RefuseImports(ReplicaEditRefusal(replica->primary));
   if (follower) world_service.RefuseChanges(ReplicaWorldRefusal(replica->primary));
   ReplicaServiceImpl replica_service(follower.get(), replica->primary);
+  BodyServiceImpl body_service(worlds);  // a replica keeps its own bodies (docs/bodies.md)
   HealthService health;
   for (const std::string& name : ServiceNames()) health.SetServing(name, true);
   int port = 0;
   std::unique_ptr<RpcThreads> rpc_threads;  // destroyed after the server
-  std::unique_ptr<grpc::Server> server = StartGrpcServer(
-      *config,
-      {&world_service, &query_service, &edit_service, &admin_service, &replica_service, &health},
-      &rpc_metrics, **security, listener, &rpc_threads, &port);
+  std::unique_ptr<grpc::Server> server =
+      StartGrpcServer(*config,
+                      {&world_service, &query_service, &edit_service, &admin_service,
+                       &replica_service, &body_service, &health},
+                      &rpc_metrics, **security, listener, &rpc_threads, &port);
   if (!server) return 1;
   query_service.AcceptStreams(*rpc_threads);
   edit_service.AcceptStreams(*rpc_threads);

@@ -5,6 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "core/query/character.h"
 #include "core/query/validate.h"
+#include "server/bodies/body_convert.h"
+#include "server/bodies/body_ops.h"
 #include "server/convert/convert.h"
 #include "server/exec/query_kinds.h"
 #include "server/telemetry/log.h"
@@ -37,6 +39,12 @@ absl::Status RunRaycast(const QueryEngine& engine, const ServiceLimits& limits,
   absl::Status status = FromProto(request, &ray, &settings);
   if (status.ok()) status = ValidateRaycast(engine.world(), &ray, limits.query);
   if (!status.ok()) return status;
+  if (WantsBodies(request.has_body_filter(), request.body_filter())) {
+    absl::Status load;
+    status = RunSceneRaycast(engine.index, engine.cache, engine.bodies, ray, settings, request,
+                             response, &load);
+    return load.ok() ? status : LoadFailure("raycast", load);
+  }
   QueryStats stats;
   RaycastHit hit;
   // One vector per thread: it keeps its capacity, so steady-state queries do not allocate.
@@ -186,6 +194,10 @@ absl::Status RunOverlap(const QueryEngine& engine, const ServiceLimits& limits,
   FromProto(request, &settings);
   if (status.ok()) status = ValidateOverlap(engine.world(), &shape.posed(), limits.query);
   if (!status.ok()) return status;
+  if (WantsBodies(request.has_body_filter(), request.body_filter())) {
+    status = RunBodyOverlap(engine.bodies, shape.posed(), request.body_filter(), response);
+    if (!status.ok() || request.body_filter().scope() == v1::BODY_SCOPE_BODIES) return status;
+  }
   settings.interrupt = &interrupt;
   settings.budget.max_triangles = limits.query.max_query_triangles;
   thread_local OverlapResult result;

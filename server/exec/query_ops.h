@@ -8,6 +8,7 @@
 #include "core/cache/chunk_collision_cache.h"
 #include "core/query/query_types.h"
 #include "core/voxel/edit_batch.h"
+#include "server/bodies/world_bodies.h"
 #include "server/exec/service_limits.h"
 #include "server/nav/find_path_op.h"
 #include "server/telemetry/metrics.h"
@@ -24,6 +25,8 @@ struct QueryEngine {
   EditBatcher* batcher = nullptr;
   // The world's navigation (FindPath); nav.nav null: navigation is off.
   NavContext nav = {};
+  // The world's bodies (body filters, ValidateHit on a body); null: not served.
+  const WorldBodies* bodies = nullptr;
   const World& world() const { return index.world(); }
 };
 

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/query/validate_hit.h"
+#include "server/bodies/body_ops.h"
 #include "server/convert/convert.h"
 
 namespace voxcol::server {
@@ -21,8 +22,14 @@ absl::Status RunValidateHit(const QueryEngine& engine, const ServiceLimits& limi
       claim.terrain_hit = false;
       claim.point = ToCore(request.target_point());
       break;
+    case v1::ValidateHitRequest::kTargetBody: {
+      absl::Status load;
+      absl::Status s = RunBodyValidateHit(engine.index, engine.cache, engine.bodies, limits.query,
+                                          request, response, &load);
+      return load.ok() ? s : load;
+    }
     case v1::ValidateHitRequest::CLAIM_NOT_SET:
-      return absl::InvalidArgumentError("claim: set claimed_hit or target_point");
+      return absl::InvalidArgumentError("claim: set claimed_hit, target_point or target_body");
   }
   claim.tolerance = request.tolerance();
   switch (request.mode()) {

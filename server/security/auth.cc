@@ -54,6 +54,10 @@ constexpr MethodEntry kMethods[] = {
     {"/voxcol.v1.AdminService/CreateCheckpoint", {Role::kAdmin, QuotaKind::kEdit}},
     {"/voxcol.v1.AdminService/ExportRegion", {Role::kAdmin, QuotaKind::kEdit}},
     {"/voxcol.v1.AdminService/ImportRegion", {Role::kAdmin, QuotaKind::kEdit}},
+    // Bodies are the game server's session state: writing them takes the edit role, but one call
+    // per game tick is counted like a query (cheap, not durable), not against the edit quota.
+    {"/voxcol.v1.BodyService/UpdateBodies", {Role::kEdit, QuotaKind::kQuery}},
+    {"/voxcol.v1.BodyService/ListBodies", {Role::kQuery, QuotaKind::kQuery}},
 };
 
 bool StartsWith(std::string_view text, std::string_view prefix) {

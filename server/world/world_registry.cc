@@ -183,6 +183,7 @@ class WorldRegistry::Owner {
   std::unique_ptr<World> world;
   std::unique_ptr<NavWorld> nav;          // an edit observer of `world`, destroyed before it
   std::unique_ptr<PathWatchHub> watches;  // observes after `nav`; null with navigation off
+  std::unique_ptr<WorldBodies> bodies;  // session state: starts empty at every open
   std::unique_ptr<BroadphaseIndex> broadphase;
   std::unique_ptr<ChangeLog> change_log;
   std::unique_ptr<SubscriptionHub> subscriptions;
@@ -269,6 +270,8 @@ absl::StatusOr<std::shared_ptr<WorldRegistry::Owner>> WorldRegistry::OpenWorld(
   parts.store = &store;
   parts.sea_level = CaveParams{}.sea_level;
   if (owner->nav) parts.nav = {owner->nav.get(), &options_.nav.profiles, owner->watches.get()};
+  owner->bodies = std::make_unique<WorldBodies>(options_.bodies);
+  parts.bodies = owner->bodies.get();
   if (source != nullptr) {
     parts.template_world = source->parts.id;
     parts.template_version = version;
@@ -462,6 +465,7 @@ std::vector<WorldRegistry::Summary> WorldRegistry::List(bool payload) const {
     s.cache_bytes = cache.bytes;
     s.cache_evictions = cache.evictions;
     if (owner->nav) s.nav = owner->nav->stats();
+    s.bodies = owner->bodies->stats();
     if (const store::Store* store = owner->parts.store) {
       s.store_write_state = uint64_t(store->write_state());
       s.store_write_errors = store->write_errors();
@@ -520,6 +524,12 @@ void RegisterWorldMetrics(const WorldRegistry& worlds, Metrics& registry) {
   family("voxcol_worlds_nav_tiles_evicted_total",
          "Navmesh tiles dropped for --nav_max_tile_mb (built again when a path needs them)",
          "counter", [](const WorldRegistry::Summary& s) { return s.nav.tiles_evicted; });
+  family("voxcol_bodies", "Live bodies (session state, UpdateBodies), per world", "gauge",
+         [](const WorldRegistry::Summary& s) { return uint64_t(s.bodies.bodies); });
+  family("voxcol_body_history_bytes",
+         "Bytes held for the body pose history and parts (bounded by --max_body_history_bytes), "
+         "per world",
+         "gauge", [](const WorldRegistry::Summary& s) { return uint64_t(s.bodies.history_bytes); });
 }
 
 void WorldRegistry::CloseFeeds() {

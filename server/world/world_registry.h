@@ -31,6 +31,7 @@
 #include "core/voxel/change_log.h"
 #include "core/voxel/edit_batch.h"
 #include "core/voxel/world.h"
+#include "server/bodies/world_bodies.h"
 #include "server/exec/query_ops.h"
 #include "server/feed/subscribe_stream.h"
 #include "server/nav/nav_profiles.h"
@@ -56,8 +57,9 @@ struct WorldParts {
   int32_t sea_level = 0;
   std::string template_world;  // empty unless copied
   uint64_t template_version = 0;
-  NavContext nav;  // nav.nav null: navigation is off
-  QueryEngine engine() const { return QueryEngine{*broadphase, *cache, batcher, nav}; }
+  NavContext nav;                 // nav.nav null: navigation is off
+  WorldBodies* bodies = nullptr;  // the world's bodies (session state); null: not served
+  QueryEngine engine() const { return QueryEngine{*broadphase, *cache, batcher, nav, bodies}; }
 };
 // The parts of a world wired up the single-world way (services built without a registry).
 inline WorldParts MakeWorldParts(World* world, const BroadphaseIndex* broadphase,
@@ -108,6 +110,7 @@ struct WorldRegistryOptions {
   size_t chunk_collision_cache_bytes = 0;
   size_t max_worlds = 128;  // created worlds, the default one not counted
   NavOptions nav;           // every world's navigation (profiles, tiles, the background rebuild)
+  BodyLimits bodies;        // every world's body registry (--max_bodies, ...); checked limits
   // Not OK on a read replica: every world's batcher refuses client edits with it (the replica's
   // followers write with World::Edit).
   absl::Status edit_refusal;
@@ -124,6 +127,7 @@ class WorldRegistry final : public WorldResolver {
     // The store's store::Store::WriteState (0 ok, 1 disk full, 2 failed) and failed edit writes.
     uint64_t store_write_state = 0, store_write_errors = 0;
     NavStats nav;  // zero when navigation is off
+    WorldBodies::Stats bodies;
   };
   explicit WorldRegistry(WorldRegistryOptions options);
   ~WorldRegistry() override;

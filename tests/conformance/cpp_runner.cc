@@ -152,6 +152,10 @@ Steps StepsOf(client::Client& c) {
           [&c](const auto& q, auto* r) { return c.MoveCharacters(q, r); });
   steps["QueryService.FindPath"] = Unary<v1::FindPathRequest, v1::FindPathResponse>(
       [&c](const auto& q, auto* r) { return c.FindPath(q, r); });
+  steps["BodyService.UpdateBodies"] = Unary<v1::UpdateBodiesRequest, v1::UpdateBodiesResponse>(
+      [&c](const auto& q, auto* r) { return c.UpdateBodies(q, r); });
+  steps["BodyService.ListBodies"] = Unary<v1::ListBodiesRequest, v1::ListBodiesResponse>(
+      [&c](const auto& q, auto* r) { return c.ListBodies(q, r); });
   steps["QueryService.ValidateHit"] = Unary<v1::ValidateHitRequest, v1::ValidateHitResponse>(
       [&c](const auto& q, auto* r) { return c.ValidateHit(q, r); });
   steps["EditService.FillBall"] = Unary<v1::FillBallRequest, v1::EditAck>(

@@ -11,6 +11,7 @@
 
 #include "tests/integration/cli_fixture.h"
 #include "voxcol/v1/admin_service.pb.h"
+#include "voxcol/v1/body_service.pb.h"
 #include "voxcol/v1/edit_service.pb.h"
 #include "voxcol/v1/query_service.pb.h"
 #include "voxcol/v1/world_service.pb.h"
@@ -121,6 +122,31 @@ TEST_F(CliCommandsTest, EveryCommandAnswersAgainstARealServer) {
       Json<v1::FindPathResponse>({"path", "--start=" + Str(ground), "--goal=" + Str(ground)});
   EXPECT_EQ(path.version(), 0u);
   EXPECT_NE(path.status(), v1::PATH_STATUS_UNSPECIFIED);
+
+  // Bodies (issue 42): a capsule 10 units along +x from the ray's origin at tick 1, seen by a
+  // bodies-only ray at that tick, listed, and judged by validate-hit at that tick.
+  auto updated = Json<v1::UpdateBodiesResponse>(
+      {"update-bodies", R"(--request={"tick":1,"create":[{"id":7,"owner":3,"position":)"
+                        R"({"x":10.5,"y":45,"z":0.5},"parts":[{"part_id":2,"shape":)"
+                        R"({"capsule":{"half_height":0.9,"radius":0.4}}}]}]})"});
+  EXPECT_EQ(updated.tick(), 1);
+  EXPECT_EQ(updated.body_count(), 1);
+  auto listed_bodies = Json<v1::ListBodiesResponse>({"list-bodies"});
+  ASSERT_EQ(listed_bodies.bodies_size(), 1);
+  EXPECT_EQ(listed_bodies.bodies(0).owner(), 3u);
+  auto body_ray = Json<v1::RaycastResponse>({"raycast", "--origin=0.5,45,0.5", "--direction=1,0,0",
+                                             "--max_distance=20", "--bodies", "--body_scope=bodies",
+                                             "--tick=1"});
+  EXPECT_EQ(body_ray.first_kind(), v1::HIT_KIND_BODY);
+  EXPECT_EQ(body_ray.body().part_id(), 2u);
+  EXPECT_NEAR(body_ray.first().distance(), 9.6f, 1e-3f);
+  CommandResult body_verdict = Run({"validate-hit", "--origin=0.5,45,0.5", "--direction=1,0,0",
+                                    "--target_body=7", "--part=2", "--tick=1"});
+  ASSERT_EQ(body_verdict.exit_code, 0) << body_verdict.err;
+  EXPECT_NE(body_verdict.out.find("(world version 0)"), std::string::npos) << body_verdict.out;
+  CommandResult old_tick = Run({"raycast", "--origin=0.5,45,0.5", "--bodies", "--tick=0"});
+  EXPECT_EQ(old_tick.exit_code, 1);
+  EXPECT_NE(old_tick.err.find("body_filter.tick"), std::string::npos) << old_tick.err;
 
   // Edits: each produces the next version.
   uint64_t v = 0;

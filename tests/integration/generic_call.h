@@ -14,6 +14,7 @@
 
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "voxcol/v1/admin_service.grpc.pb.h"
+#include "voxcol/v1/body_service.grpc.pb.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
 #include "voxcol/v1/replica_service.grpc.pb.h"
@@ -68,6 +69,7 @@ inline std::vector<const google::protobuf::MethodDescriptor*> AllServerMethods()
       v1::FillBallRequest::descriptor()->file(),
       v1::CreateCheckpointRequest::descriptor()->file(),
       v1::GetReplicaStatusRequest::descriptor()->file(),
+      v1::UpdateBodiesRequest::descriptor()->file(),
       grpc::health::v1::HealthCheckRequest::descriptor()->file()};
   std::vector<const google::protobuf::MethodDescriptor*> methods;
   for (const google::protobuf::FileDescriptor* file : files) {

@@ -46,6 +46,8 @@ const std::map<std::string, Role>& ExpectedRoles() {
       {"/voxcol.v1.AdminService/ExportRegion", Role::kAdmin},
       {"/voxcol.v1.AdminService/ImportRegion", Role::kAdmin},
       {"/voxcol.v1.ReplicaService/GetReplicaStatus", Role::kQuery},
+      {"/voxcol.v1.BodyService/UpdateBodies", Role::kEdit},
+      {"/voxcol.v1.BodyService/ListBodies", Role::kQuery},
   };
   return *roles;
 }

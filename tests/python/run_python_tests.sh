@@ -36,7 +36,7 @@ cp -r "$root/python" "$work/src"  # builds write egg-info next to setup.py: keep
   'from setuptools import build_meta; build_meta.build_sdist("../dist")')
 sdist=$(echo "$work"/dist/voxcol-*.tar.gz)
 tar tzf "$sdist" >"$work/sdist.list"
-for proto in types world_service query_service edit_service admin_service replica_service; do
+for proto in types world_service body_service query_service edit_service admin_service replica_service; do
   grep -qx "voxcol-[^/]*/proto/voxcol/v1/$proto.proto" "$work/sdist.list" ||
     { echo "run_python_tests.sh: the sdist lacks $proto.proto" >&2; exit 1; }
 done

@@ -60,6 +60,13 @@ import type {
   WatchPathsRequest,
   WatchPathsResponse,
 } from "./gen/voxcol/v1/query_service";
+import { BodyServiceService } from "./gen/voxcol/v1/body_service";
+import type {
+  ListBodiesRequest,
+  ListBodiesResponse,
+  UpdateBodiesRequest,
+  UpdateBodiesResponse,
+} from "./gen/voxcol/v1/body_service";
 import { ReplicaServiceService } from "./gen/voxcol/v1/replica_service";
 import type { GetReplicaStatusRequest, GetReplicaStatusResponse } from "./gen/voxcol/v1/replica_service";
 import { WorldServiceService } from "./gen/voxcol/v1/world_service";
@@ -310,6 +317,18 @@ export class VoxcolClient {
   }
   importRegion(request: Init<ImportRegionRequest>, options?: CallOptions): Promise<EditAck> {
     return this.edit(AdminServiceService.importRegion, "ImportRegionRequest", request, options);
+  }
+
+  // ---- BodyService ---------------------------------------------------------------------------
+
+  /** One game tick's body changes, all or nothing (BodyService.UpdateBodies). Bodies are session
+   * state: not stored, not replicated; a replica keeps the bodies sent to it. */
+  updateBodies(request: Init<UpdateBodiesRequest>, options?: CallOptions): Promise<UpdateBodiesResponse> {
+    return this.unary(BodyServiceService.updateBodies, "UpdateBodiesRequest", request, options);
+  }
+  /** The live bodies at the latest tick and the tick window (BodyService.ListBodies). */
+  listBodies(request: Init<ListBodiesRequest> = {}, options?: CallOptions): Promise<ListBodiesResponse> {
+    return this.unary(BodyServiceService.listBodies, "ListBodiesRequest", request, options);
   }
 
   // ---- ReplicaService ------------------------------------------------------------------------

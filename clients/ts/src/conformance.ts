@@ -11,6 +11,7 @@ import type { BatchAnswer, QueryBatcher } from "./batcher";
 import { VoxcolClient, type ClientOptions } from "./client";
 import { Status, VoxcolError } from "./errors";
 import * as admin from "./gen/voxcol/v1/admin_service";
+import * as body from "./gen/voxcol/v1/body_service";
 import * as edit from "./gen/voxcol/v1/edit_service";
 import * as query from "./gen/voxcol/v1/query_service";
 import * as replica from "./gen/voxcol/v1/replica_service";
@@ -24,7 +25,7 @@ interface MessageFns<T> {
   decode(input: Uint8Array): T;
 }
 
-const generated: Record<string, unknown> = { ...types, ...query, ...edit, ...world, ...admin, ...replica };
+const generated: Record<string, unknown> = { ...types, ...body, ...query, ...edit, ...world, ...admin, ...replica };
 
 function fnsOf(typeName: string): MessageFns<unknown> {
   const fns = generated[typeName.slice(typeName.lastIndexOf(".") + 1)];
@@ -86,6 +87,8 @@ export const UNARY_CALLS: Record<string, UnaryMethod> = {
   "QueryService.ValidateHit": (c, r) => c.validateHit(r),
   "QueryService.FindPath": (c, r) => c.findPath(r),
   "QueryService.GetNavMesh": (c, r) => c.getNavMesh(r),
+  "BodyService.UpdateBodies": (c, r) => c.updateBodies(r),
+  "BodyService.ListBodies": (c, r) => c.listBodies(r),
   "EditService.FillBall": (c, r) => c.fillBall(r),
   "EditService.ApplyEdits": (c, r) => c.applyEdits(r),
   "EditService.ReadVoxels": (c, r) => c.readVoxels(r),

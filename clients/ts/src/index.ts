@@ -13,6 +13,7 @@ export type { Init } from "./schema";
 
 // The generated voxcol.v1 messages, enums and @grpc/grpc-js service definitions.
 export * from "./gen/voxcol/v1/types";
+export * from "./gen/voxcol/v1/body_service";
 export * from "./gen/voxcol/v1/query_service";
 export * from "./gen/voxcol/v1/edit_service";
 export * from "./gen/voxcol/v1/world_service";

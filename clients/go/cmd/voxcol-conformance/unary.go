@@ -42,6 +42,8 @@ func unaryCalls(c *voxcol.Client) map[string]unaryCall {
 		"QueryService.ValidateHit":        call(func() *v1.ValidateHitRequest { return new(v1.ValidateHitRequest) }, c.ValidateHit),
 		"QueryService.FindPath":           call(func() *v1.FindPathRequest { return new(v1.FindPathRequest) }, c.FindPath),
 		"QueryService.GetNavMesh":         call(func() *v1.GetNavMeshRequest { return new(v1.GetNavMeshRequest) }, c.GetNavMesh),
+		"BodyService.UpdateBodies":        call(func() *v1.UpdateBodiesRequest { return new(v1.UpdateBodiesRequest) }, c.UpdateBodies),
+		"BodyService.ListBodies":          call(func() *v1.ListBodiesRequest { return new(v1.ListBodiesRequest) }, c.ListBodies),
 		"EditService.FillBall":            call(func() *v1.FillBallRequest { return new(v1.FillBallRequest) }, c.FillBall),
 		"EditService.ApplyEdits":          call(func() *v1.ApplyEditsRequest { return new(v1.ApplyEditsRequest) }, c.ApplyEdits),
 		"EditService.ReadVoxels":          call(func() *v1.ReadVoxelsRequest { return new(v1.ReadVoxelsRequest) }, c.ReadVoxels),
