@@ -144,6 +144,8 @@ grpc::Status Client::FindPath(const v1::FindPathRequest& request, v1::FindPathRe
 grpc::Status Client::GetNavMesh(const v1::GetNavMeshRequest& request,
                                 v1::GetNavMeshResponse* response) {
   return Unary(*query_, &v1::QueryService::Stub::GetNavMesh, request, response);
+}
+
 grpc::Status Client::UpdateBodies(const v1::UpdateBodiesRequest& request,
                                   v1::UpdateBodiesResponse* response) {
   return Unary(*bodies_, &v1::BodyService::Stub::UpdateBodies, request, response);

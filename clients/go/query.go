@@ -75,6 +75,8 @@ func (c *Client) WatchPaths(ctx context.Context, opts ...grpc.CallOption) (v1.Qu
 		return nil, c.callError(op, err)
 	}
 	return stream, nil
+}
+
 // UpdateBodies applies one game tick's body changes, all or nothing (BodyService.UpdateBodies).
 // Bodies are session state: not stored, not replicated; a replica keeps the bodies sent to it.
 func (c *Client) UpdateBodies(ctx context.Context, req *v1.UpdateBodiesRequest, opts ...grpc.CallOption) (*v1.UpdateBodiesResponse, error) {

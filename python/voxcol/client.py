@@ -653,6 +653,7 @@ class Client:
                 yield event
                 if event.event == query_pb.PATH_WATCH_EVENT_BLOCKED:
                     return
+
     # -- BodyService
     def update_bodies(self, request: Any, *args: Any, world: Optional[str] = None,
                       timeout: Optional[float] = None,

@@ -207,4 +207,42 @@ absl::Status RunBodyValidateHit(const BroadphaseIndex& index, ChunkCollisionCach
   });
 }
 
+absl::Status RunCharactersAsBodies(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                                   const WorldBodies* bodies, const QueryLimits& limits,
+                                   const v1::BodyFilter& filter,
+                                   const std::vector<CharacterMove>& moves,
+                                   const QueryInterrupt& interrupt,
+                                   std::vector<CharacterResult>* results, QueryStats* stats) {
+  if (filter.scope() == v1::BODY_SCOPE_BODIES) {
+    return absl::InvalidArgumentError(
+        "body_filter.scope: characters always meet the terrain; BODY_SCOPE_BODIES is for rays "
+        "and overlaps (use BODY_SCOPE_TERRAIN_AND_BODIES)");
+  }
+  auto move = [&](const CharacterBodies& with) {
+    absl::Status s = ValidateCharacterMoves(index.world(), moves, limits, with);
+    if (!s.ok()) {
+      // The core names a repeated id "moves[i].id"; on the wire the id is client_id.
+      std::string message(s.message());
+      if (const size_t at = message.find("].id: "); at != std::string::npos) {
+        message.replace(at, 6, "].client_id: ");
+      }
+      return absl::Status(s.code(), message);
+    }
+    MoveCharacters(index, cache, moves, with, &interrupt, results, stats);
+    return absl::OkStatus();
+  };
+  if (!WantsBodies(true, filter)) return move(CharacterBodies{});
+  if (bodies == nullptr) return NoBodies();
+  return bodies->Read([&](const BodyWorld& world, const auto&) -> absl::Status {
+    // Before the first UpdateBodies there are no bodies to meet (unless a tick is asked for).
+    if (!world.has_ticks() && !filter.has_tick()) return move(CharacterBodies{});
+    std::vector<BodyId> ignore;
+    SceneFilter scene;
+    if (absl::Status s = FromProto(filter, world, "body_filter", &ignore, &scene); !s.ok()) {
+      return s;
+    }
+    return move(CharacterBodies{&world, scene.tick, scene.body});
+  });
+}
+
 }  // namespace voxcol::server

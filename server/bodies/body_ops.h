@@ -1,9 +1,13 @@
-// The body work of the service: UpdateBodies and ListBodies (BodyService), a raycast with a body
-// filter and a ValidateHit on a body (QueryService), proto in, proto out. The geometry is
+// The body work of the service: UpdateBodies and ListBodies (BodyService), a raycast or overlap
+// with a body filter, a ValidateHit on a body and characters as bodies (QueryService), proto in,
+// proto out. The geometry is
 // core/scene's; this decodes, takes the world's body lock and encodes.
 #pragma once
 
+#include <vector>
+
 #include "absl/status/status.h"
+#include "core/query/character.h"
 #include "core/query/raycast.h"
 #include "core/query/validate.h"
 #include "server/bodies/world_bodies.h"
@@ -36,5 +40,17 @@ absl::Status RunBodyValidateHit(const BroadphaseIndex& index, ChunkCollisionCach
                                 const WorldBodies* bodies, const QueryLimits& limits,
                                 const v1::ValidateHitRequest& request,
                                 v1::ValidateHitResponse* response, absl::Status* load_status);
+
+// MoveCharactersRequest with a body filter (docs/bodies.md, "Characters as bodies"): the decoded
+// `moves` (ids set from client_id, not yet validated) collide with the terrain, with each other
+// and, unless the filter's scope is terrain only, with the bodies at its tick. Validates the
+// moves (errors name moves[i].<field>, a repeated id moves[i].client_id) and the filter
+// (body_filter.<field>); `bodies` null with a filter that reads bodies: FAILED_PRECONDITION.
+absl::Status RunCharactersAsBodies(const BroadphaseIndex& index, ChunkCollisionCache& cache,
+                                   const WorldBodies* bodies, const QueryLimits& limits,
+                                   const v1::BodyFilter& filter,
+                                   const std::vector<CharacterMove>& moves,
+                                   const QueryInterrupt& interrupt,
+                                   std::vector<CharacterResult>* results, QueryStats* stats);
 
 }  // namespace voxcol::server

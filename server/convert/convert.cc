@@ -338,6 +338,7 @@ void ToProto(const CharacterResult& result, uint64_t client_id, v1::CharacterRes
     out->set_ground_material(result.ground_material);
   }
   out->set_collision_flags(result.collisions);
+  out->set_on_obstacle(result.on_obstacle);
   out->set_recovered(result.recovered);
   out->set_stepped(result.stepped);
   for (uint8_t m : result.touched_materials) out->add_touched_materials(m);

@@ -260,9 +260,14 @@ absl::Status RunMoveCharacters(const QueryEngine& engine, const ServiceLimits& l
   thread_local std::vector<CharacterMove> moves;
   thread_local std::vector<CharacterResult> results;
   moves.resize(n);
+  // With a body filter the characters are bodies: RunCharactersAsBodies validates them all.
+  const bool as_bodies = request.has_body_filter();
   for (int i = 0; i < n; ++i) {
     absl::Status status = FromProto(request.moves(i), limits.query, &moves[i]);
-    if (status.ok()) status = ValidateCharacterMove(engine.world(), moves[i], limits.query);
+    moves[i].id = request.moves(i).client_id();
+    if (status.ok() && !as_bodies) {
+      status = ValidateCharacterMove(engine.world(), moves[i], limits.query);
+    }
     moves[i].budget.max_triangles = limits.query.max_query_triangles;
     if (!status.ok()) {
       // The field's path is only built for the error.
@@ -270,7 +275,14 @@ absl::Status RunMoveCharacters(const QueryEngine& engine, const ServiceLimits& l
     }
   }
   QueryStats stats;
-  MoveCharacters(engine.index, engine.cache, moves, &interrupt, &results, &stats);
+  if (as_bodies) {
+    absl::Status status =
+        RunCharactersAsBodies(engine.index, engine.cache, engine.bodies, limits.query,
+                              request.body_filter(), moves, interrupt, &results, &stats);
+    if (!status.ok()) return status;
+  } else {
+    MoveCharacters(engine.index, engine.cache, moves, &interrupt, &results, &stats);
+  }
   for (const CharacterResult& r : results) {
     if (!r.status.ok()) return LoadFailure("move_characters", r.status);
   }

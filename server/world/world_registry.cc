@@ -183,7 +183,7 @@ class WorldRegistry::Owner {
   std::unique_ptr<World> world;
   std::unique_ptr<NavWorld> nav;          // an edit observer of `world`, destroyed before it
   std::unique_ptr<PathWatchHub> watches;  // observes after `nav`; null with navigation off
-  std::unique_ptr<WorldBodies> bodies;  // session state: starts empty at every open
+  std::unique_ptr<WorldBodies> bodies;    // session state: starts empty at every open
   std::unique_ptr<BroadphaseIndex> broadphase;
   std::unique_ptr<ChangeLog> change_log;
   std::unique_ptr<SubscriptionHub> subscriptions;
