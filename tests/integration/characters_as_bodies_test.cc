@@ -170,8 +170,10 @@ TEST(CharactersAsBodies, WalksUpToABoxBodyAndStopsThereButNotAtItsOwnBody) {
     SetVec(&at, -2, kRest, 0);
     for (int tick = 0; tick < 60; ++tick) {
       v1::MoveCharactersRequest request;
-      if (ignore_box) request.mutable_body_filter()->add_ignore_ids(50);
-      else request.mutable_body_filter()->set_scope(v1::BODY_SCOPE_TERRAIN_AND_BODIES);
+      if (ignore_box)
+        request.mutable_body_filter()->add_ignore_ids(50);
+      else
+        request.mutable_body_filter()->set_scope(v1::BODY_SCOPE_TERRAIN_AND_BODIES);
       *request.add_moves() = Walker(7, at, 0.1f);
       v1::MoveCharactersResponse response;
       grpc::Status status = s.Move(request, &response);

@@ -69,7 +69,7 @@ describe("conformance runner", () => {
         if (m !== null) rpcs.push(`${service}.${m[1]!}`);
       }
     }
-    assert.equal(rpcs.length, 25, `RPCs found: ${rpcs.join(", ")}`);
+    assert.equal(rpcs.length, 27, `RPCs found: ${rpcs.join(", ")}`);
     assert.deepEqual([...Object.keys(UNARY_CALLS), ...STREAM_CALLS].sort(), rpcs.sort());
     const fixture = JSON.parse(readFileSync(FIXTURE, "utf8")) as Scenario;
     assert.deepEqual([...new Set(fixture.steps.map((s) => s.call))].sort(), rpcs.sort(), "the fixture calls every RPC");
