@@ -4,6 +4,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -50,5 +51,9 @@ int FailedOrJson(const char* command, const grpc::Status& status,
 // --token, --token_file or the VOXCOL_TOKEN environment variable; false (with `error`) if a file
 // cannot be read or a flag pair is incomplete.
 bool ChannelSecurityFromFlags(ChannelSecurity* out, std::string* error);
+
+// Edit distance with adjacent transpositions counted as one edit (optimal string alignment):
+// "raycats" is 1 from "raycast". For the suggestions of an unknown command.
+size_t EditDistance(const std::string& a, const std::string& b);
 
 }  // namespace voxcol::client

@@ -5,7 +5,7 @@
 # Also: `grpc::Status(` only in server/convert/convert.cc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-order=(telemetry convert stream bodies nav exec feed world security rpc replica app)
+order=(telemetry convert stream bodies nav exec feed world security session rpc replica app)
 status=0
 known=" ${order[*]} "
 for dir in server/*/; do

@@ -187,6 +187,9 @@ class NavWorld : public EditObserver {
                               uint64_t keep_from, const QueryInterrupt* interrupt = nullptr);
   absl::StatusOr<int> Refresh(Mesh& mesh, const std::vector<int>& tiles, uint64_t version,
                               uint64_t keep_from, const QueryInterrupt* interrupt = nullptr);
+  // Builds the `missing` tiles (no lock held) and installs them (Install); returns their number.
+  absl::StatusOr<int> BuildAndInstall(Mesh& mesh, const std::vector<int>& missing, uint64_t version,
+                                      uint64_t keep_from, const QueryInterrupt* interrupt);
   // A pooled query object of `mesh` (made on first use) and its return to the pool.
   std::unique_ptr<QuerySlot> TakeSlot(Mesh& mesh);
   void ReturnSlot(Mesh& mesh, std::unique_ptr<QuerySlot> slot);

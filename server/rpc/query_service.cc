@@ -12,7 +12,7 @@
 #include "server/exec/query_kinds.h"
 #include "server/exec/query_ops.h"
 #include "server/exec/read_at.h"
-#include "server/rpc/watch_paths_stream.h"
+#include "server/session/watch_paths_stream.h"
 #include "server/stream/async_unary.h"
 #include "server/telemetry/server_metrics.h"
 

@@ -1,4 +1,4 @@
-#include "server/rpc/watch_paths_stream.h"
+#include "server/session/watch_paths_stream.h"
 
 #include <deque>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "server/rpc/body_service.h"
+#include "server/session/body_service.h"
 
 #include "server/bodies/body_ops.h"
 #include "server/convert/convert.h"
