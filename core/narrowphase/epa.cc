@@ -287,6 +287,26 @@ Start BuildInitialPolytope(const MinkowskiDifference& cso, const SupportPoint* s
   return BuildBipyramid(cso, idx, poly, touching_face);
 }
 
+// Weights of a, b, c for point p on a face whose corners are (nearly) collinear: p's clamped
+// projection on the longest of the three edges (all weight on a when they coincide).
+void DegenerateFaceWeights(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& p, float* u,
+                           float* v, float* w) {
+  const Vec3* corner[3] = {&a, &b, &c};
+  float* weight[3] = {u, v, w};
+  int from = 0;
+  float longest = -1;
+  for (int i = 0; i < 3; ++i) {
+    const float l = LengthSq(*corner[(i + 1) % 3] - *corner[i]);
+    if (l > longest) longest = l, from = i;
+  }
+  *u = *v = *w = 0;
+  const int to = (from + 1) % 3;
+  const Vec3 edge = *corner[to] - *corner[from];
+  const float t = longest > 0 ? std::clamp(Dot(p - *corner[from], edge) / longest, 0.0f, 1.0f) : 0;
+  *weight[from] = 1 - t;
+  *weight[to] += t;
+}
+
 // Barycentric combination of the face's A and B points at the projection of the origin.
 EpaResult ResultFromFace(const MinkowskiDifference& cso, const Polytope& poly, int f,
                          int iterations) {
@@ -299,9 +319,18 @@ EpaResult ResultFromFace(const MinkowskiDifference& cso, const Polytope& poly, i
   Vec3 e1 = p1.w - p0.w, e2 = p2.w - p0.w, ep = p - p0.w;
   float d11 = Dot(e1, e1), d12 = Dot(e1, e2), d22 = Dot(e2, e2);
   float dp1 = Dot(ep, e1), dp2 = Dot(ep, e2);
-  float inv = 1.0f / (d11 * d22 - d12 * d12);
-  float v = (d22 * dp1 - d12 * dp2) * inv, w = (d11 * dp2 - d12 * dp1) * inv;
-  float u = 1 - v - w;
+  const float det = d11 * d22 - d12 * d12;
+  float u, v, w;
+  if (det > 1e-12f * d11 * d22) {
+    const float inv = 1.0f / det;
+    v = (d22 * dp1 - d12 * dp2) * inv;
+    w = (d11 * dp2 - d12 * dp1) * inv;
+    u = 1 - v - w;
+  } else {
+    // A sliver face (its corners on a line, e.g. two support points of a hull 1e-5 apart): the
+    // system is singular, so take p's clamped projection on the face's longest edge.
+    DegenerateFaceWeights(p0.w, p1.w, p2.w, p, &u, &v, &w);
+  }
   EpaResult r;
   r.ok = true;
   r.depth = face.dist > 0 ? face.dist : 0;

@@ -12,6 +12,7 @@
 #include "core/query/contacts.h"
 #include "tests/core/query/query_oracles.h"
 #include "tests/core/test_worlds.h"
+#include "tests/fuzz/fuzz_world.h"
 
 namespace voxcol {
 namespace {
@@ -145,6 +146,43 @@ TEST(ContactsOracleTest, CaveContactsMatchSampledSignedDistance) {
   EXPECT_GE(touching, 1400);  // measured 1,637
   for (int k = 0; k < 4; ++k) EXPECT_LE(max_under[k], kUnderBound) << names[k];
   EXPECT_LE(max_off_surface, kSurfaceBound);
+}
+
+}  // namespace
+}  // namespace voxcol
+
+namespace voxcol {
+namespace {
+
+// Found by the query fuzzer (tests/fuzz/regressions/query/contacts-near-flat-hull-nan): in the
+// fuzz world at voxel size 0.5, a 4-point hull of which two points lie 1e-5 apart touches the thin
+// wall's face x = -4 with the point (-4, 0, 0). EPA ended on a sliver face with collinear corners
+// and the barycentric solve divided by zero: the contact position was NaN. It must be the finite
+// touching point, on the wall's face.
+TEST(ContactsRegressionTest, NearFlatHullTouchingAWallGivesAFiniteContact) {
+  std::unique_ptr<World> world = fuzz::MakeFuzzWorld(0.5f);
+  BroadphaseIndex index(*world);
+  ChunkCollisionCache cache(*world, size_t(32) << 20);
+  const Vec3 points[4] = {{-4, 0, 0},
+                          {-3.98804426f, 3.89064693f, -2.62679482f},
+                          {-3.37485456f, 3.91663551f, -1.74013615f},
+                          {-3.99999046f, 0, 0}};
+  const ConvexShape hull = MakeConvexHull(points, 4);
+  ContactsResult result;
+  Contacts(index, cache, {&hull, {}}, ContactsSettings{}, &result);
+  ASSERT_TRUE(result.load_status.ok());
+  int contacts = 0;
+  for (const ChunkContacts& chunk : result.chunks) {
+    for (int i = 0; i < chunk.count; ++i) {
+      const Contact& c = chunk.points[i];
+      ASSERT_TRUE(std::isfinite(c.position.x) && std::isfinite(c.position.y) &&
+                  std::isfinite(c.position.z));
+      EXPECT_NEAR(c.position.x, -4, 1e-3f);  // on the wall's face
+      EXPECT_NEAR(Length(c.normal), 1, 1e-5f);
+      ++contacts;
+    }
+  }
+  EXPECT_GE(contacts, 1);
 }
 
 }  // namespace
