@@ -78,29 +78,19 @@ absl::StatusOr<std::vector<BodyPartRef>> BodyWorld::Overlap(const PosedShape& sh
                                                             BodyQueryStats* stats) const {
   if (absl::Status s = CheckTick(tick); !s.ok()) return s;
   if (shape.shape == nullptr) return absl::InvalidArgumentError("shape: missing");
-  const float inflate = tick == latest_tick_ ? 0 : ShiftSince(tick);
-  const Aabb box = TransformBox(shape.shape->LocalBounds(), shape.pose);
-  std::vector<BodyPartRef> out;
+  // The candidates near the shape's box, posed at the tick and in (body, part) order, then GJK.
+  thread_local std::vector<PosedBodyPart> near;
+  near.clear();
   BodyQueryStats local;
-  auto visit = [&](uint32_t index) {
-    const Slot& s = slots_[index];
-    RigidTransform pose;
-    if (!Passes(s, filter) || !SlotPoseAt(index, tick, &pose)) return;
-    ++local.bodies_tested;
-    if (!TransformBox(s.local_bounds, pose).Overlaps(box)) return;
-    for (const Part& part : s.parts) {
-      ++local.parts_tested;
-      const PosedShape posed{&part.shape, pose * part.local};
-      if (GjkIntersect(shape, posed)) out.push_back({s.id, part.part_id});
-    }
-  };
-  DynamicTreeStats tree_stats;
-  tree_.Query(box, inflate, visit, &tree_stats);
-  std::sort(out.begin(), out.end(), [](const BodyPartRef& a, const BodyPartRef& b) {
-    return a.body_id != b.body_id ? a.body_id < b.body_id : a.part_id < b.part_id;
-  });
+  const Aabb box = TransformBox(shape.shape->LocalBounds(), shape.pose);
+  if (absl::Status s = PartsInBox(box, tick, filter, &near, &local); !s.ok()) return s;
+  std::vector<BodyPartRef> out;
+  for (const PosedBodyPart& part : near) {
+    ++local.parts_tested;
+    if (GjkIntersect(shape, {part.shape, part.pose})) out.push_back({part.body_id, part.part_id});
+  }
   if (stats) {
-    stats->nodes_visited += tree_stats.nodes_visited;
+    stats->nodes_visited += local.nodes_visited;
     stats->bodies_tested += local.bodies_tested;
     stats->parts_tested += local.parts_tested;
   }
