@@ -140,10 +140,12 @@ struct CharacterBodies {
 };
 
 // Checks the moves of a MoveCharacters call with bodies: each move as ValidateCharacterMove under
-// "moves[i].", unique ids ("moves[i].id: character 7 is also moves[2]; ..."), and the tick of the
-// bodies (the BodyWorld's OUT_OF_RANGE under "bodies.tick").
+// "moves[i].", unique ids ("moves[i].id: character 7 is also moves[2]; ..."; `id_field` names the
+// id where the caller's field is called otherwise, e.g. a wire format's "client_id"), and the tick
+// of the bodies (the BodyWorld's OUT_OF_RANGE under "bodies.tick").
 absl::Status ValidateCharacterMoves(const World& world, const std::vector<CharacterMove>& moves,
-                                    const QueryLimits& limits, const CharacterBodies& bodies);
+                                    const QueryLimits& limits, const CharacterBodies& bodies,
+                                    const char* id_field = "id");
 
 // Moves every character of a tick against the terrain, each other and the bodies (the contract
 // above): in ascending id order, results in the caller's order (resized to moves.size()). Cost

@@ -223,7 +223,8 @@ const std::vector<ObstacleContact>& CharacterObstacles::Contacts(const ConvexSha
 }  // namespace character_internal
 
 absl::Status ValidateCharacterMoves(const World& world, const std::vector<CharacterMove>& moves,
-                                    const QueryLimits& limits, const CharacterBodies& bodies) {
+                                    const QueryLimits& limits, const CharacterBodies& bodies,
+                                    const char* id_field) {
   if (bodies.world != nullptr) {
     if (absl::Status s = bodies.world->CheckTick(bodies.tick); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("bodies.", s.message()));
@@ -247,9 +248,9 @@ absl::Status ValidateCharacterMoves(const World& world, const std::vector<Charac
     }
   }
   if (repeated >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("moves[", repeated, "].id: character ",
-                                                   moves[repeated].id, " is also moves[", earlier,
-                                                   "]; ids must be unique in a call"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("moves[", repeated, "].", id_field, ": character ", moves[repeated].id,
+                     " is also moves[", earlier, "]; ids must be unique in a call"));
   }
   return absl::OkStatus();
 }

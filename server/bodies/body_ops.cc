@@ -219,14 +219,10 @@ absl::Status RunCharactersAsBodies(const BroadphaseIndex& index, ChunkCollisionC
         "and overlaps (use BODY_SCOPE_TERRAIN_AND_BODIES)");
   }
   auto move = [&](const CharacterBodies& with) {
-    absl::Status s = ValidateCharacterMoves(index.world(), moves, limits, with);
-    if (!s.ok()) {
-      // The core names a repeated id "moves[i].id"; on the wire the id is client_id.
-      std::string message(s.message());
-      if (const size_t at = message.find("].id: "); at != std::string::npos) {
-        message.replace(at, 6, "].client_id: ");
-      }
-      return absl::Status(s.code(), message);
+    // On the wire a character's id is its move's client_id.
+    if (absl::Status s = ValidateCharacterMoves(index.world(), moves, limits, with, "client_id");
+        !s.ok()) {
+      return s;
     }
     MoveCharacters(index, cache, moves, with, &interrupt, results, stats);
     return absl::OkStatus();

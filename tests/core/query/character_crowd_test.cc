@@ -280,7 +280,9 @@ TEST(CharacterCrowdTest, OverlappingStartsArePushedApartInAnyOrder) {
     differing += std::memcmp(&ra.position, &rb.position, sizeof(Vec3)) != 0;
     // Ids 1 and 2 start inside others and 4 inside the crate; 3 may find itself clear once 1 and
     // 2, resolved before it, have been pushed out of it.
-    if (i != 2) EXPECT_TRUE(ra.recovered) << "move " << i;
+    if (i != 2) {
+      EXPECT_TRUE(ra.recovered) << "move " << i;
+    }
     for (size_t j = i + 1; j < 3; ++j)
       min_gap = std::min(min_gap, CapsuleGap(a[i].position, a[j].position));
   }
