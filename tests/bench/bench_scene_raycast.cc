@@ -86,30 +86,12 @@ const BodyWorld& SharedBodies(int n) {
   return *w;
 }
 
-// BM_WorldRaycast's rays of one length, all of them ([0]) or those that start in air ([1]); the
-// classification pass warms the collision cache.
-const std::array<std::vector<RaycastInput>, 2>& RaySets(int length) {
-  static std::mutex mu;
-  static std::map<int, std::array<std::vector<RaycastInput>, 2>> by_length;
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, inserted] = by_length.try_emplace(length);
-  if (!inserted) return it->second;
-  WorldQueries& q = SharedDefaultWorld();
-  const std::vector<RaycastInput>& rays = BenchWorldRays(length);
-  std::vector<uint8_t> inside(rays.size());
-  ParallelFor(2, rays.size(), [&](size_t i) {
-    inside[i] = Raycast(*q.index, *q.cache, rays[i], RaycastSettings{}).started_inside;
-  });
-  it->second[0] = rays;
-  for (size_t i = 0; i < rays.size(); ++i) {
-    if (!inside[i]) it->second[1].push_back(rays[i]);
-  }
-  return it->second;
-}
-
 void BM_WorldRaycastBodies(benchmark::State& state) {
   WorldQueries& q = SharedDefaultWorld();
-  const std::vector<RaycastInput>& rays = RaySets(int(state.range(0)))[state.range(2) ? 1 : 0];
+  // All of BM_WorldRaycast's rays, or those that start in air; splitting them warms the cache.
+  const int length = int(state.range(0));
+  const std::vector<RaycastInput>& air = SplitWorldRays(length)[0];
+  const std::vector<RaycastInput>& rays = state.range(2) ? air : BenchWorldRays(length);
   // bodies = -1: SceneRaycast with the terrain only (the wrapper's own cost, no body query).
   const BodyWorld& bodies = SharedBodies(std::max<int>(0, int(state.range(1))));
   SceneFilter filter;

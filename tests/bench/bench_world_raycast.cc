@@ -100,27 +100,6 @@ void BM_EmbreeWorldRaycast(benchmark::State& state) {
 }
 BENCHMARK(BM_EmbreeWorldRaycast)->Arg(8)->Arg(64)->Arg(512);
 
-// The rays of BM_WorldRaycast/<length> split by where they start: [0] in air, [1] inside terrain
-// (voxcol answers started_inside from the origin's cell; Embree reports the back face such a ray
-// leaves through, or nothing: not the same question). The classification pass, once per length and
-// process, is also the warm-up: the cache (256 MiB) holds every chunk the rays reach, which
-// cache_builds=0 confirms.
-const std::array<std::vector<RaycastInput>, 2>& SplitWorldRays(int length) {
-  static std::mutex mu;
-  static std::map<int, std::array<std::vector<RaycastInput>, 2>> by_length;
-  std::lock_guard<std::mutex> lock(mu);
-  auto [it, inserted] = by_length.try_emplace(length);
-  if (!inserted) return it->second;
-  WorldQueries& q = SharedDefaultWorld();
-  const std::vector<RaycastInput>& rays = BenchWorldRays(length);
-  std::vector<uint8_t> started_inside(rays.size());
-  ParallelFor(2, rays.size(), [&](size_t i) {
-    started_inside[i] = Raycast(*q.index, *q.cache, rays[i], RaycastSettings{}).started_inside;
-  });
-  for (size_t i = 0; i < rays.size(); ++i) it->second[started_inside[i]].push_back(rays[i]);
-  return it->second;
-}
-
 // The like-for-like whole-world figure (issue 39): only the rays that start in air, where both
 // engines answer the same question (the closest crossing of the surface), at every length.
 void BM_WorldRaycastAir(benchmark::State& state) {
