@@ -12,6 +12,7 @@
 
 #include "tests/integration/body_oracle.h"
 #include "tests/integration/http_get.h"
+#include "tests/integration/proto_values.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/body_service.grpc.pb.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
@@ -21,15 +22,8 @@ namespace {
 
 using testing::D3;
 using testing::kNoHit;
+using testing::ProtoVec;
 using testing::YawPose;
-
-v1::Vec3 V(double x, double y, double z) {
-  v1::Vec3 v;
-  v.set_x(float(x));
-  v.set_y(float(y));
-  v.set_z(float(z));
-  return v;
-}
 
 struct Server {
   testing::TempDir dir;
@@ -80,20 +74,20 @@ const PartSpec kParts[] = {{1, 's', {0, 0.75, 0}, 0.15, 0, 0},
 v1::BodyCreate Humanoid(uint64_t id, const YawPose& pose) {
   v1::BodyCreate b;
   b.set_id(id);
-  *b.mutable_position() = V(pose.position.x, pose.position.y, pose.position.z);
+  *b.mutable_position() = ProtoVec(pose.position.x, pose.position.y, pose.position.z);
   b.mutable_rotation()->set_w(float(std::cos(pose.angle / 2)));
   b.mutable_rotation()->set_y(float(std::sin(pose.angle / 2)));
   for (const PartSpec& p : kParts) {
     v1::BodyPart* part = b.add_parts();
     part->set_part_id(p.id);
-    *part->mutable_position() = V(p.offset.x, p.offset.y, p.offset.z);
+    *part->mutable_position() = ProtoVec(p.offset.x, p.offset.y, p.offset.z);
     v1::Shape* shape = part->mutable_shape();
     if (p.kind == 's') shape->mutable_sphere()->set_radius(float(p.a));
     if (p.kind == 'c') {
       shape->mutable_capsule()->set_half_height(float(p.a));
       shape->mutable_capsule()->set_radius(float(p.b));
     }
-    if (p.kind == 'b') *shape->mutable_box()->mutable_half_extents() = V(p.a, p.b, p.c);
+    if (p.kind == 'b') *shape->mutable_box()->mutable_half_extents() = ProtoVec(p.a, p.b, p.c);
   }
   return b;
 }
@@ -138,10 +132,10 @@ TEST(BodyParts, ReportedPartIsTheOneTheRayMeetsFirstPerAnIndependentOracle) {
     const D3 aim{0.4 * unit(rng), 40 + 1.0 * unit(rng), 0.4 * unit(rng)};
     from = from + D3{0, 40, 0};
     // The oracle sees the floats the server receives.
-    const v1::Vec3 wire_o = V(from.x, from.y, from.z);
+    const v1::Vec3 wire_o = ProtoVec(from.x, from.y, from.z);
     const D3 o{wire_o.x(), wire_o.y(), wire_o.z()};
     D3 d = aim - o;
-    const v1::Vec3 wire_d = V(d.x, d.y, d.z);
+    const v1::Vec3 wire_d = ProtoVec(d.x, d.y, d.z);
     d = {wire_d.x(), wire_d.y(), wire_d.z()};
     d = d * (1 / std::sqrt(testing::Dot(d, d)));
     // Grazing rays and near ties are ambiguous in float: skip those the oracle itself cannot
@@ -171,8 +165,8 @@ TEST(BodyParts, ReportedPartIsTheOneTheRayMeetsFirstPerAnIndependentOracle) {
 
   // ValidateHit: a shot at the torso's height from -x meets the torso (2) before the arm (3).
   v1::ValidateHitRequest shot;
-  *shot.mutable_origin() = V(-20, 40.1, 0);
-  *shot.mutable_direction() = V(1, 0, 0);
+  *shot.mutable_origin() = ProtoVec(-20, 40.1, 0);
+  *shot.mutable_direction() = ProtoVec(1, 0, 0);
   shot.mutable_target_body()->set_body_id(5);
   shot.mutable_target_body()->set_part_id(1);
   shot.mutable_target_body()->set_tick(1);
@@ -194,7 +188,7 @@ TEST(BodyParts, ReportedPartIsTheOneTheRayMeetsFirstPerAnIndependentOracle) {
 v1::BodyCreate Ball(uint64_t id, double x, float radius = 0.5f) {
   v1::BodyCreate b;
   b.set_id(id);
-  *b.mutable_position() = V(x, 40, 0);
+  *b.mutable_position() = ProtoVec(x, 40, 0);
   v1::BodyPart* p = b.add_parts();
   p->set_part_id(1);
   p->mutable_shape()->mutable_sphere()->set_radius(radius);
@@ -263,8 +257,8 @@ TEST(BodyParts, BadFiltersAreNamed) {
   Server s;
   ASSERT_TRUE(s.Start()) << s.process.Log();
   v1::RaycastRequest ray;
-  *ray.mutable_origin() = V(-5, 40, 0);
-  *ray.mutable_direction() = V(1, 0, 0);
+  *ray.mutable_origin() = ProtoVec(-5, 40, 0);
+  *ray.mutable_direction() = ProtoVec(1, 0, 0);
   ray.set_max_distance(20);
   ray.mutable_body_filter();
   v1::RaycastResponse out;
@@ -352,8 +346,8 @@ TEST(BodyParts, AReplicaKeepsItsOwnBodies) {
   ASSERT_TRUE(primary.Update(on_primary).ok());
 
   v1::RaycastRequest ray;
-  *ray.mutable_origin() = V(-5, 40, 0);
-  *ray.mutable_direction() = V(1, 0, 0);
+  *ray.mutable_origin() = ProtoVec(-5, 40, 0);
+  *ray.mutable_direction() = ProtoVec(1, 0, 0);
   ray.set_max_distance(20);
   ray.mutable_body_filter()->set_scope(v1::BODY_SCOPE_BODIES);
   grpc::ClientContext c2;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/integration/body_oracle.h"
+#include "tests/integration/proto_values.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/body_service.grpc.pb.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
@@ -21,22 +22,15 @@ namespace {
 
 using testing::D3;
 using testing::kNoHit;
+using testing::ProtoVec;
 using testing::YawPose;
-
-v1::Vec3 V(double x, double y, double z) {
-  v1::Vec3 v;
-  v.set_x(float(x));
-  v.set_y(float(y));
-  v.set_z(float(z));
-  return v;
-}
 
 // A standing capsule (part 1): segment half height 0.9, radius 0.4, at `x, y, z`.
 v1::BodyCreate Capsule(uint64_t id, double x, double y, double z) {
   v1::BodyCreate b;
   b.set_id(id);
   b.set_owner(1000 + id);
-  *b.mutable_position() = V(x, y, z);
+  *b.mutable_position() = ProtoVec(x, y, z);
   v1::BodyPart* p = b.add_parts();
   p->set_part_id(1);
   p->mutable_shape()->mutable_capsule()->set_half_height(0.9f);
@@ -47,7 +41,7 @@ v1::BodyCreate Capsule(uint64_t id, double x, double y, double z) {
 v1::BodyMove Move(uint64_t id, double x, double y, double z) {
   v1::BodyMove m;
   m.set_id(id);
-  *m.mutable_position() = V(x, y, z);
+  *m.mutable_position() = ProtoVec(x, y, z);
   return m;
 }
 
@@ -124,7 +118,7 @@ v1::ValidateHitRequest BodyShot(const v1::Vec3& from, uint64_t id, uint32_t part
                                 uint64_t version) {
   v1::ValidateHitRequest shot;
   *shot.mutable_origin() = from;
-  *shot.mutable_direction() = V(1, 0, 0);
+  *shot.mutable_direction() = ProtoVec(1, 0, 0);
   shot.mutable_target_body()->set_body_id(id);
   shot.mutable_target_body()->set_part_id(part);
   shot.mutable_target_body()->set_tick(tick);
@@ -142,7 +136,8 @@ TEST(BodyService, MovingCapsuleIsHitAtItsTickAndMissedTenTicksLater) {
   }
   // A ray along +z through x = 0 at the capsule's mid height, starting 20 before it.
   grpc::Status status;
-  v1::RaycastResponse then = s.Ray(BodyRay(V(0, 40, -20), V(0, 0, 1), 40, 100), &status);
+  v1::RaycastResponse then =
+      s.Ray(BodyRay(ProtoVec(0, 40, -20), ProtoVec(0, 0, 1), 40, 100), &status);
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_TRUE(then.hit());
   EXPECT_EQ(then.first_kind(), v1::HIT_KIND_BODY);
@@ -154,15 +149,18 @@ TEST(BodyService, MovingCapsuleIsHitAtItsTickAndMissedTenTicksLater) {
   EXPECT_NEAR(then.first().distance(), 19.6f, 1e-3f);
   EXPECT_NEAR(then.first().normal().z(), -1.0f, 1e-3f);
 
-  v1::RaycastResponse later = s.Ray(BodyRay(V(0, 40, -20), V(0, 0, 1), 40, 110), &status);
+  v1::RaycastResponse later =
+      s.Ray(BodyRay(ProtoVec(0, 40, -20), ProtoVec(0, 0, 1), 40, 110), &status);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_FALSE(later.hit()) << later.DebugString();
   EXPECT_EQ(later.first_kind(), v1::HIT_KIND_UNSPECIFIED);
   // Unset tick: the latest (110) as well; and the ray through x = 5 meets it there.
-  v1::RaycastResponse latest = s.Ray(BodyRay(V(0, 40, -20), V(0, 0, 1), 40, -1), &status);
+  v1::RaycastResponse latest =
+      s.Ray(BodyRay(ProtoVec(0, 40, -20), ProtoVec(0, 0, 1), 40, -1), &status);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_FALSE(latest.hit());
-  v1::RaycastResponse moved = s.Ray(BodyRay(V(5, 40, -20), V(0, 0, 1), 40, -1), &status);
+  v1::RaycastResponse moved =
+      s.Ray(BodyRay(ProtoVec(5, 40, -20), ProtoVec(0, 0, 1), 40, -1), &status);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(moved.first_kind(), v1::HIT_KIND_BODY);
   EXPECT_EQ(moved.body().tick(), 110);
@@ -175,21 +173,22 @@ TEST(BodyService, HistoryBeyondTheWindowIsOutOfRangeNamingTheOldestTick) {
   for (int t = 101; t <= 130; ++t) ASSERT_NO_FATAL_FAILURE(s.Tick(t, {}));
   // 20 ticks kept, the latest (130) included: 111..130.
   grpc::Status status;
-  s.Ray(BodyRay(V(0, 40, -20), V(0, 0, 1), 40, 110), &status);
+  s.Ray(BodyRay(ProtoVec(0, 40, -20), ProtoVec(0, 0, 1), 40, 110), &status);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::OUT_OF_RANGE);
   EXPECT_NE(status.error_message().find("body_filter.tick"), std::string::npos)
       << status.error_message();
   EXPECT_NE(status.error_message().find("oldest body tick kept, 111"), std::string::npos)
       << status.error_message();
-  v1::RaycastResponse oldest = s.Ray(BodyRay(V(0, 40, -20), V(0, 0, 1), 40, 111), &status);
+  v1::RaycastResponse oldest =
+      s.Ray(BodyRay(ProtoVec(0, 40, -20), ProtoVec(0, 0, 1), 40, 111), &status);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(oldest.first_kind(), v1::HIT_KIND_BODY);
-  s.Ray(BodyRay(V(0, 40, -20), V(0, 0, 1), 40, 131), &status);
+  s.Ray(BodyRay(ProtoVec(0, 40, -20), ProtoVec(0, 0, 1), 40, 131), &status);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::OUT_OF_RANGE);
   EXPECT_NE(status.error_message().find("latest body tick 130"), std::string::npos);
   // ValidateHit names its own field.
   v1::ValidateHitResponse verdict;
-  status = s.Validate(BodyShot(V(-20, 40, 0), 1, 1, 105, 0), &verdict);
+  status = s.Validate(BodyShot(ProtoVec(-20, 40, 0), 1, 1, 105, 0), &verdict);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::OUT_OF_RANGE);
   EXPECT_NE(status.error_message().find("target_body.tick: 105"), std::string::npos)
       << status.error_message();
@@ -199,18 +198,18 @@ TEST(BodyService, HistoryBeyondTheWindowIsOutOfRangeNamingTheOldestTick) {
 TEST(BodyService, TargetBehindASinceBuiltWallIsConfirmedAtTheShotsVersionAndTickAndBlockedNow) {
   BodyServer s;
   ASSERT_NO_FATAL_FAILURE(s.Start());
-  const v1::Vec3 from = V(-30, 40, 0);
+  const v1::Vec3 from = ProtoVec(-30, 40, 0);
   // Tick 100: the target at x = 0 on the shot; then it steps 5 units aside (z = 5) by tick 105.
   ASSERT_NO_FATAL_FAILURE(s.Tick(100, {Capsule(9, 0, 40, 0)}));
   for (int t = 101; t <= 105; ++t)
     ASSERT_NO_FATAL_FAILURE(s.Tick(t, {}, {Move(9, 0, 40, t - 100)}));
   grpc::Status status;
   v1::RaycastResponse sky =
-      s.Ray(BodyRay(from, V(1, 0, 0), 60, 0, v1::BODY_SCOPE_TERRAIN), &status);
+      s.Ray(BodyRay(from, ProtoVec(1, 0, 0), 60, 0, v1::BODY_SCOPE_TERRAIN), &status);
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_FALSE(sky.hit()) << "the test needs open sky at y=40";
   const uint64_t fired_at = sky.version();
-  const uint64_t built = s.Ball(V(-10, 40, 0), 3);  // a wall between, built after the shot
+  const uint64_t built = s.Ball(ProtoVec(-10, 40, 0), 3);  // a wall between, built after the shot
   ASSERT_GT(built, fired_at);
 
   v1::ValidateHitResponse then;
@@ -242,22 +241,23 @@ TEST(BodyService, TargetBehindASinceBuiltWallIsConfirmedAtTheShotsVersionAndTick
 TEST(BodyService, BodyRayIsClippedAtTheTerrainHit) {
   BodyServer s;
   ASSERT_NO_FATAL_FAILURE(s.Start());
-  s.Ball(V(-10, 40, 0), 3);  // a wall from x = -13 to -7 on the ray
+  s.Ball(ProtoVec(-10, 40, 0), 3);  // a wall from x = -13 to -7 on the ray
   ASSERT_NO_FATAL_FAILURE(s.Tick(1, {Capsule(4, 0, 40, 0)}));
   grpc::Status status;
-  v1::RaycastResponse both = s.Ray(BodyRay(V(-30, 40, 0), V(1, 0, 0), 60, 1), &status);
+  v1::RaycastResponse both =
+      s.Ray(BodyRay(ProtoVec(-30, 40, 0), ProtoVec(1, 0, 0), 60, 1), &status);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(both.first_kind(), v1::HIT_KIND_TERRAIN) << both.DebugString();
   EXPECT_FALSE(both.has_body());
   EXPECT_NEAR(both.first().distance(), 17.0f, 0.75f);
   // Bodies only: the terrain is not read, the body behind the wall is the answer.
-  v1::RaycastResponse only =
-      s.Ray(BodyRay(V(-30, 40, 0), V(1, 0, 0), 60, 1, v1::BODY_SCOPE_BODIES), &status);
+  v1::RaycastResponse only = s.Ray(
+      BodyRay(ProtoVec(-30, 40, 0), ProtoVec(1, 0, 0), 60, 1, v1::BODY_SCOPE_BODIES), &status);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(only.first_kind(), v1::HIT_KIND_BODY);
   EXPECT_NEAR(only.first().distance(), 29.6f, 1e-3f);
   // From behind the wall the body is first; ignore_ids hides it.
-  v1::RaycastRequest near = BodyRay(V(-5, 40, 0), V(1, 0, 0), 60, 1);
+  v1::RaycastRequest near = BodyRay(ProtoVec(-5, 40, 0), ProtoVec(1, 0, 0), 60, 1);
   v1::RaycastResponse close = s.Ray(near, &status);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(close.first_kind(), v1::HIT_KIND_BODY);
@@ -276,7 +276,7 @@ TEST(BodyService, AnotherBodyInFrontBlocksTheShotAndIsNamed) {
   // Shooter 1 at the origin of the shot, a bystander 2 at x = -10, the target 3 at x = 0.
   ASSERT_NO_FATAL_FAILURE(
       s.Tick(5, {Capsule(1, -30, 40, 0), Capsule(2, -10, 40, 0), Capsule(3, 0, 40, 0)}));
-  v1::ValidateHitRequest shot = BodyShot(V(-30, 40, 0), 3, 1, 5, 0);
+  v1::ValidateHitRequest shot = BodyShot(ProtoVec(-30, 40, 0), 3, 1, 5, 0);
   shot.clear_read_at();
   shot.mutable_target_body()->add_ignore_ids(1);  // the shooter stands inside its own capsule
   v1::ValidateHitResponse r;
@@ -313,7 +313,7 @@ TEST(BodyService, OverlapListsTheBodyPartsAtTheFiltersTick) {
                      grpc::Status* status) {
     v1::OverlapRequest r;
     r.mutable_shape()->mutable_shape()->mutable_sphere()->set_radius(radius);
-    *r.mutable_shape()->mutable_position() = V(x, y, 0);
+    *r.mutable_shape()->mutable_position() = ProtoVec(x, y, 0);
     r.mutable_body_filter()->set_scope(scope);
     r.mutable_body_filter()->set_tick(tick);
     grpc::ClientContext context;

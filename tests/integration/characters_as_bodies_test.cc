@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/integration/proto_values.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/body_service.grpc.pb.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
@@ -22,15 +23,11 @@
 namespace voxcol {
 namespace {
 
+using testing::SetVec;
+
 constexpr float kFloor = -25;  // the room's floor: rock below, air above up to kFloor + 12
 constexpr float kRadius = 0.4f, kHalfHeight = 0.5f, kSkin = 0.02f;  // kSkin: the default
 constexpr float kRest = kFloor + kRadius + kHalfHeight + 0.1f;      // starts just above the floor
-
-void SetVec(v1::Vec3* v, float x, float y, float z) {
-  v->set_x(x);
-  v->set_y(y);
-  v->set_z(z);
-}
 
 v1::EditPrimitive Block(float y0, float y1, uint32_t material) {
   v1::EditPrimitive p;
@@ -180,7 +177,9 @@ TEST(CharactersAsBodies, WalksUpToABoxBodyAndStopsThereButNotAtItsOwnBody) {
       EXPECT_TRUE(status.ok()) << status.error_message();
       if (!status.ok()) return at;
       at = response.results(0).position();
-      if (!ignore_box) EXPECT_LE(at.x() + kRadius, 1.5f + 1e-5f) << "inside the box, tick " << tick;
+      if (!ignore_box) {
+        EXPECT_LE(at.x() + kRadius, 1.5f + 1e-5f) << "inside the box, tick " << tick;
+      }
     }
     return at;
   };

@@ -17,6 +17,7 @@
 #include "client/query_batcher.h"
 #include "client/voxcol_client.h"
 #include "tests/integration/http_get.h"
+#include "tests/integration/proto_values.h"
 #include "tests/integration/query_batch_client.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
@@ -24,6 +25,7 @@
 namespace voxcol {
 namespace {
 
+using testing::ProtoVec;
 using testing::RunCommand;
 using testing::ServerProcess;
 using testing::TempDir;
@@ -42,18 +44,10 @@ const std::vector<std::string>& Map() {
   return map;
 }
 
-v1::Vec3 Vec(float x, float y, float z) {
-  v1::Vec3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
-
 // The centre of map character (row, col) on the ground (y = 0).
 v1::Vec3 Cell(int row, int col) {
-  return Vec(float(kOrigin + col * kCell) + 0.5f * kCell, 0,
-             float(kOrigin + row * kCell) + 0.5f * kCell);
+  return ProtoVec(float(kOrigin + col * kCell) + 0.5f * kCell, 0,
+                  float(kOrigin + row * kCell) + 0.5f * kCell);
 }
 
 v1::EditPrimitive Region(int x0, int y0, int z0, int x1, int y1, int z1, uint32_t material,

@@ -10,6 +10,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "tests/integration/proto_values.h"
 #include "tests/integration/query_batch_client.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
@@ -18,13 +19,7 @@
 namespace voxcol {
 namespace {
 
-v1::Vec3 V(float x, float y, float z) {
-  v1::Vec3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
+using testing::ProtoVec;
 
 struct Server {
   testing::TempDir dir;
@@ -79,8 +74,8 @@ struct Server {
 v1::ValidateHitRequest Shot(const v1::Vec3& from, float length, uint64_t version) {
   v1::ValidateHitRequest shot;
   *shot.mutable_origin() = from;
-  *shot.mutable_direction() = V(1, 0, 0);
-  *shot.mutable_target_point() = V(from.x() + length, from.y(), from.z());
+  *shot.mutable_direction() = ProtoVec(1, 0, 0);
+  *shot.mutable_target_point() = ProtoVec(from.x() + length, from.y(), from.z());
   shot.mutable_read_at()->set_at_version(version);
   shot.set_tolerance(0.25f);
   return shot;
@@ -90,13 +85,13 @@ TEST(LagCompensation, ShotThroughASinceBuiltWallIsConfirmedAtItsVersionAndBlocke
   Server s;
   ASSERT_NO_FATAL_FAILURE(s.Start());
   // High in the sky: nothing between the shooter and the target yet.
-  const v1::Vec3 from = V(-30, 40, 0);
+  const v1::Vec3 from = ProtoVec(-30, 40, 0);
   grpc::Status status;
-  v1::RaycastResponse clear = s.Ray(from, V(1, 0, 0), 60, nullptr, &status);
+  v1::RaycastResponse clear = s.Ray(from, ProtoVec(1, 0, 0), 60, nullptr, &status);
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_FALSE(clear.hit()) << "the test needs open sky at y=40";
   const uint64_t fired_at = clear.version();
-  const uint64_t built = s.Ball(V(0, 40, 0), 4, 2);  // the wall, built after the shot
+  const uint64_t built = s.Ball(ProtoVec(0, 40, 0), 4, 2);  // the wall, built after the shot
   ASSERT_GT(built, fired_at);
 
   v1::ValidateHitResponse then, now;
@@ -113,7 +108,7 @@ TEST(LagCompensation, ShotThroughASinceBuiltWallIsConfirmedAtItsVersionAndBlocke
 
   // A claimed terrain hit on the wall: right now, but nothing was there when the client fired.
   v1::ValidateHitRequest claim = Shot(from, 0, built);
-  *claim.mutable_claimed_hit() = V(-4, 40, 0);
+  *claim.mutable_claimed_hit() = ProtoVec(-4, 40, 0);
   claim.set_tolerance(0.75f);
   ASSERT_TRUE(s.Validate(claim, &now).ok());
   EXPECT_EQ(now.verdict(), v1::HIT_VERDICT_CONFIRMED) << now.DebugString();
@@ -123,7 +118,7 @@ TEST(LagCompensation, ShotThroughASinceBuiltWallIsConfirmedAtItsVersionAndBlocke
   EXPECT_EQ(then.verdict(), v1::HIT_VERDICT_NO_TERRAIN_AT_CLAIM);
 
   // The unary raycast at the old version agrees with the verdicts.
-  v1::RaycastResponse past = s.Ray(from, V(1, 0, 0), 60, &fired_at, &status);
+  v1::RaycastResponse past = s.Ray(from, ProtoVec(1, 0, 0), 60, &fired_at, &status);
   ASSERT_TRUE(status.ok());
   EXPECT_FALSE(past.hit());
   EXPECT_EQ(past.version(), fired_at);
@@ -133,15 +128,15 @@ TEST(LagCompensation, ShotThroughASinceDugTunnelIsBlockedAtItsVersionAndConfirme
   Server s;
   ASSERT_NO_FATAL_FAILURE(s.Start());
   // A solid block in the sky, then a tunnel through it along the shot.
-  const v1::Vec3 from = V(-30, 36, 8);
-  s.Ball(V(0, 36, 8), 8, 2);
+  const v1::Vec3 from = ProtoVec(-30, 36, 8);
+  s.Ball(ProtoVec(0, 36, 8), 8, 2);
   grpc::Status status;
-  v1::RaycastResponse solid = s.Ray(from, V(1, 0, 0), 60, nullptr, &status);
+  v1::RaycastResponse solid = s.Ray(from, ProtoVec(1, 0, 0), 60, nullptr, &status);
   ASSERT_TRUE(status.ok());
   ASSERT_TRUE(solid.hit());
   const uint64_t fired_at = solid.version();
   uint64_t dug = 0;
-  for (float x = -10; x <= 10; x += 2) dug = s.Ball(V(x, 36, 8), 2.5f, 0);
+  for (float x = -10; x <= 10; x += 2) dug = s.Ball(ProtoVec(x, 36, 8), 2.5f, 0);
   ASSERT_GT(dug, fired_at);
 
   v1::ValidateHitResponse then, now;
@@ -158,7 +153,7 @@ TEST(LagCompensation, ShotThroughASinceDugTunnelIsBlockedAtItsVersionAndConfirme
   v1::QueryBatchRequest batch;
   auto* ray = batch.add_queries()->mutable_raycast();
   *ray->mutable_origin() = from;
-  *ray->mutable_direction() = V(1, 0, 0);
+  *ray->mutable_direction() = ProtoVec(1, 0, 0);
   ray->set_max_distance(60);
   batch.mutable_read_at()->set_at_version(fired_at);
   v1::QueryBatchResponse old_batch = testing::RunOneBatch(*s.query, batch);
@@ -188,20 +183,20 @@ TEST(LagCompensation, ShotThroughASinceDugTunnelIsBlockedAtItsVersionAndConfirme
 TEST(LagCompensation, ReadAtServerTimeReadsTheVersionCurrentAtThatTime) {
   Server s;
   ASSERT_NO_FATAL_FAILURE(s.Start());
-  const v1::Vec3 from = V(-30, 44, -12);
+  const v1::Vec3 from = ProtoVec(-30, 44, -12);
   grpc::Status status;
-  const uint64_t first = s.Ball(V(20, 44, 30), 2, 2);  // an edit elsewhere: version 1
+  const uint64_t first = s.Ball(ProtoVec(20, 44, 30), 2, 2);  // an edit elsewhere: version 1
   absl::SleepFor(absl::Milliseconds(30));
   const int64_t before = absl::ToUnixMicros(absl::Now());
   absl::SleepFor(absl::Milliseconds(30));
-  const uint64_t built = s.Ball(V(0, 44, -12), 4, 2);  // the wall
+  const uint64_t built = s.Ball(ProtoVec(0, 44, -12), 4, 2);  // the wall
   ASSERT_EQ(built, first + 1);
   absl::SleepFor(absl::Milliseconds(30));
   const int64_t after = absl::ToUnixMicros(absl::Now());
 
   v1::RaycastRequest ray;
   *ray.mutable_origin() = from;
-  *ray.mutable_direction() = V(1, 0, 0);
+  *ray.mutable_direction() = ProtoVec(1, 0, 0);
   ray.set_max_distance(60);
   ray.mutable_read_at()->set_at_server_time_micros(before);
   v1::RaycastResponse then = s.Ray(ray, &status);
@@ -245,25 +240,25 @@ TEST(LagCompensation, VersionsOutsideTheWindowAreOutOfRangeNamingTheOldest) {
   Server s;
   ASSERT_NO_FATAL_FAILURE(s.Start({"--history_window_ms=0", "--history_versions=3"}));
   uint64_t last = 0;
-  for (int i = 0; i < 6; ++i) last = s.Ball(V(float(i * 6 - 20), 30, -20), 2, 2);
+  for (int i = 0; i < 6; ++i) last = s.Ball(ProtoVec(float(i * 6 - 20), 30, -20), 2, 2);
   ASSERT_EQ(last, 6u);
   v1::ValidateHitResponse response;
-  grpc::Status status = s.Validate(Shot(V(-30, 30, -20), 10, 1), &response);
+  grpc::Status status = s.Validate(Shot(ProtoVec(-30, 30, -20), 10, 1), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::OUT_OF_RANGE);
   EXPECT_NE(status.error_message().find("read_at.at_version"), std::string::npos);
   EXPECT_NE(status.error_message().find("oldest readable version is 3"), std::string::npos)
       << status.error_message();
-  EXPECT_TRUE(s.Validate(Shot(V(-30, 30, -20), 10, 3), &response).ok());
+  EXPECT_TRUE(s.Validate(Shot(ProtoVec(-30, 30, -20), 10, 3), &response).ok());
   const uint64_t future = 7;
-  s.Ray(V(0, 40, 0), V(1, 0, 0), 10, &future, &status);
+  s.Ray(ProtoVec(0, 40, 0), ProtoVec(1, 0, 0), 10, &future, &status);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::OUT_OF_RANGE);
   // Bad claims name their field.
-  v1::ValidateHitRequest bad = Shot(V(-30, 30, -20), 10, last);
+  v1::ValidateHitRequest bad = Shot(ProtoVec(-30, 30, -20), 10, last);
   bad.set_tolerance(-1);
   status = s.Validate(bad, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(status.error_message().find("tolerance"), std::string::npos);
-  bad = Shot(V(-30, 30, -20), 10, last);
+  bad = Shot(ProtoVec(-30, 30, -20), 10, last);
   bad.clear_claim();
   status = s.Validate(bad, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "tests/integration/proto_values.h"
 #include "tests/integration/query_batch_client.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
@@ -16,6 +17,8 @@
 namespace voxcol {
 namespace {
 
+using testing::SetVec;
+
 // An underground room of the default cave world, dug out by the edit: x and z in [-6, 6], y from
 // the floor (rock below kFloor) up to kFloor + 12.
 constexpr float kFloor = -25.0f;
@@ -23,12 +26,6 @@ constexpr float kRadius = 0.4f;
 constexpr float kHalfHeight = 0.5f;
 constexpr float kRest =
     kFloor + kRadius + kHalfHeight;  // the centre's height standing on the floor
-
-void SetVec(v1::Vec3* v, float x, float y, float z) {
-  v->set_x(x);
-  v->set_y(y);
-  v->set_z(z);
-}
 
 v1::EditPrimitive Block(float y0, float y1, uint32_t material) {
   v1::EditPrimitive p;

@@ -18,21 +18,15 @@
 
 #include "client/voxcol_client.h"
 #include "tests/integration/http_get.h"
+#include "tests/integration/proto_values.h"
 #include "tests/integration/server_process.h"
 
 namespace voxcol {
 namespace {
 
+using testing::ProtoVec;
 using testing::ServerProcess;
 using testing::TempDir;
-
-v1::Vec3 Vec(float x, float y, float z) {
-  v1::Vec3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
 
 v1::EditPrimitive Region(int y0, int y1, uint32_t material) {
   v1::EditPrimitive p;
@@ -53,7 +47,7 @@ v1::ApplyEditsRequest Dig(std::mt19937& rng) {
   std::uniform_real_distribution<float> at(-40, 40);
   v1::ApplyEditsRequest edits;
   v1::FillBallRequest* ball = edits.add_primitives()->mutable_fill_ball();
-  *ball->mutable_center() = Vec(at(rng), 0, at(rng));
+  *ball->mutable_center() = ProtoVec(at(rng), 0, at(rng));
   ball->set_radius(1.5f);
   ball->set_material(rng() % 2 ? 2 : 0);
   return edits;
@@ -101,8 +95,8 @@ Acks Measure(bool nav, int edits) {
     std::uniform_real_distribution<float> side(-45, 45);
     while (!done.load()) {
       v1::FindPathRequest request;
-      *request.mutable_start() = Vec(-45, 0, side(rng));
-      *request.mutable_goal() = Vec(45, 0, side(rng));
+      *request.mutable_start() = ProtoVec(-45, 0, side(rng));
+      *request.mutable_goal() = ProtoVec(45, 0, side(rng));
       v1::FindPathResponse response;
       if (npc.FindPath(request, &response).ok()) ++paths;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));

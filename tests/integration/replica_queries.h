@@ -8,13 +8,10 @@
 #include <random>
 
 #include "client/voxcol_client.h"
+#include "tests/integration/proto_values.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
 
 namespace voxcol::testing {
-
-inline void SetVec(v1::Vec3* v, double x, double y, double z) {
-  v->set_x(float(x)), v->set_y(float(y)), v->set_z(float(z));
-}
 
 // A ray from anywhere in the middle of the world in a random, mostly downward direction.
 inline v1::QueryRequest RandomRay(std::mt19937& rng) {

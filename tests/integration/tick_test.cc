@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/integration/proto_values.h"
 #include "tests/integration/query_batch_client.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/edit_service.grpc.pb.h"
@@ -17,13 +18,9 @@
 namespace voxcol {
 namespace {
 
-constexpr float kY = -20.0f;  // the tunnel's height: underground in the default cave world
+using testing::SetVec;
 
-void SetVec(v1::Vec3* v, float x, float y, float z) {
-  v->set_x(x);
-  v->set_y(y);
-  v->set_z(z);
-}
+constexpr float kY = -20.0f;  // the tunnel's height: underground in the default cave world
 
 // A box of `material` (0 = air) centred at (cx, kY, 0): x from x0 to x1, 6 voxels high and deep.
 v1::EditPrimitive Box(float x0, float x1, uint32_t material) {

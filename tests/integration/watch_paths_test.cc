@@ -20,12 +20,14 @@
 
 #include "client/voxcol_client.h"
 #include "tests/integration/http_get.h"
+#include "tests/integration/proto_values.h"
 #include "tests/integration/server_process.h"
 #include "voxcol/v1/query_service.grpc.pb.h"
 
 namespace voxcol {
 namespace {
 
+using testing::ProtoVec;
 using Clock = std::chrono::steady_clock;
 using testing::ServerProcess;
 using testing::TempDir;
@@ -34,14 +36,6 @@ using testing::TempDir;
 // 0..5 start at X = -72, -48, -24, 0, 24, 48; tile rows 0, 1 at Z = -24, 0. The path runs along
 // Z = -12 from X = -60 (tile 0) to X = -6 (tile 2).
 constexpr float kPathZ = -12;
-
-v1::Vec3 Vec(float x, float y, float z) {
-  v1::Vec3 v;
-  v.set_x(x);
-  v.set_y(y);
-  v.set_z(z);
-  return v;
-}
 
 v1::EditPrimitive Box(int x0, int y0, int z0, int x1, int y1, int z1, uint32_t material) {
   v1::EditPrimitive p;
@@ -130,8 +124,8 @@ class WatchPathsTest : public ::testing::Test {
 
   static v1::FindPathRequest Request() {
     v1::FindPathRequest request;
-    *request.mutable_start() = Vec(-60, 0, kPathZ);
-    *request.mutable_goal() = Vec(-6, 0, kPathZ);
+    *request.mutable_start() = ProtoVec(-60, 0, kPathZ);
+    *request.mutable_goal() = ProtoVec(-6, 0, kPathZ);
     return request;
   }
 
@@ -301,7 +295,7 @@ TEST_F(WatchPathsTest, BadWatchesAreRefusedNamingTheField) {
   EXPECT_NE(refused(request).find("3 watch.version"), std::string::npos);
   request.mutable_watch()->set_version(0);
   for (int i = 0; i < 1025; ++i) {
-    *request.mutable_watch()->add_waypoints()->mutable_position() = Vec(-60, 0, kPathZ);
+    *request.mutable_watch()->add_waypoints()->mutable_position() = ProtoVec(-60, 0, kPathZ);
   }
   EXPECT_NE(refused(request).find("3 watch.waypoints"), std::string::npos);
   request.mutable_watch()->clear_waypoints();
