@@ -225,8 +225,10 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
     std::abort();
   }
 #endif
-  out->bytes =
-      out->mesh.DataBytes() + out->tree.DataBytes() + sizeof(ChunkCollision) + kEntryOverhead;
+  // The edge flags a contact query may add later (ChunkCollision::EdgeFlags) are counted now.
+  out->bytes = out->mesh.DataBytes() + out->tree.DataBytes() +
+               out->mesh.triangle_count() * sizeof(uint16_t) + sizeof(ChunkCollision) +
+               kEntryOverhead;
   return out;
 }
 

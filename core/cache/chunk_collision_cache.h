@@ -35,6 +35,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/kdtree/kd_tree.h"
 #include "core/mesh/chunk_mesh.h"
+#include "core/mesh/mesh_edges.h"
 #include "core/prefetch.h"
 #include "core/voxel/world.h"
 
@@ -57,6 +58,18 @@ struct ChunkCollision {
   // chunk `key` is in one of them, so a hit reads its cell's corners without world or broadphase
   // lookups. Pinned like `source`. Last, outside the lines a lookup prefetches.
   std::array<ChunkPtr, 8> corner_chunks;
+
+  // Per triangle, which of its edges and corners are real edges of the solid as far as this mesh
+  // decides (ComputeEdgeFlags, core/mesh/mesh_edges.h). Computed on the first call, by the first
+  // contact query that needs it (rays never do), then shared by every thread.
+  const uint16_t* EdgeFlags() const {
+    absl::call_once(edge_flags_once_, [this] { ComputeEdgeFlags(mesh, &edge_flags_); });
+    return edge_flags_.data();
+  }
+
+ private:
+  mutable absl::once_flag edge_flags_once_;
+  mutable std::vector<uint16_t> edge_flags_;
 };
 
 using ChunkCollisionPtr = std::shared_ptr<const ChunkCollision>;

@@ -14,14 +14,16 @@ Vec3 FaceNormal(const Vec3& a, const Vec3& b, const Vec3& c) {
   return Normalize(n);
 }
 
-// Contact from a core point and its closest triangle point; on-triangle cores use `fallback`.
+// Contact from a core point and its closest triangle point; on-triangle cores take the normal
+// fallback() returns (called only then: a sphere's contacts rarely need the face normal).
+template <typename Fallback>
 TriangleContact FromClosest(const Vec3& core, const Vec3& on_tri, float radius,
-                            const Vec3& fallback) {
+                            Fallback&& fallback) {
   Vec3 d = core - on_tri;
   float dist = Length(d);
   TriangleContact c;
   c.point_on_triangle = on_tri;
-  c.normal = dist > 0 ? d * (1.0f / dist) : fallback;
+  c.normal = dist > 0 ? d * (1.0f / dist) : fallback();
   c.distance = dist - radius;
   c.overlapping = c.distance < 0;
   return c;
@@ -32,7 +34,8 @@ TriangleContact FromClosest(const Vec3& core, const Vec3& on_tri, float radius,
 TriangleContact SphereVsTriangle(const Vec3& center, float radius, const Vec3& a, const Vec3& b,
                                  const Vec3& c) {
   assert(radius > 0);
-  return FromClosest(center, ClosestPointOnTriangle(center, a, b, c), radius, FaceNormal(a, b, c));
+  return FromClosest(center, ClosestPointOnTriangle(center, a, b, c), radius,
+                     [&] { return FaceNormal(a, b, c); });
 }
 
 TriangleContact CapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius, const Vec3& a,
@@ -40,7 +43,9 @@ TriangleContact CapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius, 
   assert(radius > 0);
   SegmentPair pair = ClosestPointsSegmentTriangle(p0, p1, a, b, c);
   Vec3 n = FaceNormal(a, b, c);
-  if (pair.on_first != pair.on_second) return FromClosest(pair.on_first, pair.on_second, radius, n);
+  if (pair.on_first != pair.on_second) {
+    return FromClosest(pair.on_first, pair.on_second, radius, [&] { return n; });
+  }
   // The axis crosses the triangle. Push out along the face normal toward the endpoint that is
   // less deep: the other endpoint lies `behind` below the face.
   float h0 = Dot(p0 - a, n), h1 = Dot(p1 - a, n);

@@ -34,9 +34,10 @@ std::unique_ptr<EdgeTable::Buffers> EdgeTable::AcquireBuffers() {
 }
 
 void EdgeTable::ReleaseBuffers(std::unique_ptr<Buffers> b) {
-  const size_t bytes = b->corners.capacity() * sizeof(Corner) +
-                       (b->bucket_begin.capacity() + b->next.capacity()) * sizeof(uint32_t) +
-                       b->memo.capacity();
+  const size_t bytes =
+      b->corners.capacity() * sizeof(Corner) +
+      (b->bucket_begin.capacity() + b->next.capacity() + b->unknown.capacity()) * sizeof(uint32_t) +
+      b->memo.capacity();
   auto& pool = BufferPool<Buffers>();
   if (bytes <= kKeptBufferBytes && pool.size() < 4) pool.push_back(std::move(b));
 }
@@ -44,27 +45,40 @@ void EdgeTable::ReleaseBuffers(std::unique_ptr<Buffers> b) {
 void EdgeTable::BuildIndex() const {
   if (!buf_) buf_ = AcquireBuffers();
   Buffers& buf = *buf_;
-  // 1. A power of two of buckets, about kPairsPerBucket pairs each.
+  // 1. The corners whose chunk does not know them (on a seam, or a triangle without a chunk):
+  // every look-up is at such a vertex (an unknown edge has both corners there), and every corner
+  // there is one of them.
   indexed_ = uint32_t(tris_.size());
   buf.memo.assign(tris_.size() * 3, 0);
-  const size_t pairs = tris_.size() * 3;
+  buf.unknown.clear();
+  const ChunkCollision* chunk = nullptr;  // triangles come chunk by chunk: one look-up per run
+  const uint16_t* flags = nullptr;
+  for (uint32_t j = 0; j < tris_.size(); ++j) {
+    const Tri& t = tris_[j];
+    if (t.chunk != chunk) chunk = t.chunk, flags = chunk != nullptr ? chunk->EdgeFlags() : nullptr;
+    const uint16_t f = flags != nullptr ? flags[t.index] : 0;
+    if (f == edge_flags::kAllKnown) continue;
+    for (int c = 0; c < 3; ++c) {
+      if ((f & edge_flags::CornerKnown(c)) == 0) buf.unknown.push_back(j << 2 | uint32_t(c));
+    }
+  }
+  // 2. A power of two of buckets, about kPairsPerBucket pairs each.
+  const size_t pairs = buf.unknown.size();
   size_t buckets = 64;
   while (buckets * kPairsPerBucket < pairs) buckets *= 2;
   bucket_mask_ = buckets - 1;
-  // 2. Counting sort of the pairs by bucket.
+  // 3. Counting sort of the pairs by bucket.
   buf.bucket_begin.assign(buckets + 1, 0);
-  for (const Tri& t : tris_) {
-    for (const VertexKey& k : t.key) ++buf.bucket_begin[Bucket(k) + 1];
-  }
+  for (uint32_t ref : buf.unknown) ++buf.bucket_begin[Bucket(tris_[ref >> 2].key[ref & 3]) + 1];
   for (size_t b = 0; b < buckets; ++b) buf.bucket_begin[b + 1] += buf.bucket_begin[b];
   buf.next.assign(buf.bucket_begin.begin(), buf.bucket_begin.end() - 1);
   if (buf.corners.size() < pairs) buf.corners.resize(pairs);
-  for (uint32_t j = 0; j < tris_.size(); ++j) {
-    for (int c = 0; c < 3; ++c) {
-      buf.corners[buf.next[Bucket(tris_[j].key[c])]++] = CornerOf(j, c);
-    }
+  for (uint32_t ref : buf.unknown) {
+    const uint32_t j = ref >> 2;
+    const int c = int(ref & 3);
+    buf.corners[buf.next[Bucket(tris_[j].key[c])]++] = CornerOf(j, c);
   }
-  // 3. Large buckets in key order (the order among equal keys changes no answer: Active and
+  // 4. Large buckets in key order (the order among equal keys changes no answer: Active and
   // VertexActive ask whether any neighbour qualifies).
   for (size_t b = 0; b < buckets; ++b) {
     const uint32_t lo = buf.bucket_begin[b], hi = buf.bucket_begin[b + 1];
@@ -78,10 +92,7 @@ int EdgeTable::Neighbour(uint32_t i, int k, uint32_t j) const {
   const Tri& t = tris_[i];
   const Tri& u = tris_[j];
   if (j == i || !Has(u, t.key[k]) || !Has(u, t.key[(k + 1) % 3])) return -1;
-  if (Dot(t.normal, u.normal) >= kActiveEdgeCos) return 0;  // flat
-  // The neighbour lies behind this face for a convex edge, in front of it for a concave one.
-  const Vec3 centroid = (u.v[0] + u.v[1] + u.v[2]) * (1.0f / 3.0f);
-  return Dot(centroid - t.v[k], t.normal) < 0 ? 1 : 0;
+  return ConvexAcross(t.v, t.normal, k, u.v, u.normal) ? 1 : 0;
 }
 
 uint8_t* EdgeTable::Memo(uint32_t i, int k) const {
@@ -92,6 +103,9 @@ uint8_t* EdgeTable::Memo(uint32_t i, int k) const {
 }
 
 bool EdgeTable::Active(uint32_t i, int k) const {
+  if (const uint16_t f = FlagsOf(i); (f & edge_flags::EdgeKnown(k)) != 0) {
+    return (f & edge_flags::EdgeActive(k)) != 0;
+  }
   uint8_t* memo = Memo(i, k);
   if (memo != nullptr && (*memo & 3) != 0) return (*memo & 3) == 2;
   bool any_neighbour = false;
@@ -111,6 +125,9 @@ bool EdgeTable::Active(uint32_t i, int k) const {
 
 bool EdgeTable::ActiveAround(uint32_t i, int k, uint16_t far_hash, const Corner* around,
                              int count) const {
+  if (const uint16_t f = FlagsOf(i); (f & edge_flags::EdgeKnown(k)) != 0) {
+    return (f & edge_flags::EdgeActive(k)) != 0;
+  }
   uint8_t* memo = Memo(i, k);
   if (memo != nullptr && (*memo & 3) != 0) return (*memo & 3) == 2;
   bool any_neighbour = false, convex = false;
@@ -127,6 +144,9 @@ bool EdgeTable::ActiveAround(uint32_t i, int k, uint16_t far_hash, const Corner*
 }
 
 bool EdgeTable::VertexActive(uint32_t i, int k) const {
+  if (const uint16_t f = FlagsOf(i); (f & edge_flags::CornerKnown(k)) != 0) {
+    return (f & edge_flags::CornerActive(k)) != 0;
+  }
   const uint8_t* memo = Memo(i, k);
   if (memo != nullptr && (*memo & 12) != 0) return (*memo & 12) == 8;
   const VertexKey& v = tris_[i].key[k];
