@@ -44,6 +44,19 @@ namespace voxcol {
 // Mesh and tree of one chunk, immutable once built.
 // Member order: a ray reads the key, the tree header and the mesh's arrays, in that order, so they
 // share the first lines after the control block.
+// The edge flags of one chunk mesh, computed on first use.
+class LazyEdgeFlags {
+ public:
+  const uint16_t* Get(const ChunkMesh& mesh) const {
+    absl::call_once(once_, [&] { ComputeEdgeFlags(mesh, &flags_); });
+    return flags_.data();
+  }
+
+ private:
+  mutable absl::once_flag once_;
+  mutable std::vector<uint16_t> flags_;
+};
+
 struct ChunkCollision {
   ChunkKey key;
   KdTree tree;
@@ -61,15 +74,9 @@ struct ChunkCollision {
 
   // Per triangle, which of its edges and corners are real edges of the solid as far as this mesh
   // decides (ComputeEdgeFlags, core/mesh/mesh_edges.h). Computed on the first call, by the first
-  // contact query that needs it (rays never do), then shared by every thread.
-  const uint16_t* EdgeFlags() const {
-    absl::call_once(edge_flags_once_, [this] { ComputeEdgeFlags(mesh, &edge_flags_); });
-    return edge_flags_.data();
-  }
-
- private:
-  mutable absl::once_flag edge_flags_once_;
-  mutable std::vector<uint16_t> edge_flags_;
+  // contact query that needs it (rays never do), then shared by every thread. Last as well.
+  LazyEdgeFlags edge_flags;
+  const uint16_t* EdgeFlags() const { return edge_flags.Get(mesh); }
 };
 
 using ChunkCollisionPtr = std::shared_ptr<const ChunkCollision>;
@@ -89,8 +96,9 @@ class ChunkPreview {
 
   // Starts loading the lines of `c`, the collision data this was made from. Nothing is read.
   void Prefetch(const ChunkCollision* c) const {
-    constexpr int kHeaderLines =
-        (sizeof(ChunkCollision) - sizeof(ChunkCollision::corner_chunks) + 63) / 64;
+    constexpr int kHeaderLines = (sizeof(ChunkCollision) - sizeof(ChunkCollision::corner_chunks) -
+                                  sizeof(ChunkCollision::edge_flags) + 63) /
+                                 64;
     PrefetchLines(c, kHeaderLines);
     for (int a = 0; a < 3; ++a) PrefetchLines(arrays_[a], lines_[a]);
   }

@@ -35,9 +35,8 @@ std::unique_ptr<EdgeTable::Buffers> EdgeTable::AcquireBuffers() {
 
 void EdgeTable::ReleaseBuffers(std::unique_ptr<Buffers> b) {
   const size_t bytes =
-      b->corners.capacity() * sizeof(Corner) +
-      (b->bucket_begin.capacity() + b->next.capacity() + b->unknown.capacity()) * sizeof(uint32_t) +
-      b->memo.capacity();
+      b->corners.capacity() * sizeof(Corner) + b->unknown.capacity() * sizeof(Corner) +
+      (b->bucket_begin.capacity() + b->next.capacity()) * sizeof(uint32_t) + b->memo.capacity();
   auto& pool = BufferPool<Buffers>();
   if (bytes <= kKeptBufferBytes && pool.size() < 4) pool.push_back(std::move(b));
 }
@@ -53,13 +52,13 @@ void EdgeTable::BuildIndex() const {
   buf.unknown.clear();
   const ChunkCollision* chunk = nullptr;  // triangles come chunk by chunk: one look-up per run
   const uint16_t* flags = nullptr;
-  for (uint32_t j = 0; j < tris_.size(); ++j) {
+  for (uint32_t j = 0; j < tris_.size(); ++j) {  // one pass over the triangles, in order
     const Tri& t = tris_[j];
     if (t.chunk != chunk) chunk = t.chunk, flags = chunk != nullptr ? chunk->EdgeFlags() : nullptr;
     const uint16_t f = flags != nullptr ? flags[t.index] : 0;
     if (f == edge_flags::kAllKnown) continue;
     for (int c = 0; c < 3; ++c) {
-      if ((f & edge_flags::CornerKnown(c)) == 0) buf.unknown.push_back(j << 2 | uint32_t(c));
+      if ((f & edge_flags::CornerKnown(c)) == 0) buf.unknown.push_back(CornerOf(j, c));
     }
   }
   // 2. A power of two of buckets, about kPairsPerBucket pairs each.
@@ -69,15 +68,11 @@ void EdgeTable::BuildIndex() const {
   bucket_mask_ = buckets - 1;
   // 3. Counting sort of the pairs by bucket.
   buf.bucket_begin.assign(buckets + 1, 0);
-  for (uint32_t ref : buf.unknown) ++buf.bucket_begin[Bucket(tris_[ref >> 2].key[ref & 3]) + 1];
+  for (const Corner& c : buf.unknown) ++buf.bucket_begin[Bucket(c.key) + 1];
   for (size_t b = 0; b < buckets; ++b) buf.bucket_begin[b + 1] += buf.bucket_begin[b];
   buf.next.assign(buf.bucket_begin.begin(), buf.bucket_begin.end() - 1);
   if (buf.corners.size() < pairs) buf.corners.resize(pairs);
-  for (uint32_t ref : buf.unknown) {
-    const uint32_t j = ref >> 2;
-    const int c = int(ref & 3);
-    buf.corners[buf.next[Bucket(tris_[j].key[c])]++] = CornerOf(j, c);
-  }
+  for (const Corner& c : buf.unknown) buf.corners[buf.next[Bucket(c.key)]++] = c;
   // 4. Large buckets in key order (the order among equal keys changes no answer: Active and
   // VertexActive ask whether any neighbour qualifies).
   for (size_t b = 0; b < buckets; ++b) {

@@ -117,8 +117,8 @@ class EdgeTable {
   struct Buffers {
     std::vector<Corner> corners;
     std::vector<uint32_t> bucket_begin, next;
-    std::vector<uint32_t> unknown;  // the indexed corners: triangle << 2 | corner
-    std::vector<uint8_t> memo;      // see Memo
+    std::vector<Corner> unknown;  // the indexed corners in triangle order, before the sort
+    std::vector<uint8_t> memo;    // see Memo
   };
   static constexpr size_t kKeptBufferBytes = size_t(32) << 20;
   static std::unique_ptr<Buffers> AcquireBuffers();
