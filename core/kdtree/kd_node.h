@@ -21,11 +21,13 @@ struct KdGrid {
 // holds the four children's low bytes, then their high bytes, so one 8-byte load feeds the SIMD
 // lanes of an axis) and a reference:
 //   an inner node: its index;
-//   a leaf: kLeaf | (two triangles ? kPair : 0) | triangle 0 | triangle 1 << 15;
+//   a leaf: kLeaf | (count - 1) << 15 | first, the range of `count` (1..kLeafMax) consecutive mesh
+//     triangles from `first` (KdTree::Build reorders the mesh's triangles into leaf order);
 //   no child: kEmpty (its box bytes are zero).
 // A child's box contains the 16-bit corners of every triangle below it.
 struct KdNode {
-  static constexpr uint32_t kLeaf = 1u << 31, kPair = 1u << 30, kEmpty = 0x7fffffffu;
+  static constexpr uint32_t kLeaf = 1u << 31, kEmpty = 0x7fffffffu;
+  static constexpr uint32_t kLeafMax = 4;  // triangles per leaf: one 4-wide ray test
   uint8_t box[3][8] = {};
   uint32_t child[4] = {kEmpty, kEmpty, kEmpty, kEmpty};
 
@@ -37,13 +39,16 @@ struct KdNode {
   uint32_t LeafMask() const {
     return child[0] >> 31 | (child[1] >> 31) << 1 | (child[2] >> 31) << 2 | (child[3] >> 31) << 3;
   }
-  static uint32_t LeafCount(uint32_t ref) { return 1 + ((ref >> 30) & 1); }
-  static uint32_t LeafTriangle(uint32_t ref, uint32_t i) { return (ref >> (15 * i)) & 0x7fff; }
-  static uint32_t MakeLeaf(const uint32_t* tris, uint32_t n) {
-    assert(tris[0] < (1u << 15) && (n < 2 || tris[1] < (1u << 15)));
-    return kLeaf | (n == 2 ? kPair | tris[1] << 15 : 0) | tris[0];
+  static uint32_t LeafCount(uint32_t ref) { return 1 + ((ref >> 15) & 3); }
+  static uint32_t LeafFirst(uint32_t ref) { return ref & 0x7fff; }
+  // Bits 17..30 of a leaf are zero.
+  static bool LeafIsCanonical(uint32_t ref) { return (ref & 0x7ffe0000u) == 0; }
+  static uint32_t MakeLeaf(uint32_t first, uint32_t count) {
+    assert(first < (1u << 15) && count >= 1 && count <= kLeafMax);
+    return kLeaf | (count - 1) << 15 | first;
   }
 };
 static_assert(sizeof(KdNode) == 40, "nodes are 40 bytes");
+static_assert(KdNode::kLeafMax >= 1 && KdNode::kLeafMax <= 4, "a leaf count has two bits");
 
 }  // namespace voxcol
