@@ -17,19 +17,20 @@ struct KdGrid {
   uint8_t shift = 0;
 };
 
-// 40 bytes: up to four children, each a box on the tree's KdGrid (structure of arrays: box[axis]
-// holds the four children's low bytes, then their high bytes, so one 8-byte load feeds the SIMD
-// lanes of an axis) and a reference:
-//   an inner node: its index;
-//   a leaf: kLeaf | (count - 1) << 15 | first, the range of `count` (1..kLeafMax) consecutive mesh
+// 32 bytes (half a cache line): up to four children, each a box on the tree's KdGrid (structure
+// of arrays: box[axis] holds the four children's low bytes, then their high bytes, so one 8-byte
+// load feeds the SIMD lanes of an axis) and a 16-bit reference:
+//   an inner node: its index (< kEmpty);
+//   a leaf: kLeaf | (count - 1) << 13 | first, the range of `count` (1..kLeafMax) consecutive mesh
 //     triangles from `first` (KdTree::Build reorders the mesh's triangles into leaf order);
 //   no child: kEmpty (its box bytes are zero).
 // A child's box contains the 16-bit corners of every triangle below it.
-struct KdNode {
-  static constexpr uint32_t kLeaf = 1u << 31, kEmpty = 0x7fffffffu;
-  static constexpr uint32_t kLeafMax = 4;  // triangles per leaf: one 4-wide ray test
+struct alignas(32) KdNode {
+  static constexpr uint16_t kLeaf = 1u << 15, kEmpty = 0x7fff;
+  static constexpr uint32_t kLeafMax = 4;            // triangles per leaf: one 4-wide ray test
+  static constexpr uint32_t kFirstLimit = 1u << 13;  // leaf ranges start below this
   uint8_t box[3][8] = {};
-  uint32_t child[4] = {kEmpty, kEmpty, kEmpty, kEmpty};
+  uint16_t child[4] = {kEmpty, kEmpty, kEmpty, kEmpty};
 
   uint32_t lo(int axis, int slot) const { return box[axis][slot]; }
   uint32_t hi(int axis, int slot) const { return box[axis][4 + slot]; }
@@ -37,18 +38,16 @@ struct KdNode {
   static bool IsLeaf(uint32_t ref) { return (ref & kLeaf) != 0; }
   // Bit i set when child[i] is a leaf.
   uint32_t LeafMask() const {
-    return child[0] >> 31 | (child[1] >> 31) << 1 | (child[2] >> 31) << 2 | (child[3] >> 31) << 3;
+    return child[0] >> 15 | (child[1] >> 15) << 1 | (child[2] >> 15) << 2 | (child[3] >> 15) << 3;
   }
-  static uint32_t LeafCount(uint32_t ref) { return 1 + ((ref >> 15) & 3); }
-  static uint32_t LeafFirst(uint32_t ref) { return ref & 0x7fff; }
-  // Bits 17..30 of a leaf are zero.
-  static bool LeafIsCanonical(uint32_t ref) { return (ref & 0x7ffe0000u) == 0; }
-  static uint32_t MakeLeaf(uint32_t first, uint32_t count) {
-    assert(first < (1u << 15) && count >= 1 && count <= kLeafMax);
-    return kLeaf | (count - 1) << 15 | first;
+  static uint32_t LeafCount(uint32_t ref) { return 1 + ((ref >> 13) & 3); }
+  static uint32_t LeafFirst(uint32_t ref) { return ref & (kFirstLimit - 1); }
+  static uint16_t MakeLeaf(uint32_t first, uint32_t count) {
+    assert(first < kFirstLimit && count >= 1 && count <= kLeafMax);
+    return uint16_t(kLeaf | (count - 1) << 13 | first);
   }
 };
-static_assert(sizeof(KdNode) == 40, "nodes are 40 bytes");
+static_assert(sizeof(KdNode) == 32, "nodes are 32 bytes");
 static_assert(KdNode::kLeafMax >= 1 && KdNode::kLeafMax <= 4, "a leaf count has two bits");
 
 }  // namespace voxcol

@@ -10,7 +10,7 @@
 // references leaves inline. A leaf is a range of up to four consecutive mesh triangles: Build
 // reorders the mesh's triangles into leaf order, so a leaf needs no index list and fills one 4-wide
 // triangle test. A ray tests the four child boxes of a node at once (SSE2) and culls on all axes,
-// and the tree takes ~1 node (40 bytes) per ~9 triangles, about 4.4 bytes per triangle (see
+// and the tree takes ~1 node (32 bytes) per ~9 triangles, about 3.5 bytes per triangle (see
 // docs/design.md).
 //
 // This header is the tree's API. The node format is in kd_node.h; the SIMD node tests
@@ -76,7 +76,7 @@ class KdTree {
   // leaves >= 25% of the triangles on each side: depth <= log_{4/3}(n / 2) + 1); a 4-wide node
   // holds at least one split, so this bounds the node depth too.
   static constexpr int kMaxDepth = 48;
-  static constexpr uint32_t kMaxTriangles = 1u << 15;  // leaves store 15-bit triangle indices
+  static constexpr uint32_t kMaxTriangles = KdNode::kFirstLimit;  // leaves: 13-bit first triangle
 
   // Builds the tree over every triangle of `mesh` (empty mesh -> empty tree) and permutes the
   // mesh's triangles (their corner indices and materials together; vertices and normals stay) into

@@ -75,7 +75,8 @@ class Builder {
       if (p.size() <= L) {
         node.child[i] = KdNode::MakeLeaf(p.begin, p.size());
       } else {
-        node.child[i] = uint32_t(nodes_.size());
+        assert(nodes_.size() < KdNode::kEmpty);
+        node.child[i] = uint16_t(nodes_.size());
         nodes_.emplace_back();
         inner[pushed++] = {node.child[i], p, t.depth + 1};
       }
@@ -279,7 +280,6 @@ struct Validator {
       }
       ++children;
       if (KdNode::IsLeaf(ref)) {
-        if (!KdNode::LeafIsCanonical(ref)) return false;
         for (uint32_t k = 0; k < KdNode::LeafCount(ref); ++k) {
           const uint32_t tri = KdNode::LeafFirst(ref) + k;
           if (tri >= seen_triangles.size() || ++seen_triangles[tri] != 1) return false;
