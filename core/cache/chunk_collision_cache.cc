@@ -214,6 +214,7 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   CopyExact(scratch_mesh.vertices, &out->mesh.vertices);
   CopyExact(scratch_mesh.indices, &out->mesh.indices);
   CopyExact(scratch_mesh.materials, &out->mesh.materials);
+  out->mesh.uniform_material = scratch_mesh.uniform_material;
   CopyExact(scratch_mesh.normals, &out->mesh.normals);
   out->mesh.solid_cells = scratch_mesh.solid_cells;
   // Reorders the mesh's triangles into leaf order: anything that names triangles by index must be

@@ -157,8 +157,19 @@ class Builder {
       const uint32_t a = down_first ? down : up, b = down_first ? up : down;
       target = balanced(a) ? a : balanced(b) ? b : left;
     }
-    if (target > left) std::nth_element(first + left, first + target, last, by_center);
-    if (target < left) std::nth_element(first, first + target, first + left, by_center);
+    // Usually one or two triangles move: a linear pass each is cheaper than a selection.
+    if (target > left + 2) {
+      std::nth_element(first + left, first + target, last, by_center);
+    } else if (target + 2 < left) {
+      std::nth_element(first, first + target, first + left, by_center);
+    } else {
+      for (uint32_t k = left; k < target; ++k) {  // the lowest of the right part joins the left
+        std::iter_swap(first + k, std::min_element(first + k, last, by_center));
+      }
+      for (uint32_t k = left; k > target; --k) {  // the highest of the left part joins the right
+        std::iter_swap(first + k - 1, std::max_element(first, first + k, by_center));
+      }
+    }
     return target;
   }
 
@@ -206,16 +217,17 @@ QuantizedVertex ToVertex(const uint32_t q[3]) {
 void ReorderTriangles(KdBuildScratch& s, ChunkMesh* mesh) {
   const uint32_t n = uint32_t(s.order.size());
   s.indices.assign(mesh->indices.begin(), mesh->indices.end());
-  s.materials.assign(mesh->materials.begin(), mesh->materials.end());
   uint16_t* indices = mesh->indices.data();
-  uint8_t* materials = mesh->materials.data();
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t t = s.order[i];
     indices[3 * i] = s.indices[3 * t];
     indices[3 * i + 1] = s.indices[3 * t + 1];
     indices[3 * i + 2] = s.indices[3 * t + 2];
-    materials[i] = s.materials[t];
   }
+  if (mesh->materials.empty()) return;  // one material for all triangles
+  s.materials.assign(mesh->materials.begin(), mesh->materials.end());
+  uint8_t* materials = mesh->materials.data();
+  for (uint32_t i = 0; i < n; ++i) materials[i] = s.materials[s.order[i]];
 }
 
 }  // namespace

@@ -133,6 +133,7 @@ void BM_KdTreeBuild(benchmark::State& state) {
     mesh.vertices.assign(from.vertices.begin(), from.vertices.end());
     mesh.indices.assign(from.indices.begin(), from.indices.end());
     mesh.materials.assign(from.materials.begin(), from.materials.end());
+    mesh.uniform_material = from.uniform_material;
     KdTree tree;  // a fresh tree per chunk, as the cache does
     tree.Build(&mesh, &scratch);
     triangles += mesh.triangle_count();

@@ -248,7 +248,7 @@ TEST(KdTreeTest, SmallMeshesEqualBruteForce) {
     c.mesh.voxel_size = big->mesh.voxel_size;
     c.mesh.vertices = big->mesh.vertices;
     c.mesh.indices.assign(big->mesh.indices.begin(), big->mesh.indices.begin() + 3 * n);
-    c.mesh.materials.assign(big->mesh.materials.begin(), big->mesh.materials.begin() + n);
+    for (uint32_t t = 0; t < n; ++t) c.mesh.materials.push_back(big->mesh.Material(t));
     c.tree.Build(&c.mesh);
     ASSERT_TRUE(c.tree.Validate(c.mesh)) << n << " triangles";
     for (int i = 0; i < 300; ++i) CheckRandomQuery(rng, c, &tally);
@@ -296,7 +296,7 @@ TEST(KdTreeTest, TreeIsCompactAndHasBoundedDepth) {
 std::vector<std::array<uint32_t, 4>> SortedTriangles(const ChunkMesh& m) {
   std::vector<std::array<uint32_t, 4>> out(m.triangle_count());
   for (uint32_t t = 0; t < m.triangle_count(); ++t) {
-    out[t] = {m.indices[3 * t], m.indices[3 * t + 1], m.indices[3 * t + 2], m.materials[t]};
+    out[t] = {m.indices[3 * t], m.indices[3 * t + 1], m.indices[3 * t + 2], m.Material(t)};
   }
   std::sort(out.begin(), out.end());
   return out;
