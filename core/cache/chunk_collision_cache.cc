@@ -214,9 +214,12 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   CopyExact(scratch_mesh.vertices, &out->mesh.vertices);
   CopyExact(scratch_mesh.indices, &out->mesh.indices);
   CopyExact(scratch_mesh.materials, &out->mesh.materials);
+  out->mesh.uniform_material = scratch_mesh.uniform_material;
   CopyExact(scratch_mesh.normals, &out->mesh.normals);
   out->mesh.solid_cells = scratch_mesh.solid_cells;
-  out->tree.Build(out->mesh, &scratch_tree);
+  // Reorders the mesh's triangles into leaf order: anything that names triangles by index must be
+  // derived from out->mesh after this.
+  out->tree.Build(&out->mesh, &scratch_tree);
 #ifdef VOXCOL_VALIDATE
   // Expensive: every triangle in exactly one leaf, child boxes bound their subtrees, depth bound.
   if (!out->tree.Validate(out->mesh)) {

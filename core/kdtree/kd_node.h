@@ -17,17 +17,20 @@ struct KdGrid {
   uint8_t shift = 0;
 };
 
-// 40 bytes: up to four children, each a box on the tree's KdGrid (structure of arrays: box[axis]
-// holds the four children's low bytes, then their high bytes, so one 8-byte load feeds the SIMD
-// lanes of an axis) and a reference:
-//   an inner node: its index;
-//   a leaf: kLeaf | (two triangles ? kPair : 0) | triangle 0 | triangle 1 << 15;
+// 32 bytes (half a cache line): up to four children, each a box on the tree's KdGrid (structure
+// of arrays: box[axis] holds the four children's low bytes, then their high bytes, so one 8-byte
+// load feeds the SIMD lanes of an axis) and a 16-bit reference:
+//   an inner node: its index (< kEmpty);
+//   a leaf: kLeaf | (count - 1) << 13 | first, the range of `count` (1..kLeafMax) consecutive mesh
+//     triangles from `first` (KdTree::Build reorders the mesh's triangles into leaf order);
 //   no child: kEmpty (its box bytes are zero).
 // A child's box contains the 16-bit corners of every triangle below it.
-struct KdNode {
-  static constexpr uint32_t kLeaf = 1u << 31, kPair = 1u << 30, kEmpty = 0x7fffffffu;
+struct alignas(32) KdNode {
+  static constexpr uint16_t kLeaf = 1u << 15, kEmpty = 0x7fff;
+  static constexpr uint32_t kLeafMax = 4;            // triangles per leaf: one 4-wide ray test
+  static constexpr uint32_t kFirstLimit = 1u << 13;  // leaf ranges start below this
   uint8_t box[3][8] = {};
-  uint32_t child[4] = {kEmpty, kEmpty, kEmpty, kEmpty};
+  uint16_t child[4] = {kEmpty, kEmpty, kEmpty, kEmpty};
 
   uint32_t lo(int axis, int slot) const { return box[axis][slot]; }
   uint32_t hi(int axis, int slot) const { return box[axis][4 + slot]; }
@@ -35,15 +38,16 @@ struct KdNode {
   static bool IsLeaf(uint32_t ref) { return (ref & kLeaf) != 0; }
   // Bit i set when child[i] is a leaf.
   uint32_t LeafMask() const {
-    return child[0] >> 31 | (child[1] >> 31) << 1 | (child[2] >> 31) << 2 | (child[3] >> 31) << 3;
+    return child[0] >> 15 | (child[1] >> 15) << 1 | (child[2] >> 15) << 2 | (child[3] >> 15) << 3;
   }
-  static uint32_t LeafCount(uint32_t ref) { return 1 + ((ref >> 30) & 1); }
-  static uint32_t LeafTriangle(uint32_t ref, uint32_t i) { return (ref >> (15 * i)) & 0x7fff; }
-  static uint32_t MakeLeaf(const uint32_t* tris, uint32_t n) {
-    assert(tris[0] < (1u << 15) && (n < 2 || tris[1] < (1u << 15)));
-    return kLeaf | (n == 2 ? kPair | tris[1] << 15 : 0) | tris[0];
+  static uint32_t LeafCount(uint32_t ref) { return 1 + ((ref >> 13) & 3); }
+  static uint32_t LeafFirst(uint32_t ref) { return ref & (kFirstLimit - 1); }
+  static uint16_t MakeLeaf(uint32_t first, uint32_t count) {
+    assert(first < kFirstLimit && count >= 1 && count <= kLeafMax);
+    return uint16_t(kLeaf | (count - 1) << 13 | first);
   }
 };
-static_assert(sizeof(KdNode) == 40, "nodes are 40 bytes");
+static_assert(sizeof(KdNode) == 32, "nodes are 32 bytes");
+static_assert(KdNode::kLeafMax >= 1 && KdNode::kLeafMax <= 4, "a leaf count has two bits");
 
 }  // namespace voxcol

@@ -1,15 +1,17 @@
 // Loose kD-tree over one chunk mesh, after "Voxel terrain: physics" (Kapoulkine, Roblox;
 // shared/seeds/roblox-voxel-terrain-physics): splits on the longest axis at the mean of the
-// triangle midpoints with the 25% skew fallback to the median, leaves of at most two triangles,
-// bounded depth, iterative traversal with a fixed-size stack, and a stored tree AABB for early
-// rejection.
+// triangle midpoints with the 25% skew fallback to the median, small leaves (here up to four
+// triangles), bounded depth, iterative traversal with a fixed-size stack, and a stored tree AABB
+// for early rejection.
 //
 // Storage goes beyond the seed. The seed's binary node keeps the two children's bounds on the
 // split axis only (two planes). Here up to three of those splits (two levels) make one 4-wide node
 // that keeps every child's bounds on all three axes, 8 bits per coordinate on a per-tree grid, and
-// references leaves inline. A ray tests the four child boxes of a node at once (SSE2) and culls on
-// all axes, so it visits ~9 nodes and leaves instead of ~22 binary nodes, and the tree takes
-// fewer bytes per triangle than 12-byte binary nodes did (see the README's design part).
+// references leaves inline. A leaf is a range of up to four consecutive mesh triangles: Build
+// reorders the mesh's triangles into leaf order, so a leaf needs no index list and fills one 4-wide
+// triangle test. A ray tests the four child boxes of a node at once (SSE2) and culls on all axes,
+// and the tree takes ~1 node (32 bytes) per ~9 triangles, about 3.5 bytes per triangle (see
+// docs/design.md).
 //
 // This header is the tree's API. The node format is in kd_node.h; the SIMD node tests
 // (kd_tree_simd.h) and the bodies of the query templates (kd_tree_traversal.h, included at the end)
@@ -74,12 +76,15 @@ class KdTree {
   // leaves >= 25% of the triangles on each side: depth <= log_{4/3}(n / 2) + 1); a 4-wide node
   // holds at least one split, so this bounds the node depth too.
   static constexpr int kMaxDepth = 48;
-  static constexpr uint32_t kMaxTriangles = 1u << 15;  // leaves store 15-bit triangle indices
+  static constexpr uint32_t kMaxTriangles = KdNode::kFirstLimit;  // leaves: 13-bit first triangle
 
-  // Builds the tree over every triangle of `mesh` (empty mesh -> empty tree). `scratch` may be
-  // null; pass one to reuse its buffers across builds. Precondition: triangle_count() <=
-  // kMaxTriangles (a chunk mesh has at most 8^3 cells x 5 = 2560).
-  void Build(const ChunkMesh& mesh, KdBuildScratch* scratch = nullptr);
+  // Builds the tree over every triangle of `mesh` (empty mesh -> empty tree) and permutes the
+  // mesh's triangles (their corner indices and materials together; vertices and normals stay) into
+  // the tree's leaf order, so every leaf is a range of consecutive triangles. The triangle set is
+  // unchanged; triangle indices refer to the reordered mesh. `scratch` may be null; pass one to
+  // reuse its buffers across builds. Precondition: triangle_count() <= kMaxTriangles (a chunk mesh
+  // has at most 8^3 cells x 5 = 2560).
+  void Build(ChunkMesh* mesh, KdBuildScratch* scratch = nullptr);
 
   bool empty() const { return nodes_.empty(); }
   const Aabb& bounds() const { return bounds_; }
@@ -122,6 +127,8 @@ class KdTree {
 struct KdBuildScratch {
   std::vector<uint32_t> order;
   std::vector<std::array<uint16_t, 6>> qboxes;  // fixed-point min xyz, max xyz per triangle
+  std::vector<uint16_t> indices;                // the mesh's triangles before the reorder
+  std::vector<uint8_t> materials;
 };
 
 // Closed AABB of triangle `tri` of `mesh`.

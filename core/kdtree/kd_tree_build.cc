@@ -1,10 +1,12 @@
 // Loose kD-tree build after Kapoulkine, "Voxel terrain: physics" (Roblox): split the longest axis
 // of a part's box at the mean of the triangle midpoints, partition by midpoint; if a side would
 // get fewer than 25% of the triangles, split at the median midpoint instead (bounds the depth and
-// guarantees termination). A node of up to eight triangles splits into leaves (<= 2 triangles);
-// a larger one splits its largest part while that has more than eight, then parts of three or
-// four, up to four children (Builder::Process). Everything runs on the 16-bit fixed-point vertex
-// coordinates, so boxes and midpoint comparisons are exact integers.
+// guarantees termination). A node of up to 4 x kLeafMax triangles splits into leaves (<= kLeafMax
+// triangles); a larger one splits its largest part while that has more than 4 x kLeafMax, then
+// parts that fit two leaves, up to four children (Builder::Process). A leaf is a range of the
+// triangle order; at the end the mesh's triangles are permuted into that order, so a leaf refers
+// to consecutive mesh triangles. Everything runs on the 16-bit fixed-point vertex coordinates, so
+// boxes and midpoint comparisons are exact integers.
 #include <emmintrin.h>
 
 #include <algorithm>
@@ -38,26 +40,29 @@ class Builder {
   // Fills node t.node with the children of t.part. Writes the tasks of its inner children to
   // `inner` and returns how many (<= 4).
   int Process(const Task& t, Task* inner) {
-    // A node of up to eight triangles splits into leaves. A larger one splits its largest part
-    // while that is larger than one full node (four leaves of two), then parts of three or four,
-    // which become two leaves and save a node. A part of five to eight stays whole: splitting it
-    // here would take two nodes below instead of one.
-    const bool fits = t.part.size() <= 8;
+    // A node of up to four full leaves splits into leaves. A larger one splits its largest part
+    // while that is larger than one full node, then parts that fit two leaves, which saves a node.
+    // A part larger than two leaves but within one node is not halved (that would take two nodes
+    // below instead of one); while slots are free, a full leaf is peeled off it instead, which
+    // leaves one node below and fills the slot (fewer nodes per triangle).
+    constexpr uint32_t L = KdNode::kLeafMax;
+    const bool fits = t.part.size() <= 4 * L;
     Part parts[4] = {t.part};
     int n = 1;
     while (n < 4) {
       int best = -1;
       for (int i = 0; i < n; ++i) {
-        if (parts[i].size() > 2 && (best < 0 || parts[i].size() > parts[best].size())) best = i;
+        if (parts[i].size() > L && (best < 0 || parts[i].size() > parts[best].size())) best = i;
       }
-      if (!fits && best >= 0 && parts[best].size() <= 8 && parts[best].size() > 4) {
-        best = -1;
-        for (int i = 0; i < n && best < 0; ++i) {
-          if (parts[i].size() > 2 && parts[i].size() <= 4) best = i;
+      bool peel = false;
+      if (!fits && best >= 0 && parts[best].size() <= 4 * L && parts[best].size() > 2 * L) {
+        peel = true;
+        for (int i = 0; i < n && peel; ++i) {
+          if (parts[i].size() > L && parts[i].size() <= 2 * L) best = i, peel = false;
         }
       }
       if (best < 0) break;
-      Split(parts[best], &parts[best], &parts[n++]);
+      Split(parts[best], peel, &parts[best], &parts[n++]);
     }
     KdNode node;
     int pushed = 0;
@@ -67,10 +72,11 @@ class Builder {
         node.box[a][i] = uint8_t((p.lo[a] - grid_.base[a]) >> grid_.shift);
         node.box[a][4 + i] = uint8_t((p.hi[a] - grid_.base[a]) >> grid_.shift);
       }
-      if (p.size() <= 2) {
-        node.child[i] = KdNode::MakeLeaf(s_.order.data() + p.begin, p.size());
+      if (p.size() <= L) {
+        node.child[i] = KdNode::MakeLeaf(p.begin, p.size());
       } else {
-        node.child[i] = uint32_t(nodes_.size());
+        assert(nodes_.size() < KdNode::kEmpty);
+        node.child[i] = uint16_t(nodes_.size());
         nodes_.emplace_back();
         inner[pushed++] = {node.child[i], p, t.depth + 1};
       }
@@ -107,19 +113,22 @@ class Builder {
     return uint32_t(s_.qboxes[tri][axis]) + s_.qboxes[tri][3 + axis];
   }
 
-  void Split(Part p, Part* left, Part* right) const {
+  // Splits p on its longest axis; with `peel`, one side gets exactly kLeafMax triangles.
+  void Split(Part p, bool peel, Part* left, Part* right) const {
     int axis = 0;
     for (int a = 1; a < 3; ++a) {
       if (p.hi[a] - p.lo[a] > p.hi[axis] - p.lo[axis]) axis = a;
     }
     const uint32_t mid =
-        p.begin + Partition(s_.order.data() + p.begin, s_.order.data() + p.end, axis);
+        p.begin + Partition(s_.order.data() + p.begin, s_.order.data() + p.end, axis, peel);
     *left = MakePart(p.begin, mid);
     *right = MakePart(mid, p.end);
   }
 
-  // Mean split with the 25% skew fallback to the median. Returns the size of the left part.
-  uint32_t Partition(uint32_t* first, uint32_t* last, int axis) const {
+  // Mean split with the 25% skew fallback to the median. Returns the size of the left part. A peel
+  // (n <= 4 x kLeafMax) moves the split to kLeafMax from the nearer end, which keeps both sides at
+  // least 25%.
+  uint32_t Partition(uint32_t* first, uint32_t* last, int axis, bool peel) const {
     const uint32_t n = uint32_t(last - first);
     uint64_t sum = 0;
     for (uint32_t* p = first; p != last; ++p) sum += Center2(*p, axis);
@@ -132,15 +141,36 @@ class Builder {
       std::nth_element(first, first + n / 2, last, by_center);
       left = n / 2;
     }
-    // Leaves hold two triangles: an even left part lets every leaf below it be full, which keeps
-    // the leaf count near half the triangle count. Moves the triangle nearest the split across.
-    if (left % 2 == 0 || n <= 2) return left;
-    if (4 * (n - left - 1) >= n) {  // take the right part's lowest triangle
-      std::iter_swap(first + left, std::min_element(first + left, last, by_center));
-      return left + 1;
+    // Moves the triangles nearest the split across so that the parts fill whole leaves: a part
+    // that fits two leaves splits into two leaves; in a larger one, a left part of a multiple of
+    // kLeafMax lets every leaf below it be full, which keeps the leaf count near n / kLeafMax.
+    constexpr uint32_t L = KdNode::kLeafMax;
+    uint32_t target = left;
+    if (peel) {
+      target = 2 * left <= n ? L : n - L;
+    } else if (n <= 2 * L) {
+      target = std::min(std::max(left, n - L), L);
+    } else if (left % L != 0) {
+      auto balanced = [&](uint32_t x) { return 4 * x >= n && 4 * (n - x) >= n; };
+      const uint32_t down = left - left % L, up = down + L;
+      const bool down_first = left - down <= up - left;
+      const uint32_t a = down_first ? down : up, b = down_first ? up : down;
+      target = balanced(a) ? a : balanced(b) ? b : left;
     }
-    std::iter_swap(first + left - 1, std::max_element(first, first + left, by_center));
-    return left - 1;
+    // Usually one or two triangles move: a linear pass each is cheaper than a selection.
+    if (target > left + 2) {
+      std::nth_element(first + left, first + target, last, by_center);
+    } else if (target + 2 < left) {
+      std::nth_element(first, first + target, first + left, by_center);
+    } else {
+      for (uint32_t k = left; k < target; ++k) {  // the lowest of the right part joins the left
+        std::iter_swap(first + k, std::min_element(first + k, last, by_center));
+      }
+      for (uint32_t k = left; k > target; --k) {  // the highest of the left part joins the right
+        std::iter_swap(first + k - 1, std::max_element(first, first + k, by_center));
+      }
+    }
+    return target;
   }
 
   KdBuildScratch& s_;
@@ -182,9 +212,28 @@ QuantizedVertex ToVertex(const uint32_t q[3]) {
   return {uint16_t(q[0]), uint16_t(q[1]), uint16_t(q[2])};
 }
 
+// Permutes the mesh's triangles (corner indices and materials together) into the build order:
+// triangle i becomes old triangle order[i], so each leaf's range names its own triangles.
+void ReorderTriangles(KdBuildScratch& s, ChunkMesh* mesh) {
+  const uint32_t n = uint32_t(s.order.size());
+  s.indices.assign(mesh->indices.begin(), mesh->indices.end());
+  uint16_t* indices = mesh->indices.data();
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t t = s.order[i];
+    indices[3 * i] = s.indices[3 * t];
+    indices[3 * i + 1] = s.indices[3 * t + 1];
+    indices[3 * i + 2] = s.indices[3 * t + 2];
+  }
+  if (mesh->materials.empty()) return;  // one material for all triangles
+  s.materials.assign(mesh->materials.begin(), mesh->materials.end());
+  uint8_t* materials = mesh->materials.data();
+  for (uint32_t i = 0; i < n; ++i) materials[i] = s.materials[s.order[i]];
+}
+
 }  // namespace
 
-void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
+void KdTree::Build(ChunkMesh* mesh_in, KdBuildScratch* scratch) {
+  const ChunkMesh& mesh = *mesh_in;
   nodes_.clear();
   depth_ = 0;
   const uint32_t n = mesh.triangle_count();
@@ -200,7 +249,7 @@ void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
   KdBuildScratch local;
   KdBuildScratch& s = scratch ? *scratch : local;
   grid_ = PrepareScratch(mesh, s);
-  nodes_.reserve(n / 4 + 1);  // ~n / 6 nodes for full leaves of two; slack for partial nodes
+  nodes_.reserve(n / 8 + 1);  // ~n / 9 nodes with leaves of four (BM_KdTreeBuild scene)
   nodes_.emplace_back();
   Builder builder(s, nodes_, grid_);
   const Part root = builder.MakePart(0, n);
@@ -215,6 +264,7 @@ void KdTree::Build(const ChunkMesh& mesh, KdBuildScratch* scratch) {
     sp += builder.Process(t, stack + sp);
   }
   nodes_.shrink_to_fit();
+  ReorderTriangles(s, mesh_in);
 }
 
 namespace {
@@ -242,9 +292,8 @@ struct Validator {
       }
       ++children;
       if (KdNode::IsLeaf(ref)) {
-        if (!(ref & KdNode::kPair) && KdNode::LeafTriangle(ref, 1) != 0) return false;
         for (uint32_t k = 0; k < KdNode::LeafCount(ref); ++k) {
-          const uint32_t tri = KdNode::LeafTriangle(ref, k);
+          const uint32_t tri = KdNode::LeafFirst(ref) + k;
           if (tri >= seen_triangles.size() || ++seen_triangles[tri] != 1) return false;
           for (int c = 0; c < 3; ++c) {
             const QuantizedVertex& q = mesh.vertices[mesh.indices[3 * tri + c]];

@@ -249,12 +249,15 @@ class KdBoxClip {
     t_far = _mm_add_ps(t_far, widen);
     t_near = _mm_max_ps(t_near, _mm_set1_ps(t_lo));
     t_far = _mm_min_ps(t_far, _mm_set1_ps(t_hi));
-    const __m128i refs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(n.child));
-    const __m128i empty = _mm_cmpeq_epi32(refs, _mm_set1_epi32(int(KdNode::kEmpty)));
+    // The four 16-bit references in the high halves of 32-bit lanes: the leaf bit is the sign bit.
+    const __m128i refs = _mm_unpacklo_epi16(
+        _mm_setzero_si128(), _mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.child)));
+    const __m128i empty =
+        _mm_cmpeq_epi32(refs, _mm_set1_epi32(int(uint32_t(KdNode::kEmpty) << 16)));
     const __m128 hit =
         _mm_andnot_ps(_mm_castsi128_ps(empty), _mm_and_ps(inside, _mm_cmple_ps(t_near, t_far)));
     _mm_storeu_ps(entry, t_near);
-    *leaves = uint32_t(_mm_movemask_ps(_mm_castsi128_ps(refs)));  // the leaf bit is the sign bit
+    *leaves = uint32_t(_mm_movemask_ps(_mm_castsi128_ps(refs)));
     return uint32_t(_mm_movemask_ps(hit));
 #else
     uint32_t mask = 0;

@@ -69,8 +69,9 @@ void KdTree::CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& coll
         continue;
       }
       ++visited;
+      const uint32_t first = KdNode::LeafFirst(ref);
       for (uint32_t i = 0; i < KdNode::LeafCount(ref) && !collector.done(); ++i) {
-        const uint32_t tri = KdNode::LeafTriangle(ref, i);
+        const uint32_t tri = first + i;
         ++tested;
         if (TriangleBounds(mesh, tri).Overlaps(box)) collector.AddTriangle(tri);
       }
@@ -125,8 +126,9 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
   };
   Entry stack[kStackSize];  // waiting children, nearest on top
   int sp = 0;
-  uint32_t index = 0;               // the root
-  uint32_t pending[12], count = 0;  // < 4 left over + up to 8 from one node
+  uint32_t index = 0;  // the root
+  // < 4 left over + up to 4 leaves of kLeafMax from one node; the last leaf writes 4 entries.
+  uint32_t pending[4 + 4 * KdNode::kLeafMax], count = 0;
   for (;;) {
     const KdNode& node = nodes_[index];
     ++visited;
@@ -139,8 +141,8 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
     if (const uint32_t leaves = mask & leaf_mask) {
       for (uint32_t m = leaves; m != 0; m &= m - 1) {
         const uint32_t ref = node.child[absl::countr_zero(m)];
-        pending[count] = KdNode::LeafTriangle(ref, 0);
-        pending[count + 1] = KdNode::LeafTriangle(ref, 1);
+        const uint32_t first = KdNode::LeafFirst(ref);
+        for (uint32_t k = 0; k < KdNode::kLeafMax; ++k) pending[count + k] = first + k;
         count += KdNode::LeafCount(ref);
         ++visited;
       }

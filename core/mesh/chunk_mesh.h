@@ -1,4 +1,8 @@
-// Indexed triangle mesh of one chunk's terrain surface, the input of the kD-tree.
+// Indexed triangle mesh of one chunk's terrain surface, the input of the kD-tree. Per triangle:
+// three 16-bit vertex indices and a material byte (none when the chunk's triangles share one);
+// per vertex: a 16-bit fixed-point position and a normal sum in three half floats. KdTree::Build
+// permutes the triangles (indices and materials together) into its leaf order, so that a leaf
+// is a range of consecutive triangles; triangle indices always refer to the mesh as stored.
 #pragma once
 
 #include <array>
@@ -57,8 +61,11 @@ struct ChunkMesh {
   Int3 origin;                            // voxel coordinates of the chunk's min corner
   float voxel_size = 1;                   // world units per voxel
   std::vector<QuantizedVertex> vertices;  // welded: one per crossed lattice edge
-  std::vector<uint16_t> indices;   // three per triangle, counter-clockwise seen from empty space
-  std::vector<uint8_t> materials;  // one solid material per triangle
+  std::vector<uint16_t> indices;  // three per triangle, counter-clockwise seen from empty space
+  // One solid material per triangle, or none when every triangle has uniform_material (most
+  // chunks: CompactMaterials). Read them with Material(tri).
+  std::vector<uint8_t> materials;
+  uint8_t uniform_material = 0;
   // One per vertex (ComputeVertexNormals) or none (a mesh built by hand).
   std::vector<PackedNormal> normals;
   // The cells entirely inside the surface (all eight corners inside: cube case 255), which hold no
@@ -66,9 +73,23 @@ struct ChunkMesh {
   // layout of the broadphase's SliceMasks. Filled by MeshChunk; all clear in a mesh built by hand.
   std::array<uint64_t, 8> solid_cells{};
 
-  uint32_t triangle_count() const { return uint32_t(materials.size()); }
+  uint32_t triangle_count() const { return uint32_t(indices.size() / 3); }
   uint32_t vertex_count() const { return uint32_t(vertices.size()); }
-  bool empty() const { return materials.empty(); }
+  bool empty() const { return indices.empty(); }
+  // The solid material of triangle `tri`.
+  uint8_t Material(uint32_t tri) const {
+    return materials.empty() ? uniform_material : materials[tri];
+  }
+  // Stores no per-triangle materials when all triangles have the same one (kept in
+  // uniform_material). An empty mesh keeps uniform_material 0.
+  void CompactMaterials() {
+    if (materials.empty()) return;
+    for (uint8_t m : materials) {
+      if (m != materials[0]) return;
+    }
+    uniform_material = materials[0];
+    materials.clear();
+  }
   // The chunk's min corner on `axis` in fixed-point steps: adding a vertex coordinate gives the
   // vertex's global fixed-point value, the same for a lattice edge in every chunk.
   int32_t FixedOrigin(int axis) const { return Component(origin, axis) * kVertexSteps; }
@@ -128,6 +149,7 @@ struct ChunkMesh {
     vertices.clear();
     indices.clear();
     materials.clear();
+    uniform_material = 0;
     normals.clear();
     solid_cells.fill(0);
   }

@@ -248,6 +248,7 @@ void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size
       }
     }
   out->ComputeVertexNormals();
+  out->CompactMaterials();
 }
 
 ChunkMesh MeshChunk(const World& world, const ChunkKey& key) {

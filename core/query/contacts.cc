@@ -29,7 +29,7 @@ void ReduceChunk(const Gathered& g, const std::vector<RawContact>& contacts, siz
   for (int i = 0; i < n; ++i) {
     const RawContact& c = contacts[begin + size_t(kept[i])];
     const Tri& t = g.tris[c.tri];
-    out->points[out->count++] = {c.position, c.normal, c.depth, t.chunk->mesh.materials[t.index],
+    out->points[out->count++] = {c.position, c.normal, c.depth, t.chunk->mesh.Material(t.index),
                                  int32_t(t.index)};
   }
 }

@@ -272,7 +272,7 @@ void PrefetchSurfaceArrays(const ChunkMesh& m) {
 // makes one wait, not several in turn.
 void PrefetchHitData(const ChunkCollision& c, uint32_t tri, const Int3& low) {
   const ChunkMesh& m = c.mesh;
-  PrefetchLine(&m.materials[tri]);
+  if (!m.materials.empty()) PrefetchLine(&m.materials[tri]);
   if (m.has_normals()) {
     for (int k = 0; k < 3; ++k) PrefetchLine(&m.normals[m.indices[3 * tri + k]]);
   }
@@ -302,7 +302,7 @@ RaycastHit MakeSmoothHit(const BroadphaseIndex& index, VoxelReader& voxels, cons
   hit.front_face = Dot(facet, ray.direction) < 0;
   uint8_t occupancy = 0;
   DominantSolidCorner(voxels, low, world.VoxelAt(behind), &hit.voxel, &occupancy);
-  hit.value = {c.mesh.materials[t.triangle], occupancy};
+  hit.value = {c.mesh.Material(t.triangle), occupancy};
   hit.chunk = c.key;
   hit.triangle = int32_t(t.triangle);
   return hit;

@@ -84,7 +84,7 @@ SweepHit SweepRun::MakeHit(const Tri& t, float distance, const Vec3& position,
   hit.distance = distance;
   hit.position = position;
   hit.normal = normal;
-  hit.material = t.chunk->mesh.materials[t.index];
+  hit.material = t.chunk->mesh.Material(t.index);
   hit.chunk = t.chunk->key;
   hit.triangle = int32_t(t.index);
   return hit;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -33,7 +34,7 @@ std::vector<ChunkCase> BuildAll(const World& world) {
       for (int x = range.min.x; x < range.max.x; ++x) {
         ChunkCase c{{x, y, z}, MeshChunk(world, {x, y, z}), {}};
         if (c.mesh.empty()) continue;
-        c.tree.Build(c.mesh, &scratch);
+        c.tree.Build(&c.mesh, &scratch);
         out.push_back(std::move(c));
       }
   return out;
@@ -247,8 +248,8 @@ TEST(KdTreeTest, SmallMeshesEqualBruteForce) {
     c.mesh.voxel_size = big->mesh.voxel_size;
     c.mesh.vertices = big->mesh.vertices;
     c.mesh.indices.assign(big->mesh.indices.begin(), big->mesh.indices.begin() + 3 * n);
-    c.mesh.materials.assign(big->mesh.materials.begin(), big->mesh.materials.begin() + n);
-    c.tree.Build(c.mesh);
+    for (uint32_t t = 0; t < n; ++t) c.mesh.materials.push_back(big->mesh.Material(t));
+    c.tree.Build(&c.mesh);
     ASSERT_TRUE(c.tree.Validate(c.mesh)) << n << " triangles";
     for (int i = 0; i < 300; ++i) CheckRandomQuery(rng, c, &tally);
   }
@@ -261,16 +262,17 @@ TEST(KdTreeTest, SmallMeshesEqualBruteForce) {
 TEST(KdTreeTest, EmptyMeshGivesEmptyTreeAndNoHits) {
   ChunkMesh mesh;
   KdTree tree;
-  tree.Build(mesh);
+  tree.Build(&mesh);
   EXPECT_TRUE(tree.empty());
   ClosestHitCollector closest(100);
   tree.CastRay(mesh, KdRay({0, 0, 0}, {1, 0, 0}), closest, nullptr);
   EXPECT_FALSE(closest.has_hit());
 }
 
-// Nodes are 40 bytes with up to four children each and leaves of two triangles live inside their
-// parent, so a tree needs about one node per six triangles: well under the 12 bytes per triangle
-// of one 12-byte binary node per triangle. The depth stays within the bound the stacks assume.
+// Nodes are 40 bytes with up to four children each and leaves (ranges of up to four triangles)
+// live inside their parent, so a tree needs about one node per eleven triangles: well under the
+// 12 bytes per triangle of one 12-byte binary node per triangle. The depth stays within the bound
+// the stacks assume.
 TEST(KdTreeTest, TreeIsCompactAndHasBoundedDepth) {
   auto world = testing::MakeCaveWorld(22, {48, 64, 48});
   size_t bytes = 0, nodes = 0, triangles = 0;
@@ -288,6 +290,40 @@ TEST(KdTreeTest, TreeIsCompactAndHasBoundedDepth) {
       depth);
   EXPECT_LT(double(bytes) / double(triangles), 9.0);
   EXPECT_LE(depth, KdTree::kMaxDepth);
+}
+
+// The triangles of `m` (three corner indices and the material each), sorted.
+std::vector<std::array<uint32_t, 4>> SortedTriangles(const ChunkMesh& m) {
+  std::vector<std::array<uint32_t, 4>> out(m.triangle_count());
+  for (uint32_t t = 0; t < m.triangle_count(); ++t) {
+    out[t] = {m.indices[3 * t], m.indices[3 * t + 1], m.indices[3 * t + 2], m.Material(t)};
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Build permutes the mesh's triangles into leaf order and changes nothing else: the same
+// vertices, normals and triangles (corners in the same rotation, with their materials).
+TEST(KdTreeTest, BuildOnlyReordersTheMeshTriangles) {
+  auto world = testing::MakeCaveWorld(23, {32, 48, 32});
+  const IntBox range = MeshedChunkRange(*world);
+  KdBuildScratch scratch;
+  int meshes = 0;
+  for (int y = range.min.y; y < range.max.y; ++y)
+    for (int z = range.min.z; z < range.max.z; ++z)
+      for (int x = range.min.x; x < range.max.x; ++x) {
+        const ChunkMesh meshed = MeshChunk(*world, {x, y, z});
+        if (meshed.empty()) continue;
+        ChunkMesh mesh = meshed;
+        KdTree tree;
+        tree.Build(&mesh, &scratch);
+        ASSERT_TRUE(tree.Validate(mesh));
+        EXPECT_EQ(mesh.vertices, meshed.vertices);
+        EXPECT_EQ(mesh.normals, meshed.normals);
+        EXPECT_EQ(SortedTriangles(mesh), SortedTriangles(meshed));
+        ++meshes;
+      }
+  EXPECT_GT(meshes, 10);
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ inline std::vector<OracleTriangle> AllTriangles(const World& world) {
                     std::min({tri.a.z, tri.b.z, tri.c.z})};
           tri.hi = {std::max({tri.a.x, tri.b.x, tri.c.x}), std::max({tri.a.y, tri.b.y, tri.c.y}),
                     std::max({tri.a.z, tri.b.z, tri.c.z})};
-          tri.material = m.materials[t];
+          tri.material = m.Material(t);
           out.push_back(tri);
         }
       }

@@ -239,7 +239,7 @@ void CheckHitVoxel(const World& world, ChunkCollisionCache& cache, const Raycast
   const Int3 want = DominantCornerBehind(world, c->mesh, hit);
   EXPECT_EQ(hit.voxel, want) << i;
   EXPECT_EQ(hit.value.occupancy, world.GetVoxel(want).occupancy) << i;
-  EXPECT_EQ(hit.value.material, c->mesh.materials[hit.triangle]) << i;
+  EXPECT_EQ(hit.value.material, c->mesh.Material(uint32_t(hit.triangle))) << i;
 }
 
 // The closest crossing of `ray` with every triangle of the chunks around its segment (brute force
