@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <random>
 #include <thread>
@@ -12,6 +11,7 @@
 #include "absl/synchronization/barrier.h"
 #include "core/mesh/marching_cubes.h"
 #include "core/voxel/edit.h"
+#include "tests/core/test_meshes.h"
 #include "tests/core/test_worlds.h"
 
 namespace voxcol {
@@ -26,23 +26,13 @@ std::vector<ChunkKey> AllMeshedKeys(const World& world) {
   return keys;
 }
 
-// The triangles of `m` (three corner indices and the material each), sorted.
-std::vector<std::array<uint16_t, 4>> SortedTriangles(const ChunkMesh& m) {
-  std::vector<std::array<uint16_t, 4>> out(m.triangle_count());
-  for (uint32_t t = 0; t < m.triangle_count(); ++t) {
-    out[t] = {m.indices[3 * t], m.indices[3 * t + 1], m.indices[3 * t + 2], m.Material(t)};
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // The cache's mesh is marching cubes' output with its triangles in the tree's leaf order
 // (KdTree::Build permutes them): the same vertices and normals, the same triangles (corners in
 // the same rotation, same material), in any order.
 bool SameMesh(const ChunkMesh& cached, const ChunkMesh& meshed) {
   return cached.vertices == meshed.vertices && cached.normals == meshed.normals &&
          cached.indices.size() == meshed.indices.size() &&
-         SortedTriangles(cached) == SortedTriangles(meshed);
+         testing::SortedTriangles(cached) == testing::SortedTriangles(meshed);
 }
 
 TEST(NarrowphaseCacheTest, EachChunkIsBuiltOnceUnderConcurrency) {

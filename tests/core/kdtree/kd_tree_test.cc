@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -11,6 +10,7 @@
 
 #include "core/mesh/marching_cubes.h"
 #include "core/voxel/edit.h"
+#include "tests/core/test_meshes.h"
 #include "tests/core/test_worlds.h"
 
 namespace voxcol {
@@ -292,16 +292,6 @@ TEST(KdTreeTest, TreeIsCompactAndHasBoundedDepth) {
   EXPECT_LE(depth, KdTree::kMaxDepth);
 }
 
-// The triangles of `m` (three corner indices and the material each), sorted.
-std::vector<std::array<uint32_t, 4>> SortedTriangles(const ChunkMesh& m) {
-  std::vector<std::array<uint32_t, 4>> out(m.triangle_count());
-  for (uint32_t t = 0; t < m.triangle_count(); ++t) {
-    out[t] = {m.indices[3 * t], m.indices[3 * t + 1], m.indices[3 * t + 2], m.Material(t)};
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // Build permutes the mesh's triangles into leaf order and changes nothing else: the same
 // vertices, normals and triangles (corners in the same rotation, with their materials).
 TEST(KdTreeTest, BuildOnlyReordersTheMeshTriangles) {
@@ -320,7 +310,7 @@ TEST(KdTreeTest, BuildOnlyReordersTheMeshTriangles) {
         ASSERT_TRUE(tree.Validate(mesh));
         EXPECT_EQ(mesh.vertices, meshed.vertices);
         EXPECT_EQ(mesh.normals, meshed.normals);
-        EXPECT_EQ(SortedTriangles(mesh), SortedTriangles(meshed));
+        EXPECT_EQ(testing::SortedTriangles(mesh), testing::SortedTriangles(meshed));
         ++meshes;
       }
   EXPECT_GT(meshes, 10);
