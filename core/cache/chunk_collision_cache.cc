@@ -66,6 +66,7 @@ ChunkCollisionCache::ChunkCollisionCache(World& world, size_t budget_bytes)
 }
 
 ChunkCollisionCache::~ChunkCollisionCache() {
+  world_.RemoveObserver(this);
   for (size_t p = 0; p < directory_size_; ++p) {
     Page* page = directory_[p].load();
     if (page == nullptr) continue;

@@ -155,7 +155,8 @@ class ChunkCollisionCache : public EditObserver {
   };
 
  public:
-  // Registers itself as an edit observer of `world`, so construct it before the world serves edits.
+  // Registers itself as an edit observer of `world`, so construct it before the world serves edits;
+  // the destructor unregisters it, so destroy it while no edit is in flight and before the world.
   // `budget_bytes` bounds the cached bytes (split evenly over the shards).
   ChunkCollisionCache(World& world, size_t budget_bytes);
   ~ChunkCollisionCache() override;
@@ -257,7 +258,7 @@ class ChunkCollisionCache : public EditObserver {
   void Retire(Entry* entry);
   int64_t ActiveReaders(uint64_t parity) const;
 
-  const World& world_;
+  World& world_;  // observed: the destructor unregisters
   size_t shard_budget_;
   IntBox range_;  // keys the table covers (MeshedChunkRange)
   Int3 pages_;    // directory extent in pages

@@ -436,6 +436,10 @@ std::vector<World::PendingEdit*> World::TakeQueue() {
   return group;
 }
 
+void World::RemoveObserver(EditObserver* observer) {
+  observers_.erase(std::remove(observers_.begin(), observers_.end(), observer), observers_.end());
+}
+
 void World::CommitQueued() {
   std::vector<PendingEdit*> group = TakeQueue();
   std::vector<CommittedEdit> committed;

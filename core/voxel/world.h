@@ -136,6 +136,9 @@ class World {
 
   // Registers hooks and the loader; call before serving (not thread-safe against edits).
   void AddObserver(EditObserver* observer) { observers_.push_back(observer); }
+  // Unregisters `observer` (nothing if it is not registered); call when no edit is in flight, e.g.
+  // from the observer's destructor once the world stops serving edits.
+  void RemoveObserver(EditObserver* observer);
   void SetLoader(const ChunkLoader* loader) { loader_ = loader; }
   // Sets the version of a world reopened from storage; call before serving.
   void RestoreVersion(uint64_t version);

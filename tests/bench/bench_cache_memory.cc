@@ -22,8 +22,8 @@ size_t HeapInUse() { return mallinfo2().uordblks; }
 // with_edge_flags the heap again after every entry computed its contact edge flags;
 // meshless_entries the entries of chunks without a triangle (each still a whole ChunkCollision).
 void BM_CacheHeapPerTriangle(benchmark::State& state) {
-  // The bench cave world, but its own copy: a cache registers itself with its world for good, so
-  // it must not die before the world does (BenchCaveWorld() lives until the process ends).
+  // The bench cave world, but its own copy: reading every chunk makes them all resident, which
+  // would change what later benchmarks measure on BenchCaveWorld().
   const std::unique_ptr<World> owned = testing::MakeCaveWorld(1, {256, 192, 256});
   World& world = *owned;
   const IntBox keys = world.chunk_bounds();

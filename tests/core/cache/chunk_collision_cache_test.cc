@@ -144,6 +144,24 @@ TEST(NarrowphaseCacheTest, CacheMatchesFreshMeshesAfterRandomEdits) {
     EXPECT_TRUE(SameMesh(cache.Get(key)->mesh, MeshChunk(*world, key)));
 }
 
+// A cache unregisters from its world when destroyed: the world's later edits reach only the live
+// cache (under ASan, an edit that called the destroyed one would be a use after free).
+TEST(NarrowphaseCacheTest, ACacheDestroyedBeforeItsWorldIsNoLongerCalled) {
+  auto world = testing::MakeCaveWorld(36, {48, 48, 48});
+  std::vector<ChunkKey> keys = AllMeshedKeys(*world);
+  ChunkCollisionCache kept(*world, size_t(1) << 30);
+  {
+    ChunkCollisionCache gone(*world, size_t(1) << 30);
+    for (const ChunkKey& key : keys) gone.Get(key);
+  }
+  for (const ChunkKey& key : keys) kept.Get(key);
+  const FillBallParams dig{{0, 0, 0}, 6.0f, kMaterialAir, EditMode::kSubtract};
+  ASSERT_TRUE(world->Edit([&](ChunkEdit& e) { return FillBall(e, dig, EditLimits{}); }).ok());
+  EXPECT_GT(kept.stats().invalidations, 0u);
+  for (const ChunkKey& key : keys)
+    EXPECT_TRUE(SameMesh(kept.Get(key)->mesh, MeshChunk(*world, key)));
+}
+
 // Lock-free hits under churn: readers find entries while an editor invalidates them and a small
 // budget evicts them; every entry a reader holds stays intact for its scope, and afterwards the
 // cache still matches fresh meshes.

@@ -224,6 +224,28 @@ TEST(WorldObservers, SeeEveryEditInOrderAndCanAbortIt) {
   EXPECT_FALSE(observer.visible_early);
 }
 
+TEST(WorldObservers, ARemovedObserverSeesNoFurtherEdits) {
+  auto world = testing::MakeEmptyWorld();
+  RecordingObserver kept, removed;
+  kept.world = removed.world = world.get();
+  world->AddObserver(&removed);
+  world->AddObserver(&kept);
+  auto set = [&](int x) {
+    return world->Edit([&](ChunkEdit& e) {
+      e.Set({x, 0, 0}, {kMaterialRock, 255});
+      return absl::OkStatus();
+    });
+  };
+  ASSERT_TRUE(set(1).ok());
+  world->RemoveObserver(&removed);
+  world->RemoveObserver(&removed);  // a second removal changes nothing
+  ASSERT_TRUE(set(2).ok());
+  EXPECT_EQ(removed.seen_before, (std::vector<uint64_t>{1}));
+  EXPECT_EQ(removed.seen_after, (std::vector<uint64_t>{1}));
+  EXPECT_EQ(kept.seen_before, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(kept.seen_after, (std::vector<uint64_t>{1, 2}));
+}
+
 class MapLoader : public ChunkLoader {
  public:
   absl::StatusOr<ChunkPtr> Load(const ChunkKey& key) const override {
