@@ -41,9 +41,6 @@
 
 namespace voxcol {
 
-// Mesh and tree of one chunk, immutable once built.
-// Member order: a ray reads the key, the tree header and the mesh's arrays, in that order, so they
-// share the first lines after the control block.
 // The edge flags of one chunk mesh, computed on first use.
 class LazyEdgeFlags {
  public:
@@ -57,6 +54,9 @@ class LazyEdgeFlags {
   mutable std::vector<uint16_t> flags_;
 };
 
+// Mesh and tree of one chunk, immutable once built.
+// Member order: a ray reads the key, the tree header and the mesh's arrays, in that order, so they
+// share the first lines after the control block.
 struct ChunkCollision {
   ChunkKey key;
   KdTree tree;
