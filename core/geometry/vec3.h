@@ -105,6 +105,7 @@ struct Aabb {
     return min.x <= o.max.x && max.x >= o.min.x && min.y <= o.max.y && max.y >= o.min.y &&
            min.z <= o.max.z && max.z >= o.min.z;
   }
+  constexpr bool ContainsBox(const Aabb& o) const { return Contains(o.min) && Contains(o.max); }
 };
 
 // Box of integer cells [min, max) (max exclusive), e.g. a voxel or chunk range.

@@ -25,6 +25,9 @@ template <typename Collector>
 void KdTree::CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& collector,
                          KdStats* stats) const {
   if (nodes_.empty() || !bounds_.Overlaps(box)) return;
+  // A box around the whole tree overlaps every child box and triangle box (all lie in bounds_, the
+  // corners' exact AABB): take them untested, in the same order.
+  const bool all = box.ContainsBox(bounds_);
   const kdtree_internal::KdBoxDecoder decode(mesh, grid_);
 #if defined(__SSE2__)
   __m128 box_min[3], box_max[3];
@@ -41,26 +44,29 @@ void KdTree::CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& coll
     const KdNode& node = nodes_[stack[--sp]];
     ++visited;
     // Children whose decoded box overlaps the query box (closed).
-    uint32_t mask = 0;
+    uint32_t mask = 0xf;
+    if (!all) {
 #if defined(__SSE2__)
-    __m128 overlap = _mm_castsi128_ps(_mm_set1_epi32(-1));
-    for (int a = 0; a < 3; ++a) {
-      __m128 lo, hi;
-      decode.Decode4(node, a, &lo, &hi);
-      overlap = _mm_and_ps(overlap,
-                           _mm_and_ps(_mm_cmple_ps(lo, box_max[a]), _mm_cmpge_ps(hi, box_min[a])));
-    }
-    mask = uint32_t(_mm_movemask_ps(overlap));
-#else
-    for (int i = 0; i < 4; ++i) {
-      bool overlaps = true;
+      __m128 overlap = _mm_castsi128_ps(_mm_set1_epi32(-1));
       for (int a = 0; a < 3; ++a) {
-        overlaps = overlaps && decode.Lo(node, a, i) <= Component(box.max, a) &&
-                   decode.Hi(node, a, i) >= Component(box.min, a);
+        __m128 lo, hi;
+        decode.Decode4(node, a, &lo, &hi);
+        overlap = _mm_and_ps(
+            overlap, _mm_and_ps(_mm_cmple_ps(lo, box_max[a]), _mm_cmpge_ps(hi, box_min[a])));
       }
-      mask |= uint32_t(overlaps) << i;
-    }
+      mask = uint32_t(_mm_movemask_ps(overlap));
+#else
+      mask = 0;
+      for (int i = 0; i < 4; ++i) {
+        bool overlaps = true;
+        for (int a = 0; a < 3; ++a) {
+          overlaps = overlaps && decode.Lo(node, a, i) <= Component(box.max, a) &&
+                     decode.Hi(node, a, i) >= Component(box.min, a);
+        }
+        mask |= uint32_t(overlaps) << i;
+      }
 #endif
+    }
     for (; mask != 0; mask &= mask - 1) {
       const uint32_t ref = node.child[absl::countr_zero(mask)];
       if (ref == KdNode::kEmpty) continue;
@@ -72,6 +78,10 @@ void KdTree::CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& coll
       const uint32_t first = KdNode::LeafFirst(ref);
       for (uint32_t i = 0; i < KdNode::LeafCount(ref) && !collector.done(); ++i) {
         const uint32_t tri = first + i;
+        if (all) {
+          collector.AddTriangle(tri);
+          continue;
+        }
         ++tested;
         if (TriangleBounds(mesh, tri).Overlaps(box)) collector.AddTriangle(tri);
       }
