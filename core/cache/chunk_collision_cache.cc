@@ -455,6 +455,22 @@ ChunkCollisionPtr ChunkCollisionCache::Get(const ChunkKey& key, bool* built) {
   return entry->data;
 }
 
+ChunkCollisionPtr ChunkCollisionCache::GetChecked(const ChunkKey& key, absl::Status* error,
+                                                  bool* built) {
+  {
+    ReadScope scope(*this);
+    if (const Entry* entry = FindReady(key, scope)) {
+      if (built) *built = false;
+      return entry->data;
+    }
+  }
+  if (absl::StatusOr<ChunkPtr> loaded = world_.LoadChunk(key); !loaded.ok()) {
+    *error = loaded.status();
+    return nullptr;
+  }
+  return Get(key, built);
+}
+
 void ChunkCollisionCache::AfterPublish(const CommittedEdit& edit) {
   for (const ChunkChange& change : edit.result.changes) {
     IntBox keys = MeshChunksReading(change.changed_voxels);

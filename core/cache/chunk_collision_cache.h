@@ -182,6 +182,10 @@ class ChunkCollisionCache : public EditObserver {
   // may lie one chunk below the world's min corner (see MeshedChunkRange). Thread-safe. Sets
   // *built when this call did the build.
   ChunkCollisionPtr Get(const ChunkKey& key, bool* built = nullptr);
+  // Get for queries that must not mesh a chunk whose stored record fails to load: as Find, before a
+  // build (never on a hit) the world chunk at `key` is loaded, and if that fails, returns null and
+  // sets *error.
+  ChunkCollisionPtr GetChecked(const ChunkKey& key, absl::Status* error, bool* built = nullptr);
 
   // Same data for queries: valid while `scope` lives, without reference counting. Before a chunk
   // is built, the world chunk at `key` is loaded (World::LoadChunk): if that fails, returns null

@@ -85,19 +85,36 @@ IntBox MeshKeys(const World& world, const Aabb& box) {
   return keys;
 }
 
-// Whether chunk `key`'s mesh box misses the reach.
-bool ChunkMisses(const World& world, const Reach& reach, const ChunkKey& key) {
+// Chunk `key`'s mesh box, world units.
+Aabb ChunkMeshBox(const World& world, const ChunkKey& key) {
   const Vec3 lo = Vec3(float(kChunkSize * key.x) + 0.5f, float(kChunkSize * key.y) + 0.5f,
                        float(kChunkSize * key.z) + 0.5f) *
                   world.voxel_size();
-  return Misses(reach, lo, lo + Vec3(1, 1, 1) * (kChunkSize * world.voxel_size()));
+  return {lo, lo + Vec3(1, 1, 1) * (kChunkSize * world.voxel_size())};
 }
 
-// Whether `tri` is to be added: not gathered before by the same sweep, and within the reach.
-bool Keep(const Tri& tri, bool dedupe, Gathered* g) {
+// Whether chunk `key`'s mesh box misses the reach.
+bool ChunkMisses(const World& world, const Reach& reach, const ChunkKey& key) {
+  const Aabb box = ChunkMeshBox(world, key);
+  return Misses(reach, box.min, box.max);
+}
+
+// Whether chunk `key`'s mesh box, grown by 1/1000 voxel for the rounding of decoded vertices, lies
+// inside the reach: then no triangle of the chunk misses it.
+bool ChunkInsideReach(const World& world, const Reach& reach, const ChunkKey& key) {
+  if (reach.radius == std::numeric_limits<float>::infinity()) return true;
+  const Aabb box = ChunkMeshBox(world, key);
+  const float grow = 1e-3f * world.voxel_size();
+  const Vec3 far = Max(reach.centre - box.min, box.max - reach.centre) + Vec3(grow, grow, grow);
+  return Dot(far, far) < reach.radius * reach.radius;
+}
+
+// Whether `tri` is to be added: not gathered before by the same sweep, and within the reach
+// (`in_reach`: its chunk is known to lie inside it).
+bool Keep(const Tri& tri, bool dedupe, bool in_reach, Gathered* g) {
   if (dedupe && !g->seen.insert({tri.chunk, tri.index}).second) return false;
-  return !Misses(g->reach, Min(Min(tri.v[0], tri.v[1]), tri.v[2]),
-                 Max(Max(tri.v[0], tri.v[1]), tri.v[2]));
+  return in_reach || !Misses(g->reach, Min(Min(tri.v[0], tri.v[1]), tri.v[2]),
+                             Max(Max(tri.v[0], tri.v[1]), tri.v[2]));
 }
 
 thread_local const GatherCacheScope* active_gather_cache = nullptr;
@@ -131,11 +148,10 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
         }
         if (ChunkMisses(world, g->reach, key)) continue;
         if (g->Interrupted()) return g->stopped;
-        if (absl::StatusOr<ChunkPtr> loaded = world.LoadChunk(key); !loaded.ok()) {
-          return loaded.status();
-        }
         bool built = false;
-        ChunkCollisionPtr c = cache.Get(key, &built);
+        absl::Status error;
+        ChunkCollisionPtr c = cache.GetChecked(key, &error, &built);
+        if (c == nullptr) return error;
         ++visited;
         builds += built;
         if (c->tree.empty()) continue;
@@ -143,6 +159,7 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
         AllTrianglesCollector collector(&g->scratch);
         c->tree.CollideAabb(c->mesh, box, collector, &kd);
         if (g->scratch.empty()) continue;
+        const bool in_reach = ChunkInsideReach(world, g->reach, key);
         bool used = false;
         for (uint32_t t : g->scratch) {
           Tri tri{c.get(),
@@ -150,7 +167,7 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
                   {c->mesh.Corner(t, 0), c->mesh.Corner(t, 1), c->mesh.Corner(t, 2)},
                   {},
                   {KeyOf(c->mesh, t, 0), KeyOf(c->mesh, t, 1), KeyOf(c->mesh, t, 2)}};
-          if (!Keep(tri, dedupe, g)) continue;
+          if (!Keep(tri, dedupe, in_reach, g)) continue;
           tri.normal = Normalize(Cross(tri.v[1] - tri.v[0], tri.v[2] - tri.v[0]));
           g->tris.push_back(tri);
           used = true;
@@ -223,9 +240,10 @@ absl::Status GatherCacheScope::GatherFrom(const Aabb& box, bool dedupe, Gathered
       continue;
     }
     if (g->Interrupted()) return g->stopped;
+    const bool in_reach = ChunkInsideReach(world, g->reach, c.collision->key);
     bool used = false;
     for (uint32_t i = c.begin; i < c.end; ++i) {
-      if (!buffers_->bounds[i].Overlaps(box) || !Keep(tris[i], dedupe, g)) continue;
+      if (!buffers_->bounds[i].Overlaps(box) || !Keep(tris[i], dedupe, in_reach, g)) continue;
       g->tris.push_back(tris[i]);
       used = true;
     }
