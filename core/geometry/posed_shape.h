@@ -18,6 +18,10 @@ struct PosedShape {
     return pose.Apply(shape->SupportCore(InverseRotate(pose.rotation, dir)));
   }
   Vec3 Support(const Vec3& dir) const {
+    // A sphere's needs no rotation (the contacts of a large one ask for it per triangle).
+    if (shape->type == ShapeType::kSphere) {
+      return pose.translation + dir * (shape->convex_radius / Length(dir));
+    }
     return pose.Apply(shape->Support(InverseRotate(pose.rotation, dir)));
   }
   float Radius() const { return shape->convex_radius; }
