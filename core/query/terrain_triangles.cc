@@ -54,8 +54,19 @@ float BoundingRadius(const ConvexShape& shape) {
   return core + shape.convex_radius;
 }
 
-// World-space bounding box of a posed shape (exact for its supports along the axes).
+// World-space bounding box of a posed shape (exact for its supports along the axes). Spheres and
+// capsules in closed form: a character move asks for several boxes per sweep.
 Aabb PosedBounds(const PosedShape& s) {
+  const float r = s.Radius();
+  if (s.shape->type == ShapeType::kSphere) {
+    const Vec3 t = s.pose.translation;
+    return {t - Vec3(r, r, r), t + Vec3(r, r, r)};
+  }
+  if (s.shape->type == ShapeType::kCapsule) {
+    Vec3 p0, p1;
+    s.CapsuleSegment(&p0, &p1);
+    return {Min(p0, p1) - Vec3(r, r, r), Max(p0, p1) + Vec3(r, r, r)};
+  }
   Aabb box;
   for (int a = 0; a < 3; ++a) {
     Vec3 d;
