@@ -1,5 +1,6 @@
 #include "core/query/triangle_contacts.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/narrowphase/collide_vs_triangle.h"
@@ -53,9 +54,28 @@ bool AddFacePoints(const PosedShape& s, const Tri& t, uint32_t tri_index, float 
   return added;
 }
 
+// Whether the core of a sphere or capsule lies wholly on one side of the triangle's plane, farther
+// from it than radius + margin: then it is farther than that from the triangle (a point is at
+// least its plane distance away), and there is no contact. The slack (1/1000 of the reach, plus a
+// few float steps of the coordinates) leaves the borderline pairs to the exact test.
+bool FarFromPlane(const PosedShape& s, const Tri& t, float margin) {
+  Vec3 p0 = s.pose.translation, p1 = p0;
+  if (s.shape->type == ShapeType::kCapsule) {
+    s.CapsuleSegment(&p0, &p1);
+  } else if (s.shape->type != ShapeType::kSphere) {
+    return false;
+  }
+  const float reach = s.Radius() + margin;
+  const float coordinate = std::max({std::fabs(p0.x), std::fabs(p0.y), std::fabs(p0.z)});
+  const float limit = reach + 1e-3f * std::fabs(reach) + 1e-5f * coordinate;
+  const float h0 = Dot(t.normal, p0 - t.v[0]), h1 = Dot(t.normal, p1 - t.v[0]);
+  return (h0 > limit && h1 > limit) || (h0 < -limit && h1 < -limit);
+}
+
 }  // namespace
 
 bool ContactWithTriangle(const PosedShape& s, const Tri& t, float margin, RawContact* out) {
+  if (FarFromPlane(s, t, margin)) return false;
   TriangleCollision c;
   switch (s.shape->type) {
     case ShapeType::kSphere:
