@@ -121,18 +121,13 @@ bool VerticalSpan(const PosedShape& s, float x, float z, float* lo, float* hi) {
   }
 }
 
+// Whether the broadphase's water masks (per voxel, dilated by one) have a bit in the box grown by
+// a voxel: without one, no voxel the integration reads holds water. Characters walk beside lakes
+// in chunks that hold water somewhere; the voxel masks say "dry" without loading a chunk.
 bool MayTouchWater(const BroadphaseIndex& index, const Aabb& box) {
-  const World& world = index.world();
-  const IntBox voxels = ProbeVoxelRange(world, box);
-  if (voxels.Empty()) return false;
-  const ChunkKey lo = ChunkOf(voxels.min), hi = ChunkOf(voxels.max - Int3{1, 1, 1});
-  BroadphaseIndex::ReadScope scope(index);
-  for (int32_t y = lo.y; y <= hi.y; ++y)
-    for (int32_t z = lo.z; z <= hi.z; ++z)
-      for (int32_t x = lo.x; x <= hi.x; ++x) {
-        if (index.Get({x, y, z}, scope).MayTouch(kClassWater)) return true;
-      }
-  return false;
+  ProbeResult probe;  // collects no chunks or voxels: allocates nothing
+  ProbeVoxels(index, ProbeVoxelRange(index.world(), box), ProbeSettings{}, &probe);
+  return probe.may_touch_water;
 }
 
 // The voxels a water integration reads: the chunks under the shape's bounds (and the layer
