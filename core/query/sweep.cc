@@ -56,6 +56,9 @@ class SweepRun {
   bool GatherBox(float t0, float t1);
   // Casts the shape against gathered triangle `i`; true when a kAny sweep is done.
   bool CastTriangle(uint32_t i, const terrain::EdgeTable& edges);
+  // Whether the motion keeps the shape off the plane of `t` (which it runs toward) by more than
+  // slack_: it ends wholly in front of the plane, or starts wholly behind it.
+  bool StaysOffPlane(const Tri& t) const;
   void SortAll();
 
   const BroadphaseIndex& index_;
@@ -65,6 +68,12 @@ class SweepRun {
   const float length_;
   const Vec3 translation_;  // the whole motion
   const float h_;
+  // Far more than the cast's own tolerance and the rounding of these coordinates: a plane this far
+  // from the swept shape is certainly not reached.
+  const float slack_ = 1e-3f * h_ + 1e-5f * (std::max({std::fabs(s_.pose.translation.x),
+                                                       std::fabs(s_.pose.translation.y),
+                                                       std::fabs(s_.pose.translation.z)}) +
+                                             length_);
   const SweepSettings& settings_;
   SweepResult* result_;
   QueryStats* stats_;
@@ -162,11 +171,20 @@ bool SweepRun::GatherBox(float t0, float t1) {
   return true;
 }
 
+bool SweepRun::StaysOffPlane(const Tri& t) const {
+  const float plane = Dot(t.normal, t.v[0]);
+  // The motion runs against the normal, so the shape comes nearest the plane at its end.
+  const float end_gap = Dot(t.normal, s_.Support(-t.normal) + translation_) - plane;
+  const float start_behind = plane - Dot(t.normal, s_.Support(t.normal));
+  return end_gap > slack_ || start_behind > slack_;
+}
+
 bool SweepRun::CastTriangle(uint32_t i, const terrain::EdgeTable& edges) {
   const Tri& t = g_.tris[i];
   // One-sided: only faces the motion runs into can stop it.
   if (Dot(dir_, t.normal) >= 0 || touching_.contains(i)) return false;
   ++g_.tests;
+  if (StaysOffPlane(t)) return false;
   CastResult r = s_.shape->type == ShapeType::kSphere
                      ? CastSphereVsTriangle(s_.pose.translation, s_.Radius(), translation_, t.v[0],
                                             t.v[1], t.v[2])
