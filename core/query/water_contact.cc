@@ -31,10 +31,10 @@ bool SphereSpan(const PosedShape& s, float x, float z, float* lo, float* hi) {
 
 // Capsule: the union of the two end spheres and the cylinder between them; convex, so take the
 // hull of the three spans.
-bool CapsuleSpan(const PosedShape& s, float x, float z, float* lo, float* hi) {
+bool CapsuleSpan(const PosedShape& s, const Vec3 segment[2], float x, float z, float* lo,
+                 float* hi) {
   const float r = s.Radius();
-  Vec3 p0, p1;
-  s.CapsuleSegment(&p0, &p1);
+  const Vec3 &p0 = segment[0], &p1 = segment[1];
   float a = kInf, b = -kInf;
   for (const Vec3& p : {p0, p1}) {
     const float d2 = (x - p.x) * (x - p.x) + (z - p.z) * (z - p.z);
@@ -45,7 +45,9 @@ bool CapsuleSpan(const PosedShape& s, float x, float z, float* lo, float* hi) {
   }
   const Vec3 u = p1 - p0;
   const float len2 = LengthSq(u);
-  if (len2 > 0) {
+  // An upright capsule (a character's): the cylinder's span lies between the spheres' and adds
+  // nothing (the general case below finds A = 0 for it).
+  if (len2 > 0 && !(u.x == 0 && u.z == 0)) {
     // Points L(y) = (x, y, z) with distance to the axis line <= r: |w - (w.u/|u|^2) u|^2 <= r^2
     // for w = L(y) - p0 = w0 + y e_y, a quadratic in y; then the axis parameter in [0, 1].
     const Vec3 w0{x - p0.x, -p0.y, z - p0.z};
@@ -76,13 +78,15 @@ bool CapsuleSpan(const PosedShape& s, float x, float z, float* lo, float* hi) {
 }
 
 // The part of the vertical line through (x, z) inside the shape: [*lo, *hi]. False when it misses.
-bool VerticalSpan(const PosedShape& s, float x, float z, float* lo, float* hi) {
+// `segment`: a capsule's core segment (PosedShape::CapsuleSegment), computed once per integration.
+bool VerticalSpan(const PosedShape& s, const Vec3 segment[2], float x, float z, float* lo,
+                  float* hi) {
   const float r = s.Radius();
   switch (s.shape->type) {
     case ShapeType::kSphere:
       return SphereSpan(s, x, z, lo, hi);
     case ShapeType::kCapsule:
-      return CapsuleSpan(s, x, z, lo, hi);
+      return CapsuleSpan(s, segment, x, z, lo, hi);
     case ShapeType::kBox:
       if (r == 0) {
         // Slabs in the box frame.
@@ -254,10 +258,10 @@ struct WaterSums {
 
 // Adds the vertical line through (x, z): its span inside the shape, intersected with the water of
 // its voxel column.
-void IntegrateLine(const PosedShape& s, float x, float z, WaterColumns& columns, WaterSums* sums,
-                   std::vector<ChunkKey>* water_chunks) {
+void IntegrateLine(const PosedShape& s, const Vec3 segment[2], float x, float z,
+                   WaterColumns& columns, WaterSums* sums, std::vector<ChunkKey>* water_chunks) {
   float lo, hi;
-  if (!VerticalSpan(s, x, z, &lo, &hi)) return;
+  if (!VerticalSpan(s, segment, x, z, &lo, &hi)) return;
   sums->total += hi - lo;
   const IntBox& vb = columns.voxel_bounds();
   const float h = columns.voxel_size(), inv_h = columns.inv_voxel_size();
@@ -303,11 +307,13 @@ absl::Status IntegrateWater(const BroadphaseIndex& index, const PosedShape& s, W
   if (columns.SurelyDry()) return absl::OkStatus();
   const float dx = (bounds.max.x - bounds.min.x) / kWaterColumns;
   const float dz = (bounds.max.z - bounds.min.z) / kWaterColumns;
+  Vec3 segment[2];
+  if (s.shape->type == ShapeType::kCapsule) s.CapsuleSegment(&segment[0], &segment[1]);
   WaterSums sums;
   for (int i = 0; i < kWaterColumns; ++i)
     for (int k = 0; k < kWaterColumns; ++k) {
       const float x = bounds.min.x + (i + 0.5f) * dx, z = bounds.min.z + (k + 0.5f) * dz;
-      IntegrateLine(s, x, z, columns, &sums, water_chunks);
+      IntegrateLine(s, segment, x, z, columns, &sums, water_chunks);
     }
   if (sums.wet <= 0 || sums.total <= 0) return absl::OkStatus();
   out->in_water = true;
