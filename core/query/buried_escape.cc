@@ -47,7 +47,7 @@ bool BuriedEscape(const BroadphaseIndex& index, ChunkCollisionCache& cache, cons
   const CellSide cell = SideOfCell(world, centre);
   if (cell == CellSide::kOpen) return false;
   const Aabb bounds = world.world_bounds();
-  std::vector<RaycastHit> hits;
+  thread_local std::vector<RaycastHit> hits;  // queries must not allocate in steady state
   // The crossings along axis direction `axis` (+x, -x, +y, -y, +z, -z) up to `length`; false on a
   // load error (then *status is set).
   auto cast = [&](int axis, float length, Vec3* d) {
@@ -75,7 +75,10 @@ bool BuriedEscape(const BroadphaseIndex& index, ChunkCollisionCache& cache, cons
   // pass below reuses it instead of casting that axis again.
   int decided_axis = -1;
   RaycastHit decided_hit;
-  for (int axis = 0; axis < 6 && !inside; ++axis) {
+  // Down first: shapes near the surface are mostly above ground, and there one short ray decides.
+  constexpr int kOrder[6] = {3, 2, 0, 1, 4, 5};
+  for (int k = 0; k < 6 && !inside; ++k) {
+    const int axis = kOrder[k];
     if (!cast(axis, 2 * h, &d)) return false;
     if (hits.empty()) continue;
     if (hits[0].front_face) return false;
