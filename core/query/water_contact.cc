@@ -158,6 +158,10 @@ class WaterColumns {
     if (cached_) {
       tops_.resize(size_t(nx_) * nz_ * ny_);
       ready_.assign(size_t(nx_) * nz_, 0);
+      walks_.assign(size_t(nx_) * nz_, Walk{});
+      tops_data_ = tops_.data();
+      ready_data_ = ready_.data();
+      walks_data_ = walks_.data();
     }
   }
 
@@ -178,6 +182,7 @@ class WaterColumns {
           if (!c.ok()) return c.status();
           window_[(size_t(y) * span_.z + z) * span_.x + x] = *std::move(c);
         }
+    window_data_ = window_.data();
     return absl::OkStatus();
   }
 
@@ -200,12 +205,31 @@ class WaterColumns {
       return WaterTop({vx, vy, vz});
     }
     const int32_t c = (vz - cz0_) * nx_ + (vx - cx0_);
-    if (!ready_[c]) {
+    if (!ready_data_[c]) {
       for (int32_t y = yb0_; y <= yb1_; ++y)
-        tops_[size_t(c) * ny_ + (y - yb0_)] = WaterTop({vx, y, vz});
-      ready_[c] = 1;
+        tops_data_[size_t(c) * ny_ + (y - yb0_)] = WaterTop({vx, y, vz});
+      ready_data_[c] = 1;
     }
-    return tops_[size_t(c) * ny_ + (vy - yb0_)];
+    return tops_data_[size_t(c) * ny_ + (vy - yb0_)];
+  }
+
+  // The top of the water above voxel (vx, vy, vz), which is water to its top (`top`): the walk up
+  // the column to the surface, at most 256 voxels. Lines through one column share it: a cached
+  // column walks once per start row.
+  float SurfaceAbove(int32_t vx, int32_t vy, int32_t vz, float top) {
+    Walk* memo = nullptr;
+    if (cached_ && vx >= cx0_ && vx < cx0_ + nx_ && vz >= cz0_ && vz < cz0_ + nz_) {
+      memo = &walks_data_[(vz - cz0_) * nx_ + (vx - cx0_)];
+      if (memo->from == vy) return memo->surface;
+    }
+    float surface = top;
+    for (int32_t up = vy + 1; up < std::min(vb_.max.y, vy + 257); ++up) {
+      const float t = TopAt(vx, up, vz);
+      if (t == -kInf) break;
+      surface = t;
+    }
+    if (memo != nullptr) *memo = {vy, surface};
+    return surface;
   }
 
   const IntBox& voxel_bounds() const { return vb_; }
@@ -219,7 +243,7 @@ class WaterColumns {
     if (c.x < 0 || c.y < 0 || c.z < 0 || c.x >= span_.x || c.y >= span_.y || c.z >= span_.z) {
       return world_.GetVoxel(v);  // the walk up to a distant surface
     }
-    return window_[(size_t(c.y) * span_.z + c.z) * span_.x + c.x]->At(LocalOf(v));
+    return window_data_[(size_t(c.y) * span_.z + c.z) * span_.x + c.x]->At(LocalOf(v));
   }
 
   // A water voxel is filled from its bottom to occupancy / 255 of its height, or to its top when
@@ -240,14 +264,25 @@ class WaterColumns {
   int32_t cx0_, cz0_, nx_, nz_, yb0_, yb1_, ny_;
   bool cached_;
   // Thread-local buffers: queries run on worker threads and must not allocate in steady state.
+  // Their data, held here: each access to a thread_local goes through its wrapper function.
+  struct Walk {
+    int32_t from = std::numeric_limits<int32_t>::min();  // start row of the memoized walk
+    float surface = 0;
+  };
+  float* tops_data_ = nullptr;
+  Walk* walks_data_ = nullptr;
+  uint8_t* ready_data_ = nullptr;
+  const ChunkPtr* window_data_ = nullptr;
   static thread_local std::vector<ChunkPtr> window_;
   static thread_local std::vector<float> tops_;
   static thread_local std::vector<uint8_t> ready_;
+  static thread_local std::vector<Walk> walks_;
 };
 
 thread_local std::vector<ChunkPtr> WaterColumns::window_;
 thread_local std::vector<float> WaterColumns::tops_;
 thread_local std::vector<uint8_t> WaterColumns::ready_;
+thread_local std::vector<WaterColumns::Walk> WaterColumns::walks_;
 
 // Running sums of one integration.
 struct WaterSums {
@@ -280,14 +315,8 @@ void IntegrateLine(const PosedShape& s, const Vec3 segment[2], float x, float z,
     sums->cy += double(a + b) * 0.5 * (b - a);
     sums->cz += double(z) * (b - a);
     float column_top = top;
-    if (vy == y1 && top >= (vy + 1) * h) {
-      // Water goes on above the shape: follow it up to its surface (bounded walk).
-      for (int32_t up = vy + 1; up < std::min(vb.max.y, vy + 257); ++up) {
-        const float t = columns.TopAt(vx, up, vz);
-        if (t == -kInf) break;
-        column_top = t;
-      }
-    }
+    // Water goes on above the shape: follow it up to its surface.
+    if (vy == y1 && top >= (vy + 1) * h) column_top = columns.SurfaceAbove(vx, vy, vz, top);
     sums->surface = std::max(sums->surface, column_top);
     if (water_chunks && (water_chunks->empty() || water_chunks->back() != ChunkOf(v))) {
       water_chunks->push_back(ChunkOf(v));
