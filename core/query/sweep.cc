@@ -35,6 +35,8 @@ class SweepRun {
         settings_(settings),
         result_(result),
         stats_(stats) {
+    core_[0] = core_[1] = s_.pose.translation;
+    if (s_.shape->type == ShapeType::kCapsule) s_.CapsuleSegment(&core_[0], &core_[1]);
     g_.Clear();
     g_.interrupt = settings.interrupt;
     g_.budget = settings.budget;
@@ -68,6 +70,9 @@ class SweepRun {
   const float length_;
   const Vec3 translation_;  // the whole motion
   const float h_;
+  // A sphere or capsule: the ends of its core segment at the start (a sphere's centre twice).
+  const bool round_ = s_.shape->type == ShapeType::kSphere || s_.shape->type == ShapeType::kCapsule;
+  Vec3 core_[2];
   // Far more than the cast's own tolerance and the rounding of these coordinates: a plane this far
   // from the swept shape is certainly not reached.
   const float slack_ = 1e-3f * h_ + 1e-5f * (std::max({std::fabs(s_.pose.translation.x),
@@ -172,10 +177,20 @@ bool SweepRun::GatherBox(float t0, float t1) {
 }
 
 bool SweepRun::StaysOffPlane(const Tri& t) const {
-  const float plane = Dot(t.normal, t.v[0]);
+  const Vec3& n = t.normal;
+  const float plane = Dot(n, t.v[0]);
+  // The shape's extent along n at the start, [lo, hi]: a sphere's or capsule's from its core
+  // segment (no rotation per triangle), any other shape's from its supports.
+  float lo, hi;
+  if (round_) {
+    const float a = Dot(n, core_[0]), b = Dot(n, core_[1]), r = s_.Radius();
+    lo = std::min(a, b) - r, hi = std::max(a, b) + r;
+  } else {
+    lo = Dot(n, s_.Support(-n)), hi = Dot(n, s_.Support(n));
+  }
   // The motion runs against the normal, so the shape comes nearest the plane at its end.
-  const float end_gap = Dot(t.normal, s_.Support(-t.normal) + translation_) - plane;
-  const float start_behind = plane - Dot(t.normal, s_.Support(t.normal));
+  const float end_gap = lo + Dot(n, translation_) - plane;
+  const float start_behind = plane - hi;
   return end_gap > slack_ || start_behind > slack_;
 }
 
