@@ -103,12 +103,9 @@ TriangleCollision CollideSphereVsTriangle(const Vec3& center, float radius, cons
   return FromTriangleContact(SphereVsTriangle(center, radius, a, b, c));
 }
 
-TriangleCollision CollideCapsuleVsTriangle(const PosedShape& capsule, const Vec3& a, const Vec3& b,
-                                           const Vec3& c) {
-  assert(capsule.shape->type == ShapeType::kCapsule);
-  Vec3 p0, p1;
-  capsule.CapsuleSegment(&p0, &p1);
-  return FromTriangleContact(CapsuleVsTriangle(p0, p1, capsule.Radius(), a, b, c));
+TriangleCollision CollideCapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius,
+                                           const Vec3& a, const Vec3& b, const Vec3& c) {
+  return FromTriangleContact(CapsuleVsTriangle(p0, p1, radius, a, b, c));
 }
 
 TriangleCollision CollideBoxVsTriangle(const PosedShape& box, const Vec3& a, const Vec3& b,

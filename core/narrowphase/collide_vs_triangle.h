@@ -17,10 +17,11 @@ struct TriangleCollision {
 TriangleCollision CollideSphereVsTriangle(const Vec3& center, float radius, const Vec3& a,
                                           const Vec3& b, const Vec3& c);
 
-// Capsule (posed; shape type kCapsule) vs the non-degenerate triangle (a, b, c). An axis crossing
-// the triangle is pushed out along the face normal (see CapsuleVsTriangle).
-TriangleCollision CollideCapsuleVsTriangle(const PosedShape& capsule, const Vec3& a, const Vec3& b,
-                                           const Vec3& c);
+// Capsule (its core segment p0-p1, as PosedShape::CapsuleSegment gives it, and radius > 0) vs the
+// non-degenerate triangle (a, b, c). An axis crossing the triangle is pushed out along the face
+// normal (see CapsuleVsTriangle).
+TriangleCollision CollideCapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius,
+                                           const Vec3& a, const Vec3& b, const Vec3& c);
 
 // Sharp box (posed; kBox with convex_radius 0) vs the non-degenerate triangle (a, b, c) by the
 // separating axis test on the 13 axes (3 box faces, the triangle's face, 9 edge pairs): for two

@@ -35,8 +35,6 @@ class SweepRun {
         settings_(settings),
         result_(result),
         stats_(stats) {
-    core_[0] = core_[1] = s_.pose.translation;
-    if (s_.shape->type == ShapeType::kCapsule) s_.CapsuleSegment(&core_[0], &core_[1]);
     g_.Clear();
     g_.interrupt = settings.interrupt;
     g_.budget = settings.budget;
@@ -70,15 +68,11 @@ class SweepRun {
   const float length_;
   const Vec3 translation_;  // the whole motion
   const float h_;
-  // A sphere or capsule: the ends of its core segment at the start (a sphere's centre twice).
-  const bool round_ = s_.shape->type == ShapeType::kSphere || s_.shape->type == ShapeType::kCapsule;
-  Vec3 core_[2];
-  // Far more than the cast's own tolerance and the rounding of these coordinates: a plane this far
-  // from the swept shape is certainly not reached.
-  const float slack_ = 1e-3f * h_ + 1e-5f * (std::max({std::fabs(s_.pose.translation.x),
-                                                       std::fabs(s_.pose.translation.y),
-                                                       std::fabs(s_.pose.translation.z)}) +
-                                             length_);
+  // A sphere's or capsule's core at the start.
+  const terrain::RoundCore core_{s_};
+  // A plane this far from the swept shape is certainly not reached (the motion's end is at most
+  // length_ farther from the origin).
+  const float slack_ = terrain::PlaneSlack(h_, core_.magnitude + length_);
   const SweepSettings& settings_;
   SweepResult* result_;
   QueryStats* stats_;
@@ -182,9 +176,8 @@ bool SweepRun::StaysOffPlane(const Tri& t) const {
   // The shape's extent along n at the start, [lo, hi]: a sphere's or capsule's from its core
   // segment (no rotation per triangle), any other shape's from its supports.
   float lo, hi;
-  if (round_) {
-    const float a = Dot(n, core_[0]), b = Dot(n, core_[1]), r = s_.Radius();
-    lo = std::min(a, b) - r, hi = std::max(a, b) + r;
+  if (core_.round) {
+    core_.Along(n, &lo, &hi);
   } else {
     lo = Dot(n, s_.Support(-n)), hi = Dot(n, s_.Support(n));
   }
@@ -207,7 +200,8 @@ bool SweepRun::CastTriangle(uint32_t i, const terrain::EdgeTable& edges) {
   if (!r.hit) return false;
   if (r.initially_overlapping) {
     RawContact c;
-    if (!terrain::ContactWithTriangle(s_, t, 1e-4f * h_, &c) || Dot(c.normal, dir_) >= -1e-4f) {
+    if (!terrain::ContactWithTriangle(s_, core_, t, 1e-4f * h_, &c) ||
+        Dot(c.normal, dir_) >= -1e-4f) {
       return false;
     }
     Add(MakeHit(t, 0, c.position, c.normal));

@@ -54,6 +54,15 @@ float BoundingRadius(const ConvexShape& shape) {
   return core + shape.convex_radius;
 }
 
+RoundCore::RoundCore(const PosedShape& s)
+    : round(s.shape->type == ShapeType::kSphere || s.shape->type == ShapeType::kCapsule),
+      radius(s.Radius()) {
+  const Vec3& t = s.pose.translation;
+  p[0] = p[1] = t;
+  if (s.shape->type == ShapeType::kCapsule) s.CapsuleSegment(&p[0], &p[1]);
+  magnitude = std::max({std::fabs(t.x), std::fabs(t.y), std::fabs(t.z)});
+}
+
 // World-space bounding box of a posed shape (exact for its supports along the axes). Spheres and
 // capsules in closed form: a character move asks for several boxes per sweep.
 Aabb PosedBounds(const PosedShape& s) {

@@ -7,6 +7,8 @@
 // which are bit-identical on both sides of a chunk seam (used to find neighbours across seams).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -25,6 +27,33 @@ namespace voxcol::terrain {
 Aabb PosedBounds(const PosedShape& s);
 inline Aabb Grow(const Aabb& b, float r) { return {b.min - Vec3(r, r, r), b.max + Vec3(r, r, r)}; }
 inline Aabb Union(const Aabb& a, const Aabb& b) { return {Min(a.min, b.min), Max(a.max, b.max)}; }
+
+// A sphere or capsule as its core segment (a sphere's centre twice) and radius, taken once per
+// query: its extent along a triangle's normal then costs two dot products and no rotation (the
+// plane early-outs of Contacts and Sweep). Other shapes are not round and have no core here.
+struct RoundCore {
+  explicit RoundCore(const PosedShape& s);
+
+  bool round = false;
+  Vec3 p[2];
+  float radius = 0;
+  float magnitude = 0;  // largest |coordinate| of the shape's origin, for PlaneSlack
+
+  // Round only: the shape's extent along unit n, [*lo, *hi] of Dot(n, x) over its points.
+  void Along(const Vec3& n, float* lo, float* hi) const {
+    const float a = Dot(n, p[0]), b = Dot(n, p[1]);
+    *lo = std::min(a, b) - radius;
+    *hi = std::max(a, b) + radius;
+  }
+};
+
+// What a plane early-out adds to its limit so that only pairs certainly apart are skipped: 1/1000
+// of `scale` (the reach or the voxel) plus a few float steps of coordinates as large as
+// `magnitude`. Far more than the exact tests' tolerance and the rounding of the dot products; the
+// borderline pairs are left to the exact test.
+inline float PlaneSlack(float scale, float magnitude) {
+  return 1e-3f * std::fabs(scale) + 1e-5f * magnitude;
+}
 
 // Y, then Z, then X: the order chunks are reported in.
 inline bool ChunkOrder(const ChunkKey& a, const ChunkKey& b) {

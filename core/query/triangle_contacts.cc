@@ -54,35 +54,30 @@ bool AddFacePoints(const PosedShape& s, const Tri& t, uint32_t tri_index, float 
   return added;
 }
 
-// Whether the core of a sphere or capsule lies wholly on one side of the triangle's plane, farther
-// from it than radius + margin: then it is farther than that from the triangle (a point is at
-// least its plane distance away), and there is no contact. The slack (1/1000 of the reach, plus a
-// few float steps of the coordinates) leaves the borderline pairs to the exact test.
-bool FarFromPlane(const PosedShape& s, const Tri& t, float margin) {
-  Vec3 p0 = s.pose.translation, p1 = p0;
-  if (s.shape->type == ShapeType::kCapsule) {
-    s.CapsuleSegment(&p0, &p1);
-  } else if (s.shape->type != ShapeType::kSphere) {
-    return false;
-  }
-  const float reach = s.Radius() + margin;
-  const float coordinate = std::max({std::fabs(p0.x), std::fabs(p0.y), std::fabs(p0.z)});
-  const float limit = reach + 1e-3f * std::fabs(reach) + 1e-5f * coordinate;
-  const float h0 = Dot(t.normal, p0 - t.v[0]), h1 = Dot(t.normal, p1 - t.v[0]);
-  return (h0 > limit && h1 > limit) || (h0 < -limit && h1 < -limit);
+// Whether a sphere or capsule lies wholly on one side of the triangle's plane, farther from it than
+// margin: then it is farther than that from the triangle (a point is at least its plane distance
+// away), and there is no contact. PlaneSlack leaves the borderline pairs to the exact test.
+bool FarFromPlane(const RoundCore& core, const Tri& t, float margin) {
+  if (!core.round) return false;
+  float lo, hi;
+  core.Along(t.normal, &lo, &hi);
+  const float plane = Dot(t.normal, t.v[0]);
+  const float limit = margin + PlaneSlack(core.radius + margin, core.magnitude);
+  return lo - plane > limit || plane - hi > limit;
 }
 
 }  // namespace
 
-bool ContactWithTriangle(const PosedShape& s, const Tri& t, float margin, RawContact* out) {
-  if (FarFromPlane(s, t, margin)) return false;
+bool ContactWithTriangle(const PosedShape& s, const RoundCore& core, const Tri& t, float margin,
+                         RawContact* out) {
+  if (FarFromPlane(core, t, margin)) return false;
   TriangleCollision c;
   switch (s.shape->type) {
     case ShapeType::kSphere:
       c = CollideSphereVsTriangle(s.pose.translation, s.Radius(), t.v[0], t.v[1], t.v[2]);
       break;
     case ShapeType::kCapsule:
-      c = CollideCapsuleVsTriangle(s, t.v[0], t.v[1], t.v[2]);
+      c = CollideCapsuleVsTriangle(core.p[0], core.p[1], core.radius, t.v[0], t.v[1], t.v[2]);
       break;
     case ShapeType::kBox:
       if (s.Radius() == 0) {
@@ -144,11 +139,12 @@ void CollectContacts(const PosedShape& s, Gathered& g, float margin, bool face_p
                      std::vector<RawContact>* out) {
   out->clear();
   EdgeTable edges(g.tris);
+  const RoundCore core(s);
   for (uint32_t i = 0; i < g.tris.size(); ++i) {
     if (i % kInterruptStride == 0 && g.Interrupted()) return;
     RawContact c;
     ++g.tests;
-    if (!ContactWithTriangle(s, g.tris[i], margin, &c)) continue;
+    if (!ContactWithTriangle(s, core, g.tris[i], margin, &c)) continue;
     c.tri = i;
     const bool fixed = FixInternalEdge(s, g.tris[i], i, edges, true, &c);
     if (c.depth < -margin) continue;

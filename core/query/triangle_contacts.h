@@ -12,7 +12,9 @@ namespace voxcol::terrain {
 
 // Closest-feature contact of the shape with one triangle when they are within `margin`. Contacts
 // from behind the triangle (the shape's core inside the solid) push out through the front face.
-bool ContactWithTriangle(const PosedShape& s, const Tri& t, float margin, RawContact* out);
+// `core` is RoundCore(s), taken once per query.
+bool ContactWithTriangle(const PosedShape& s, const RoundCore& core, const Tri& t, float margin,
+                         RawContact* out);
 
 // The shape's feature facing the triangle, as core points: the box face (4 corners) whose outward
 // normal is most opposed to `n`, or the capsule's segment (2 points). 0 for other shapes. With

@@ -55,7 +55,9 @@ TEST(CollideVsTriangleTest, ConvexPathMatchesCapsuleClosedForm) {
     if (!RandomTriangle(rng, s, &a, &b, &c)) continue;
     ConvexShape capsule = MakeCapsule(rng.Uniform(0, 0.5f) * s, rng.Uniform(0.1f, 0.6f) * s);
     PosedShape pc{&capsule, {rng.Rotation(), rng.InBox(1.5f * s)}};
-    TriangleCollision closed = CollideCapsuleVsTriangle(pc, a, b, c);
+    Vec3 p0, p1;
+    pc.CapsuleSegment(&p0, &p1);
+    TriangleCollision closed = CollideCapsuleVsTriangle(p0, p1, capsule.convex_radius, a, b, c);
     if (!closed.overlapping || closed.contact.depth >= capsule.convex_radius - 1e-3f * s) continue;
     ++tested;
     TriangleCollision gjk = CollideConvexVsTriangle(pc, a, b, c);
