@@ -200,11 +200,8 @@ class WaterColumns {
 
   // World Y of the top of the water in voxel (vx, vy, vz), or -inf when it holds no water.
   float TopAt(int32_t vx, int32_t vy, int32_t vz) {
-    if (!cached_ || vy < yb0_ || vy > yb1_ || vx < cx0_ || vx >= cx0_ + nx_ || vz < cz0_ ||
-        vz >= cz0_ + nz_) {
-      return WaterTop({vx, vy, vz});
-    }
-    const int32_t c = (vz - cz0_) * nx_ + (vx - cx0_);
+    const int32_t c = CachedColumn(vx, vz);
+    if (c < 0 || vy < yb0_ || vy > yb1_) return WaterTop({vx, vy, vz});
     if (!ready_data_[c]) {
       for (int32_t y = yb0_; y <= yb1_; ++y)
         tops_data_[size_t(c) * ny_ + (y - yb0_)] = WaterTop({vx, y, vz});
@@ -217,11 +214,9 @@ class WaterColumns {
   // the column to the surface, at most 256 voxels. Lines through one column share it: a cached
   // column walks once per start row.
   float SurfaceAbove(int32_t vx, int32_t vy, int32_t vz, float top) {
-    Walk* memo = nullptr;
-    if (cached_ && vx >= cx0_ && vx < cx0_ + nx_ && vz >= cz0_ && vz < cz0_ + nz_) {
-      memo = &walks_data_[(vz - cz0_) * nx_ + (vx - cx0_)];
-      if (memo->from == vy) return memo->surface;
-    }
+    const int32_t c = CachedColumn(vx, vz);
+    Walk* memo = c < 0 ? nullptr : &walks_data_[c];
+    if (memo != nullptr && memo->from == vy) return memo->surface;
     float surface = top;
     for (int32_t up = vy + 1; up < std::min(vb_.max.y, vy + 257); ++up) {
       const float t = TopAt(vx, up, vz);
@@ -237,6 +232,12 @@ class WaterColumns {
   float inv_voxel_size() const { return inv_h_; }
 
  private:
+  // Index of column (vx, vz) in the column cache, or -1 when it is not cached.
+  int32_t CachedColumn(int32_t vx, int32_t vz) const {
+    if (!cached_ || vx < cx0_ || vx >= cx0_ + nx_ || vz < cz0_ || vz >= cz0_ + nz_) return -1;
+    return (vz - cz0_) * nx_ + (vx - cx0_);
+  }
+
   Voxel VoxelAt(const Int3& v) const {
     if (!vb_.Contains(v)) return Voxel{};
     const Int3 c = ChunkOf(v) - lo_key_;
