@@ -385,6 +385,17 @@ ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrBuildFor(const ChunkKey& 
   return new Entry(key);
 }
 
+ChunkCollisionCache::Entry* ChunkCollisionCache::LoadedEntryFor(const ChunkKey& key,
+                                                                bool* cacheable,
+                                                                absl::Status* error) {
+  // Never mesh a chunk whose stored record fails to load: it would read as air.
+  if (absl::StatusOr<ChunkPtr> loaded = world_.LoadChunk(key); !loaded.ok()) {
+    *error = loaded.status();
+    return nullptr;
+  }
+  return FindOrBuildFor(key, cacheable);
+}
+
 ChunkCollisionCache::Entry* ChunkCollisionCache::PastEntry(const ChunkKey& key) {
   const uint64_t until = past_budget_ != 0 ? world_.SnapshotDataUntil(key) : 0;
   if (until == 0) return nullptr;
@@ -433,14 +444,9 @@ const ChunkCollision* ChunkCollisionCache::Find(const ChunkKey& key, const ReadS
     if (built) *built = false;
     return data;
   }
-  // Never mesh a chunk whose stored record fails to load: it would read as air.
-  if (absl::StatusOr<ChunkPtr> loaded = world_.LoadChunk(key); !loaded.ok()) {
-    *error = loaded.status();
-    return nullptr;
-  }
   bool cacheable = false;
-  Entry* entry = FindOrBuildFor(key, &cacheable);
-  return Ensure(entry, cacheable, built);
+  Entry* entry = LoadedEntryFor(key, &cacheable, error);
+  return entry == nullptr ? nullptr : Ensure(entry, cacheable, built);
 }
 
 ChunkCollisionPtr ChunkCollisionCache::Get(const ChunkKey& key, bool* built) {
@@ -457,18 +463,16 @@ ChunkCollisionPtr ChunkCollisionCache::Get(const ChunkKey& key, bool* built) {
 
 ChunkCollisionPtr ChunkCollisionCache::GetChecked(const ChunkKey& key, absl::Status* error,
                                                   bool* built) {
-  {
-    ReadScope scope(*this);
-    if (const Entry* entry = FindReady(key, scope)) {
-      if (built) *built = false;
-      return entry->data;
-    }
+  ReadScope scope(*this);
+  if (const Entry* entry = FindReady(key, scope)) {
+    if (built) *built = false;
+    return entry->data;
   }
-  if (absl::StatusOr<ChunkPtr> loaded = world_.LoadChunk(key); !loaded.ok()) {
-    *error = loaded.status();
-    return nullptr;
-  }
-  return Get(key, built);
+  bool cacheable = false;
+  Entry* entry = LoadedEntryFor(key, &cacheable, error);
+  if (entry == nullptr) return nullptr;
+  Ensure(entry, cacheable, built);
+  return entry->data;
 }
 
 void ChunkCollisionCache::AfterPublish(const CommittedEdit& edit) {

@@ -246,6 +246,10 @@ class ChunkCollisionCache : public EditObserver {
   // FindOrAdd for the calling thread's snapshot: a private, uncacheable entry when the table may
   // hold a newer version of the chunk's data than the snapshot.
   Entry* FindOrBuildFor(const ChunkKey& key, bool* cacheable);
+  // FindOrBuildFor for the checked lookups (Find, GetChecked): first loads the world chunk at `key`
+  // and, if that fails, returns null and sets *error, so a chunk whose stored record does not load
+  // is never meshed as air.
+  Entry* LoadedEntryFor(const ChunkKey& key, bool* cacheable, absl::Status* error);
   // The past-version entry of `key` for the calling thread's snapshot (added if missing), or null
   // when it has none (see SetPastBudget).
   Entry* PastEntry(const ChunkKey& key);

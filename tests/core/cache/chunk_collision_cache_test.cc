@@ -236,8 +236,9 @@ TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntrie
   }
 }
 
-// Find reports a chunk that fails to load instead of meshing it as air, and caches nothing for it.
-TEST(NarrowphaseCacheTest, FindReportsLoadErrors) {
+// Find and GetChecked report a chunk that fails to load instead of meshing it as air, and cache
+// nothing for it.
+TEST(NarrowphaseCacheTest, FindAndGetCheckedReportLoadErrors) {
   class FailingLoader : public ChunkLoader {
    public:
     absl::StatusOr<ChunkPtr> Load(const ChunkKey& key) const override {
@@ -255,10 +256,21 @@ TEST(NarrowphaseCacheTest, FindReportsLoadErrors) {
     EXPECT_EQ(cache.Find({0, 0, 0}, scope, &error), nullptr);
     EXPECT_EQ(error.code(), absl::StatusCode::kDataLoss);
   }
+  for (int round = 0; round < 2; ++round) {
+    absl::Status error;
+    EXPECT_EQ(cache.GetChecked({0, 0, 0}, &error), nullptr);
+    EXPECT_EQ(error.code(), absl::StatusCode::kDataLoss);
+  }
   absl::Status error;
   EXPECT_NE(cache.Find({1, 0, 0}, scope, &error), nullptr);
   EXPECT_TRUE(error.ok());
-  EXPECT_EQ(cache.stats().builds, 1u);
+  bool built = true;
+  EXPECT_NE(cache.GetChecked({1, 0, 0}, &error, &built), nullptr);
+  EXPECT_TRUE(error.ok());
+  EXPECT_FALSE(built);  // the entry Find built
+  EXPECT_NE(cache.GetChecked({2, 0, 0}, &error, &built), nullptr);
+  EXPECT_TRUE(built);
+  EXPECT_EQ(cache.stats().builds, 2u);
 }
 
 }  // namespace
