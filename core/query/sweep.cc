@@ -56,8 +56,9 @@ class SweepRun {
   bool GatherBox(float t0, float t1);
   // Casts the shape against gathered triangle `i`; true when a kAny sweep is done.
   bool CastTriangle(uint32_t i, const terrain::EdgeTable& edges);
-  // Whether the motion keeps the shape off the plane of `t` (which it runs toward) by more than
-  // slack_: it ends wholly in front of the plane, or starts wholly behind it.
+  // Whether the motion up to min(length_, best_) keeps the shape off the plane of `t` (which it
+  // runs toward) by more than slack_: it ends wholly in front of the plane, or starts wholly behind
+  // it. Then the triangle is not hit, or only later than the closest hit so far.
   bool StaysOffPlane(const Tri& t) const;
   void SortAll();
 
@@ -181,8 +182,10 @@ bool SweepRun::StaysOffPlane(const Tri& t) const {
   } else {
     lo = Dot(n, s_.Support(-n)), hi = Dot(n, s_.Support(n));
   }
-  // The motion runs against the normal, so the shape comes nearest the plane at its end.
-  const float end_gap = lo + Dot(n, translation_) - plane;
+  // The motion runs against the normal, so the shape comes nearest the plane at its end: the end
+  // of the sweep, or the closest hit so far (a later hit would not be kept; best_ stays infinite
+  // when all hits are collected).
+  const float end_gap = lo + Dot(n, dir_) * std::min(length_, best_) - plane;
   const float start_behind = plane - hi;
   return end_gap > slack_ || start_behind > slack_;
 }
