@@ -1,6 +1,8 @@
 #include "core/geometry/closest_point.h"
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 
 #include "core/geometry/ray_triangle.h"
 
@@ -80,27 +82,70 @@ SegmentPair ClosestPointsSegmentSegment(const Vec3& p0, const Vec3& p1, const Ve
   return {p0 + d1 * s, q0 + d2 * t};
 }
 
-SegmentPair ClosestPointsSegmentTriangle(const Vec3& p0, const Vec3& p1, const Vec3& a,
-                                         const Vec3& b, const Vec3& c) {
-  // The minimum of a segment-triangle distance is attained either where the segment crosses the
-  // triangle, at a segment endpoint against the face, or between the segment and an edge.
-  Vec3 d = p1 - p0;
-  RayTriangleHit crossing = RayTriangle(p0, d, a, b, c, /*max_t=*/1.0f);
+namespace {
+
+// The closest points between the segment and the triangle's three edges.
+SegmentPair ClosestToEdges(const Vec3& p0, const Vec3& p1, const Vec3& a, const Vec3& b,
+                           const Vec3& c) {
+  SegmentPair best = ClosestPointsSegmentSegment(p0, p1, a, b);
+  float best_sq = LengthSq(best.on_first - best.on_second);
+  for (const auto& [q0, q1] : {std::pair(&b, &c), std::pair(&c, &a)}) {
+    const SegmentPair cand = ClosestPointsSegmentSegment(p0, p1, *q0, *q1);
+    const float sq = LengthSq(cand.on_first - cand.on_second);
+    if (sq < best_sq) best = cand, best_sq = sq;
+  }
+  return best;
+}
+
+// Every candidate: the crossing, both endpoints against the face, the segment against each edge.
+// For degenerate triangles and segments lying in the triangle's plane.
+SegmentPair ClosestByAllCandidates(const Vec3& p0, const Vec3& p1, const Vec3& a, const Vec3& b,
+                                   const Vec3& c) {
+  const Vec3 d = p1 - p0;
+  const RayTriangleHit crossing = RayTriangle(p0, d, a, b, c, /*max_t=*/1.0f);
   if (crossing.hit) {
-    Vec3 x = p0 + d * crossing.t;
+    const Vec3 x = p0 + d * crossing.t;
     return {x, x};
   }
-  SegmentPair best{p0, ClosestPointOnTriangle(p0, a, b, c)};
+  SegmentPair best = ClosestToEdges(p0, p1, a, b, c);
   float best_sq = LengthSq(best.on_first - best.on_second);
-  auto consider = [&](const SegmentPair& cand) {
-    float sq = LengthSq(cand.on_first - cand.on_second);
+  for (const Vec3* p : {&p0, &p1}) {
+    const SegmentPair cand{*p, ClosestPointOnTriangle(*p, a, b, c)};
+    const float sq = LengthSq(cand.on_first - cand.on_second);
     if (sq < best_sq) best = cand, best_sq = sq;
-  };
-  consider({p1, ClosestPointOnTriangle(p1, a, b, c)});
-  consider(ClosestPointsSegmentSegment(p0, p1, a, b));
-  consider(ClosestPointsSegmentSegment(p0, p1, b, c));
-  consider(ClosestPointsSegmentSegment(p0, p1, c, a));
+  }
   return best;
+}
+
+}  // namespace
+
+SegmentPair ClosestPointsSegmentTriangle(const Vec3& p0, const Vec3& p1, const Vec3& a,
+                                         const Vec3& b, const Vec3& c) {
+  // The minimum is attained where the segment crosses the triangle, at the endpoint nearer the
+  // plane against the face, or between the segment and an edge. The face matters only where the
+  // point on the segment projects inside the triangle. If the segment crosses the plane outside
+  // the triangle, or stays on one side with its nearer endpoint projecting outside, then from any
+  // point projecting inside, the segment runs toward the plane and over an edge, no farther from
+  // the plane there: the edges alone hold the minimum.
+  const Vec3 n = Cross(b - a, c - a);  // not unit
+  const float nn = LengthSq(n);
+  const float h0 = Dot(n, p0 - a), h1 = Dot(n, p1 - a);
+  if (!(nn > 0) || (h0 == 0 && h1 == 0)) return ClosestByAllCandidates(p0, p1, a, b, c);
+  // Whether x projects into the triangle (on or inside each edge; the triple products do not
+  // change along n).
+  const auto inside = [&](const Vec3& x) {
+    return Dot(Cross(b - a, x - a), n) >= 0 && Dot(Cross(c - b, x - b), n) >= 0 &&
+           Dot(Cross(a - c, x - c), n) >= 0;
+  };
+  if ((h0 < 0 && h1 > 0) || (h0 > 0 && h1 < 0)) {
+    const Vec3 x = p0 + (p1 - p0) * (h0 / (h0 - h1));
+    if (inside(x)) return {x, x};
+  } else {
+    const bool first = std::fabs(h0) <= std::fabs(h1);
+    const Vec3& e = first ? p0 : p1;
+    if (inside(e)) return {e, e - n * ((first ? h0 : h1) / nn)};
+  }
+  return ClosestToEdges(p0, p1, a, b, c);
 }
 
 }  // namespace voxcol

@@ -50,5 +50,41 @@ TEST(ClosestPointTest, SegmentTriangleMatchesTernarySearch) {
   }
 }
 
+// Segments close to the triangle's plane, where the face and the edges compete: nearly parallel,
+// with endpoints projecting inside and outside, just crossing the plane, or touching it. The
+// points returned must lie on the segment and on the triangle, and be as far apart as the oracle.
+TEST(ClosestPointTest, SegmentTriangleNearThePlaneMatchesTernarySearch) {
+  CaseRng rng(404);
+  int face = 0, crossing = 0;
+  for (int i = 0; i < testing::kCases; ++i) {
+    float s = rng.Scale();
+    Vec3 a = rng.InBox(s), b = rng.InBox(s), c = rng.InBox(s);
+    const Vec3 n = Cross(b - a, c - a);
+    if (!(Length(n) > 1e-2f * s * s)) continue;
+    const Vec3 unit = Normalize(n);
+    // A point over the triangle's neighbourhood (barycentrics in [-0.5, 1.5]) at a small height.
+    auto near_plane = [&] {
+      const float u = rng.Uniform(-0.5f, 1.5f), v = rng.Uniform(-0.5f, 1.5f - u);
+      const float height = rng.Chance(0.1f) ? 0.0f : rng.Uniform(-0.2f, 0.2f) * s;
+      return a + (b - a) * u + (c - a) * v + unit * height;
+    };
+    const Vec3 p0 = near_plane();
+    Vec3 p1 = near_plane();
+    if (rng.Chance(0.2f)) p1 = p1 + unit * (Dot(p0 - p1, unit));  // parallel to the plane
+    SegmentPair r = ClosestPointsSegmentTriangle(p0, p1, a, b, c);
+    double expected = testing::SegmentTriangleDist(ToD(p0), ToD(p1), ToD(a), ToD(b), ToD(c));
+    ASSERT_NEAR(Length(r.on_first - r.on_second), expected, 1e-4 * s) << i;
+    ASSERT_NEAR(testing::PointSegmentDist(ToD(r.on_first), ToD(p0), ToD(p1)), 0, 1e-4 * s) << i;
+    ASSERT_NEAR(testing::PointTriangleDist(ToD(r.on_second), ToD(a), ToD(b), ToD(c)), 0, 1e-4 * s)
+        << i;
+    const Vec3 gap = r.on_first - r.on_second;
+    crossing += expected < 1e-6 * s;
+    face += expected > 1e-3 * s && std::fabs(Dot(gap, unit)) > 0.9999f * Length(gap);
+  }
+  // Both the crossing and the face shortcuts were taken often.
+  EXPECT_GT(crossing, testing::kCases / 50);
+  EXPECT_GT(face, testing::kCases / 20);
+}
+
 }  // namespace
 }  // namespace voxcol
