@@ -1,8 +1,10 @@
 #include "core/narrowphase/cast_vs_triangle.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
+#include "core/geometry/closest_point.h"
 #include "core/geometry/triangle_contact.h"
 
 namespace voxcol {
@@ -28,8 +30,20 @@ void Consider(Candidate* best, float t, const Vec3& point) {
 }
 
 // Face: the centre reaches the plane offset by r on its own side, landing inside the triangle.
-void FaceCandidate(const Vec3& center, float r, const Vec3& d, const Vec3 v[3], Candidate* best) {
-  Vec3 n = Normalize(Cross(v[1] - v[0], v[2] - v[0]));
+// Whether q (in the plane of triangle v) lies on or inside each of its edges; n is normal to the
+// plane, either way round.
+bool InsideTriangle(const Vec3& q, const Vec3 v[3], const Vec3& n) {
+  for (int i = 0; i < 3; ++i) {
+    Vec3 e = v[(i + 1) % 3] - v[i];
+    if (Dot(Cross(e, q - v[i]), n) * Dot(Cross(e, v[(i + 2) % 3] - v[i]), n) < 0) return false;
+  }
+  return true;
+}
+
+// `unit_normal`: the triangle's, either way round.
+void FaceCandidate(const Vec3& center, float r, const Vec3& d, const Vec3 v[3],
+                   const Vec3& unit_normal, Candidate* best) {
+  Vec3 n = unit_normal;
   float h = Dot(center - v[0], n);
   if (h < 0) n = -n, h = -h;
   float speed = -Dot(d, n);
@@ -37,25 +51,73 @@ void FaceCandidate(const Vec3& center, float r, const Vec3& d, const Vec3 v[3], 
   float t = (h - r) / speed;
   if (t < 0 || t > 1) return;
   Vec3 q = center + d * t - n * r;
-  for (int i = 0; i < 3; ++i) {
-    Vec3 e = v[(i + 1) % 3] - v[i];
-    if (Dot(Cross(e, q - v[i]), n) * Dot(Cross(e, v[(i + 2) % 3] - v[i]), n) < 0) return;
-  }
-  Consider(best, t, q);
+  if (InsideTriangle(q, v, n)) Consider(best, t, q);
 }
 
-// Edge: the centre enters the cylinder of radius r around the edge line (components orthogonal to
-// the edge), at an axial parameter within the edge.
-void EdgeCandidate(const Vec3& center, float r, const Vec3& d, const Vec3& p, const Vec3& q,
-                   Candidate* best) {
+// When a point moving by d enters the cylinder of radius r around segment p-q (components
+// orthogonal to the segment) at an axial parameter *s within it: t in [0, 1], or -1.
+float CylinderEnterTime(const Vec3& center, float r, const Vec3& d, const Vec3& p, const Vec3& q,
+                        float* s) {
   Vec3 e = q - p;
   float ee = LengthSq(e);
   Vec3 m = center - p;
   Vec3 m_perp = m - e * (Dot(m, e) / ee), d_perp = d - e * (Dot(d, e) / ee);
   float t = EnterTime(m_perp, d_perp, r);
-  if (t < 0) return;
-  float s = Dot(m + d * t, e) / ee;
-  if (s >= 0 && s <= 1) Consider(best, t, p + e * s);
+  if (t < 0) return -1;
+  *s = Dot(m + d * t, e) / ee;
+  return *s >= 0 && *s <= 1 ? t : -1;
+}
+
+// Edge: the centre enters the cylinder of radius r around the edge.
+void EdgeCandidate(const Vec3& center, float r, const Vec3& d, const Vec3& p, const Vec3& q,
+                   Candidate* best) {
+  float s;
+  const float t = CylinderEnterTime(center, r, d, p, q, &s);
+  if (t >= 0) Consider(best, t, p + (q - p) * s);
+}
+
+// Every feature of a sphere moving by d: the face, the three edges and the three vertices.
+void SphereCandidates(const Vec3& center, float r, const Vec3& d, const Vec3 v[3],
+                      const Vec3& unit_normal, Candidate* best) {
+  FaceCandidate(center, r, d, v, unit_normal, best);
+  for (int i = 0; i < 3; ++i) {
+    EdgeCandidate(center, r, d, v[i], v[(i + 1) % 3], best);
+    Consider(best, EnterTime(center - v[i], d, r), v[i]);
+  }
+}
+
+// The inside of a capsule's segment (p0 + u s) against the inside of a triangle edge (a + e w):
+// the two lines come within r of each other along their common normal, where both closest points
+// lie inside their segments. Pairs already within r at the start, or parallel, meet first at an
+// end of one of the segments, which the end spheres and vertices cover.
+void SegmentEdgeCandidate(const Vec3& p0, const Vec3& u, float r, const Vec3& d, const Vec3& a,
+                          const Vec3& e, Candidate* best) {
+  Vec3 n = Cross(u, e);
+  const float uu = LengthSq(u), ee = LengthSq(e), nn = LengthSq(n);
+  if (!(nn > 1e-12f * uu * ee)) return;
+  n = n * (1 / std::sqrt(nn));
+  float h = Dot(p0 - a, n);
+  if (h < 0) n = -n, h = -h;
+  const float speed = -Dot(d, n);
+  if (speed <= 0 || h < r) return;
+  const float t = (h - r) / speed;
+  if (t > 1) return;
+  // The closest points of the two lines at time t.
+  const Vec3 w0 = p0 + d * t - a;
+  const float ue = Dot(u, e), uw = Dot(u, w0), ew = Dot(e, w0);
+  const float denom = uu * ee - ue * ue;
+  const float s = (ue * ew - ee * uw) / denom, w = (uu * ew - ue * uw) / denom;
+  if (s >= 0 && s <= 1 && w >= 0 && w <= 1) Consider(best, t, a + e * w);
+}
+
+CastResult FromCandidate(const Candidate& best, const Vec3& core_point) {
+  if (best.t > 1) return {};
+  CastResult r;
+  r.hit = true;
+  r.fraction = best.t;
+  r.point = best.point;
+  r.normal = Normalize(core_point - best.point);
+  return r;
 }
 
 }  // namespace
@@ -72,18 +134,59 @@ CastResult CastSphereVsTriangle(const Vec3& center, float radius, const Vec3& tr
   // cylinders and three vertex spheres; the earliest entry over all of them is the impact.
   const Vec3 v[3] = {a, b, c};
   Candidate best;
-  FaceCandidate(center, radius, translation, v, &best);
-  for (int i = 0; i < 3; ++i) {
-    EdgeCandidate(center, radius, translation, v[i], v[(i + 1) % 3], &best);
-    Consider(&best, EnterTime(center - v[i], translation, radius), v[i]);
+  SphereCandidates(center, radius, translation, v, Normalize(Cross(b - a, c - a)), &best);
+  return FromCandidate(best, center + translation * best.t);
+}
+
+CastResult CastCapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius,
+                                 const Vec3& translation, const Vec3& a, const Vec3& b,
+                                 const Vec3& c) {
+  assert(radius > 0 && LengthSq(translation) > 0);
+  const Vec3 u = p1 - p0;
+  if (LengthSq(u) == 0) return CastSphereVsTriangle(p0, radius, translation, a, b, c);
+  const Vec3 v[3] = {a, b, c};
+  Vec3 n = Normalize(Cross(b - a, c - a));
+  float h0 = Dot(p0 - a, n), h1 = Dot(p1 - a, n);
+  if ((h0 > radius && h1 > radius) || (h0 < -radius && h1 < -radius)) {
+    // Off the plane, farther than the radius: nothing touches before the segment's nearer end
+    // comes within the radius of the plane, at t_plane. If its sphere lands inside the face
+    // then, that is the contact.
+    if (h0 < 0) n = -n, h0 = -h0, h1 = -h1;
+    const float speed = -Dot(translation, n);
+    if (speed <= 0) return {};
+    const Vec3& lead = h0 <= h1 ? p0 : p1;
+    const float t_plane = (std::min(h0, h1) - radius) / speed;
+    if (t_plane > 1) return {};
+    const Vec3 q = lead + translation * t_plane - n * radius;
+    if (InsideTriangle(q, v, n)) {
+      CastResult r;
+      r.hit = true;
+      r.fraction = t_plane;
+      r.point = q;
+      r.normal = n;
+      return r;
+    }
+  } else if (CapsuleVsTriangle(p0, p1, radius, a, b, c).distance <= 0) {
+    CastResult r;
+    r.hit = r.initially_overlapping = true;
+    return r;
   }
-  if (best.t > 1) return {};
-  CastResult r;
-  r.hit = true;
-  r.fraction = best.t;
-  r.point = best.point;
-  r.normal = Normalize(center + translation * best.t - best.point);
-  return r;
+  // The first contact is between a pair of features: an end sphere and the triangle's face, an
+  // edge or a vertex; the inside of the segment and a vertex (the vertex, moving the other way,
+  // enters the segment's cylinder); or the inside of the segment and the inside of an edge. The
+  // segment's inside meets the face's inside first only when parallel to it, and then it meets an
+  // edge at the same time.
+  Candidate best;
+  SphereCandidates(p0, radius, translation, v, n, &best);
+  SphereCandidates(p1, radius, translation, v, n, &best);
+  for (int i = 0; i < 3; ++i) {
+    float s;
+    Consider(&best, CylinderEnterTime(v[i], radius, -translation, p0, p1, &s), v[i]);
+    SegmentEdgeCandidate(p0, u, radius, translation, v[i], v[(i + 1) % 3] - v[i], &best);
+  }
+  // The normal runs from the contact point to the nearest point of the moved segment.
+  const Vec3 shift = translation * best.t;
+  return FromCandidate(best, ClosestPointOnSegment(best.point, p0 + shift, p1 + shift));
 }
 
 CastResult CastConvexVsTriangle(const PosedShape& shape, const Vec3& translation, const Vec3& a,

@@ -1,6 +1,7 @@
-// Shape casts against one triangle, the primitive of terrain sweeps. Spheres use the closed form
-// (the swept sphere meets the triangle's face slab, an edge cylinder or a vertex sphere); other
-// convex shapes, capsules included, use GJK-raycast with the triangle as shape B.
+// Shape casts against one triangle, the primitive of terrain sweeps. Spheres and capsules use
+// closed forms (the swept sphere meets the triangle's face slab, an edge cylinder or a vertex
+// sphere; a capsule is its two end spheres plus its segment's side); other convex shapes use
+// GJK-raycast with the triangle as shape B.
 #pragma once
 
 #include "core/narrowphase/gjk_raycast.h"
@@ -12,6 +13,14 @@ namespace voxcol {
 // sphere at the time of impact. A sphere already touching reports initially_overlapping.
 CastResult CastSphereVsTriangle(const Vec3& center, float radius, const Vec3& translation,
                                 const Vec3& a, const Vec3& b, const Vec3& c);
+
+// Capsule (its core segment p0-p1, as PosedShape::CapsuleSegment gives it, and radius > 0) moving
+// by translation (nonzero) against the two-sided, non-degenerate triangle (a, b, c), in closed
+// form: the earliest contact of its end spheres, of its segment with the triangle's vertices, and
+// of its segment with the triangle's edges. Results as CastSphereVsTriangle's.
+CastResult CastCapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius,
+                                 const Vec3& translation, const Vec3& a, const Vec3& b,
+                                 const Vec3& c);
 
 // Any posed convex shape moving by translation against triangle (a, b, c) (world space).
 CastResult CastConvexVsTriangle(const PosedShape& shape, const Vec3& translation, const Vec3& a,

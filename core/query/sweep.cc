@@ -196,10 +196,20 @@ bool SweepRun::CastTriangle(uint32_t i, const terrain::EdgeTable& edges) {
   if (Dot(dir_, t.normal) >= 0 || touching_.contains(i)) return false;
   ++g_.tests;
   if (StaysOffPlane(t)) return false;
-  CastResult r = s_.shape->type == ShapeType::kSphere
-                     ? CastSphereVsTriangle(s_.pose.translation, s_.Radius(), translation_, t.v[0],
-                                            t.v[1], t.v[2])
-                     : CastConvexVsTriangle(s_, translation_, t.v[0], t.v[1], t.v[2]);
+  CastResult r;
+  switch (s_.shape->type) {
+    case ShapeType::kSphere:
+      r = CastSphereVsTriangle(s_.pose.translation, s_.Radius(), translation_, t.v[0], t.v[1],
+                               t.v[2]);
+      break;
+    case ShapeType::kCapsule:
+      r = CastCapsuleVsTriangle(core_.p[0], core_.p[1], core_.radius, translation_, t.v[0], t.v[1],
+                                t.v[2]);
+      break;
+    default:
+      r = CastConvexVsTriangle(s_, translation_, t.v[0], t.v[1], t.v[2]);
+      break;
+  }
   if (!r.hit) return false;
   if (r.initially_overlapping) {
     RawContact c;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/geometry/closest_point.h"
 #include "tests/core/geometry/geometry_oracles.h"
 
 namespace voxcol {
@@ -121,7 +122,8 @@ TEST(CastVsTriangleTest, GjkRaycastSphereAgreesWithClosedForm) {
   }
 }
 
-// Capsule sweeps over terrain go through CastConvexVsTriangle (GJK-raycast).
+// Capsule sweeps over terrain use the closed form CastCapsuleVsTriangle; other convex shapes go
+// through CastConvexVsTriangle (GJK-raycast). Both against the oracle.
 TEST(CastVsTriangleTest, CapsuleMatchesSampledOracle) {
   CaseRng rng(703);
   int hits = 0;
@@ -145,6 +147,11 @@ TEST(CastVsTriangleTest, CapsuleMatchesSampledOracle) {
     CastResult hit =
         CastConvexVsTriangle({&capsule, {q, sc.start}}, sc.translation, sc.a, sc.b, sc.c);
     ASSERT_EQ(hit.hit, toi >= 0) << i;
+    ASSERT_EQ(
+        CastCapsuleVsTriangle(sc.start - axis, sc.start + axis, r, sc.translation, sc.a, sc.b, sc.c)
+            .hit,
+        toi >= 0)
+        << i;
     if (toi < 0) continue;
     ++hits;
     double len = testing::LenD(d);
@@ -152,9 +159,75 @@ TEST(CastVsTriangleTest, CapsuleMatchesSampledOracle) {
     ASSERT_NEAR(testing::PointTriangleDist(ToD(hit.point), ToD(sc.a), ToD(sc.b), ToD(sc.c)), 0,
                 1e-3 * sc.s)
         << i;
+    // The closed form: the same time, a point on the triangle at the radius from the moved
+    // segment, and the normal from that point toward the segment.
+    CastResult closed = CastCapsuleVsTriangle(sc.start - axis, sc.start + axis, r, sc.translation,
+                                              sc.a, sc.b, sc.c);
+    ASSERT_TRUE(closed.hit && !closed.initially_overlapping) << i;
+    ASSERT_NEAR(closed.fraction * len, toi * len, 1e-4 * sc.s) << i;
+    ASSERT_NEAR(testing::PointTriangleDist(ToD(closed.point), ToD(sc.a), ToD(sc.b), ToD(sc.c)), 0,
+                1e-4 * sc.s)
+        << i;
+    const Vec3 moved = sc.start + sc.translation * closed.fraction;
+    const D3 core = ToD(moved);
+    ASSERT_NEAR(testing::PointSegmentDist(ToD(closed.point), core - ToD(axis), core + ToD(axis)), r,
+                1e-4 * sc.s)
+        << i;
+    const Vec3 nearest = ClosestPointOnSegment(closed.point, moved - axis, moved + axis);
+    ASSERT_GT(Dot(closed.normal, Normalize(nearest - closed.point)), 1 - 1e-4) << i;
   }
   std::printf("capsule vs triangle casts: %d hits of 1000\n", hits);
   EXPECT_GT(hits, 40);  // measured 68
+}
+
+// The closed-form capsule cast against GJK-raycast on many more cases than the sampled oracle can
+// afford, with capsules up to four times the triangle's size, so that the side of the segment
+// meets the triangle's vertices and edges, not only the end spheres.
+TEST(CastVsTriangleTest, GjkRaycastCapsuleAgreesWithClosedForm) {
+  CaseRng rng(704);
+  int hits = 0;
+  for (int i = 0; i < testing::kCases; ++i) {
+    Scene sc = RandomScene(rng);
+    if (Degenerate(sc)) continue;
+    float r = rng.Uniform(0.05f, 0.3f) * sc.s, h = rng.Uniform(0, 2) * sc.s;
+    Quat q = rng.Rotation();
+    const Vec3 axis = q.Rotate({0, h, 0});
+    CastResult closed = CastCapsuleVsTriangle(sc.start - axis, sc.start + axis, r, sc.translation,
+                                              sc.a, sc.b, sc.c);
+    ConvexShape capsule = MakeCapsule(h, r);
+    CastResult gjk =
+        CastConvexVsTriangle({&capsule, {q, sc.start}}, sc.translation, sc.a, sc.b, sc.c);
+    if (closed.initially_overlapping || gjk.initially_overlapping) {
+      // Only a start within GJK's tolerance of touching may differ.
+      const double gap = testing::SegmentTriangleDist(ToD(sc.start - axis), ToD(sc.start + axis),
+                                                      ToD(sc.a), ToD(sc.b), ToD(sc.c)) -
+                         r;
+      if (closed.initially_overlapping != gjk.initially_overlapping) {
+        ASSERT_LT(std::fabs(gap), 1e-3 * sc.s) << i;
+      } else {
+        ASSERT_LT(gap, 1e-3 * sc.s) << i;
+      }
+      continue;
+    }
+    if (closed.hit != gjk.hit) {
+      // Only grazing contacts may differ: the path passes within tolerance of the surface.
+      double min_gap = 1e30;
+      for (int k = 0; k <= 256; ++k) {
+        const D3 c = ToD(sc.start + sc.translation * (k / 256.0f));
+        min_gap = std::min(min_gap, testing::SegmentTriangleDist(c - ToD(axis), c + ToD(axis),
+                                                                 ToD(sc.a), ToD(sc.b), ToD(sc.c)) -
+                                        r);
+      }
+      ASSERT_LT(min_gap, 1e-2 * sc.s) << i;
+      continue;
+    }
+    if (!closed.hit) continue;
+    ++hits;
+    const float len = Length(sc.translation);
+    ASSERT_NEAR(gjk.fraction * len, closed.fraction * len, 1e-3 * sc.s) << i;
+    ASSERT_GT(Dot(gjk.normal, closed.normal), 1 - 1e-3) << i;
+  }
+  EXPECT_GT(hits, testing::kCases / 10);
 }
 
 }  // namespace
