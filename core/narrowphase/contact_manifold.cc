@@ -3,13 +3,21 @@
 #include <algorithm>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 namespace voxcol {
 namespace {
 
-// Twice the signed area of (a, b, c) seen along n (positive when counter-clockwise).
-float SignedArea2(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& n) {
-  return Dot(Cross(b - a, c - a), n);
+// A point in the contact plane, in an orthonormal basis (u, v) with u x v = normal.
+struct P2 {
+  float x, y;
+};
+P2 operator-(P2 a, P2 b) { return {a.x - b.x, a.y - b.y}; }
+float LengthSq(P2 a) { return a.x * a.x + a.y * a.y; }
+// Twice the signed area of (a, b, c) seen along the normal (positive when counter-clockwise).
+float SignedArea2(P2 a, P2 b, P2 c) {
+  const P2 ab = b - a, ac = c - a;
+  return ab.x * ac.y - ab.y * ac.x;
 }
 
 // Index maximising score(i) over points not yet chosen, or -1 if no score is positive.
@@ -29,48 +37,49 @@ int ArgMax(int count, Score score) {
 int ReduceContactIndices(const ManifoldPoint* points, int count, const Vec3& normal,
                          int out[kMaxManifoldPoints]) {
   if (count <= 0) return 0;
-  auto pos = [&](int i) { return points[i].position; };
-  auto planar_sq = [&](const Vec3& d) { return LengthSq(d - normal * Dot(d, normal)); };
+  // Every step below measures in the contact plane: the points are projected once. The buffer is
+  // the thread's (a large shape's contacts reduce thousands of runs per query).
+  thread_local std::vector<P2> projected;
+  projected.resize(size_t(count));
+  P2* const q = projected.data();
+  const Vec3 u = Normalize(std::fabs(normal.x) < 0.57f ? Cross(normal, Vec3(1, 0, 0))
+                                                       : Cross(normal, Vec3(0, 1, 0)));
+  const Vec3 v = Cross(normal, u);
+  for (int i = 0; i < count; ++i) q[i] = {Dot(points[i].position, u), Dot(points[i].position, v)};
   // 1. The deepest point anchors the manifold. Among points equally deep (within 1e-3 of the
   //    points' spread: a face lying on a face), the one farthest from their centroid, so the anchor
   //    is a corner of the contact area and the other three can be corners too.
   float max_depth = points[0].depth;
-  Vec3 centroid;
+  P2 centroid{0, 0};
   for (int i = 0; i < count; ++i) {
     max_depth = std::max(max_depth, points[i].depth);
-    centroid += pos(i);
+    centroid.x += q[i].x, centroid.y += q[i].y;
   }
-  centroid *= 1.0f / float(count);
+  centroid.x /= float(count), centroid.y /= float(count);
   float spread_sq = 0;
-  for (int i = 0; i < count; ++i) spread_sq = std::max(spread_sq, planar_sq(pos(i) - centroid));
+  for (int i = 0; i < count; ++i) spread_sq = std::max(spread_sq, LengthSq(q[i] - centroid));
   const float tie = 1e-3f * std::sqrt(spread_sq);
   int i0 = -1;
   for (int i = 0; i < count; ++i) {
     if (points[i].depth < max_depth - tie) continue;
-    if (i0 < 0 || planar_sq(pos(i) - centroid) > planar_sq(pos(i0) - centroid)) i0 = i;
+    if (i0 < 0 || LengthSq(q[i] - centroid) > LengthSq(q[i0] - centroid)) i0 = i;
   }
   out[0] = i0;
   // 2. Farthest from it in the contact plane.
-  int i1 = ArgMax(count, [&](int i) { return planar_sq(pos(i) - pos(i0)); });
+  int i1 = ArgMax(count, [&](int i) { return LengthSq(q[i] - q[i0]); });
   if (i1 < 0) return 1;
   out[1] = i1;
   // 3. Largest triangle with that edge, on either side.
-  int i2 = ArgMax(count, [&](int i) {
-    float a = SignedArea2(pos(i0), pos(i1), pos(i), normal);
-    return a < 0 ? -a : a;
-  });
+  int i2 = ArgMax(count, [&](int i) { return std::fabs(SignedArea2(q[i0], q[i1], q[i])); });
   if (i2 < 0) return 2;
   out[2] = i2;
   // 4. Orient the triangle counter-clockwise; a point outside edge (p, q) adds the area of
   //    (q, p, x), which is positive exactly when x is on the outer side.
-  Vec3 tri[3] = {pos(i0), pos(i1), pos(i2)};
-  if (SignedArea2(tri[0], tri[1], tri[2], normal) < 0) std::swap(tri[1], tri[2]);
+  P2 tri[3] = {q[i0], q[i1], q[i2]};
+  if (SignedArea2(tri[0], tri[1], tri[2]) < 0) std::swap(tri[1], tri[2]);
   int i3 = ArgMax(count, [&](int i) {
     float gain = 0;
-    for (int e = 0; e < 3; ++e) {
-      float a = SignedArea2(tri[(e + 1) % 3], tri[e], pos(i), normal);
-      if (a > gain) gain = a;
-    }
+    for (int e = 0; e < 3; ++e) gain = std::max(gain, SignedArea2(tri[(e + 1) % 3], tri[e], q[i]));
     return gain;
   });
   if (i3 < 0) return 3;
