@@ -9,6 +9,7 @@ bash scripts/build.sh
 bash scripts/check-format.sh
 bash scripts/check-sizes.sh
 bash scripts/check-layers.sh
+bash scripts/check-mutations.sh
 # Every kustomize overlay under deploy/k8s renders offline and passes the placement checks.
 bash scripts/check-manifests.sh build/server/voxcol_server
 # Alert rules unit-tested with promtool; dashboard and rules name only metrics a server exports.
