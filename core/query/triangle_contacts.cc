@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/geometry/closest_point.h"
 #include "core/narrowphase/collide_vs_triangle.h"
 #include "core/query/active_edges.h"
 
@@ -66,6 +67,26 @@ bool FarFromPlane(const RoundCore& core, const Tri& t, float margin) {
   return lo - plane > limit || plane - hi > limit;
 }
 
+// ContactWithTriangle for a sphere, in one pass: the closest point on the triangle decides
+// whether the sphere is within margin (squared, no root), and a centre behind the face takes the
+// face normal and the plane depth without the closest-point normal's root.
+bool SphereContact(const RoundCore& core, const Tri& t, float margin, RawContact* out) {
+  const Vec3& centre = core.p[0];
+  const Vec3 point = ClosestPointOnTriangle(centre, t.v[0], t.v[1], t.v[2]);
+  const Vec3 d = centre - point;
+  const float dd = LengthSq(d), reach = core.radius + margin;
+  if (!(dd <= reach * reach)) return false;
+  const float ahead = Dot(d, t.normal);
+  if (ahead < 0) {
+    // Behind the face: the way out is through the front, by the plane depth.
+    *out = {point, t.normal, core.radius - Dot(t.normal, centre - t.v[0]), 0};
+    return true;
+  }
+  const float dist = std::sqrt(dd);
+  *out = {point, dist > 0 ? d * (1 / dist) : t.normal, core.radius - dist, 0};
+  return true;
+}
+
 }  // namespace
 
 bool ContactWithTriangle(const PosedShape& s, const RoundCore& core, const Tri& t, float margin,
@@ -74,8 +95,7 @@ bool ContactWithTriangle(const PosedShape& s, const RoundCore& core, const Tri& 
   TriangleCollision c;
   switch (s.shape->type) {
     case ShapeType::kSphere:
-      c = CollideSphereVsTriangle(s.pose.translation, s.Radius(), t.v[0], t.v[1], t.v[2]);
-      break;
+      return SphereContact(core, t, margin, out);
     case ShapeType::kCapsule:
       c = CollideCapsuleVsTriangle(core.p[0], core.p[1], core.radius, t.v[0], t.v[1], t.v[2]);
       break;
