@@ -279,6 +279,38 @@ TEST(ShapeQueryTest, CapsuleRestingOnAPlaneGetsUpNormalsAndItsDepth) {
   EXPECT_LE(max_depth_error, depth_bound);
 }
 
+// A sphere whose centre lies below flat ground (inside the solid): every contact pushes it out
+// through the top, by the plane depth radius + how far the centre is below, not by the distance
+// to the closest point.
+TEST(ShapeQueryTest, SphereWithItsCentreBelowTheGroundPushesOutThroughTheTop) {
+  const float ground = 0.37f;
+  Scene s = SdfScene([ground](const Vec3& p) { return p.y - ground; });
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> u(-20, 20), radius(0.5f, 2.0f), below(0.05f, 0.9f);
+  float max_angle = 0, max_depth_error = 0;
+  for (int i = 0; i < 500; ++i) {
+    const ConvexShape sphere = MakeSphere(radius(rng));
+    const float under = below(rng) * sphere.convex_radius;
+    const Vec3 centre(u(rng), ground - under, u(rng));
+    ContactsResult c = Contacts(s, sphere, {{}, centre});
+    ASSERT_GT(c.total_points(), 0) << i;
+    float deepest = -1;
+    for (const Contact& p : AllPoints(c)) {
+      max_angle = std::max(max_angle, AngleDeg(p.normal, {0, 1, 0}));
+      deepest = std::max(deepest, p.depth);
+    }
+    max_depth_error =
+        std::max(max_depth_error, std::fabs(deepest - (sphere.convex_radius + under)));
+  }
+  const float angle_bound = 1.5f, depth_bound = 0.0035f;
+  std::printf(
+      "spheres below a plane: 500 poses, max normal error %.2f deg (bound %.2f), max depth "
+      "error %.4f voxel (bound %.4f)\n",
+      max_angle, angle_bound, max_depth_error, depth_bound);
+  EXPECT_LE(max_angle, angle_bound);
+  EXPECT_LE(max_depth_error, depth_bound);
+}
+
 // A box dragged over flat ground in small steps, across triangle edges and chunk seams (every 8
 // voxels): no contact normal ever leans more than 0.6 degrees off up.
 TEST(ShapeQueryTest, BoxDraggedAcrossChunkSeamsKeepsUpNormals) {
