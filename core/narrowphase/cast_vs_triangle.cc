@@ -10,13 +10,14 @@
 namespace voxcol {
 namespace {
 
-// Smallest t in [0, 1] with |m + t d|^2 = r^2 when entering (m.d < 0), or -1. Expanding:
-// |d|^2 t^2 + 2 (m.d) t + |m|^2 - r^2 = 0, smaller root.
-float EnterTime(const Vec3& m, const Vec3& d, float r) {
-  float a = LengthSq(d), b = Dot(m, d), k = LengthSq(m) - r * r;
-  float disc = b * b - a * k;
-  if (b >= 0 || disc < 0 || a == 0) return -1;
-  float t = (-b - std::sqrt(disc)) / a;
+// Smallest t in [0, 1] with |m + t d|^2 = r^2 when entering (m.d < 0), or -1; dd = |d|^2.
+// Expanding: |d|^2 t^2 + 2 (m.d) t + |m|^2 - r^2 = 0, smaller root.
+float EnterTime(const Vec3& m, const Vec3& d, float dd, float r) {
+  const float b = Dot(m, d);
+  if (b >= 0 || dd == 0) return -1;
+  const float disc = b * b - dd * (LengthSq(m) - r * r);
+  if (disc < 0) return -1;
+  const float t = (-b - std::sqrt(disc)) / dd;
   return t >= 0 && t <= 1 ? t : -1;
 }
 
@@ -29,7 +30,31 @@ void Consider(Candidate* best, float t, const Vec3& point) {
   if (t >= 0 && t < best->t) *best = {t, point};
 }
 
-// Face: the centre reaches the plane offset by r on its own side, landing inside the triangle.
+// A segment p + e s (s in [0, 1]) and a motion d: the motion's part across the segment, which
+// every point cast against the segment's cylinder shares.
+struct Cylinder {
+  Cylinder() = default;
+  Cylinder(const Vec3& p_, const Vec3& e_, const Vec3& d) : p(p_), e(e_), inv_ee(1 / LengthSq(e_)) {
+    d_perp = d - e * (Dot(d, e) * inv_ee);
+    dd_perp = LengthSq(d_perp);
+  }
+  // When `point`, moving by d, enters the cylinder of radius r around the segment at an axial
+  // parameter *s within it: t in [0, 1], or -1.
+  float Enter(const Vec3& point, float r, const Vec3& d, float* s) const {
+    const Vec3 m = point - p;
+    const Vec3 m_perp = m - e * (Dot(m, e) * inv_ee);
+    const float t = EnterTime(m_perp, d_perp, dd_perp, r);
+    if (t < 0) return -1;
+    *s = Dot(m + d * t, e) * inv_ee;
+    return *s >= 0 && *s <= 1 ? t : -1;
+  }
+
+  Vec3 p, e;
+  float inv_ee = 0;
+  Vec3 d_perp;
+  float dd_perp = 0;
+};
+
 // Whether q (in the plane of triangle v) lies on or inside each of its edges; n is normal to the
 // plane, either way round.
 bool InsideTriangle(const Vec3& q, const Vec3 v[3], const Vec3& n) {
@@ -40,49 +65,43 @@ bool InsideTriangle(const Vec3& q, const Vec3 v[3], const Vec3& n) {
   return true;
 }
 
-// `unit_normal`: the triangle's, either way round.
-void FaceCandidate(const Vec3& center, float r, const Vec3& d, const Vec3 v[3],
-                   const Vec3& unit_normal, Candidate* best) {
-  Vec3 n = unit_normal;
-  float h = Dot(center - v[0], n);
+// What the spheres cast against one triangle by one motion d share: the triangle's corners, unit
+// normal (either way round) and edge cylinders, and |d|^2.
+struct TriangleFrame {
+  TriangleFrame(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d_)
+      : v{a, b, c}, n(Normalize(Cross(b - a, c - a))), d(d_), dd(LengthSq(d_)) {
+    for (int i = 0; i < 3; ++i) edge[i] = Cylinder(v[i], v[(i + 1) % 3] - v[i], d);
+  }
+
+  Vec3 v[3];
+  Vec3 n;
+  Vec3 d;
+  float dd;
+  Cylinder edge[3];
+};
+
+// Face: the centre reaches the plane offset by r on its own side, landing inside the triangle.
+void FaceCandidate(const TriangleFrame& f, const Vec3& center, float r, Candidate* best) {
+  Vec3 n = f.n;
+  float h = Dot(center - f.v[0], n);
   if (h < 0) n = -n, h = -h;
-  float speed = -Dot(d, n);
+  const float speed = -Dot(f.d, n);
   if (speed <= 0) return;
-  float t = (h - r) / speed;
+  const float t = (h - r) / speed;
   if (t < 0 || t > 1) return;
-  Vec3 q = center + d * t - n * r;
-  if (InsideTriangle(q, v, n)) Consider(best, t, q);
+  const Vec3 q = center + f.d * t - n * r;
+  if (InsideTriangle(q, f.v, n)) Consider(best, t, q);
 }
 
-// When a point moving by d enters the cylinder of radius r around segment p-q (components
-// orthogonal to the segment) at an axial parameter *s within it: t in [0, 1], or -1.
-float CylinderEnterTime(const Vec3& center, float r, const Vec3& d, const Vec3& p, const Vec3& q,
-                        float* s) {
-  Vec3 e = q - p;
-  float ee = LengthSq(e);
-  Vec3 m = center - p;
-  Vec3 m_perp = m - e * (Dot(m, e) / ee), d_perp = d - e * (Dot(d, e) / ee);
-  float t = EnterTime(m_perp, d_perp, r);
-  if (t < 0) return -1;
-  *s = Dot(m + d * t, e) / ee;
-  return *s >= 0 && *s <= 1 ? t : -1;
-}
-
-// Edge: the centre enters the cylinder of radius r around the edge.
-void EdgeCandidate(const Vec3& center, float r, const Vec3& d, const Vec3& p, const Vec3& q,
-                   Candidate* best) {
-  float s;
-  const float t = CylinderEnterTime(center, r, d, p, q, &s);
-  if (t >= 0) Consider(best, t, p + (q - p) * s);
-}
-
-// Every feature of a sphere moving by d: the face, the three edges and the three vertices.
-void SphereCandidates(const Vec3& center, float r, const Vec3& d, const Vec3 v[3],
-                      const Vec3& unit_normal, Candidate* best) {
-  FaceCandidate(center, r, d, v, unit_normal, best);
+// Every feature of a sphere moving by the frame's d: the face, the three edges (cylinders) and
+// the three vertices (spheres).
+void SphereCandidates(const TriangleFrame& f, const Vec3& center, float r, Candidate* best) {
+  FaceCandidate(f, center, r, best);
   for (int i = 0; i < 3; ++i) {
-    EdgeCandidate(center, r, d, v[i], v[(i + 1) % 3], best);
-    Consider(best, EnterTime(center - v[i], d, r), v[i]);
+    float s;
+    const float t = f.edge[i].Enter(center, r, f.d, &s);
+    if (t >= 0) Consider(best, t, f.v[i] + f.edge[i].e * s);
+    Consider(best, EnterTime(center - f.v[i], f.d, f.dd, r), f.v[i]);
   }
 }
 
@@ -132,9 +151,9 @@ CastResult CastSphereVsTriangle(const Vec3& center, float radius, const Vec3& tr
   }
   // The swept volume of the triangle inflated by r is the union of a face slab, three edge
   // cylinders and three vertex spheres; the earliest entry over all of them is the impact.
-  const Vec3 v[3] = {a, b, c};
+  const TriangleFrame frame(a, b, c, translation);
   Candidate best;
-  SphereCandidates(center, radius, translation, v, Normalize(Cross(b - a, c - a)), &best);
+  SphereCandidates(frame, center, radius, &best);
   return FromCandidate(best, center + translation * best.t);
 }
 
@@ -176,13 +195,15 @@ CastResult CastCapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius,
   // enters the segment's cylinder); or the inside of the segment and the inside of an edge. The
   // segment's inside meets the face's inside first only when parallel to it, and then it meets an
   // edge at the same time.
+  const TriangleFrame frame(a, b, c, translation);
+  const Cylinder axis(p0, u, -translation);  // the vertices move the other way
   Candidate best;
-  SphereCandidates(p0, radius, translation, v, n, &best);
-  SphereCandidates(p1, radius, translation, v, n, &best);
+  SphereCandidates(frame, p0, radius, &best);
+  SphereCandidates(frame, p1, radius, &best);
   for (int i = 0; i < 3; ++i) {
     float s;
-    Consider(&best, CylinderEnterTime(v[i], radius, -translation, p0, p1, &s), v[i]);
-    SegmentEdgeCandidate(p0, u, radius, translation, v[i], v[(i + 1) % 3] - v[i], &best);
+    Consider(&best, axis.Enter(v[i], radius, -translation, &s), v[i]);
+    SegmentEdgeCandidate(p0, u, radius, translation, v[i], frame.edge[i].e, &best);
   }
   // The normal runs from the contact point to the nearest point of the moved segment.
   const Vec3 shift = translation * best.t;
