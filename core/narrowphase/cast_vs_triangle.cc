@@ -68,8 +68,9 @@ bool InsideTriangle(const Vec3& q, const Vec3 v[3], const Vec3& n) {
 // What the spheres cast against one triangle by one motion d share: the triangle's corners, unit
 // normal (either way round) and edge cylinders, and |d|^2.
 struct TriangleFrame {
-  TriangleFrame(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d_)
-      : v{a, b, c}, n(Normalize(Cross(b - a, c - a))), d(d_), dd(LengthSq(d_)) {
+  TriangleFrame(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& unit_normal,
+                const Vec3& d_)
+      : v{a, b, c}, n(unit_normal), d(d_), dd(LengthSq(d_)) {
     for (int i = 0; i < 3; ++i) edge[i] = Cylinder(v[i], v[(i + 1) % 3] - v[i], d);
   }
 
@@ -151,7 +152,7 @@ CastResult CastSphereVsTriangle(const Vec3& center, float radius, const Vec3& tr
   }
   // The swept volume of the triangle inflated by r is the union of a face slab, three edge
   // cylinders and three vertex spheres; the earliest entry over all of them is the impact.
-  const TriangleFrame frame(a, b, c, translation);
+  const TriangleFrame frame(a, b, c, Normalize(Cross(b - a, c - a)), translation);
   Candidate best;
   SphereCandidates(frame, center, radius, &best);
   return FromCandidate(best, center + translation * best.t);
@@ -195,7 +196,7 @@ CastResult CastCapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius,
   // enters the segment's cylinder); or the inside of the segment and the inside of an edge. The
   // segment's inside meets the face's inside first only when parallel to it, and then it meets an
   // edge at the same time.
-  const TriangleFrame frame(a, b, c, translation);
+  const TriangleFrame frame(a, b, c, n, translation);
   const Cylinder axis(p0, u, -translation);  // the vertices move the other way
   Candidate best;
   SphereCandidates(frame, p0, radius, &best);
