@@ -144,7 +144,7 @@ CastResult FromCandidate(const Candidate& best, const Vec3& core_point) {
 
 CastResult CastSphereVsTriangle(const Vec3& center, float radius, const Vec3& translation,
                                 const Vec3& a, const Vec3& b, const Vec3& c) {
-  assert(radius > 0 && LengthSq(translation) > 0);
+  assert(radius > 0);
   if (SphereVsTriangle(center, radius, a, b, c).distance <= 0) {
     CastResult r;
     r.hit = r.initially_overlapping = true;
@@ -161,7 +161,7 @@ CastResult CastSphereVsTriangle(const Vec3& center, float radius, const Vec3& tr
 CastResult CastCapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius,
                                  const Vec3& translation, const Vec3& a, const Vec3& b,
                                  const Vec3& c) {
-  assert(radius > 0 && LengthSq(translation) > 0);
+  assert(radius > 0);
   const Vec3 u = p1 - p0;
   if (LengthSq(u) == 0) return CastSphereVsTriangle(p0, radius, translation, a, b, c);
   const Vec3 v[3] = {a, b, c};

@@ -230,5 +230,26 @@ TEST(CastVsTriangleTest, GjkRaycastCapsuleAgreesWithClosedForm) {
   EXPECT_GT(hits, testing::kCases / 10);
 }
 
+// A motion whose squared length underflows to 0 (a character's last sliver of a step; found by the
+// query fuzzer) is no motion: apart stays a miss, touching reports the initial overlap, and
+// nothing divides by it.
+TEST(CastVsTriangleTest, MotionTooShortToSquareIsNoMotion) {
+  const Vec3 a(0, 0, 0), b(1, 0, 0), c(0, 0, 1);
+  for (const float length : {0.0f, 1e-30f, 1e-20f}) {
+    const Vec3 motion(0, -length, 0);
+    for (const float height : {0.2f, 1.0f}) {  // touching (radius 0.25), apart
+      const Vec3 centre(0.25f, height, 0.25f);
+      const CastResult sphere = CastSphereVsTriangle(centre, 0.25f, motion, a, b, c);
+      const CastResult capsule = CastCapsuleVsTriangle(
+          centre - Vec3(0.1f, 0, 0), centre + Vec3(0.1f, 0, 0), 0.25f, motion, a, b, c);
+      for (const CastResult& r : {sphere, capsule}) {
+        EXPECT_EQ(r.hit, height < 0.25f) << length << " " << height;
+        EXPECT_EQ(r.initially_overlapping, height < 0.25f) << length << " " << height;
+        EXPECT_TRUE(std::isfinite(r.fraction)) << length << " " << height;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace voxcol
