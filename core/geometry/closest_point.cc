@@ -131,19 +131,13 @@ SegmentPair ClosestPointsSegmentTriangle(const Vec3& p0, const Vec3& p1, const V
   const float nn = LengthSq(n);
   const float h0 = Dot(n, p0 - a), h1 = Dot(n, p1 - a);
   if (!(nn > 0) || (h0 == 0 && h1 == 0)) return ClosestByAllCandidates(p0, p1, a, b, c);
-  // Whether x projects into the triangle (on or inside each edge; the triple products do not
-  // change along n).
-  const auto inside = [&](const Vec3& x) {
-    return Dot(Cross(b - a, x - a), n) >= 0 && Dot(Cross(c - b, x - b), n) >= 0 &&
-           Dot(Cross(a - c, x - c), n) >= 0;
-  };
   if ((h0 < 0 && h1 > 0) || (h0 > 0 && h1 < 0)) {
     const Vec3 x = p0 + (p1 - p0) * (h0 / (h0 - h1));
-    if (inside(x)) return {x, x};
+    if (ProjectsIntoTriangle(x, a, b, c, n)) return {x, x};
   } else {
     const bool first = std::fabs(h0) <= std::fabs(h1);
     const Vec3& e = first ? p0 : p1;
-    if (inside(e)) return {e, e - n * ((first ? h0 : h1) / nn)};
+    if (ProjectsIntoTriangle(e, a, b, c, n)) return {e, e - n * ((first ? h0 : h1) / nn)};
   }
   return ClosestToEdges(p0, p1, a, b, c);
 }

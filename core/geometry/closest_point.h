@@ -6,6 +6,17 @@
 
 namespace voxcol {
 
+// Whether x projects into triangle (a, b, c) along n, a normal of its plane either way round (on
+// an edge counts as in). The three triple products do not change along n, so x need not lie in
+// the plane. They sum to the triangle's doubled area times |n|, so inside they share one sign.
+inline bool ProjectsIntoTriangle(const Vec3& x, const Vec3& a, const Vec3& b, const Vec3& c,
+                                 const Vec3& n) {
+  const float sa = Dot(Cross(b - a, x - a), n);
+  const float sb = Dot(Cross(c - b, x - b), n);
+  const float sc = Dot(Cross(a - c, x - c), n);
+  return (sa >= 0 && sb >= 0 && sc >= 0) || (sa <= 0 && sb <= 0 && sc <= 0);
+}
+
 // Point of segment [a, b] closest to p. a == b is allowed.
 Vec3 ClosestPointOnSegment(const Vec3& p, const Vec3& a, const Vec3& b);
 

@@ -34,7 +34,8 @@ void Consider(Candidate* best, float t, const Vec3& point) {
 // every point cast against the segment's cylinder shares.
 struct Cylinder {
   Cylinder() = default;
-  Cylinder(const Vec3& p_, const Vec3& e_, const Vec3& d) : p(p_), e(e_), inv_ee(1 / LengthSq(e_)) {
+  Cylinder(const Vec3& start, const Vec3& along, const Vec3& d)
+      : p(start), e(along), inv_ee(1 / LengthSq(along)) {
     d_perp = d - e * (Dot(d, e) * inv_ee);
     dd_perp = LengthSq(d_perp);
   }
@@ -54,16 +55,6 @@ struct Cylinder {
   Vec3 d_perp;
   float dd_perp = 0;
 };
-
-// Whether q (in the plane of triangle v) lies on or inside each of its edges; n is normal to the
-// plane, either way round.
-bool InsideTriangle(const Vec3& q, const Vec3 v[3], const Vec3& n) {
-  for (int i = 0; i < 3; ++i) {
-    Vec3 e = v[(i + 1) % 3] - v[i];
-    if (Dot(Cross(e, q - v[i]), n) * Dot(Cross(e, v[(i + 2) % 3] - v[i]), n) < 0) return false;
-  }
-  return true;
-}
 
 // What the spheres cast against one triangle by one motion d share: the triangle's corners, unit
 // normal (either way round) and edge cylinders, and |d|^2.
@@ -91,7 +82,7 @@ void FaceCandidate(const TriangleFrame& f, const Vec3& center, float r, Candidat
   const float t = (h - r) / speed;
   if (t < 0 || t > 1) return;
   const Vec3 q = center + f.d * t - n * r;
-  if (InsideTriangle(q, f.v, n)) Consider(best, t, q);
+  if (ProjectsIntoTriangle(q, f.v[0], f.v[1], f.v[2], n)) Consider(best, t, q);
 }
 
 // Every feature of a sphere moving by the frame's d: the face, the three edges (cylinders) and
@@ -164,7 +155,6 @@ CastResult CastCapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius,
   assert(radius > 0);
   const Vec3 u = p1 - p0;
   if (LengthSq(u) == 0) return CastSphereVsTriangle(p0, radius, translation, a, b, c);
-  const Vec3 v[3] = {a, b, c};
   Vec3 n = Normalize(Cross(b - a, c - a));
   float h0 = Dot(p0 - a, n), h1 = Dot(p1 - a, n);
   if ((h0 > radius && h1 > radius) || (h0 < -radius && h1 < -radius)) {
@@ -178,7 +168,7 @@ CastResult CastCapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius,
     const float t_plane = (std::min(h0, h1) - radius) / speed;
     if (t_plane > 1) return {};
     const Vec3 q = lead + translation * t_plane - n * radius;
-    if (InsideTriangle(q, v, n)) {
+    if (ProjectsIntoTriangle(q, a, b, c, n)) {
       CastResult r;
       r.hit = true;
       r.fraction = t_plane;
@@ -203,8 +193,8 @@ CastResult CastCapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius,
   SphereCandidates(frame, p1, radius, &best);
   for (int i = 0; i < 3; ++i) {
     float s;
-    Consider(&best, axis.Enter(v[i], radius, -translation, &s), v[i]);
-    SegmentEdgeCandidate(p0, u, radius, translation, v[i], frame.edge[i].e, &best);
+    Consider(&best, axis.Enter(frame.v[i], radius, -translation, &s), frame.v[i]);
+    SegmentEdgeCandidate(p0, u, radius, translation, frame.v[i], frame.edge[i].e, &best);
   }
   // The normal runs from the contact point to the nearest point of the moved segment.
   const Vec3 shift = translation * best.t;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "tests/core/geometry/geometry_oracles.h"
 
 namespace voxcol {
@@ -21,6 +24,30 @@ TEST(ClosestPointTest, PointTriangleMatchesProjectionOracle) {
     // q lies on the triangle.
     ASSERT_NEAR(testing::PointTriangleDist(ToD(q), ToD(a), ToD(b), ToD(c)), 0, 1e-5 * s) << i;
   }
+}
+
+// A point built from barycentrics, lifted off the plane, projects inside exactly when all three
+// are non-negative, whichever way round and however long the normal given is.
+TEST(ClosestPointTest, ProjectsIntoTriangleMatchesBarycentrics) {
+  CaseRng rng(405);
+  int inside = 0, tested = 0;
+  for (int i = 0; i < testing::kCases; ++i) {
+    float s = rng.Scale();
+    Vec3 a = rng.InBox(s), b = rng.InBox(s), c = rng.InBox(s);
+    const Vec3 n = Cross(b - a, c - a);
+    if (!(Length(n) > 1e-2f * s * s)) continue;
+    const float u = rng.Uniform(-0.5f, 1.5f), v = rng.Uniform(-0.5f, 1.5f);
+    const float w = 1 - u - v;
+    if (std::min({std::fabs(u), std::fabs(v), std::fabs(w)}) < 1e-3f) continue;  // on an edge
+    const Vec3 x = a * w + b * u + c * v + Normalize(n) * (rng.Uniform(-1, 1) * s);
+    const bool expected = u >= 0 && v >= 0 && w >= 0;
+    const Vec3 given = n * (rng.Chance(0.5f) ? -rng.Uniform(0.1f, 10) : rng.Uniform(0.1f, 10));
+    ASSERT_EQ(ProjectsIntoTriangle(x, a, b, c, given), expected) << i;
+    inside += expected;
+    ++tested;
+  }
+  EXPECT_GT(inside, tested / 20);  // both answers are exercised
+  EXPECT_LT(inside, tested);
 }
 
 TEST(ClosestPointTest, SegmentSegmentMatchesTernarySearch) {
