@@ -67,9 +67,11 @@ bool FarFromPlane(const RoundCore& core, const Tri& t, float margin) {
   return lo - plane > limit || plane - hi > limit;
 }
 
-// ContactWithTriangle for a sphere, in one pass: the closest point on the triangle decides
-// whether the sphere is within margin (squared, no root), and a centre behind the face takes the
-// face normal and the plane depth without the closest-point normal's root.
+// ContactWithTriangle for a sphere, in one pass. It is SphereVsTriangle (core/geometry/
+// triangle_contact.h) with its normal rule (d / |d|, the face normal at distance 0), specialized
+// for terrain's hot path: the closest point decides whether the sphere is within margin squared,
+// before any root, and a centre behind the face takes the face normal and the plane depth (the
+// way out through the surface), where the general form would push it out through the back.
 bool SphereContact(const RoundCore& core, const Tri& t, float margin, RawContact* out) {
   const Vec3& centre = core.p[0];
   const Vec3 point = ClosestPointOnTriangle(centre, t.v[0], t.v[1], t.v[2]);
