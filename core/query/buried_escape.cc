@@ -18,24 +18,25 @@ CellSide SideOfCell(const World& world, const Vec3& p) {
   const float inv = 1.0f / world.voxel_size();
   const Int3 lo{int32_t(std::floor(p.x * inv - 0.5f)), int32_t(std::floor(p.y * inv - 0.5f)),
                 int32_t(std::floor(p.z * inv - 0.5f))};
-  // Usually all 8 lie in one chunk: one chunk load instead of 8 voxel look-ups.
   const Int3 hi = lo + Int3{1, 1, 1};
-  ChunkPtr chunk;
-  if (ChunkOf(lo) == ChunkOf(hi) && world.voxel_bounds().Contains(lo) &&
-      world.voxel_bounds().Contains(hi)) {
-    if (absl::StatusOr<ChunkPtr> loaded = world.LoadChunk(ChunkOf(lo)); loaded.ok()) {
-      chunk = *std::move(loaded);
-    }
-  }
-  bool any_solid = false, any_open = false;
+  const bool inside = world.voxel_bounds().Contains(lo) && world.voxel_bounds().Contains(hi);
+  // The corners lie in one to eight chunks: each loaded once, not a world look-up per voxel.
+  // Outside the world, or where a chunk does not load, the world's own read decides.
+  const ChunkKey lo_key = ChunkOf(lo), hi_key = ChunkOf(hi);
+  ChunkPtr chunks[8];  // by which axes step into the next chunk: bit 0 x, 1 y, 2 z
+  int solid = 0;
   for (int c = 0; c < 8; ++c) {
     const Int3 v = lo + Int3{c & 1, c >> 1 & 1, c >> 2};
-    const bool solid = IsSolid(chunk ? chunk->At(LocalOf(v)) : world.GetVoxel(v));
-    any_solid |= solid;
-    any_open |= !solid;
+    const int next = (c & 1 && hi_key.x != lo_key.x) | (c & 2 && hi_key.y != lo_key.y) << 1 |
+                     (c & 4 && hi_key.z != lo_key.z) << 2;
+    if (inside && chunks[next] == nullptr) {
+      absl::StatusOr<ChunkPtr> got = world.LoadChunk(ChunkOf(v));
+      if (got.ok()) chunks[next] = *std::move(got);
+    }
+    solid += IsSolid(chunks[next] != nullptr ? chunks[next]->At(LocalOf(v)) : world.GetVoxel(v));
   }
-  if (any_solid && any_open) return CellSide::kMixed;
-  return any_solid ? CellSide::kSolid : CellSide::kOpen;
+  if (solid == 0) return CellSide::kOpen;
+  return solid == 8 ? CellSide::kSolid : CellSide::kMixed;
 }
 
 }  // namespace
@@ -44,7 +45,11 @@ bool BuriedEscape(const BroadphaseIndex& index, ChunkCollisionCache& cache, cons
                   float* depth, Vec3* normal, absl::Status* status, QueryStats* stats) {
   const World& world = index.world();
   const Vec3& centre = s.pose.translation;
-  const CellSide cell = SideOfCell(world, centre);
+  // The shape touches no surface (the callers' precondition), so it lies wholly on one side, and
+  // any of its points in a cell no surface crosses tells which. The centre first; when the surface
+  // crosses its cell, the shape's top (shapes resting on the ground clear it first).
+  CellSide cell = SideOfCell(world, centre);
+  if (cell == CellSide::kMixed) cell = SideOfCell(world, s.Support({0, 1, 0}));
   if (cell == CellSide::kOpen) return false;
   const Aabb bounds = world.world_bounds();
   thread_local std::vector<RaycastHit> hits;  // queries must not allocate in steady state
@@ -65,8 +70,7 @@ bool BuriedEscape(const BroadphaseIndex& index, ChunkCollisionCache& cache, cons
     }
     return true;
   };
-  // The shape does not cross the surface (the callers' precondition), so it lies wholly on the
-  // centre's side. In a cell the surface crosses, short rays find that side: one whose first
+  // Both cells crossed by the surface: short rays from the centre find its side, one whose first
   // crossing enters the solid proves the centre is in open space.
   const float h = world.voxel_size();
   bool inside = cell == CellSide::kSolid;

@@ -22,27 +22,31 @@ using testing::D3;
 using testing::OracleTriangle;
 using testing::ToD;
 
-TEST(BuriedOracleTest, ShapesClearOfTheSurfaceAreBuriedExactlyWhenInsideTheSolid) {
+// Poses just off a random triangle, on either side, by more than the queries' contact margins,
+// for spheres and for upright capsules (whose centre and top often lie in different cells, so
+// either may decide).
+void CheckBuriedAgainstOracle(const ConvexShape& shape, float half_height, uint32_t seed) {
   auto world = testing::MakeCaveWorld(3, {64, 48, 64});
   ChunkCollisionCache cache(*world, size_t(64) << 20);
   BroadphaseIndex index(*world);
   const std::vector<OracleTriangle> tris = testing::AllTriangles(*world);
-  constexpr float kRadius = 0.15f;
-  const ConvexShape sphere = MakeSphere(kRadius);
-  std::mt19937 rng(4242);
+  const float radius = shape.convex_radius;
+  std::mt19937 rng(seed);
   std::uniform_int_distribution<size_t> pick(0, tris.size() - 1);
   std::uniform_real_distribution<double> gap(0.03, 0.6), unit(-1, 1);
   int poses = 0, inside = 0, open_in_solid_voxel = 0, wrong[3] = {0, 0, 0};
   for (int i = 0; i < 6000; ++i) {
-    // Just off a random triangle, on either side, by more than the queries' contact margins.
     const OracleTriangle& at = tris[pick(rng)];
     const double side = i % 2 == 0 ? 1 : -1;
-    const D3 c = (at.a + at.b + at.c) * (1.0 / 3) + at.n * (side * (kRadius + gap(rng)));
+    const D3 off = at.n * (side * (radius + gap(rng)));
+    // The core segment's end nearest the triangle sits off its centroid.
+    const D3 up{0, half_height, 0};
+    const D3 c = (at.a + at.b + at.c) * (1.0 / 3) + off + (off.y >= 0 ? up : up * -1.0);
     double nearest = 1e9;
-    for (const OracleTriangle* t : testing::NearSegment(tris, c, c, kRadius + 0.05)) {
-      nearest = std::min(nearest, testing::PointTriangleDist(c, t->a, t->b, t->c));
+    for (const OracleTriangle* t : testing::NearSegment(tris, c - up, c + up, radius + 0.05)) {
+      nearest = std::min(nearest, testing::SegmentTriangleDist(c - up, c + up, t->a, t->b, t->c));
     }
-    if (nearest < kRadius + 0.02) continue;  // the surface is near: not the question here
+    if (nearest < radius + 0.02) continue;  // the surface is near: not the question here
     // Oracle: a random direction's first crossing (none, or too near an edge: skip the pose).
     D3 d{unit(rng), unit(rng), unit(rng)};
     if (testing::LenD(d) < 0.1) continue;
@@ -55,7 +59,7 @@ TEST(BuriedOracleTest, ShapesClearOfTheSurfaceAreBuriedExactlyWhenInsideTheSolid
     ++poses;
     inside += in_solid;
     open_in_solid_voxel += !in_solid && IsSolid(world->GetVoxel(world->VoxelAt(centre)));
-    const PosedShape pose{&sphere, RigidTransform{Quat(), centre}};
+    const PosedShape pose{&shape, RigidTransform{Quat(), centre}};
     OverlapResult overlap;
     Overlap(index, cache, pose, {}, &overlap);
     ContactsResult contacts;
@@ -73,9 +77,9 @@ TEST(BuriedOracleTest, ShapesClearOfTheSurfaceAreBuriedExactlyWhenInsideTheSolid
     }
   }
   std::printf(
-      "%d poses clear of the surface: %d inside the solid, %d in open space in a solid voxel; "
-      "wrong: overlap %d, contacts %d, sweep %d\n",
-      poses, inside, open_in_solid_voxel, wrong[0], wrong[1], wrong[2]);
+      "half height %.2f: %d poses clear of the surface: %d inside the solid, %d in open space in a "
+      "solid voxel; wrong: overlap %d, contacts %d, sweep %d\n",
+      half_height, poses, inside, open_in_solid_voxel, wrong[0], wrong[1], wrong[2]);
   EXPECT_EQ(wrong[0], 0);
   EXPECT_EQ(wrong[1], 0);
   EXPECT_EQ(wrong[2], 0);
@@ -83,6 +87,14 @@ TEST(BuriedOracleTest, ShapesClearOfTheSurfaceAreBuriedExactlyWhenInsideTheSolid
   EXPECT_GT(inside, 200);
   EXPECT_GT(poses - inside, 200);
   EXPECT_GT(open_in_solid_voxel, 10);
+}
+
+TEST(BuriedOracleTest, ShapesClearOfTheSurfaceAreBuriedExactlyWhenInsideTheSolid) {
+  CheckBuriedAgainstOracle(MakeSphere(0.15f), 0, 4242);
+}
+
+TEST(BuriedOracleTest, UprightCapsulesClearOfTheSurfaceAreBuriedExactlyWhenInsideTheSolid) {
+  CheckBuriedAgainstOracle(MakeCapsule(0.5f, 0.15f), 0.5f, 4243);
 }
 
 }  // namespace
