@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "absl/numeric/bits.h"
 #include "absl/strings/str_cat.h"
 #include "core/query/character_crowd.h"
 #include "core/query/contacts.h"
@@ -102,8 +103,10 @@ class Mover {
   void Touch(uint8_t material) { touched_[material >> 6] |= uint64_t(1) << (material & 63); }
   void TouchedMaterials(std::vector<uint8_t>* out) const {
     out->clear();
-    for (int m = 0; m < 256; ++m) {
-      if (touched_[m >> 6] >> (m & 63) & 1) out->push_back(uint8_t(m));
+    for (int word = 0; word < 4; ++word) {
+      for (uint64_t bits = touched_[word]; bits != 0; bits &= bits - 1) {
+        out->push_back(uint8_t(word * 64 + absl::countr_zero(bits)));
+      }
     }
   }
   void Fail(absl::Status status) { status_ = std::move(status); }

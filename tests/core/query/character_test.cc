@@ -474,10 +474,12 @@ TEST(CharacterTest, WaterStateFollowsTheSubmergedFraction) {
 // dirt and sand, ascending.
 TEST(CharacterTest, FlagsAndTouchedMaterials) {
   auto s = FlatScene();
+  // A wall of a game's own material, numbered past the first 64 of the touched-material set.
+  constexpr uint8_t kWallMaterial = 200;
   FillBlockParams wall;
   wall.center = {8, 4, 0};
   wall.size = {8, 8, 12};
-  wall.material = kMaterialSand;
+  wall.material = kWallMaterial;
   s->Edit([&](ChunkEdit& e) { return FillBlock(e, wall, EditLimits{}); });
   FillBlockParams ceiling = wall;
   ceiling.center = {-2, 7, 0};
@@ -497,11 +499,11 @@ TEST(CharacterTest, FlagsAndTouchedMaterials) {
     r = Tick(*s, p, Vec3(0.25f, 0, 0) + kGravity);
     p = r.position;
   }
-  std::printf("sand wall: x %.4f, flags %d, touched", p.x + kRadius, r.collisions);
+  std::printf("wall: x %.4f, flags %d, touched", p.x + kRadius, r.collisions);
   for (uint8_t m : r.touched_materials) std::printf(" %d", m);
   std::printf(", ground material %d\n", r.ground_material);
   EXPECT_EQ(r.collisions, kCollisionSides | kCollisionDown);
-  EXPECT_EQ(r.touched_materials, (std::vector<uint8_t>{kMaterialRock, kMaterialSand}));
+  EXPECT_EQ(r.touched_materials, (std::vector<uint8_t>{kMaterialRock, kWallMaterial}));
   EXPECT_EQ(r.ground_material, kMaterialRock);
   std::vector<uint8_t> jumped = jump.touched_materials;
   EXPECT_EQ(jumped, (std::vector<uint8_t>{kMaterialDirt}));
