@@ -200,15 +200,25 @@ class WaterColumns {
 
   // World Y of the top of the water in voxel (vx, vy, vz), or -inf when it holds no water.
   float TopAt(int32_t vx, int32_t vy, int32_t vz) {
+    const float* tops = ColumnTops(vx, vz);
+    if (tops == nullptr || vy < yb0_ || vy > yb1_) return WaterTop({vx, vy, vz});
+    return tops[vy - yb0_];
+  }
+
+  // The water tops of column (vx, vz) over the shape's rows: entry vy - first_row() is
+  // TopAt(vx, vy, vz) for vy in [first_row(), last_row()]. Null when the column is not cached.
+  const float* ColumnTops(int32_t vx, int32_t vz) {
     const int32_t c = CachedColumn(vx, vz);
-    if (c < 0 || vy < yb0_ || vy > yb1_) return WaterTop({vx, vy, vz});
+    if (c < 0) return nullptr;
+    float* tops = tops_data_ + size_t(c) * ny_;
     if (!ready_data_[c]) {
-      for (int32_t y = yb0_; y <= yb1_; ++y)
-        tops_data_[size_t(c) * ny_ + (y - yb0_)] = WaterTop({vx, y, vz});
+      for (int32_t y = yb0_; y <= yb1_; ++y) tops[y - yb0_] = WaterTop({vx, y, vz});
       ready_data_[c] = 1;
     }
-    return tops_data_[size_t(c) * ny_ + (vy - yb0_)];
+    return tops;
   }
+  int32_t first_row() const { return yb0_; }
+  int32_t last_row() const { return yb1_; }
 
   // The top of the water above voxel (vx, vy, vz), which is water to its top (`top`): the walk up
   // the column to the surface, at most 256 voxels. Lines through one column share it: a cached
@@ -305,9 +315,12 @@ void IntegrateLine(const PosedShape& s, const Vec3 segment[2], float x, float z,
   if (vx < vb.min.x || vx >= vb.max.x || vz < vb.min.z || vz >= vb.max.z) return;
   const int32_t y0 = std::max(vb.min.y, int32_t(std::floor(lo * inv_h)));
   const int32_t y1 = std::min(vb.max.y - 1, int32_t(std::floor(hi * inv_h)));
+  // The shape's rows lie in the cached rows, but for rounding at their ends.
+  const float* tops =
+      y0 >= columns.first_row() && y1 <= columns.last_row() ? columns.ColumnTops(vx, vz) : nullptr;
   for (int32_t vy = y0; vy <= y1; ++vy) {
     const Int3 v{vx, vy, vz};
-    const float top = columns.TopAt(vx, vy, vz);
+    const float top = tops != nullptr ? tops[vy - columns.first_row()] : columns.TopAt(vx, vy, vz);
     if (top == -kInf) continue;
     const float a = std::max(lo, vy * h), b = std::min(hi, top);
     if (b <= a) continue;
