@@ -12,12 +12,17 @@ namespace {
 
 enum class CellSide { kOpen, kSolid, kMixed };
 
-// The marching-cubes cell that holds `p` (its corners are the voxel centres around p): when its 8
-// corner samples are all on one side, no surface crosses it and p is on that side.
-CellSide SideOfCell(const World& world, const Vec3& p) {
+// The marching-cubes cell that holds `p`: its corners are the centres of the voxels lo + {0, 1}^3
+// around p.
+Int3 CellAt(const World& world, const Vec3& p) {
   const float inv = 1.0f / world.voxel_size();
-  const Int3 lo{int32_t(std::floor(p.x * inv - 0.5f)), int32_t(std::floor(p.y * inv - 0.5f)),
-                int32_t(std::floor(p.z * inv - 0.5f))};
+  return {int32_t(std::floor(p.x * inv - 0.5f)), int32_t(std::floor(p.y * inv - 0.5f)),
+          int32_t(std::floor(p.z * inv - 0.5f))};
+}
+
+// When the 8 corner samples of cell `lo` are all on one side, no surface crosses the cell and
+// every point in it is on that side.
+CellSide SideOfCell(const World& world, const Int3& lo) {
   const Int3 hi = lo + Int3{1, 1, 1};
   const bool inside = world.voxel_bounds().Contains(lo) && world.voxel_bounds().Contains(hi);
   // The corners lie in one to eight chunks: each loaded once, not a world look-up per voxel.
@@ -39,6 +44,31 @@ CellSide SideOfCell(const World& world, const Vec3& p) {
   return solid == 8 ? CellSide::kSolid : CellSide::kMixed;
 }
 
+// SideOfCell, remembered for the rest of a move (a GatherCacheScope): its casts and contact
+// queries ask about the same few cells around the character again and again. The move reads one
+// state of the world, as its cached triangles do.
+CellSide SideOfCellInMove(const BroadphaseIndex& index, const Vec3& p) {
+  const Int3 lo = CellAt(index.world(), p);
+  const GatherCacheScope* move = GatherCacheScope::Active(index);
+  if (move == nullptr) return SideOfCell(index.world(), lo);
+  struct Memo {
+    uint64_t serial = 0;
+    int count = 0;
+    Int3 cells[8];
+    CellSide sides[8];
+  };
+  thread_local Memo memo;
+  if (memo.serial != move->serial()) memo.serial = move->serial(), memo.count = 0;
+  for (int i = 0; i < memo.count; ++i) {
+    if (memo.cells[i] == lo) return memo.sides[i];
+  }
+  const CellSide side = SideOfCell(index.world(), lo);
+  const int slot = memo.count < 8 ? memo.count++ : int(lo.x & 7);  // full: overwrite one
+  memo.cells[slot] = lo;
+  memo.sides[slot] = side;
+  return side;
+}
+
 }  // namespace
 
 bool BuriedEscape(const BroadphaseIndex& index, ChunkCollisionCache& cache, const PosedShape& s,
@@ -48,8 +78,8 @@ bool BuriedEscape(const BroadphaseIndex& index, ChunkCollisionCache& cache, cons
   // The shape touches no surface (the callers' precondition), so it lies wholly on one side, and
   // any of its points in a cell no surface crosses tells which. The centre first; when the surface
   // crosses its cell, the shape's top (shapes resting on the ground clear it first).
-  CellSide cell = SideOfCell(world, centre);
-  if (cell == CellSide::kMixed) cell = SideOfCell(world, s.Support({0, 1, 0}));
+  CellSide cell = SideOfCellInMove(index, centre);
+  if (cell == CellSide::kMixed) cell = SideOfCellInMove(index, s.Support({0, 1, 0}));
   if (cell == CellSide::kOpen) return false;
   const Aabb bounds = world.world_bounds();
   thread_local std::vector<RaycastHit> hits;  // queries must not allocate in steady state

@@ -233,7 +233,14 @@ GatherCacheScope::GatherCacheScope(const BroadphaseIndex& index, ChunkCollisionC
   }
   b.gathered.chunks.clear();
   buffers_ = &b;
+  thread_local uint64_t scopes = 0;
+  serial_ = ++scopes;
   active_gather_cache = this;
+}
+
+const GatherCacheScope* GatherCacheScope::Active(const BroadphaseIndex& index) {
+  const GatherCacheScope* c = active_gather_cache;
+  return c != nullptr && &c->index_ == &index ? c : nullptr;
 }
 
 GatherCacheScope::~GatherCacheScope() {

@@ -167,6 +167,11 @@ class GatherCacheScope {
   bool Covers(const BroadphaseIndex& index, const Aabb& box) const;
   absl::Status GatherFrom(const Aabb& box, bool dedupe, Gathered* g) const;
 
+  // The scope active on this thread for `index`'s world, or null.
+  static const GatherCacheScope* Active(const BroadphaseIndex& index);
+  // Unique among this thread's scopes (they reuse stack addresses): a memo of one move keys by it.
+  uint64_t serial() const { return serial_; }
+
  private:
   struct Chunk {
     ChunkCollisionPtr collision;
@@ -183,6 +188,7 @@ class GatherCacheScope {
   const BroadphaseIndex& index_;
   const Aabb box_;
   Buffers* buffers_ = nullptr;  // null: inactive
+  uint64_t serial_ = 0;
 };
 
 // Whether GatherCacheScope caches on this thread (default true). Tests turn it off to compare
