@@ -107,6 +107,10 @@ struct Gathered {
   std::vector<ChunkCollisionPtr> chunks;
   std::vector<Tri> tris;
   absl::flat_hash_set<std::pair<const ChunkCollision*, uint32_t>> seen;  // sweeps only
+  // Sweeps' record of the triangles taken from a GatherCacheScope (serial `seen_scope`, 0: none):
+  // bit i for its triangle i, cheaper than `seen`, which holds the others.
+  std::vector<uint64_t> seen_in_scope;
+  uint64_t seen_scope = 0;
   std::vector<uint32_t> scratch;
   uint32_t tests = 0;  // narrow tests, for stats
   // Checked between chunks and every kInterruptStride triangle tests; when it fires, `stopped`
@@ -123,6 +127,7 @@ struct Gathered {
     chunks.clear();
     tris.clear();
     seen.clear();
+    seen_scope = 0;
     tests = 0;
     interrupt = nullptr;
     stopped = absl::OkStatus();

@@ -110,5 +110,57 @@ TEST(CharacterGatherTest, OneGatherPerMoveGivesBitIdenticalMoves) {
   EXPECT_LT(shared.stats.chunks_visited, plain.stats.chunks_visited / 2);
 }
 
+// A sweep gathers box after box and drops the triangles it has (dedupe), whether a box comes from
+// the move's scope or, reaching past it, from the world: the same triangles, each once, in the
+// same order as the same boxes gathered with no scope.
+TEST(CharacterGatherTest, SweepGathersInAndPastTheScopeKeepEachTriangleOnce) {
+  const std::unique_ptr<World> world = testing::MakeCaveWorld(7, {96, 64, 96});
+  ChunkCollisionCache cache(*world, size_t(256) << 20);
+  BroadphaseIndex index(*world);
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> at(-30, 30), size(0.5f, 3);
+  int sweeps = 0, past_scope = 0, repeated = 0;
+  for (int n = 0; n < 200; ++n) {
+    const Vec3 c{at(rng), at(rng) * 0.6f, at(rng)};
+    const Aabb scope_box{c - Vec3(3, 3, 3), c + Vec3(3, 3, 3)};
+    // Boxes inside the scope and beyond it, overlapping one another, in a random order.
+    std::vector<Aabb> boxes;
+    for (int b = 0; b < 4; ++b) {
+      const float reach = b % 2 == 0 ? 2.0f : 5.0f;  // odd boxes leave the scope
+      const Vec3 p = c + Vec3(at(rng), at(rng), at(rng)) * (reach / 30);
+      const Vec3 e(size(rng), size(rng), size(rng));
+      boxes.push_back({p - e, p + e});
+    }
+    std::shuffle(boxes.begin(), boxes.end(), rng);
+    const auto gather = [&](bool scoped, terrain::Gathered* g) {
+      terrain::GatherCacheForTesting() = scoped;
+      const terrain::GatherCacheScope scope(index, cache, scope_box, nullptr);
+      for (const Aabb& b : boxes) {
+        past_scope += scoped && !scope.Covers(index, b);
+        ASSERT_TRUE(terrain::Gather(index, cache, b, true, g, nullptr).ok());
+      }
+    };
+    terrain::Gathered plain, scoped;
+    gather(false, &plain);
+    gather(true, &scoped);
+    terrain::GatherCacheForTesting() = true;
+    ASSERT_EQ(plain.tris.size(), scoped.tris.size()) << n;
+    for (size_t i = 0; i < plain.tris.size(); ++i) {
+      ASSERT_EQ(plain.tris[i].chunk, scoped.tris[i].chunk) << n << " " << i;
+      ASSERT_EQ(plain.tris[i].index, scoped.tris[i].index) << n << " " << i;
+    }
+    std::vector<std::pair<const ChunkCollision*, uint32_t>> ids;
+    for (const terrain::Tri& t : scoped.tris) ids.push_back({t.chunk, t.index});
+    std::sort(ids.begin(), ids.end());
+    repeated += int(std::adjacent_find(ids.begin(), ids.end()) != ids.end());
+    sweeps += !plain.tris.empty();
+  }
+  std::printf("%d sweeps with triangles, %d boxes past the scope, %d with a repeat\n", sweeps,
+              past_scope, repeated);
+  EXPECT_EQ(repeated, 0);
+  EXPECT_GT(sweeps, 50);
+  EXPECT_GT(past_scope, 100);
+}
+
 }  // namespace
 }  // namespace voxcol
