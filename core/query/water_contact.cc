@@ -35,6 +35,14 @@ bool CapsuleSpan(const PosedShape& s, const Vec3 segment[2], float x, float z, f
                  float* hi) {
   const float r = s.Radius();
   const Vec3 &p0 = segment[0], &p1 = segment[1];
+  if (p0.x == p1.x && p0.z == p1.z) {
+    // Upright (a character): one chord through both end spheres, nothing from the cylinder.
+    const float d2 = (x - p0.x) * (x - p0.x) + (z - p0.z) * (z - p0.z);
+    if (d2 > r * r) return false;
+    const float h = std::sqrt(r * r - d2);
+    *lo = std::min(p0.y, p1.y) - h, *hi = std::max(p0.y, p1.y) + h;
+    return true;
+  }
   float a = kInf, b = -kInf;
   for (const Vec3& p : {p0, p1}) {
     const float d2 = (x - p.x) * (x - p.x) + (z - p.z) * (z - p.z);
@@ -45,9 +53,7 @@ bool CapsuleSpan(const PosedShape& s, const Vec3 segment[2], float x, float z, f
   }
   const Vec3 u = p1 - p0;
   const float len2 = LengthSq(u);
-  // An upright capsule (a character's): the cylinder's span lies between the spheres' and adds
-  // nothing (the general case below finds A = 0 for it).
-  if (len2 > 0 && !(u.x == 0 && u.z == 0)) {
+  if (len2 > 0) {
     // Points L(y) = (x, y, z) with distance to the axis line <= r: |w - (w.u/|u|^2) u|^2 <= r^2
     // for w = L(y) - p0 = w0 + y e_y, a quadratic in y; then the axis parameter in [0, 1].
     const Vec3 w0{x - p0.x, -p0.y, z - p0.z};
@@ -318,24 +324,30 @@ void IntegrateLine(const PosedShape& s, const Vec3 segment[2], float x, float z,
   // The shape's rows lie in the cached rows, but for rounding at their ends.
   const float* tops =
       y0 >= columns.first_row() && y1 <= columns.last_row() ? columns.ColumnTops(vx, vz) : nullptr;
+  // The line's wet length and its first moment in y, summed here and added to the whole once.
+  double wet = 0, moment_y = 0;
+  float surface = sums->surface;
   for (int32_t vy = y0; vy <= y1; ++vy) {
     const Int3 v{vx, vy, vz};
     const float top = tops != nullptr ? tops[vy - columns.first_row()] : columns.TopAt(vx, vy, vz);
     if (top == -kInf) continue;
     const float a = std::max(lo, vy * h), b = std::min(hi, top);
     if (b <= a) continue;
-    sums->wet += b - a;
-    sums->cx += double(x) * (b - a);
-    sums->cy += double(a + b) * 0.5 * (b - a);
-    sums->cz += double(z) * (b - a);
+    wet += b - a;
+    moment_y += double(a + b) * 0.5 * (b - a);
     float column_top = top;
     // Water goes on above the shape: follow it up to its surface.
     if (vy == y1 && top >= (vy + 1) * h) column_top = columns.SurfaceAbove(vx, vy, vz, top);
-    sums->surface = std::max(sums->surface, column_top);
+    surface = std::max(surface, column_top);
     if (water_chunks && (water_chunks->empty() || water_chunks->back() != ChunkOf(v))) {
       water_chunks->push_back(ChunkOf(v));
     }
   }
+  sums->wet += wet;
+  sums->cx += double(x) * wet;
+  sums->cy += moment_y;
+  sums->cz += double(z) * wet;
+  sums->surface = surface;
 }
 
 }  // namespace

@@ -391,8 +391,9 @@ TEST(ShapeQueryTest, RestingBoxReportsItsCornersAndLyingCapsuleBothEnds) {
   EXPECT_LE(max_depth_error, bound);
 }
 
-// Water up to a fractional level (the top water voxel partly filled), rock far below: boxes and
-// spheres at random heights report the submerged fraction of the closed form within 0.012.
+// Water up to a fractional level (the top water voxel partly filled), rock far below: boxes,
+// spheres and upright capsules (characters) at random heights report the submerged fraction of
+// the closed form within 0.012.
 TEST(ShapeQueryTest, SubmergedFractionMatchesTheWaterLevel) {
   for (float level : {3.0f, 4.6f}) {
     Scene s = MakeScene([level](const Int3& v) {
@@ -405,16 +406,29 @@ TEST(ShapeQueryTest, SubmergedFractionMatchesTheWaterLevel) {
     std::uniform_real_distribution<float> u(-10, 10), offset(-2.5f, 2.5f);
     float max_error = 0;
     for (int i = 0; i < 400; ++i) {
-      const bool sphere = i % 2;
-      const ConvexShape shape = sphere ? MakeSphere(1.2f) : MakeBox({1.5f, 1.0f, 1.2f});
-      const float half_height = sphere ? 1.2f : 1.0f;
+      const int kind = i % 3;  // 0 box, 1 sphere, 2 capsule
+      const bool sphere = kind == 1;
+      constexpr float kCapsuleRadius = 0.6f, kCapsuleCore = 0.9f;  // half of the core segment
+      const ConvexShape shape = kind == 0 ? MakeBox({1.5f, 1.0f, 1.2f})
+                                : sphere  ? MakeSphere(1.2f)
+                                          : MakeCapsule(kCapsuleCore, kCapsuleRadius);
+      const float half_height = kind == 0 ? 1.0f : sphere ? 1.2f : kCapsuleCore + kCapsuleRadius;
       const Vec3 centre(u(rng), level + offset(rng), u(rng));
       // Depth of the lowest point under the surface, clamped to the shape.
       const float wet = std::clamp(level - (centre.y - half_height), 0.0f, 2 * half_height);
+      // Volume of a ball's cap of height w.
+      const auto cap = [](float r, float w) { return kPi * w * w * (3 * r - w) / 3.0f; };
       float expected;
       if (sphere) {
         const float r = 1.2f;
-        expected = kPi * wet * wet * (3 * r - wet) / 3.0f / (4.0f / 3.0f * kPi * r * r * r);
+        expected = cap(r, wet) / (4.0f / 3.0f * kPi * r * r * r);
+      } else if (kind == 2) {
+        // The end balls' part (a cap of the lower one, then the upper one's below the level) and
+        // the cylinder's.
+        const float r = kCapsuleRadius, cylinder = 2 * kCapsuleCore;
+        const float ball_wet = wet <= r ? wet : r + std::max(0.0f, wet - r - cylinder);
+        const float volume = cap(r, ball_wet) + kPi * r * r * std::clamp(wet - r, 0.0f, cylinder);
+        expected = volume / (4.0f / 3.0f * kPi * r * r * r + kPi * r * r * cylinder);
       } else {
         expected = wet / (2 * half_height);
       }
