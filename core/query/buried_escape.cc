@@ -69,17 +69,22 @@ CellSide SideOfCellInMove(const BroadphaseIndex& index, const Vec3& p) {
   return side;
 }
 
+// The shape touches no surface (BuriedEscape's precondition), so it lies wholly on one side, and
+// any of its points in a cell no surface crosses tells which. The centre first; when the surface
+// crosses its cell, the shape's top (shapes resting on the ground clear it first). kMixed: both
+// cells are crossed.
+CellSide SideOfShape(const BroadphaseIndex& index, const PosedShape& s) {
+  const CellSide centre = SideOfCellInMove(index, s.pose.translation);
+  return centre != CellSide::kMixed ? centre : SideOfCellInMove(index, s.Support({0, 1, 0}));
+}
+
 }  // namespace
 
 bool BuriedEscape(const BroadphaseIndex& index, ChunkCollisionCache& cache, const PosedShape& s,
                   float* depth, Vec3* normal, absl::Status* status, QueryStats* stats) {
   const World& world = index.world();
   const Vec3& centre = s.pose.translation;
-  // The shape touches no surface (the callers' precondition), so it lies wholly on one side, and
-  // any of its points in a cell no surface crosses tells which. The centre first; when the surface
-  // crosses its cell, the shape's top (shapes resting on the ground clear it first).
-  CellSide cell = SideOfCellInMove(index, centre);
-  if (cell == CellSide::kMixed) cell = SideOfCellInMove(index, s.Support({0, 1, 0}));
+  const CellSide cell = SideOfShape(index, s);
   if (cell == CellSide::kOpen) return false;
   const Aabb bounds = world.world_bounds();
   thread_local std::vector<RaycastHit> hits;  // queries must not allocate in steady state
