@@ -13,6 +13,12 @@ namespace {
 using testing::CaseRng;
 using testing::ToD;
 
+// A random triangle in the box of scale s; false for a sliver (doubled area under 1e-2 s^2).
+bool WideTriangle(CaseRng& rng, float s, Vec3* a, Vec3* b, Vec3* c) {
+  *a = rng.InBox(s), *b = rng.InBox(s), *c = rng.InBox(s);
+  return Length(Cross(*b - *a, *c - *a)) > 1e-2f * s * s;
+}
+
 TEST(ClosestPointTest, PointTriangleMatchesProjectionOracle) {
   CaseRng rng(401);
   for (int i = 0; i < testing::kCases; ++i) {
@@ -32,10 +38,10 @@ TEST(ClosestPointTest, ProjectsIntoTriangleMatchesBarycentrics) {
   CaseRng rng(405);
   int inside = 0, tested = 0;
   for (int i = 0; i < testing::kCases; ++i) {
-    float s = rng.Scale();
-    Vec3 a = rng.InBox(s), b = rng.InBox(s), c = rng.InBox(s);
+    const float s = rng.Scale();
+    Vec3 a, b, c;
+    if (!WideTriangle(rng, s, &a, &b, &c)) continue;
     const Vec3 n = Cross(b - a, c - a);
-    if (!(Length(n) > 1e-2f * s * s)) continue;
     const float u = rng.Uniform(-0.5f, 1.5f), v = rng.Uniform(-0.5f, 1.5f);
     const float w = 1 - u - v;
     if (std::min({std::fabs(u), std::fabs(v), std::fabs(w)}) < 1e-3f) continue;  // on an edge
@@ -84,11 +90,10 @@ TEST(ClosestPointTest, SegmentTriangleNearThePlaneMatchesTernarySearch) {
   CaseRng rng(404);
   int face = 0, crossing = 0;
   for (int i = 0; i < testing::kCases; ++i) {
-    float s = rng.Scale();
-    Vec3 a = rng.InBox(s), b = rng.InBox(s), c = rng.InBox(s);
-    const Vec3 n = Cross(b - a, c - a);
-    if (!(Length(n) > 1e-2f * s * s)) continue;
-    const Vec3 unit = Normalize(n);
+    const float s = rng.Scale();
+    Vec3 a, b, c;
+    if (!WideTriangle(rng, s, &a, &b, &c)) continue;
+    const Vec3 unit = Normalize(Cross(b - a, c - a));
     // A point over the triangle's neighbourhood (barycentrics in [-0.5, 1.5]) at a small height.
     auto near_plane = [&] {
       const float u = rng.Uniform(-0.5f, 1.5f), v = rng.Uniform(-0.5f, 1.5f - u);
