@@ -34,6 +34,7 @@ struct alignas(64) ChunkCollisionCache::Entry {
   absl::once_flag once;
   std::atomic<bool> referenced{false};  // CLOCK bit, set by hits
   bool past = false;                    // in past_ (a past version's entry), never in the table
+  bool shared = false;  // one of the cache's meshless records (MeshlessRecord): never retired
   std::atomic<const ChunkCollision*> ready{nullptr};  // data.get() once built
   // Copies of data's source chunk, preview and solid cells, written before `ready`.
   const Chunk* source = nullptr;
@@ -62,6 +63,18 @@ ChunkCollisionCache::ChunkCollisionCache(World& world, size_t budget_bytes)
   directory_size_ = size_t(pages_.x) * size_t(pages_.y) * size_t(pages_.z);
   directory_ = std::make_unique<std::atomic<Page*>[]>(directory_size_);
   for (size_t i = 0; i < directory_size_; ++i) directory_[i].store(nullptr);
+  for (int solid = 0; solid < 2; ++solid) {
+    auto data = std::make_shared<ChunkCollision>();
+    data->mesh.solid_cells.fill(solid != 0 ? ~uint64_t{0} : 0);
+    auto entry = std::make_unique<Entry>(ChunkKey{});
+    entry->shared = true;
+    entry->data = std::move(data);
+    entry->preview = ChunkPreview(*entry->data);
+    entry->solid_cells = entry->data->mesh.solid_cells;
+    absl::call_once(entry->once, [] {});
+    entry->ready.store(entry->data.get(), std::memory_order_release);
+    meshless_[solid] = std::move(entry);
+  }
   world.AddObserver(this);
 }
 
@@ -70,7 +83,9 @@ ChunkCollisionCache::~ChunkCollisionCache() {
   for (size_t p = 0; p < directory_size_; ++p) {
     Page* page = directory_[p].load();
     if (page == nullptr) continue;
-    for (std::atomic<Entry*>& slot : page->slots) delete slot.load();
+    for (std::atomic<Entry*>& slot : page->slots) {
+      if (Entry* e = slot.load(); e != nullptr && !e->shared) delete e;
+    }
     delete page;
   }
   {
@@ -263,6 +278,8 @@ const ChunkCollision* ChunkCollisionCache::Ensure(Entry* entry, bool cacheable, 
   bool did_build = false;
   absl::call_once(entry->once, [&] {
     entry->data = Build(entry->key);
+    // Without a triangle: the shared record's data, before anyone sees the built copy.
+    if (const Entry* shared = MeshlessRecord(*entry->data)) entry->data = shared->data;
     entry->source = entry->data->source.get();
     entry->preview = ChunkPreview(*entry->data);
     entry->solid_cells = entry->data->mesh.solid_cells;
@@ -274,7 +291,11 @@ const ChunkCollision* ChunkCollisionCache::Ensure(Entry* entry, bool cacheable, 
     if (entry->past) {
       AccountPast(entry);
     } else if (cacheable) {
-      Account(ShardFor(entry->key), entry);
+      if (Entry* shared = MeshlessRecord(*entry->data)) {
+        Share(ShardFor(entry->key), entry, shared);
+      } else {
+        Account(ShardFor(entry->key), entry);
+      }
     } else {
       Retire(entry);  // private to this call; freed after the caller's scope
     }
@@ -294,6 +315,23 @@ void ChunkCollisionCache::Account(Shard& shard, Entry* entry) {
   entry->ring_pos = shard.ring.size();
   shard.ring.push_back(entry);
   EvictOver(shard);
+}
+
+ChunkCollisionCache::Entry* ChunkCollisionCache::MeshlessRecord(const ChunkCollision& c) const {
+  if (c.mesh.triangle_count() != 0) return nullptr;
+  for (int solid = 0; solid < 2; ++solid) {
+    if (c.mesh.solid_cells == meshless_[solid]->solid_cells) return meshless_[solid].get();
+  }
+  return nullptr;
+}
+
+void ChunkCollisionCache::Share(Shard& shard, Entry* entry, Entry* shared) {
+  absl::MutexLock lock(&shard.mu);
+  std::atomic<Entry*>* slot = SlotFor(entry->key, false);
+  if (slot == nullptr || slot->load(std::memory_order_relaxed) != entry)
+    return;  // invalidated meanwhile (and retired by Drop)
+  slot->store(shared, std::memory_order_release);
+  Retire(entry);  // the entry alone: its data is the shared record's
 }
 
 void ChunkCollisionCache::EvictOver(Shard& shard) {
@@ -332,7 +370,7 @@ bool ChunkCollisionCache::Drop(Shard& shard, const ChunkKey& key) {
   Unring(shard, entry);
   shard.bytes -= entry->bytes;
   --shard.entries;
-  Retire(entry);
+  if (!entry->shared) Retire(entry);
   return true;
 }
 

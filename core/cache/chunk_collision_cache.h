@@ -180,7 +180,9 @@ class ChunkCollisionCache : public EditObserver {
 
   // The mesh and tree of chunk `key` for the world's current content, built on first use. `key`
   // may lie one chunk below the world's min corner (see MeshedChunkRange). Thread-safe. Sets
-  // *built when this call did the build.
+  // *built when this call did the build. A chunk without a triangle gets one of two shared
+  // records (its cells all open or all solid): its `key`, `mesh.origin`, `source` and
+  // `corner_chunks` are not the chunk's. The same holds for Find, FindCached, Peek and FindCells.
   ChunkCollisionPtr Get(const ChunkKey& key, bool* built = nullptr);
   // Get for queries that must not mesh a chunk whose stored record fails to load: as Find, before a
   // build (never on a hit) the world chunk at `key` is loaded, and if that fails, returns null and
@@ -255,10 +257,16 @@ class ChunkCollisionCache : public EditObserver {
   Entry* PastEntry(const ChunkKey& key);
   // Counts a freshly built past entry and drops the oldest ones over the budget.
   void AccountPast(Entry* entry);
-  // Builds the entry's data once; returns the data.
+  // Builds the entry's data once (a shared record's data for a chunk without a triangle); returns
+  // the data.
   const ChunkCollision* Ensure(Entry* entry, bool cacheable, bool* built);
   ChunkCollisionPtr Build(const ChunkKey& key) const;
   void Account(Shard& shard, Entry* entry);
+  // The shared record that stands for `c` when it has no triangle and its cells are all open or
+  // all solid (no per-chunk data a query reads), else null.
+  Entry* MeshlessRecord(const ChunkCollision& c) const;
+  // Puts `shared` in the slot of the just-built `entry` (unless an edit dropped it meanwhile).
+  void Share(Shard& shard, Entry* entry, Entry* shared);
   void EvictOver(Shard& shard) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   // Removes the table entry of `key` (if any) and retires it. Returns whether there was one.
   bool Drop(Shard& shard, const ChunkKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
@@ -273,6 +281,10 @@ class ChunkCollisionCache : public EditObserver {
   std::unique_ptr<std::atomic<Page*>[]> directory_;
   size_t directory_size_ = 0;
   mutable std::array<Shard, kShards> shards_;
+  // Chunks without a triangle whose cells are all open ([0]) or all solid ([1]) share one record:
+  // two thirds of a world's built chunks (all air, rock or sea), each ~700 bytes as an entry of
+  // its own. In the table, not in an eviction ring; they cost no budget.
+  std::unique_ptr<Entry> meshless_[2];
   std::atomic<uint64_t> hits_{0};  // slow-path hits (an entry found under the shard lock)
   std::atomic<uint64_t> builds_{0}, evictions_{0}, invalidations_{0};
 
