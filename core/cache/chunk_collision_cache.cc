@@ -276,10 +276,12 @@ ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrAdd(const ChunkKey& key, 
 
 const ChunkCollision* ChunkCollisionCache::Ensure(Entry* entry, bool cacheable, bool* built) {
   bool did_build = false;
+  Entry* shared = nullptr;
   absl::call_once(entry->once, [&] {
     entry->data = Build(entry->key);
     // Without a triangle: the shared record's data, before anyone sees the built copy.
-    if (const Entry* shared = MeshlessRecord(*entry->data)) entry->data = shared->data;
+    shared = MeshlessRecord(*entry->data);
+    if (shared != nullptr) entry->data = shared->data;
     entry->source = entry->data->source.get();
     entry->preview = ChunkPreview(*entry->data);
     entry->solid_cells = entry->data->mesh.solid_cells;
@@ -291,7 +293,7 @@ const ChunkCollision* ChunkCollisionCache::Ensure(Entry* entry, bool cacheable, 
     if (entry->past) {
       AccountPast(entry);
     } else if (cacheable) {
-      if (Entry* shared = MeshlessRecord(*entry->data)) {
+      if (shared != nullptr) {
         Share(ShardFor(entry->key), entry, shared);
       } else {
         Account(ShardFor(entry->key), entry);
