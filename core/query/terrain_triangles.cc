@@ -135,23 +135,15 @@ bool InReach(const Tri& tri, bool in_reach, const Gathered& g) {
                              Max(Max(tri.v[0], tri.v[1]), tri.v[2]));
 }
 
-// Whether `tri` is to be added: not gathered before by the same sweep, and within the reach.
-bool Keep(const Tri& tri, bool dedupe, bool in_reach, Gathered* g) {
-  if (dedupe && !g->seen.insert({tri.chunk, tri.index}).second) return false;
-  return InReach(tri, in_reach, *g);
-}
-
-// Before a sweep's gather that does not come from a GatherCacheScope: the triangles it took from
-// one go into `seen` too, so that both records know every triangle gathered.
-void LeaveScopeRecord(Gathered* g) {
-  if (g->seen_scope == 0) return;
-  for (const Tri& t : g->tris) g->seen.insert({t.chunk, t.index});
-  g->seen_scope = 0;
-}
-
 thread_local const GatherCacheScope* active_gather_cache = nullptr;
 
 }  // namespace
+
+uint32_t SeenTriangles::Start(const ChunkCollision& c) {
+  const auto [it, inserted] = start_.try_emplace(&c, uint32_t(words_.size()));
+  if (inserted) words_.resize(words_.size() + (c.mesh.triangle_count() + 63) / 64, 0);
+  return it->second;
+}
 
 bool& GatherCacheForTesting() {
   thread_local bool enabled = true;
@@ -166,7 +158,6 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
   if (const GatherCacheScope* c = active_gather_cache; c != nullptr && c->Covers(index, box)) {
     return c->GatherFrom(box, dedupe, g);
   }
-  if (dedupe) LeaveScopeRecord(g);
   const World& world = index.world();
   const IntBox keys = MeshKeys(world, box);
   BroadphaseIndex::ReadScope scope(index);
@@ -194,13 +185,16 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
         if (g->scratch.empty()) continue;
         const bool in_reach = ChunkInsideReach(world, g->reach, key);
         bool used = false;
+        uint32_t seen_start = SeenTriangles::kNoStart;
         for (uint32_t t : g->scratch) {
           Tri tri{c.get(),
                   t,
                   {c->mesh.Corner(t, 0), c->mesh.Corner(t, 1), c->mesh.Corner(t, 2)},
                   {},
                   {KeyOf(c->mesh, t, 0), KeyOf(c->mesh, t, 1), KeyOf(c->mesh, t, 2)}};
-          if (!Keep(tri, dedupe, in_reach, g)) continue;
+          if (!InReach(tri, in_reach, *g) || (dedupe && !g->seen.FirstTime(*c, t, &seen_start))) {
+            continue;
+          }
           tri.normal = Normalize(Cross(tri.v[1] - tri.v[0], tri.v[2] - tri.v[0]));
           g->tris.push_back(tri);
           used = true;
@@ -275,19 +269,6 @@ absl::Status GatherCacheScope::GatherFrom(const Aabb& box, bool dedupe, Gathered
   const World& world = index_.world();
   const IntBox keys = MeshKeys(world, box);
   const std::vector<Tri>& tris = buffers_->gathered.tris;
-  if (dedupe && g->seen_scope != serial_) {
-    LeaveScopeRecord(g);  // triangles from another scope, if any, go to `seen`
-    g->seen_in_scope.assign((tris.size() + 63) / 64, 0);
-    g->seen_scope = serial_;
-  }
-  // Not gathered before by the same sweep: from this scope (its bit), or otherwise (`seen`).
-  const auto first_time = [&](uint32_t i) {
-    uint64_t& word = g->seen_in_scope[i >> 6];
-    const uint64_t bit = uint64_t(1) << (i & 63);
-    if ((word & bit) != 0) return false;
-    word |= bit;
-    return g->seen.empty() || !g->seen.contains({tris[i].chunk, tris[i].index});
-  };
   for (const Chunk& c : buffers_->chunks) {
     if (!keys.Contains(c.collision->key) || ChunkMisses(world, g->reach, c.collision->key)) {
       continue;
@@ -295,9 +276,10 @@ absl::Status GatherCacheScope::GatherFrom(const Aabb& box, bool dedupe, Gathered
     if (g->Interrupted()) return g->stopped;
     const bool in_reach = ChunkInsideReach(world, g->reach, c.collision->key);
     bool used = false;
+    uint32_t seen_start = SeenTriangles::kNoStart;
     for (uint32_t i = c.begin; i < c.end; ++i) {
-      if (!buffers_->bounds[i].Overlaps(box) || (dedupe && !first_time(i)) ||
-          !InReach(tris[i], in_reach, *g)) {
+      if (!buffers_->bounds[i].Overlaps(box) || !InReach(tris[i], in_reach, *g) ||
+          (dedupe && !g->seen.FirstTime(*c.collision, tris[i].index, &seen_start))) {
         continue;
       }
       g->tris.push_back(tris[i]);

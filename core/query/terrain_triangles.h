@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "core/broadphase/broadphase_index.h"
 #include "core/cache/chunk_collision_cache.h"
@@ -102,15 +102,40 @@ inline Reach ContactReach(const PosedShape& s, float margin, float h) {
   return {s.pose.translation, BoundingRadius(*s.shape) + margin + h};
 }
 
+// The triangles a sweep has gathered: a bit for each triangle of every chunk it took one from,
+// found by the chunk's address. Ask only for a triangle that is then kept, so that its chunk stays
+// in Gathered::chunks and no other chunk can take that address while the record lives.
+class SeenTriangles {
+ public:
+  static constexpr uint32_t kNoStart = ~uint32_t(0);
+
+  // True the first time it is asked for triangle t of chunk c. `start` carries where c's bits
+  // begin between calls for the same chunk: pass kNoStart for a chunk's first call.
+  bool FirstTime(const ChunkCollision& c, uint32_t t, uint32_t* start) {
+    if (*start == kNoStart) *start = Start(c);
+    uint64_t& word = words_[*start + (t >> 6)];
+    const uint64_t bit = uint64_t(1) << (t & 63);
+    const bool first = (word & bit) == 0;
+    word |= bit;
+    return first;
+  }
+  void Clear() {
+    start_.clear();
+    words_.clear();
+  }
+
+ private:
+  uint32_t Start(const ChunkCollision& c);  // c's bits, zeroed on first sight
+
+  absl::flat_hash_map<const ChunkCollision*, uint32_t> start_;
+  std::vector<uint64_t> words_;
+};
+
 // Triangles gathered for one query, and the chunks they came from (kept alive).
 struct Gathered {
   std::vector<ChunkCollisionPtr> chunks;
   std::vector<Tri> tris;
-  absl::flat_hash_set<std::pair<const ChunkCollision*, uint32_t>> seen;  // sweeps only
-  // Sweeps' record of the triangles taken from a GatherCacheScope (serial `seen_scope`, 0: none):
-  // bit i for its triangle i, cheaper than `seen`, which holds the others.
-  std::vector<uint64_t> seen_in_scope;
-  uint64_t seen_scope = 0;
+  SeenTriangles seen;  // sweeps only
   std::vector<uint32_t> scratch;
   uint32_t tests = 0;  // narrow tests, for stats
   // Checked between chunks and every kInterruptStride triangle tests; when it fires, `stopped`
@@ -126,8 +151,7 @@ struct Gathered {
   void Clear() {
     chunks.clear();
     tris.clear();
-    seen.clear();
-    seen_scope = 0;
+    seen.Clear();
     tests = 0;
     interrupt = nullptr;
     stopped = absl::OkStatus();

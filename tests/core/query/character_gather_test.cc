@@ -112,7 +112,7 @@ TEST(CharacterGatherTest, OneGatherPerMoveGivesBitIdenticalMoves) {
 
 // A sweep gathers box after box and drops the triangles it has (dedupe), whether a box comes from
 // the move's scope or, reaching past it, from the world: the same triangles, each once, in the
-// same order as the same boxes gathered with no scope.
+// same order as the same boxes gathered with no scope, and together those of every box.
 TEST(CharacterGatherTest, SweepGathersInAndPastTheScopeKeepEachTriangleOnce) {
   const std::unique_ptr<World> world = testing::MakeCaveWorld(7, {96, 64, 96});
   ChunkCollisionCache cache(*world, size_t(256) << 20);
@@ -153,6 +153,17 @@ TEST(CharacterGatherTest, SweepGathersInAndPastTheScopeKeepEachTriangleOnce) {
     for (const terrain::Tri& t : scoped.tris) ids.push_back({t.chunk, t.index});
     std::sort(ids.begin(), ids.end());
     repeated += int(std::adjacent_find(ids.begin(), ids.end()) != ids.end());
+    // Nothing dropped that was not gathered before: the union of the boxes gathered one by one
+    // without dedupe (the chunks stay alive in `plain`, so their addresses name them).
+    std::vector<std::pair<const ChunkCollision*, uint32_t>> each;
+    for (const Aabb& b : boxes) {
+      terrain::Gathered one;
+      ASSERT_TRUE(terrain::Gather(index, cache, b, false, &one, nullptr).ok());
+      for (const terrain::Tri& t : one.tris) each.push_back({t.chunk, t.index});
+    }
+    std::sort(each.begin(), each.end());
+    each.erase(std::unique(each.begin(), each.end()), each.end());
+    ASSERT_EQ(each, ids) << n;
     sweeps += !plain.tris.empty();
   }
   std::printf("%d sweeps with triangles, %d boxes past the scope, %d with a repeat\n", sweeps,
