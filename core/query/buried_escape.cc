@@ -44,28 +44,15 @@ CellSide SideOfCell(const World& world, const Int3& lo) {
   return solid == 8 ? CellSide::kSolid : CellSide::kMixed;
 }
 
-// SideOfCell, remembered for the rest of a move (a GatherCacheScope): its casts and contact
-// queries ask about the same few cells around the character again and again. The move reads one
-// state of the world, as its cached triangles do.
+// SideOfCell, remembered for the rest of a move (in its MoveScope's memo): its casts and contact
+// queries ask about the same few cells around the character again and again.
 CellSide SideOfCellInMove(const BroadphaseIndex& index, const Vec3& p) {
   const Int3 lo = CellAt(index.world(), p);
-  const GatherCacheScope* move = GatherCacheScope::Active(index);
+  const MoveScope* move = MoveScope::Active(index);
   if (move == nullptr) return SideOfCell(index.world(), lo);
-  struct Memo {
-    uint64_t serial = 0;
-    int count = 0;
-    Int3 cells[8];
-    CellSide sides[8];
-  };
-  thread_local Memo memo;
-  if (memo.serial != move->serial()) memo.serial = move->serial(), memo.count = 0;
-  for (int i = 0; i < memo.count; ++i) {
-    if (memo.cells[i] == lo) return memo.sides[i];
-  }
+  if (const int known = move->RecallCell(lo); known >= 0) return CellSide(known);
   const CellSide side = SideOfCell(index.world(), lo);
-  const int slot = memo.count < 8 ? memo.count++ : int(lo.x & 7);  // full: overwrite one
-  memo.cells[slot] = lo;
-  memo.sides[slot] = side;
+  move->RememberCell(lo, uint8_t(side));
   return side;
 }
 

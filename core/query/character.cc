@@ -395,7 +395,7 @@ void MoveCharacterAmong(const BroadphaseIndex& index, ChunkCollisionCache& cache
   // Every query of the move stays in its reach: one gather serves them all (a query outside it,
   // e.g. after a deep recovery, gathers alone).
   const Aabb box = MoveReach(move, index.world().voxel_size());
-  const terrain::GatherCacheScope gathered(index, cache, box, stats);
+  const terrain::MoveScope scope(index, cache, box, stats);
   // 1. Recovery.
   Vec3 start = move.position;
   r.recovered = Recover(m, &start);

@@ -135,7 +135,7 @@ bool InReach(const Tri& tri, bool in_reach, const Gathered& g) {
                              Max(Max(tri.v[0], tri.v[1]), tri.v[2]));
 }
 
-thread_local const GatherCacheScope* active_gather_cache = nullptr;
+thread_local const MoveScope* active_move = nullptr;
 
 }  // namespace
 
@@ -155,7 +155,7 @@ bool& GatherCacheForTesting() {
 // are skipped unread. `dedupe` drops triangles gathered before (sweeps gather box after box).
 absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
                     bool dedupe, Gathered* g, QueryStats* stats) {
-  if (const GatherCacheScope* c = active_gather_cache; c != nullptr && c->Covers(index, box)) {
+  if (const MoveScope* c = active_move; c != nullptr && c->Covers(index, box)) {
     return c->GatherFrom(box, dedupe, g);
   }
   const World& world = index.world();
@@ -213,15 +213,15 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
   return absl::OkStatus();
 }
 
-GatherCacheScope::Buffers& GatherCacheScope::LocalBuffers() {
+MoveScope::Buffers& MoveScope::LocalBuffers() {
   thread_local Buffers buffers;
   return buffers;
 }
 
-GatherCacheScope::GatherCacheScope(const BroadphaseIndex& index, ChunkCollisionCache& cache,
-                                   const Aabb& box, QueryStats* stats)
+MoveScope::MoveScope(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
+                     QueryStats* stats)
     : index_(index), box_(box) {
-  if (!GatherCacheForTesting() || active_gather_cache != nullptr) return;
+  if (!GatherCacheForTesting() || active_move != nullptr) return;
   Buffers& b = LocalBuffers();
   b.gathered.Clear();
   b.gathered.budget.max_triangles = kMaxTriangles;
@@ -239,24 +239,37 @@ GatherCacheScope::GatherCacheScope(const BroadphaseIndex& index, ChunkCollisionC
     b.chunks.push_back({std::move(b.gathered.chunks[b.chunks.size()]), uint32_t(i), uint32_t(j)});
   }
   b.gathered.chunks.clear();
+  b.memo_count = 0;
   buffers_ = &b;
-  thread_local uint64_t scopes = 0;
-  serial_ = ++scopes;
-  active_gather_cache = this;
+  active_move = this;
 }
 
-const GatherCacheScope* GatherCacheScope::Active(const BroadphaseIndex& index) {
-  const GatherCacheScope* c = active_gather_cache;
+const MoveScope* MoveScope::Active(const BroadphaseIndex& index) {
+  const MoveScope* c = active_move;
   return c != nullptr && &c->index_ == &index ? c : nullptr;
 }
 
-GatherCacheScope::~GatherCacheScope() {
-  if (buffers_ == nullptr) return;
-  buffers_->chunks.clear();  // no chunk outlives the move
-  active_gather_cache = nullptr;
+int MoveScope::RecallCell(const Int3& cell) const {
+  for (int i = 0; i < buffers_->memo_count; ++i) {
+    if (buffers_->memo_cells[i] == cell) return buffers_->memo_facts[i];
+  }
+  return -1;
 }
 
-bool GatherCacheScope::Covers(const BroadphaseIndex& index, const Aabb& box) const {
+void MoveScope::RememberCell(const Int3& cell, uint8_t fact) const {
+  Buffers& b = *buffers_;
+  const int slot = b.memo_count < kMemoCells ? b.memo_count++ : int(cell.x & (kMemoCells - 1));
+  b.memo_cells[slot] = cell;
+  b.memo_facts[slot] = fact;
+}
+
+MoveScope::~MoveScope() {
+  if (buffers_ == nullptr) return;
+  buffers_->chunks.clear();  // no chunk outlives the move
+  active_move = nullptr;
+}
+
+bool MoveScope::Covers(const BroadphaseIndex& index, const Aabb& box) const {
   return &index == &index_ && box.min.x >= box_.min.x && box.min.y >= box_.min.y &&
          box.min.z >= box_.min.z && box.max.x <= box_.max.x && box.max.y <= box_.max.y &&
          box.max.z <= box_.max.z;
@@ -265,7 +278,7 @@ bool GatherCacheScope::Covers(const BroadphaseIndex& index, const Aabb& box) con
 // The steps of Gather on the cached chunks: a chunk and a triangle outside `box` were gathered
 // here only because the scope's box is larger, and are skipped by the same tests; the kD-tree
 // reports a chunk's triangles in the same order for any box, so the order is Gather's own.
-absl::Status GatherCacheScope::GatherFrom(const Aabb& box, bool dedupe, Gathered* g) const {
+absl::Status MoveScope::GatherFrom(const Aabb& box, bool dedupe, Gathered* g) const {
   const World& world = index_.world();
   const IntBox keys = MeshKeys(world, box);
   const std::vector<Tri>& tris = buffers_->gathered.tris;

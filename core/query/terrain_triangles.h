@@ -176,30 +176,38 @@ constexpr uint32_t kInterruptStride = 16;
 absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
                     bool dedupe, Gathered* g, QueryStats* stats);
 
-// The triangles near a series of small queries that one caller runs back to back on a thread
-// (a character move: its sweeps and contact queries), gathered once over `box`. While the scope
-// lives, Gather answers every box inside `box` on the same index from these triangles: the same
-// triangles in the same order as its own walk (a chunk's kD-tree reports triangles in an order
-// that does not depend on the box), without the tree queries, chunk loads and decoding. Other
-// boxes gather as usual, as does everything when the first gather fails or passes kMaxTriangles.
+// What the queries of one character move share: they run back to back on a thread (its sweeps,
+// contact queries and buried-shape checks), read one state of the world and stay near the
+// character. Two things are kept for them while the scope lives:
+// - The triangles over `box`, gathered once. Gather answers every box inside `box` on the same
+//   index from these triangles: the same triangles in the same order as its own walk (a chunk's
+//   kD-tree reports triangles in an order that does not depend on the box), without the tree
+//   queries, chunk loads and decoding. Other boxes gather as usual, as does everything when the
+//   first gather fails or passes kMaxTriangles.
+// - A memo of small facts about voxel cells (which side of the surface a cell lies on), asked
+//   again and again by the move's queries.
 // Scopes do not nest (an inner one does nothing).
-class GatherCacheScope {
+class MoveScope {
  public:
   static constexpr uint32_t kMaxTriangles = 4096;
 
-  GatherCacheScope(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
-                   QueryStats* stats);
-  ~GatherCacheScope();
-  GatherCacheScope(const GatherCacheScope&) = delete;
-  GatherCacheScope& operator=(const GatherCacheScope&) = delete;
+  MoveScope(const BroadphaseIndex& index, ChunkCollisionCache& cache, const Aabb& box,
+            QueryStats* stats);
+  ~MoveScope();
+  MoveScope(const MoveScope&) = delete;
+  MoveScope& operator=(const MoveScope&) = delete;
 
   bool Covers(const BroadphaseIndex& index, const Aabb& box) const;
   absl::Status GatherFrom(const Aabb& box, bool dedupe, Gathered* g) const;
 
   // The scope active on this thread for `index`'s world, or null.
-  static const GatherCacheScope* Active(const BroadphaseIndex& index);
-  // Unique among this thread's scopes (they reuse stack addresses): a memo of one move keys by it.
-  uint64_t serial() const { return serial_; }
+  static const MoveScope* Active(const BroadphaseIndex& index);
+
+  // The fact remembered for `cell` during this move, or -1. The memo holds kMemoCells cells;
+  // remembering more overwrites one.
+  int RecallCell(const Int3& cell) const;
+  void RememberCell(const Int3& cell, uint8_t fact) const;
+  static constexpr int kMemoCells = 8;
 
  private:
   struct Chunk {
@@ -211,16 +219,18 @@ class GatherCacheScope {
     Gathered gathered;
     std::vector<Aabb> bounds;  // per triangle of `gathered.tris`
     std::vector<Chunk> chunks;
+    int memo_count = 0;
+    Int3 memo_cells[kMemoCells];
+    uint8_t memo_facts[kMemoCells];
   };
   static Buffers& LocalBuffers();
 
   const BroadphaseIndex& index_;
   const Aabb box_;
   Buffers* buffers_ = nullptr;  // null: inactive
-  uint64_t serial_ = 0;
 };
 
-// Whether GatherCacheScope caches on this thread (default true). Tests turn it off to compare
+// Whether MoveScope caches on this thread (default true). Tests turn it off to compare
 // with the queries' own gathers.
 bool& GatherCacheForTesting();
 

@@ -1,5 +1,5 @@
 // A character move gathers the terrain's triangles once for all its sweeps and contact queries
-// (terrain::GatherCacheScope). The shared gather must change nothing: the same characters, moved
+// (terrain::MoveScope). The shared gather must change nothing: the same characters, moved
 // tick after tick on a generated cave world with and without it, end every tick bit-identical.
 #include <gtest/gtest.h>
 
@@ -134,7 +134,7 @@ TEST(CharacterGatherTest, SweepGathersInAndPastTheScopeKeepEachTriangleOnce) {
     std::shuffle(boxes.begin(), boxes.end(), rng);
     const auto gather = [&](bool scoped, terrain::Gathered* g) {
       terrain::GatherCacheForTesting() = scoped;
-      const terrain::GatherCacheScope scope(index, cache, scope_box, nullptr);
+      const terrain::MoveScope scope(index, cache, scope_box, nullptr);
       for (const Aabb& b : boxes) {
         past_scope += scoped && !scope.Covers(index, b);
         ASSERT_TRUE(terrain::Gather(index, cache, b, true, g, nullptr).ok());
