@@ -192,6 +192,7 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
                   {c->mesh.Corner(t, 0), c->mesh.Corner(t, 1), c->mesh.Corner(t, 2)},
                   {},
                   {KeyOf(c->mesh, t, 0), KeyOf(c->mesh, t, 1), KeyOf(c->mesh, t, 2)}};
+          // FirstTime last: it is asked only about a triangle that is then kept.
           if (!InReach(tri, in_reach, *g) || (dedupe && !g->seen.FirstTime(*c, t, &seen_start))) {
             continue;
           }
@@ -250,6 +251,7 @@ const MoveScope* MoveScope::Active(const BroadphaseIndex& index) {
 }
 
 int MoveScope::RecallCell(const Int3& cell) const {
+  if (buffers_ == nullptr) return -1;
   for (int i = 0; i < buffers_->memo_count; ++i) {
     if (buffers_->memo_cells[i] == cell) return buffers_->memo_facts[i];
   }
@@ -257,6 +259,7 @@ int MoveScope::RecallCell(const Int3& cell) const {
 }
 
 void MoveScope::RememberCell(const Int3& cell, uint8_t fact) const {
+  if (buffers_ == nullptr) return;
   Buffers& b = *buffers_;
   const int slot = b.memo_count < kMemoCells ? b.memo_count++ : int(cell.x & (kMemoCells - 1));
   b.memo_cells[slot] = cell;
@@ -291,6 +294,7 @@ absl::Status MoveScope::GatherFrom(const Aabb& box, bool dedupe, Gathered* g) co
     bool used = false;
     uint32_t seen_start = SeenTriangles::kNoStart;
     for (uint32_t i = c.begin; i < c.end; ++i) {
+      // FirstTime last: it is asked only about a triangle that is then kept.
       if (!buffers_->bounds[i].Overlaps(box) || !InReach(tris[i], in_reach, *g) ||
           (dedupe && !g->seen.FirstTime(*c.collision, tris[i].index, &seen_start))) {
         continue;

@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -104,7 +103,9 @@ inline Reach ContactReach(const PosedShape& s, float margin, float h) {
 
 // The triangles a sweep has gathered: a bit for each triangle of every chunk it took one from,
 // found by the chunk's address. Ask only for a triangle that is then kept, so that its chunk stays
-// in Gathered::chunks and no other chunk can take that address while the record lives.
+// in Gathered::chunks and no other chunk can take that address while the record lives. A chunk
+// evicted and rebuilt during a move has a second address: its triangles can then be gathered
+// twice, which costs a sweep time but does not change its answer.
 class SeenTriangles {
  public:
   static constexpr uint32_t kNoStart = ~uint32_t(0);
@@ -186,6 +187,8 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
 //   first gather fails or passes kMaxTriangles.
 // - A memo of small facts about voxel cells (which side of the surface a cell lies on), asked
 //   again and again by the move's queries.
+// When the first gather fails or passes kMaxTriangles, or GatherCacheForTesting() is false, the
+// scope is inactive (Active() does not return it): the queries gather alone and remember nothing.
 // Scopes do not nest (an inner one does nothing).
 class MoveScope {
  public:
@@ -203,11 +206,14 @@ class MoveScope {
   // The scope active on this thread for `index`'s world, or null.
   static const MoveScope* Active(const BroadphaseIndex& index);
 
-  // The fact remembered for `cell` during this move, or -1. The memo holds kMemoCells cells;
-  // remembering more overwrites one.
+  // The fact remembered for `cell` during this move, or -1 (always, on an inactive scope). The
+  // memo holds kMemoCells cells; remembering more overwrites one. Both are const like the rest of
+  // the scope's interface, which queries get from Active(): the memo lives in the per-thread
+  // buffers, not in the scope.
   int RecallCell(const Int3& cell) const;
-  void RememberCell(const Int3& cell, uint8_t fact) const;
+  void RememberCell(const Int3& cell, uint8_t fact) const;  // does nothing on an inactive scope
   static constexpr int kMemoCells = 8;
+  static_assert((kMemoCells & (kMemoCells - 1)) == 0, "RememberCell overwrites by a mask");
 
  private:
   struct Chunk {
@@ -230,8 +236,8 @@ class MoveScope {
   Buffers* buffers_ = nullptr;  // null: inactive
 };
 
-// Whether MoveScope caches on this thread (default true). Tests turn it off to compare
-// with the queries' own gathers.
+// Whether MoveScope caches on this thread (default true): its triangles and its memo. Tests turn
+// it off to compare with the queries' own gathers.
 bool& GatherCacheForTesting();
 
 // A contact of the shape with one gathered triangle.
