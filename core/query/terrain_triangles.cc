@@ -236,8 +236,12 @@ MoveScope::MoveScope(const BroadphaseIndex& index, ChunkCollisionCache& cache, c
     b.bounds.push_back({Min(t.v[0], Min(t.v[1], t.v[2])), Max(t.v[0], Max(t.v[1], t.v[2]))});
   }
   for (size_t i = 0, j = 0; i < tris.size(); i = j) {
-    while (j < tris.size() && tris[j].chunk == tris[i].chunk) ++j;
-    b.chunks.push_back({std::move(b.gathered.chunks[b.chunks.size()]), uint32_t(i), uint32_t(j)});
+    Aabb bounds = b.bounds[i];
+    for (; j < tris.size() && tris[j].chunk == tris[i].chunk; ++j) {
+      bounds = Union(bounds, b.bounds[j]);
+    }
+    b.chunks.push_back(
+        {std::move(b.gathered.chunks[b.chunks.size()]), uint32_t(i), uint32_t(j), bounds});
   }
   b.gathered.chunks.clear();
   b.memo_count = 0;
@@ -280,15 +284,14 @@ bool MoveScope::Covers(const BroadphaseIndex& index, const Aabb& box) const {
 
 // The steps of Gather on the cached chunks: a chunk and a triangle outside `box` were gathered
 // here only because the scope's box is larger, and are skipped by the same tests; the kD-tree
-// reports a chunk's triangles in the same order for any box, so the order is Gather's own.
+// reports a chunk's triangles in the same order for any box, so the order is Gather's own. A
+// chunk is skipped by its triangles' bounds rather than Gather's range of chunk keys: none of
+// its triangles overlaps `box` when their union does not, so the same triangles come out.
 absl::Status MoveScope::GatherFrom(const Aabb& box, bool dedupe, Gathered* g) const {
   const World& world = index_.world();
-  const IntBox keys = MeshKeys(world, box);
   const std::vector<Tri>& tris = buffers_->gathered.tris;
   for (const Chunk& c : buffers_->chunks) {
-    if (!keys.Contains(c.collision->key) || ChunkMisses(world, g->reach, c.collision->key)) {
-      continue;
-    }
+    if (!c.bounds.Overlaps(box) || ChunkMisses(world, g->reach, c.collision->key)) continue;
     if (g->Interrupted()) return g->stopped;
     const bool in_reach = ChunkInsideReach(world, g->reach, c.collision->key);
     bool used = false;

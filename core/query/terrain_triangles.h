@@ -219,6 +219,7 @@ class MoveScope {
   struct Chunk {
     ChunkCollisionPtr collision;
     uint32_t begin, end;  // its triangles in `gathered.tris`
+    Aabb bounds;          // the union of their bounds
   };
   // Per thread, reused (queries must not allocate in steady state); held by the active scope.
   struct Buffers {
