@@ -185,7 +185,7 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
         if (g->scratch.empty()) continue;
         const bool in_reach = ChunkInsideReach(world, g->reach, key);
         bool used = false;
-        uint32_t seen_start = SeenTriangles::kNoStart;
+        SeenTriangles::ChunkBits seen = g->seen.For(*c);
         for (uint32_t t : g->scratch) {
           Tri tri{c.get(),
                   t,
@@ -193,7 +193,7 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
                   {},
                   {KeyOf(c->mesh, t, 0), KeyOf(c->mesh, t, 1), KeyOf(c->mesh, t, 2)}};
           // FirstTime last: it is asked only about a triangle that is then kept.
-          if (!InReach(tri, in_reach, *g) || (dedupe && !g->seen.FirstTime(*c, t, &seen_start))) {
+          if (!InReach(tri, in_reach, *g) || (dedupe && !seen.FirstTime(t))) {
             continue;
           }
           tri.normal = Normalize(Cross(tri.v[1] - tri.v[0], tri.v[2] - tri.v[0]));
@@ -295,11 +295,11 @@ absl::Status MoveScope::GatherFrom(const Aabb& box, bool dedupe, Gathered* g) co
     if (g->Interrupted()) return g->stopped;
     const bool in_reach = ChunkInsideReach(world, g->reach, c.collision->key);
     bool used = false;
-    uint32_t seen_start = SeenTriangles::kNoStart;
+    SeenTriangles::ChunkBits seen = g->seen.For(*c.collision);
     for (uint32_t i = c.begin; i < c.end; ++i) {
       // FirstTime last: it is asked only about a triangle that is then kept.
       if (!buffers_->bounds[i].Overlaps(box) || !InReach(tris[i], in_reach, *g) ||
-          (dedupe && !g->seen.FirstTime(*c.collision, tris[i].index, &seen_start))) {
+          (dedupe && !seen.FirstTime(tris[i].index))) {
         continue;
       }
       g->tris.push_back(tris[i]);

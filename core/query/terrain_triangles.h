@@ -108,18 +108,31 @@ inline Reach ContactReach(const PosedShape& s, float margin, float h) {
 // twice, which costs a sweep time but does not change its answer.
 class SeenTriangles {
  public:
-  static constexpr uint32_t kNoStart = ~uint32_t(0);
+  // One chunk's bits in the record. Its bits are found (and zeroed on the chunk's first sight) the
+  // first time FirstTime is asked, so a chunk none of whose triangles gets that far costs no look-up.
+  class ChunkBits {
+   public:
+    // True the first time it is asked for triangle t of this chunk during the record's life.
+    bool FirstTime(uint32_t t) {
+      if (start_ == kNoStart) start_ = seen_->Start(*chunk_);
+      uint64_t& word = seen_->words_[start_ + (t >> 6)];
+      const uint64_t bit = uint64_t(1) << (t & 63);
+      const bool first = (word & bit) == 0;
+      word |= bit;
+      return first;
+    }
 
-  // True the first time it is asked for triangle t of chunk c. `start` carries where c's bits
-  // begin between calls for the same chunk: pass kNoStart for a chunk's first call.
-  bool FirstTime(const ChunkCollision& c, uint32_t t, uint32_t* start) {
-    if (*start == kNoStart) *start = Start(c);
-    uint64_t& word = words_[*start + (t >> 6)];
-    const uint64_t bit = uint64_t(1) << (t & 63);
-    const bool first = (word & bit) == 0;
-    word |= bit;
-    return first;
-  }
+   private:
+    friend class SeenTriangles;
+    static constexpr uint32_t kNoStart = ~uint32_t(0);
+    ChunkBits(SeenTriangles* seen, const ChunkCollision* chunk) : seen_(seen), chunk_(chunk) {}
+
+    SeenTriangles* seen_;
+    const ChunkCollision* chunk_;
+    uint32_t start_ = kNoStart;  // an index, not a pointer: other chunks' bits may move words_
+  };
+
+  ChunkBits For(const ChunkCollision& c) { return ChunkBits(this, &c); }
   void Clear() {
     start_.clear();
     words_.clear();
