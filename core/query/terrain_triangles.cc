@@ -235,9 +235,12 @@ MoveScope::MoveScope(const BroadphaseIndex& index, ChunkCollisionCache& cache, c
   for (const Tri& t : tris) {  // as KdTree::CollideAabb tests them (TriangleBounds)
     b.bounds.push_back({Min(t.v[0], Min(t.v[1], t.v[2])), Max(t.v[0], Max(t.v[1], t.v[2]))});
   }
+  // Each cached chunk's box is the union of its gathered triangles' bounds, not the chunk's own
+  // triangle box (ChunkPreview): it holds only the triangles inside the move's box, so it is
+  // tighter, and it is read from memory the loop has just written.
   for (size_t i = 0, j = 0; i < tris.size(); i = j) {
     Aabb bounds = b.bounds[i];
-    for (; j < tris.size() && tris[j].chunk == tris[i].chunk; ++j) {
+    for (j = i + 1; j < tris.size() && tris[j].chunk == tris[i].chunk; ++j) {
       bounds = Union(bounds, b.bounds[j]);
     }
     b.chunks.push_back(
