@@ -109,7 +109,8 @@ inline Reach ContactReach(const PosedShape& s, float margin, float h) {
 class SeenTriangles {
  public:
   // One chunk's bits in the record. Its bits are found (and zeroed on the chunk's first sight) the
-  // first time FirstTime is asked, so a chunk none of whose triangles gets that far costs no look-up.
+  // first time FirstTime is asked, so a chunk none of whose triangles gets that far costs no
+  // look-up.
   class ChunkBits {
    public:
     // True the first time it is asked for triangle t of this chunk during the record's life.
