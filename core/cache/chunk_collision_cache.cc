@@ -180,7 +180,7 @@ ChunkPreview::ChunkPreview(const ChunkCollision& c) {
     lines_[a] = uint8_t(Lines(bytes));
   };
   set(0, c.tree.nodes().data(), c.tree.nodes().size() * sizeof(KdNode));
-  set(1, c.mesh.indices.data(), c.mesh.indices.size() * sizeof(uint16_t));
+  set(1, c.mesh.WithIndices([](const void* p) { return p; }), c.mesh.IndexBytes());
   set(2, c.mesh.vertices.data(), c.mesh.vertices.size() * sizeof(QuantizedVertex));
   if (c.tree.empty()) return;  // the empty box
   // Every vertex of the chunk (the triangles use only these), in steps of 1/4096 voxel: >> 8 gives
@@ -236,6 +236,7 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   // Reorders the mesh's triangles into leaf order: anything that names triangles by index must be
   // derived from out->mesh after this.
   out->tree.Build(&out->mesh, &scratch_tree);
+  out->mesh.NarrowIndices();  // after the reorder, which writes 16-bit indices
 #ifdef VOXCOL_VALIDATE
   // Expensive: every triangle in exactly one leaf, child boxes bound their subtrees, depth bound.
   if (!out->tree.Validate(out->mesh)) {

@@ -10,6 +10,7 @@
 #include <emmintrin.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstdlib>
 #include <numeric>
 
@@ -188,9 +189,9 @@ KdGrid PrepareScratch(const ChunkMesh& mesh, KdBuildScratch& s) {
   s.qboxes[n] = {};
   uint32_t lo[3] = {0xffff, 0xffff, 0xffff}, hi[3] = {0, 0, 0};
   for (uint32_t t = 0; t < n; ++t) {
-    const QuantizedVertex& a = mesh.vertices[mesh.indices[3 * t]];
-    const QuantizedVertex& b = mesh.vertices[mesh.indices[3 * t + 1]];
-    const QuantizedVertex& c = mesh.vertices[mesh.indices[3 * t + 2]];
+    const QuantizedVertex& a = mesh.vertices[mesh.Index(3 * t)];
+    const QuantizedVertex& b = mesh.vertices[mesh.Index(3 * t + 1)];
+    const QuantizedVertex& c = mesh.vertices[mesh.Index(3 * t + 2)];
     for (int k = 0; k < 3; ++k) {
       s.qboxes[t][k] = std::min(a[k], std::min(b[k], c[k]));
       s.qboxes[t][3 + k] = std::max(a[k], std::max(b[k], c[k]));
@@ -216,6 +217,7 @@ QuantizedVertex ToVertex(const uint32_t q[3]) {
 // triangle i becomes old triangle order[i], so each leaf's range names its own triangles.
 void ReorderTriangles(KdBuildScratch& s, ChunkMesh* mesh) {
   const uint32_t n = uint32_t(s.order.size());
+  assert(mesh->narrow_indices.empty());  // KdTree::Build takes a mesh as built
   s.indices.assign(mesh->indices.begin(), mesh->indices.end());
   uint16_t* indices = mesh->indices.data();
   for (uint32_t i = 0; i < n; ++i) {
@@ -296,7 +298,7 @@ struct Validator {
           const uint32_t tri = KdNode::LeafFirst(ref) + k;
           if (tri >= seen_triangles.size() || ++seen_triangles[tri] != 1) return false;
           for (int c = 0; c < 3; ++c) {
-            const QuantizedVertex& q = mesh.vertices[mesh.indices[3 * tri + c]];
+            const QuantizedVertex& q = mesh.vertices[mesh.Index(3 * tri + c)];
             for (int a = 0; a < 3; ++a) {
               clo[a] = std::min<uint32_t>(clo[a], q[a]);
               chi[a] = std::max<uint32_t>(chi[a], q[a]);

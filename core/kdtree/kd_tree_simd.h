@@ -53,14 +53,19 @@ class MeshRayFrame {
 #if defined(__SSE2__)
     // Gather the 16-bit coordinates into one 32-bit lane per triangle, then decode each ray-frame
     // axis for all four triangles at once (Rel's integer add, conversion, multiply, subtract).
-    const uint16_t* idx[4];
-    for (uint32_t i = 0; i < 4; ++i) idx[i] = &mesh.indices[3 * size_t(tris[i < count ? i : 0])];
+    const QuantizedVertex* corners[4][3];  // [lane][corner]
+    mesh.WithIndices([&](const auto* indices) {
+      for (uint32_t i = 0; i < 4; ++i) {
+        const auto* idx = indices + 3 * size_t(tris[i < count ? i : 0]);
+        for (int k = 0; k < 3; ++k) corners[i][k] = &mesh.vertices[idx[k]];
+      }
+    });
     __m128 corner[3][3];  // [corner][ray frame axis], one triangle per lane
     for (int k = 0; k < 3; ++k) {
-      const uint16_t* v0 = mesh.vertices[idx[0][k]].data();
-      const uint16_t* v1 = mesh.vertices[idx[1][k]].data();
-      const uint16_t* v2 = mesh.vertices[idx[2][k]].data();
-      const uint16_t* v3 = mesh.vertices[idx[3][k]].data();
+      const uint16_t* v0 = corners[0][k]->data();
+      const uint16_t* v1 = corners[1][k]->data();
+      const uint16_t* v2 = corners[2][k]->data();
+      const uint16_t* v3 = corners[3][k]->data();
       for (int a = 0; a < 3; ++a) {
         const int c = axis_[a];
         __m128i q = _mm_cvtsi32_si128(v0[c]);
@@ -120,10 +125,9 @@ class MeshRayFrame {
   }
 
   bool Intersect(const ChunkMesh& mesh, uint32_t tri, float t_max, float* t) const {
-    const uint16_t* idx = &mesh.indices[3 * size_t(tri)];
-    const uint16_t* a = mesh.vertices[idx[0]].data();
-    const uint16_t* b = mesh.vertices[idx[1]].data();
-    const uint16_t* c = mesh.vertices[idx[2]].data();
+    const uint16_t* a = mesh.vertices[mesh.Index(3 * size_t(tri))].data();
+    const uint16_t* b = mesh.vertices[mesh.Index(3 * size_t(tri) + 1)].data();
+    const uint16_t* c = mesh.vertices[mesh.Index(3 * size_t(tri) + 2)].data();
     return IntersectRayTriangleRelative(r_, Rel(a, 0), Rel(a, 1), Rel(a, 2), Rel(b, 0), Rel(b, 1),
                                         Rel(b, 2), Rel(c, 0), Rel(c, 1), Rel(c, 2), t_max, t);
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -61,7 +62,12 @@ struct ChunkMesh {
   Int3 origin;                            // voxel coordinates of the chunk's min corner
   float voxel_size = 1;                   // world units per voxel
   std::vector<QuantizedVertex> vertices;  // welded: one per crossed lattice edge
-  std::vector<uint16_t> indices;  // three per triangle, counter-clockwise seen from empty space
+  // Three per triangle, counter-clockwise seen from empty space, in `indices` as built. A mesh
+  // with at most 256 vertices may move them to `narrow_indices`, one byte each (NarrowIndices),
+  // leaving `indices` empty. At most one of the two holds indices. Read them with Index() or
+  // WithIndices().
+  std::vector<uint16_t> indices;
+  std::vector<uint8_t> narrow_indices;
   // One solid material per triangle, or none when every triangle has uniform_material (most
   // chunks: CompactMaterials). Read them with Material(tri).
   std::vector<uint8_t> materials;
@@ -73,9 +79,29 @@ struct ChunkMesh {
   // layout of the broadphase's SliceMasks. Filled by MeshChunk; all clear in a mesh built by hand.
   std::array<uint64_t, 8> solid_cells{};
 
-  uint32_t triangle_count() const { return uint32_t(indices.size() / 3); }
+  uint32_t triangle_count() const { return uint32_t((indices.size() + narrow_indices.size()) / 3); }
   uint32_t vertex_count() const { return uint32_t(vertices.size()); }
-  bool empty() const { return indices.empty(); }
+  bool empty() const { return indices.empty() && narrow_indices.empty(); }
+  // Corner index i (3 * triangle + corner) in either form.
+  uint32_t Index(size_t i) const {
+    return narrow_indices.empty() ? uint32_t(indices[i]) : uint32_t(narrow_indices[i]);
+  }
+  // fn(p) with p the first corner index: a const uint16_t* or a const uint8_t*. A loop that reads
+  // many indices chooses the form once.
+  template <typename Fn>
+  decltype(auto) WithIndices(Fn&& fn) const {
+    return narrow_indices.empty() ? fn(indices.data()) : fn(narrow_indices.data());
+  }
+  // Moves the indices to one byte each when every vertex index fits (at most 256 vertices), and
+  // frees the 16-bit ones. Triangles, their order and every Index() stay the same.
+  void NarrowIndices() {
+    if (indices.empty() || vertices.size() > 256) return;
+    narrow_indices.assign(indices.begin(), indices.end());
+    std::vector<uint16_t>().swap(indices);
+  }
+  size_t IndexBytes() const {
+    return indices.size() * sizeof(uint16_t) + narrow_indices.size() * sizeof(uint8_t);
+  }
   // The solid material of triangle `tri`.
   uint8_t Material(uint32_t tri) const {
     return materials.empty() ? uniform_material : materials[tri];
@@ -105,7 +131,7 @@ struct ChunkMesh {
            voxel_size;
   }
   // Corner k (0..2) of triangle `tri`, world units.
-  Vec3 Corner(uint32_t tri, int k) const { return Vertex(indices[3 * tri + k]); }
+  Vec3 Corner(uint32_t tri, int k) const { return Vertex(Index(3 * tri + k)); }
   // Unit normal of triangle `tri` pointing to empty space.
   Vec3 Normal(uint32_t tri) const {
     const Vec3 a = Corner(tri, 0);
@@ -120,7 +146,9 @@ struct ChunkMesh {
   }
   // Fills `normals`: per vertex, the sum of Cross(b - a, c - a) over the triangles using it (twice
   // their area along their normal), from the 16-bit corners, in voxel^2 units x kNormalScale.
+  // The indices must be 16-bit (as built).
   void ComputeVertexNormals() {
+    assert(narrow_indices.empty());
     std::vector<std::array<float, 3>>& sums = NormalScratch();
     sums.assign(vertices.size(), {0.0f, 0.0f, 0.0f});
     constexpr float kScale = kNormalScale / (float(kVertexSteps) * float(kVertexSteps));
@@ -148,6 +176,7 @@ struct ChunkMesh {
   void Clear() {
     vertices.clear();
     indices.clear();
+    narrow_indices.clear();
     materials.clear();
     uniform_material = 0;
     normals.clear();
@@ -155,8 +184,8 @@ struct ChunkMesh {
   }
   // Bytes of mesh data (payload only, not vector headers or spare capacity).
   size_t DataBytes() const {
-    return vertices.size() * sizeof(QuantizedVertex) + indices.size() * sizeof(uint16_t) +
-           materials.size() + normals.size() * sizeof(PackedNormal);
+    return vertices.size() * sizeof(QuantizedVertex) + IndexBytes() + materials.size() +
+           normals.size() * sizeof(PackedNormal);
   }
 
  private:

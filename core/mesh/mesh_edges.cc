@@ -55,7 +55,7 @@ class EdgeFlagsBuilder {
 
  private:
   const QuantizedVertex& Q(uint32_t i, int k) const {
-    return mesh_.vertices[mesh_.indices[3 * i + uint32_t(k)]];
+    return mesh_.vertices[mesh_.Index(3 * i + uint32_t(k))];
   }
 
   void Prepare(uint32_t n) {

@@ -216,7 +216,7 @@ void DominantSolidCorner(VoxelReader& voxels, const Int3& low, const Int3& none,
 class VertexNormalCollector {
  public:
   VertexNormalCollector(const ChunkMesh& mesh, uint32_t tri) : mesh_(mesh) {
-    for (int k = 0; k < 3; ++k) index_[k] = mesh.indices[3 * tri + k];
+    for (int k = 0; k < 3; ++k) index_[k] = mesh.Index(3 * tri + k);
   }
   bool done() const { return false; }
   void AddTriangle(uint32_t t) {
@@ -224,7 +224,7 @@ class VertexNormalCollector {
     const Vec3 n = Cross(mesh_.Corner(t, 1) - a, mesh_.Corner(t, 2) - a);  // |n| = 2 area
     for (int j = 0; j < 3; ++j)
       for (int k = 0; k < 3; ++k) {
-        if (mesh_.indices[3 * t + j] == index_[k]) normal_[k] += n;
+        if (mesh_.Index(3 * t + j) == index_[k]) normal_[k] += n;
       }
   }
   const Vec3& normal(int k) const { return normal_[k]; }
@@ -244,7 +244,7 @@ Vec3 SmoothNormal(const ChunkCollision& c, uint32_t tri, const Vec3& p) {
   const ChunkMesh& m = c.mesh;
   Vec3 vn[3];
   if (m.has_normals()) {
-    for (int k = 0; k < 3; ++k) vn[k] = m.VertexNormal(m.indices[3 * tri + k]);
+    for (int k = 0; k < 3; ++k) vn[k] = m.VertexNormal(m.Index(3 * tri + k));
   } else {
     VertexNormalCollector normals(m, tri);
     c.tree.CollideAabb(m, TriangleBounds(m, tri), normals, nullptr);
@@ -274,7 +274,7 @@ void PrefetchHitData(const ChunkCollision& c, uint32_t tri, const Int3& low) {
   const ChunkMesh& m = c.mesh;
   if (!m.materials.empty()) PrefetchLine(&m.materials[tri]);
   if (m.has_normals()) {
-    for (int k = 0; k < 3; ++k) PrefetchLine(&m.normals[m.indices[3 * tri + k]]);
+    for (int k = 0; k < 3; ++k) PrefetchLine(&m.normals[m.Index(3 * tri + k)]);
   }
   for (int k = 0; k < 8; ++k) {
     if (const Voxel* v = CornerChunkVoxel(c, low + Int3{k & 1, (k >> 1) & 1, k >> 2}))

@@ -10,7 +10,7 @@ namespace voxcol::terrain {
 namespace {
 
 VertexKey KeyOf(const ChunkMesh& m, uint32_t tri, int k) {
-  const QuantizedVertex& q = m.vertices[m.indices[3 * tri + k]];
+  const QuantizedVertex& q = m.vertices[m.Index(3 * tri + k)];
   return {m.FixedOrigin(0) + q[0], m.FixedOrigin(1) + q[1], m.FixedOrigin(2) + q[2]};
 }
 

@@ -15,7 +15,7 @@ namespace voxcol::testing {
 inline std::vector<std::array<uint32_t, 4>> SortedTriangles(const ChunkMesh& m) {
   std::vector<std::array<uint32_t, 4>> out(m.triangle_count());
   for (uint32_t t = 0; t < m.triangle_count(); ++t) {
-    out[t] = {m.indices[3 * t], m.indices[3 * t + 1], m.indices[3 * t + 2], m.Material(t)};
+    out[t] = {m.Index(3 * t), m.Index(3 * t + 1), m.Index(3 * t + 2), m.Material(t)};
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -30,10 +30,14 @@ std::vector<ChunkKey> AllMeshedKeys(const World& world) {
 
 // The cache's mesh is marching cubes' output with its triangles in the tree's leaf order
 // (KdTree::Build permutes them): the same vertices and normals, the same triangles (corners in
-// the same rotation, same material), in any order.
+// the same rotation, same material), in any order. Its indices take one byte each when every
+// vertex index fits in one (ChunkMesh::NarrowIndices).
 bool SameMesh(const ChunkMesh& cached, const ChunkMesh& meshed) {
-  return cached.vertices == meshed.vertices && cached.normals == meshed.normals &&
-         cached.indices.size() == meshed.indices.size() &&
+  const bool narrow = !cached.empty() && cached.vertex_count() <= 256;
+  const bool form = narrow ? cached.indices.empty() && !cached.narrow_indices.empty()
+                           : cached.narrow_indices.empty();
+  return form && cached.vertices == meshed.vertices && cached.normals == meshed.normals &&
+         cached.triangle_count() == meshed.triangle_count() &&
          testing::SortedTriangles(cached) == testing::SortedTriangles(meshed);
 }
 
@@ -259,7 +263,7 @@ TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntrie
           }
         }
         for (const ChunkCollision* c : held) {  // still intact while the scope lives
-          if (c == nullptr || c->mesh.indices.size() % 3 != 0 ||
+          if (c == nullptr || (c->mesh.indices.size() + c->mesh.narrow_indices.size()) % 3 != 0 ||
               !(c->mesh.materials.empty() ||
                 c->mesh.materials.size() == c->mesh.triangle_count())) {
             ++bad;

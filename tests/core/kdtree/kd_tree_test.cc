@@ -24,8 +24,9 @@ struct ChunkCase {
   KdTree tree;
 };
 
-// Meshes and builds every non-empty chunk of the world.
-std::vector<ChunkCase> BuildAll(const World& world) {
+// Meshes and builds every non-empty chunk of the world; with `narrow`, then stores the indices of
+// each mesh that allows it in one byte, as the collision cache does.
+std::vector<ChunkCase> BuildAll(const World& world, bool narrow = false) {
   std::vector<ChunkCase> out;
   IntBox range = MeshedChunkRange(world);
   KdBuildScratch scratch;
@@ -35,6 +36,7 @@ std::vector<ChunkCase> BuildAll(const World& world) {
         ChunkCase c{{x, y, z}, MeshChunk(world, {x, y, z}), {}};
         if (c.mesh.empty()) continue;
         c.tree.Build(&c.mesh, &scratch);
+        if (narrow) c.mesh.NarrowIndices();
         out.push_back(std::move(c));
       }
   return out;
@@ -179,9 +181,7 @@ void CheckRandomQuery(std::mt19937& rng, const ChunkCase& c, QueryTally* tally) 
   tally->boxes_nonempty += !expected.empty();
 }
 
-void CheckWorld(const World& world, uint32_t seed) {
-  std::vector<ChunkCase> chunks = BuildAll(world);
-  ASSERT_FALSE(chunks.empty());
+void CheckChunks(const std::vector<ChunkCase>& chunks, uint32_t seed) {
   for (const ChunkCase& c : chunks) ASSERT_TRUE(c.tree.Validate(c.mesh));
   std::mt19937 rng(seed);
   QueryTally tally;
@@ -196,6 +196,20 @@ void CheckWorld(const World& world, uint32_t seed) {
   EXPECT_GT(tally.hits, kQueriesPerWorld / 4);
   EXPECT_GT(tally.misses, kQueriesPerWorld / 10);
   EXPECT_GT(tally.boxes_nonempty, kQueriesPerWorld / 4);
+}
+
+// Random rays and boxes on every chunk's tree against brute force over its triangles: with the
+// 16-bit indices as built and with the one-byte ones of the cache (each traversal reads its own).
+void CheckWorld(const World& world, uint32_t seed) {
+  for (const bool narrow : {false, true}) {
+    SCOPED_TRACE(narrow ? "one-byte indices" : "16-bit indices");
+    std::vector<ChunkCase> chunks = BuildAll(world, narrow);
+    ASSERT_FALSE(chunks.empty());
+    size_t narrowed = 0;
+    for (const ChunkCase& c : chunks) narrowed += !c.mesh.narrow_indices.empty();
+    EXPECT_EQ(narrowed > 0, narrow);
+    CheckChunks(chunks, seed);
+  }
 }
 
 void RandomEdits(World& world, uint32_t seed, float extent) {

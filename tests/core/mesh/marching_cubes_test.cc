@@ -252,6 +252,38 @@ TEST(MarchingCubesTest, HalfFloatsRoundTrip) {
   EXPECT_NEAR(HalfToFloat(FloatToHalf(0.1f)), 0.1f, 0.1f / 2048);
 }
 
+// A mesh of n vertices whose triangles use every vertex, the last one included.
+ChunkMesh FanMesh(uint32_t n) {
+  ChunkMesh m;
+  for (uint32_t i = 0; i < n; ++i) m.vertices.push_back({uint16_t(i), uint16_t(3 * i), 7});
+  for (uint32_t i = 0; i + 2 < n; ++i) {
+    m.indices.insert(m.indices.end(), {0, uint16_t(n - 1 - i), uint16_t(i + 1)});
+  }
+  return m;
+}
+
+TEST(ChunkMeshTest, IndicesNarrowToOneByteExactlyWhenEveryVertexFits) {
+  for (const uint32_t n : {3u, 100u, 256u, 257u, 600u}) {
+    SCOPED_TRACE(n);
+    ChunkMesh m = FanMesh(n);
+    const std::vector<uint16_t> built = m.indices;
+    const size_t bytes = m.DataBytes();
+    m.NarrowIndices();
+    const bool fits = n <= 256;
+    EXPECT_EQ(m.indices.empty(), fits);
+    EXPECT_EQ(m.narrow_indices.size(), fits ? built.size() : 0);
+    EXPECT_EQ(m.DataBytes(), fits ? bytes - built.size() : bytes);
+    ASSERT_EQ(m.triangle_count(), built.size() / 3);
+    for (size_t i = 0; i < built.size(); ++i) ASSERT_EQ(m.Index(i), built[i]) << i;
+    std::vector<uint32_t> seen;  // what WithIndices hands a loop
+    m.WithIndices([&](const auto* p) { seen.assign(p, p + built.size()); });
+    EXPECT_TRUE(std::equal(seen.begin(), seen.end(), built.begin()));
+  }
+  ChunkMesh empty;
+  empty.NarrowIndices();
+  EXPECT_TRUE(empty.empty());
+}
+
 TEST(MarchingCubesTest, UniformChunksHaveNoTriangles) {
   auto world = testing::MakeFunctionWorld([](const Int3& v) { return Voxel{kMaterialRock, 255}; });
   EXPECT_TRUE(MeshChunk(*world, {0, 0, 0}).empty());
