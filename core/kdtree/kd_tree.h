@@ -82,8 +82,8 @@ class KdTree {
   // mesh's triangles (their corner indices and materials together; vertices and normals stay) into
   // the tree's leaf order, so every leaf is a range of consecutive triangles. The triangle set is
   // unchanged; triangle indices refer to the reordered mesh. `scratch` may be null; pass one to
-  // reuse its buffers across builds. Preconditions: triangle_count() <= kMaxTriangles (a chunk mesh
-  // has at most 8^3 cells x 5 = 2560); 16-bit indices (ChunkMesh::NarrowIndices not called yet).
+  // reuse its buffers across builds. Precondition: triangle_count() <= kMaxTriangles (a chunk mesh
+  // has at most 8^3 cells x 5 = 2560).
   void Build(ChunkMesh* mesh, KdBuildScratch* scratch = nullptr);
 
   bool empty() const { return nodes_.empty(); }

@@ -13,6 +13,7 @@
 #include <cassert>
 #include <cstdlib>
 #include <numeric>
+#include <type_traits>
 
 #include "core/kdtree/kd_tree.h"
 
@@ -215,16 +216,21 @@ QuantizedVertex ToVertex(const uint32_t q[3]) {
 
 // Permutes the mesh's triangles (corner indices and materials together) into the build order:
 // triangle i becomes old triangle order[i], so each leaf's range names its own triangles.
+// The indices keep their form (16-bit or one byte).
 void ReorderTriangles(KdBuildScratch& s, ChunkMesh* mesh) {
   const uint32_t n = uint32_t(s.order.size());
-  assert(mesh->narrow_indices.empty());  // KdTree::Build takes a mesh as built
-  s.indices.assign(mesh->indices.begin(), mesh->indices.end());
-  uint16_t* indices = mesh->indices.data();
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t t = s.order[i];
-    indices[3 * i] = s.indices[3 * t];
-    indices[3 * i + 1] = s.indices[3 * t + 1];
-    indices[3 * i + 2] = s.indices[3 * t + 2];
+  auto permute = [&](auto* indices) {
+    using Index = std::remove_pointer_t<decltype(indices)>;
+    s.indices.assign(indices, indices + 3 * size_t(n));
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t t = s.order[i];
+      for (int k = 0; k < 3; ++k) indices[3 * i + k] = Index(s.indices[3 * t + k]);
+    }
+  };
+  if (mesh->narrow_indices.empty()) {
+    permute(mesh->indices.data());
+  } else {
+    permute(mesh->narrow_indices.data());
   }
   if (mesh->materials.empty()) return;  // one material for all triangles
   s.materials.assign(mesh->materials.begin(), mesh->materials.end());

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <array>
-#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -146,15 +145,13 @@ struct ChunkMesh {
   }
   // Fills `normals`: per vertex, the sum of Cross(b - a, c - a) over the triangles using it (twice
   // their area along their normal), from the 16-bit corners, in voxel^2 units x kNormalScale.
-  // The indices must be 16-bit (as built).
   void ComputeVertexNormals() {
-    assert(narrow_indices.empty());
     std::vector<std::array<float, 3>>& sums = NormalScratch();
     sums.assign(vertices.size(), {0.0f, 0.0f, 0.0f});
     constexpr float kScale = kNormalScale / (float(kVertexSteps) * float(kVertexSteps));
-    for (size_t t = 0; t < indices.size(); t += 3) {
-      const QuantizedVertex &a = vertices[indices[t]], &b = vertices[indices[t + 1]],
-                            &c = vertices[indices[t + 2]];
+    for (size_t t = 0; t < 3 * size_t(triangle_count()); t += 3) {
+      const QuantizedVertex &a = vertices[Index(t)], &b = vertices[Index(t + 1)],
+                            &c = vertices[Index(t + 2)];
       float u[3], v[3];
       for (int k = 0; k < 3; ++k) {
         u[k] = float(int32_t(b[k]) - int32_t(a[k]));  // exact
@@ -164,7 +161,7 @@ struct ChunkMesh {
                           (u[2] * v[0] - u[0] * v[2]) * kScale,
                           (u[0] * v[1] - u[1] * v[0]) * kScale};
       for (int j = 0; j < 3; ++j) {
-        std::array<float, 3>& s = sums[indices[t + j]];
+        std::array<float, 3>& s = sums[Index(t + j)];
         for (int k = 0; k < 3; ++k) s[k] += n[k];
       }
     }

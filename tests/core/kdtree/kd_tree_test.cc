@@ -261,7 +261,7 @@ TEST(KdTreeTest, SmallMeshesEqualBruteForce) {
     c.mesh.origin = big->mesh.origin;
     c.mesh.voxel_size = big->mesh.voxel_size;
     c.mesh.vertices = big->mesh.vertices;
-    c.mesh.indices.assign(big->mesh.indices.begin(), big->mesh.indices.begin() + 3 * n);
+    for (uint32_t i = 0; i < 3 * n; ++i) c.mesh.indices.push_back(uint16_t(big->mesh.Index(i)));
     for (uint32_t t = 0; t < n; ++t) c.mesh.materials.push_back(big->mesh.Material(t));
     c.tree.Build(&c.mesh);
     ASSERT_TRUE(c.tree.Validate(c.mesh)) << n << " triangles";
@@ -307,27 +307,35 @@ TEST(KdTreeTest, TreeIsCompactAndHasBoundedDepth) {
 }
 
 // Build permutes the mesh's triangles into leaf order and changes nothing else: the same
-// vertices, normals and triangles (corners in the same rotation, with their materials).
+// vertices, normals and triangles (corners in the same rotation, with their materials), and
+// indices in the form they came in (one byte or 16-bit).
 TEST(KdTreeTest, BuildOnlyReordersTheMeshTriangles) {
   auto world = testing::MakeCaveWorld(23, {32, 48, 32});
   const IntBox range = MeshedChunkRange(*world);
   KdBuildScratch scratch;
-  int meshes = 0;
+  int meshes = 0, narrowed_meshes = 0;
   for (int y = range.min.y; y < range.max.y; ++y)
     for (int z = range.min.z; z < range.max.z; ++z)
       for (int x = range.min.x; x < range.max.x; ++x) {
         const ChunkMesh meshed = MeshChunk(*world, {x, y, z});
         if (meshed.empty()) continue;
-        ChunkMesh mesh = meshed;
-        KdTree tree;
-        tree.Build(&mesh, &scratch);
-        ASSERT_TRUE(tree.Validate(mesh));
-        EXPECT_EQ(mesh.vertices, meshed.vertices);
-        EXPECT_EQ(mesh.normals, meshed.normals);
-        EXPECT_EQ(testing::SortedTriangles(mesh), testing::SortedTriangles(meshed));
+        for (const bool narrow : {false, true}) {
+          ChunkMesh mesh = meshed;
+          if (narrow) mesh.NarrowIndices();
+          const bool narrowed = !mesh.narrow_indices.empty();
+          KdTree tree;
+          tree.Build(&mesh, &scratch);
+          ASSERT_TRUE(tree.Validate(mesh));
+          EXPECT_EQ(mesh.vertices, meshed.vertices);
+          EXPECT_EQ(mesh.normals, meshed.normals);
+          EXPECT_EQ(!mesh.narrow_indices.empty(), narrowed);
+          EXPECT_EQ(testing::SortedTriangles(mesh), testing::SortedTriangles(meshed));
+          narrowed_meshes += narrowed;
+        }
         ++meshes;
       }
   EXPECT_GT(meshes, 10);
+  EXPECT_GT(narrowed_meshes, 10);
 }
 
 }  // namespace
