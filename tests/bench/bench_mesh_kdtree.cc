@@ -246,7 +246,7 @@ void BM_EmbreeRaycast(benchmark::State& state) {
     std::memcpy(v, fv.data(), fv.size() * sizeof(Vec3));
     auto* idx = static_cast<uint32_t*>(rtcSetNewGeometryBuffer(
         g, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3, 3 * sizeof(uint32_t), m.triangle_count()));
-    std::copy(m.indices.begin(), m.indices.end(), idx);
+    for (uint32_t i = 0; i < 3 * m.triangle_count(); ++i) idx[i] = m.Index(i);
     rtcCommitGeometry(g);
     rtcAttachGeometry(scene, g);
     rtcReleaseGeometry(g);

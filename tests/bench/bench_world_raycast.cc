@@ -188,7 +188,10 @@ struct BulletWorld {
       const int32_t base = int32_t(all_vertices.size());
       all_vertices.insert(all_vertices.end(), m.float_vertices[c].begin(),
                           m.float_vertices[c].end());
-      for (uint16_t i : m.meshes[c].indices) all_indices.push_back(base + i);
+      const ChunkMesh& mesh = m.meshes[c];
+      for (uint32_t i = 0; i < 3 * mesh.triangle_count(); ++i) {
+        all_indices.push_back(base + int32_t(mesh.Index(i)));
+      }
     }
     constexpr size_t kPartTriangles = size_t(1) << 20;
     auto array = std::make_unique<btTriangleIndexVertexArray>();

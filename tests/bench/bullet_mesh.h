@@ -3,6 +3,8 @@
 
 #include <btBulletCollisionCommon.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -11,9 +13,14 @@
 namespace voxcol::bench {
 
 // The 16-bit indices straight from the ChunkMesh (no copy) over `vertices`, the mesh's decoded
-// float vertices (Bullet needs floats). Both must outlive the returned array.
+// float vertices (Bullet needs floats). Both must outlive the returned array. `m` must keep its
+// indices as built (not ChunkMesh::NarrowIndices'd).
 inline std::unique_ptr<btTriangleIndexVertexArray> BulletMesh(const ChunkMesh& m,
                                                               const std::vector<Vec3>& vertices) {
+  if (!m.narrow_indices.empty()) {
+    std::fprintf(stderr, "BulletMesh: the mesh's indices are one byte each; Bullet reads 16-bit\n");
+    std::abort();
+  }
   btIndexedMesh im;
   im.m_numTriangles = int(m.triangle_count());
   im.m_triangleIndexBase = reinterpret_cast<const unsigned char*>(m.indices.data());

@@ -30,7 +30,8 @@ class EmbreeWorld {
     for (size_t c = 0; c < m.meshes.size(); ++c) {
       const std::vector<Vec3>& fv = m.float_vertices[c];
       std::memcpy(v + base, fv.data(), fv.size() * sizeof(Vec3));
-      for (uint16_t i : m.meshes[c].indices) *idx++ = base + i;
+      const ChunkMesh& mesh = m.meshes[c];
+      for (uint32_t i = 0; i < 3 * mesh.triangle_count(); ++i) *idx++ = base + mesh.Index(i);
       first_triangle_.push_back(triangles);
       triangles += m.meshes[c].triangle_count();
       base += uint32_t(fv.size());

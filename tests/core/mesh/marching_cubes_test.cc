@@ -227,7 +227,7 @@ TEST(MarchingCubesTest, StoredVertexNormalsAreTheAreaWeightedFaceSums) {
       for (uint32_t t = 0; t < mesh.triangle_count(); ++t) {
         const Vec3 a = mesh.Corner(t, 0);
         const Vec3 n = Cross(mesh.Corner(t, 1) - a, mesh.Corner(t, 2) - a);
-        for (int k = 0; k < 3; ++k) sums[mesh.indices[3 * t + k]] += n;
+        for (int k = 0; k < 3; ++k) sums[mesh.Index(3 * t + k)] += n;
       }
       for (uint32_t i = 0; i < mesh.vertex_count(); ++i) {
         const Vec3 want = sums[i] * kNormalScale, got = mesh.VertexNormal(i);
@@ -252,7 +252,8 @@ TEST(MarchingCubesTest, HalfFloatsRoundTrip) {
   EXPECT_NEAR(HalfToFloat(FloatToHalf(0.1f)), 0.1f, 0.1f / 2048);
 }
 
-// A mesh of n vertices whose triangles use every vertex, the last one included.
+// A mesh of n vertices whose triangles use every vertex, the last one included. The vertices are
+// collinear (the triangles are degenerate): only the indices matter here.
 ChunkMesh FanMesh(uint32_t n) {
   ChunkMesh m;
   for (uint32_t i = 0; i < n; ++i) m.vertices.push_back({uint16_t(i), uint16_t(3 * i), 7});
