@@ -238,13 +238,15 @@ MoveScope::MoveScope(const BroadphaseIndex& index, ChunkCollisionCache& cache, c
   // Each cached chunk's box is the union of its gathered triangles' bounds, not the chunk's own
   // triangle box (ChunkPreview): it holds only the triangles inside the move's box, so it is
   // tighter, and it is read from memory the loop has just written.
-  for (size_t i = 0, j = 0; i < tris.size(); i = j) {
+  for (size_t i = 0; i < tris.size();) {
     Aabb bounds = b.bounds[i];
-    for (j = i + 1; j < tris.size() && tris[j].chunk == tris[i].chunk; ++j) {
+    size_t j = i + 1;
+    for (; j < tris.size() && tris[j].chunk == tris[i].chunk; ++j) {
       bounds = Union(bounds, b.bounds[j]);
     }
     b.chunks.push_back(
         {std::move(b.gathered.chunks[b.chunks.size()]), uint32_t(i), uint32_t(j), bounds});
+    i = j;
   }
   b.gathered.chunks.clear();
   b.memo_count = 0;
