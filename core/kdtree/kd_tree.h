@@ -133,7 +133,8 @@ struct KdBuildScratch {
 
 // Closed AABB of triangle `tri` of `mesh`.
 inline Aabb TriangleBounds(const ChunkMesh& mesh, uint32_t tri) {
-  const Vec3 &a = mesh.Corner(tri, 0), &b = mesh.Corner(tri, 1), &c = mesh.Corner(tri, 2);
+  const std::array<uint32_t, 3> ix = mesh.TriangleIndices(tri);
+  const Vec3 a = mesh.Vertex(ix[0]), b = mesh.Vertex(ix[1]), c = mesh.Vertex(ix[2]);
   return {Min(a, Min(b, c)), Max(a, Max(b, c))};
 }
 

@@ -85,6 +85,15 @@ struct ChunkMesh {
   uint32_t Index(size_t i) const {
     return narrow_indices.empty() ? uint32_t(indices[i]) : uint32_t(narrow_indices[i]);
   }
+  // The three corner indices of triangle `tri`, with one test of the form.
+  std::array<uint32_t, 3> TriangleIndices(uint32_t tri) const {
+    if (narrow_indices.empty()) {
+      const uint16_t* p = indices.data() + 3 * size_t(tri);
+      return {p[0], p[1], p[2]};
+    }
+    const uint8_t* p = narrow_indices.data() + 3 * size_t(tri);
+    return {p[0], p[1], p[2]};
+  }
   // fn(p) with p the first corner index: a const uint16_t* or a const uint8_t*. A loop that reads
   // many indices chooses the form once.
   template <typename Fn>

@@ -1,6 +1,7 @@
 #include "core/mesh/mesh_edges.h"
 
 #include <algorithm>
+#include <array>
 
 #include "core/voxel/chunk.h"
 
@@ -63,11 +64,13 @@ class EdgeFlagsBuilder {
     s_.v.resize(3 * size_t(n));
     s_.normal.resize(n);
     for (uint32_t i = 0; i < n; ++i) {
+      const std::array<uint32_t, 3> ix = mesh_.TriangleIndices(i);
       for (int k = 0; k < 3; ++k) {
-        s_.corners[3 * i + uint32_t(k)] = {KeyOf(Q(i, k)), i << 2 | uint32_t(k)};
-        s_.v[3 * i + uint32_t(k)] = mesh_.Corner(i, k);
+        s_.corners[3 * i + uint32_t(k)] = {KeyOf(mesh_.vertices[ix[k]]), i << 2 | uint32_t(k)};
+        s_.v[3 * i + uint32_t(k)] = mesh_.Vertex(ix[k]);
       }
-      s_.normal[i] = mesh_.Normal(i);
+      const Vec3* v = &s_.v[3 * i];  // as ChunkMesh::Normal computes it
+      s_.normal[i] = Normalize(Cross(v[1] - v[0], v[2] - v[0]));
     }
     std::sort(s_.corners.begin(), s_.corners.end(),
               [](const CornerRef& a, const CornerRef& b) { return a.key < b.key; });

@@ -1,6 +1,7 @@
 #include "core/query/terrain_triangles.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "core/mesh/marching_cubes.h"
@@ -9,8 +10,9 @@ namespace voxcol::terrain {
 
 namespace {
 
-VertexKey KeyOf(const ChunkMesh& m, uint32_t tri, int k) {
-  const QuantizedVertex& q = m.vertices[m.Index(3 * tri + k)];
+// The global fixed-point key of vertex i of mesh m.
+VertexKey KeyOf(const ChunkMesh& m, uint32_t i) {
+  const QuantizedVertex& q = m.vertices[i];
   return {m.FixedOrigin(0) + q[0], m.FixedOrigin(1) + q[1], m.FixedOrigin(2) + q[2]};
 }
 
@@ -186,12 +188,14 @@ absl::Status Gather(const BroadphaseIndex& index, ChunkCollisionCache& cache, co
         const bool in_reach = ChunkInsideReach(world, g->reach, key);
         bool used = false;
         SeenTriangles::ChunkBits seen = g->seen.For(*c);
+        const ChunkMesh& m = c->mesh;
         for (uint32_t t : g->scratch) {
+          const std::array<uint32_t, 3> ix = m.TriangleIndices(t);
           Tri tri{c.get(),
                   t,
-                  {c->mesh.Corner(t, 0), c->mesh.Corner(t, 1), c->mesh.Corner(t, 2)},
+                  {m.Vertex(ix[0]), m.Vertex(ix[1]), m.Vertex(ix[2])},
                   {},
-                  {KeyOf(c->mesh, t, 0), KeyOf(c->mesh, t, 1), KeyOf(c->mesh, t, 2)}};
+                  {KeyOf(m, ix[0]), KeyOf(m, ix[1]), KeyOf(m, ix[2])}};
           // FirstTime last: it is asked only about a triangle that is then kept.
           if (!InReach(tri, in_reach, *g) || (dedupe && !seen.FirstTime(t))) {
             continue;
