@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -276,6 +277,10 @@ TEST(ChunkMeshTest, IndicesNarrowToOneByteExactlyWhenEveryVertexFits) {
     EXPECT_EQ(m.DataBytes(), fits ? bytes - built.size() : bytes);
     ASSERT_EQ(m.triangle_count(), built.size() / 3);
     for (size_t i = 0; i < built.size(); ++i) ASSERT_EQ(m.Index(i), built[i]) << i;
+    for (uint32_t t = 0; t < m.triangle_count(); ++t) {
+      const std::array<uint32_t, 3> ix = m.TriangleIndices(t);
+      ASSERT_EQ(ix, (std::array<uint32_t, 3>{built[3 * t], built[3 * t + 1], built[3 * t + 2]}));
+    }
     std::vector<uint32_t> seen;  // what WithIndices hands a loop
     m.WithIndices([&](const auto* p) { seen.assign(p, p + built.size()); });
     EXPECT_TRUE(std::equal(seen.begin(), seen.end(), built.begin()));
