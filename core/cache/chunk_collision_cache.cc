@@ -236,7 +236,7 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   // Reorders the mesh's triangles into leaf order: anything that names triangles by index must be
   // derived from out->mesh after this.
   out->tree.Build(&out->mesh, &scratch_tree);
-  out->mesh.NarrowIndices();  // after the reorder, which writes 16-bit indices
+  out->mesh.NarrowIndices();  // one byte per index when the mesh has at most 256 vertices
 #ifdef VOXCOL_VALIDATE
   // Expensive: every triangle in exactly one leaf, child boxes bound their subtrees, depth bound.
   if (!out->tree.Validate(out->mesh)) {

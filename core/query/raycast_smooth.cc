@@ -231,7 +231,7 @@ class VertexNormalCollector {
 
  private:
   const ChunkMesh& mesh_;
-  uint16_t index_[3];
+  uint32_t index_[3];
   Vec3 normal_[3];
 };
 
