@@ -121,13 +121,22 @@ void SegmentEdgeCandidate(const Vec3& p0, const Vec3& u, float r, const Vec3& d,
   if (s >= 0 && s <= 1 && w >= 0 && w <= 1) Consider(best, t, a + e * w);
 }
 
-CastResult FromCandidate(const Candidate& best, const Vec3& core_point) {
+// The hit's normal runs from the contact point to the nearest point of the shape's core, a radius
+// away. A radius so small that this distance squared is not a normal float (the 1.4e-45 of a
+// fuzzed request) gives no direction: the face normal `n`, turned against the motion, stands in.
+CastResult FromCandidate(const Candidate& best, const Vec3& core_point, const Vec3& n,
+                         const Vec3& translation) {
   if (best.t > 1) return {};
   CastResult r;
   r.hit = true;
   r.fraction = best.t;
   r.point = best.point;
-  r.normal = Normalize(core_point - best.point);
+  const Vec3 out = core_point - best.point;
+  if (LengthSq(out) >= 1e-30f) {
+    r.normal = Normalize(out);
+  } else {
+    r.normal = Dot(n, translation) <= 0 ? n : -n;
+  }
   return r;
 }
 
@@ -146,7 +155,7 @@ CastResult CastSphereVsTriangle(const Vec3& center, float radius, const Vec3& tr
   const TriangleFrame frame(a, b, c, Normalize(Cross(b - a, c - a)), translation);
   Candidate best;
   SphereCandidates(frame, center, radius, &best);
-  return FromCandidate(best, center + translation * best.t);
+  return FromCandidate(best, center + translation * best.t, frame.n, translation);
 }
 
 CastResult CastCapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius,
@@ -198,7 +207,8 @@ CastResult CastCapsuleVsTriangle(const Vec3& p0, const Vec3& p1, float radius,
   }
   // The normal runs from the contact point to the nearest point of the moved segment.
   const Vec3 shift = translation * best.t;
-  return FromCandidate(best, ClosestPointOnSegment(best.point, p0 + shift, p1 + shift));
+  return FromCandidate(best, ClosestPointOnSegment(best.point, p0 + shift, p1 + shift), frame.n,
+                       translation);
 }
 
 CastResult CastConvexVsTriangle(const PosedShape& shape, const Vec3& translation, const Vec3& a,

@@ -251,5 +251,27 @@ TEST(CastVsTriangleTest, MotionTooShortToSquareIsNoMotion) {
   }
 }
 
+// A radius whose square underflows (the fuzzer's 1.4e-45) leaves no distance between the contact
+// and the shape's core to take the normal from: the hit still has a finite unit normal, the
+// face's, turned against the motion. A segment above the face, falling onto it across an edge.
+TEST(CastVsTriangleTest, RadiusTooSmallToSquareStillGivesAUnitNormal) {
+  const Vec3 a(0, 0, 0), b(1, 0, 0), c(0, 0, 1);
+  for (const float radius : {1.4e-45f, 1e-30f, 1e-20f}) {
+    for (const float fall : {-2.0f, 2.0f}) {  // onto the top and onto the bottom
+      const Vec3 motion(0, fall, 0);
+      const float y = fall < 0 ? 1.0f : -1.0f;
+      const CastResult capsule =
+          CastCapsuleVsTriangle(Vec3(-1, y, 0.25f), Vec3(2, y, 0.25f), radius, motion, a, b, c);
+      const CastResult sphere = CastSphereVsTriangle(Vec3(0, y, 0.25f), radius, motion, a, b, c);
+      for (const CastResult& r : {capsule, sphere}) {
+        ASSERT_TRUE(r.hit) << radius << " " << fall;
+        EXPECT_NEAR(r.fraction, 0.5f, 1e-6f) << radius << " " << fall;
+        EXPECT_NEAR(Length(r.normal), 1.0f, 1e-6f) << radius << " " << fall;
+        EXPECT_EQ(r.normal.y, fall < 0 ? 1.0f : -1.0f) << radius << " " << fall;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace voxcol
