@@ -122,8 +122,9 @@ void SegmentEdgeCandidate(const Vec3& p0, const Vec3& u, float r, const Vec3& d,
 }
 
 // The hit's normal runs from the contact point to the nearest point of the shape's core, a radius
-// away. A radius so small that this distance squared is not a normal float (the 1.4e-45 of a
-// fuzzed request) gives no direction: the face normal `n`, turned against the motion, stands in.
+// away. Below a radius of about 1e-15 (a fuzzed request's 1.4e-45) that distance squared nears or
+// leaves the normal floats and gives no reliable direction: the face normal `n`, turned against
+// the motion, stands in.
 CastResult FromCandidate(const Candidate& best, const Vec3& core_point, const Vec3& n,
                          const Vec3& translation) {
   if (best.t > 1) return {};
