@@ -19,12 +19,6 @@ namespace {
 constexpr size_t kEntryOverhead = 256;
 constexpr size_t kNotListed = std::numeric_limits<size_t>::max();
 
-template <typename T>
-void CopyExact(const std::vector<T>& from, std::vector<T>* to) {
-  to->reserve(from.size());
-  to->assign(from.begin(), from.end());
-}
-
 }  // namespace
 
 // Cache-line aligned: a lookup reads the first line (`ready`, `referenced`, the preview) and, for
@@ -180,7 +174,7 @@ ChunkPreview::ChunkPreview(const ChunkCollision& c) {
     lines_[a] = uint8_t(Lines(bytes));
   };
   set(0, c.tree.nodes().data(), c.tree.nodes().size() * sizeof(KdNode));
-  set(1, c.mesh.WithIndices([](const void* p) { return p; }), c.mesh.IndexBytes());
+  set(1, c.mesh.IndexData(), c.mesh.IndexBytes());
   set(2, c.mesh.vertices.data(), c.mesh.vertices.size() * sizeof(QuantizedVertex));
   if (c.tree.empty()) return;  // the empty box
   // Every vertex of the chunk (the triangles use only these), in steps of 1/4096 voxel: >> 8 gives
@@ -225,14 +219,7 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   if (const ChunkPtr& own = sources[MeshSourceIndex(0, 0, 0)]; !own->IsUniform()) out->source = own;
   for (int c = 0; c < 8; ++c)
     out->corner_chunks[c] = sources[MeshSourceIndex(c & 1, (c >> 1) & 1, c >> 2)];
-  out->mesh.origin = scratch_mesh.origin;
-  out->mesh.voxel_size = scratch_mesh.voxel_size;
-  CopyExact(scratch_mesh.vertices, &out->mesh.vertices);
-  CopyExact(scratch_mesh.indices, &out->mesh.indices);
-  CopyExact(scratch_mesh.materials, &out->mesh.materials);
-  out->mesh.uniform_material = scratch_mesh.uniform_material;
-  CopyExact(scratch_mesh.normals, &out->mesh.normals);
-  out->mesh.solid_cells = scratch_mesh.solid_cells;
+  out->mesh = scratch_mesh;  // the copies of its arrays are exact-size, the scratch's are not
   // Reorders the mesh's triangles into leaf order: anything that names triangles by index must be
   // derived from out->mesh after this.
   out->tree.Build(&out->mesh, &scratch_tree);

@@ -227,11 +227,7 @@ void ReorderTriangles(KdBuildScratch& s, ChunkMesh* mesh) {
       for (int k = 0; k < 3; ++k) indices[3 * i + k] = Index(s.indices[3 * t + k]);
     }
   };
-  if (mesh->narrow_indices.empty()) {
-    permute(mesh->indices.data());
-  } else {
-    permute(mesh->narrow_indices.data());
-  }
+  mesh->WithIndices(permute);
   if (mesh->materials.empty()) return;  // one material for all triangles
   s.materials.assign(mesh->materials.begin(), mesh->materials.end());
   uint8_t* materials = mesh->materials.data();

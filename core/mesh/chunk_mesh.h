@@ -1,5 +1,6 @@
 // Indexed triangle mesh of one chunk's terrain surface, the input of the kD-tree. Per triangle:
-// three 16-bit vertex indices and a material byte (none when the chunk's triangles share one);
+// three vertex indices (16-bit as built, one byte each once narrowed) and a material byte (none
+// when the chunk's triangles share one);
 // per vertex: a 16-bit fixed-point position and a normal sum in three half floats. KdTree::Build
 // permutes the triangles (indices and materials together) into its leaf order, so that a leaf
 // is a range of consecutive triangles; triangle indices always refer to the mesh as stored.
@@ -61,55 +62,65 @@ struct ChunkMesh {
   Int3 origin;                            // voxel coordinates of the chunk's min corner
   float voxel_size = 1;                   // world units per voxel
   std::vector<QuantizedVertex> vertices;  // welded: one per crossed lattice edge
-  // Three per triangle, counter-clockwise seen from empty space, in `indices` as built. A mesh
-  // with at most 256 vertices may move them to `narrow_indices`, one byte each (NarrowIndices),
-  // leaving `indices` empty. At most one of the two holds indices. Read them with Index() or
-  // WithIndices().
-  std::vector<uint16_t> indices;
-  std::vector<uint8_t> narrow_indices;
   // One solid material per triangle, or none when every triangle has uniform_material (most
   // chunks: CompactMaterials). Read them with Material(tri).
   std::vector<uint8_t> materials;
-  uint8_t uniform_material = 0;
   // One per vertex (ComputeVertexNormals) or none (a mesh built by hand).
   std::vector<PackedNormal> normals;
   // The cells entirely inside the surface (all eight corners inside: cube case 255), which hold no
   // triangles: bit x | z << 3 of word y for the cell whose low corner is local voxel (x, y, z), the
   // layout of the broadphase's SliceMasks. Filled by MeshChunk; all clear in a mesh built by hand.
   std::array<uint64_t, 8> solid_cells{};
+  uint8_t uniform_material = 0;  // see `materials`
 
-  uint32_t triangle_count() const { return uint32_t((indices.size() + narrow_indices.size()) / 3); }
+  uint32_t triangle_count() const { return index_count_ / 3; }
   uint32_t vertex_count() const { return uint32_t(vertices.size()); }
-  bool empty() const { return indices.empty() && narrow_indices.empty(); }
+  bool empty() const { return index_count_ == 0; }
+
+  // Triangles are three corner indices each, counter-clockwise seen from empty space: 16 bits each
+  // as built, one byte each once NarrowIndices moved a mesh of at most 256 vertices to that form.
+  // Appends a triangle; only before NarrowIndices.
+  void AddTriangle(uint16_t a, uint16_t b, uint16_t c) {
+    index_words_.insert(index_words_.end(), {a, b, c});
+    index_count_ += 3;
+  }
+  bool narrow() const { return narrow_; }
   // Corner index i (3 * triangle + corner) in either form.
   uint32_t Index(size_t i) const {
-    return narrow_indices.empty() ? uint32_t(indices[i]) : uint32_t(narrow_indices[i]);
+    return narrow_ ? uint32_t(NarrowData()[i]) : uint32_t(index_words_[i]);
   }
   // The three corner indices of triangle `tri`, with one test of the form.
   std::array<uint32_t, 3> TriangleIndices(uint32_t tri) const {
-    if (narrow_indices.empty()) {
-      const uint16_t* p = indices.data() + 3 * size_t(tri);
+    if (!narrow_) {
+      const uint16_t* p = index_words_.data() + 3 * size_t(tri);
       return {p[0], p[1], p[2]};
     }
-    const uint8_t* p = narrow_indices.data() + 3 * size_t(tri);
+    const uint8_t* p = NarrowData() + 3 * size_t(tri);
     return {p[0], p[1], p[2]};
   }
-  // fn(p) with p the first corner index: a const uint16_t* or a const uint8_t*. A loop that reads
-  // many indices chooses the form once.
+  // fn(p) with p the first corner index: a uint16_t* or a uint8_t* (const unless the mesh is
+  // mutable: KdTree::Build permutes them). A loop that reads many indices chooses the form once.
   template <typename Fn>
   decltype(auto) WithIndices(Fn&& fn) const {
-    return narrow_indices.empty() ? fn(indices.data()) : fn(narrow_indices.data());
+    return narrow_ ? fn(NarrowData()) : fn(static_cast<const uint16_t*>(index_words_.data()));
   }
-  // Moves the indices to one byte each when every vertex index fits (at most 256 vertices), and
-  // frees the 16-bit ones. Triangles, their order and every Index() stay the same.
+  template <typename Fn>
+  decltype(auto) WithIndices(Fn&& fn) {
+    return narrow_ ? fn(reinterpret_cast<uint8_t*>(index_words_.data())) : fn(index_words_.data());
+  }
+  // The first index's address, whatever its form (a prefetch needs no more).
+  const void* IndexData() const { return index_words_.data(); }
+  // Moves the indices to one byte each when every vertex index fits (at most 256 vertices), in a
+  // new exact-size array. Triangles, their order and every Index() stay the same.
   void NarrowIndices() {
-    if (indices.empty() || vertices.size() > 256) return;
-    narrow_indices.assign(indices.begin(), indices.end());
-    std::vector<uint16_t>().swap(indices);
+    if (narrow_ || index_count_ == 0 || vertices.size() > 256) return;
+    std::vector<uint16_t> packed((index_count_ + 1) / 2);
+    uint8_t* bytes = reinterpret_cast<uint8_t*>(packed.data());
+    for (uint32_t i = 0; i < index_count_; ++i) bytes[i] = uint8_t(index_words_[i]);
+    index_words_.swap(packed);
+    narrow_ = true;
   }
-  size_t IndexBytes() const {
-    return indices.size() * sizeof(uint16_t) + narrow_indices.size() * sizeof(uint8_t);
-  }
+  size_t IndexBytes() const { return size_t(index_count_) * (narrow_ ? 1 : 2); }
   // The solid material of triangle `tri`.
   uint8_t Material(uint32_t tri) const {
     return materials.empty() ? uniform_material : materials[tri];
@@ -181,8 +192,9 @@ struct ChunkMesh {
   // Clears the mesh and keeps the capacity for reuse.
   void Clear() {
     vertices.clear();
-    indices.clear();
-    narrow_indices.clear();
+    index_words_.clear();
+    index_count_ = 0;
+    narrow_ = false;
     materials.clear();
     uniform_material = 0;
     normals.clear();
@@ -195,10 +207,20 @@ struct ChunkMesh {
   }
 
  private:
+  // One-byte indices live in the words' bytes; uint8_t may alias them.
+  const uint8_t* NarrowData() const {
+    return reinterpret_cast<const uint8_t*>(index_words_.data());
+  }
   static std::vector<std::array<float, 3>>& NormalScratch() {
     thread_local std::vector<std::array<float, 3>> sums;
     return sums;
   }
+
+  bool narrow_ = false;       // the indices are one byte each
+  uint32_t index_count_ = 0;  // three per triangle
+  // The corner indices: 16-bit, or when narrow_ one byte each in the words' bytes (one array for
+  // either form).
+  std::vector<uint16_t> index_words_;
 };
 
 }  // namespace voxcol

@@ -180,7 +180,7 @@ class CellMesher {
       // Vertices on distinct edges stay >= ~0.003 voxel apart, 11 quanta; should rounding ever
       // collapse a triangle (coordinates beyond 4096 voxels), the sliver is dropped.
       if (Cross(out_->Vertex(v[1]) - a, out_->Vertex(v[2]) - a) == Vec3()) continue;
-      out_->indices.insert(out_->indices.end(), {v[0], v[1], v[2]});
+      out_->AddTriangle(v[0], v[1], v[2]);
       out_->materials.push_back(s_.material[best_sample]);
     }
   }

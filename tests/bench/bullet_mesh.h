@@ -17,13 +17,13 @@ namespace voxcol::bench {
 // indices as built (not ChunkMesh::NarrowIndices'd).
 inline std::unique_ptr<btTriangleIndexVertexArray> BulletMesh(const ChunkMesh& m,
                                                               const std::vector<Vec3>& vertices) {
-  if (!m.narrow_indices.empty()) {
+  if (m.narrow()) {
     std::fprintf(stderr, "BulletMesh: the mesh's indices are one byte each; Bullet reads 16-bit\n");
     std::abort();
   }
   btIndexedMesh im;
   im.m_numTriangles = int(m.triangle_count());
-  im.m_triangleIndexBase = reinterpret_cast<const unsigned char*>(m.indices.data());
+  im.m_triangleIndexBase = static_cast<const unsigned char*>(m.IndexData());
   im.m_triangleIndexStride = 3 * sizeof(uint16_t);
   im.m_indexType = PHY_SHORT;
   im.m_numVertices = int(vertices.size());

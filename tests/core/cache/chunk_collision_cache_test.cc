@@ -34,10 +34,8 @@ std::vector<ChunkKey> AllMeshedKeys(const World& world) {
 // vertex index fits in one (ChunkMesh::NarrowIndices).
 bool SameMesh(const ChunkMesh& cached, const ChunkMesh& meshed) {
   const bool narrow = !cached.empty() && cached.vertex_count() <= 256;
-  const bool form = narrow ? cached.indices.empty() && !cached.narrow_indices.empty()
-                           : cached.narrow_indices.empty();
-  return form && cached.vertices == meshed.vertices && cached.normals == meshed.normals &&
-         cached.triangle_count() == meshed.triangle_count() &&
+  return cached.narrow() == narrow && cached.vertices == meshed.vertices &&
+         cached.normals == meshed.normals && cached.triangle_count() == meshed.triangle_count() &&
          testing::SortedTriangles(cached) == testing::SortedTriangles(meshed);
 }
 
@@ -263,7 +261,9 @@ TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntrie
           }
         }
         for (const ChunkCollision* c : held) {  // still intact while the scope lives
-          if (c == nullptr || (c->mesh.indices.size() + c->mesh.narrow_indices.size()) % 3 != 0 ||
+          if (c == nullptr ||
+              c->mesh.IndexBytes() !=
+                  size_t(c->mesh.triangle_count()) * (c->mesh.narrow() ? 3 : 6) ||
               !(c->mesh.materials.empty() ||
                 c->mesh.materials.size() == c->mesh.triangle_count())) {
             ++bad;

@@ -206,7 +206,7 @@ void CheckWorld(const World& world, uint32_t seed) {
     std::vector<ChunkCase> chunks = BuildAll(world, narrow);
     ASSERT_FALSE(chunks.empty());
     size_t narrowed = 0;
-    for (const ChunkCase& c : chunks) narrowed += !c.mesh.narrow_indices.empty();
+    for (const ChunkCase& c : chunks) narrowed += c.mesh.narrow();
     EXPECT_EQ(narrowed > 0, narrow);
     CheckChunks(chunks, seed);
   }
@@ -261,7 +261,10 @@ TEST(KdTreeTest, SmallMeshesEqualBruteForce) {
     c.mesh.origin = big->mesh.origin;
     c.mesh.voxel_size = big->mesh.voxel_size;
     c.mesh.vertices = big->mesh.vertices;
-    for (uint32_t i = 0; i < 3 * n; ++i) c.mesh.indices.push_back(uint16_t(big->mesh.Index(i)));
+    for (uint32_t t = 0; t < n; ++t) {
+      const std::array<uint32_t, 3> ix = big->mesh.TriangleIndices(t);
+      c.mesh.AddTriangle(uint16_t(ix[0]), uint16_t(ix[1]), uint16_t(ix[2]));
+    }
     for (uint32_t t = 0; t < n; ++t) c.mesh.materials.push_back(big->mesh.Material(t));
     c.tree.Build(&c.mesh);
     ASSERT_TRUE(c.tree.Validate(c.mesh)) << n << " triangles";
@@ -322,13 +325,13 @@ TEST(KdTreeTest, BuildOnlyReordersTheMeshTriangles) {
         for (const bool narrow : {false, true}) {
           ChunkMesh mesh = meshed;
           if (narrow) mesh.NarrowIndices();
-          const bool narrowed = !mesh.narrow_indices.empty();
+          const bool narrowed = mesh.narrow();
           KdTree tree;
           tree.Build(&mesh, &scratch);
           ASSERT_TRUE(tree.Validate(mesh));
           EXPECT_EQ(mesh.vertices, meshed.vertices);
           EXPECT_EQ(mesh.normals, meshed.normals);
-          EXPECT_EQ(!mesh.narrow_indices.empty(), narrowed);
+          EXPECT_EQ(mesh.narrow(), narrowed);
           EXPECT_EQ(testing::SortedTriangles(mesh), testing::SortedTriangles(meshed));
           narrowed_meshes += narrowed;
         }

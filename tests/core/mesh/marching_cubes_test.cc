@@ -259,7 +259,7 @@ ChunkMesh FanMesh(uint32_t n) {
   ChunkMesh m;
   for (uint32_t i = 0; i < n; ++i) m.vertices.push_back({uint16_t(i), uint16_t(3 * i), 7});
   for (uint32_t i = 0; i + 2 < n; ++i) {
-    m.indices.insert(m.indices.end(), {0, uint16_t(n - 1 - i), uint16_t(i + 1)});
+    m.AddTriangle(0, uint16_t(n - 1 - i), uint16_t(i + 1));
   }
   return m;
 }
@@ -268,12 +268,17 @@ TEST(ChunkMeshTest, IndicesNarrowToOneByteExactlyWhenEveryVertexFits) {
   for (const uint32_t n : {3u, 100u, 256u, 257u, 600u}) {
     SCOPED_TRACE(n);
     ChunkMesh m = FanMesh(n);
-    const std::vector<uint16_t> built = m.indices;
+    std::vector<uint16_t> built;  // as FanMesh added them
+    for (uint32_t i = 0; i + 2 < n; ++i)
+      built.insert(built.end(), {0, uint16_t(n - 1 - i), uint16_t(i + 1)});
+    ASSERT_FALSE(m.narrow());
+    for (size_t i = 0; i < built.size(); ++i) ASSERT_EQ(m.Index(i), built[i]) << i;
     const size_t bytes = m.DataBytes();
+    EXPECT_EQ(m.IndexBytes(), 2 * built.size());
     m.NarrowIndices();
     const bool fits = n <= 256;
-    EXPECT_EQ(m.indices.empty(), fits);
-    EXPECT_EQ(m.narrow_indices.size(), fits ? built.size() : 0);
+    EXPECT_EQ(m.narrow(), fits);
+    EXPECT_EQ(m.IndexBytes(), fits ? built.size() : 2 * built.size());
     EXPECT_EQ(m.DataBytes(), fits ? bytes - built.size() : bytes);
     ASSERT_EQ(m.triangle_count(), built.size() / 3);
     for (size_t i = 0; i < built.size(); ++i) ASSERT_EQ(m.Index(i), built[i]) << i;
