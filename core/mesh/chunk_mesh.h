@@ -153,8 +153,11 @@ struct ChunkMesh {
   Vec3 Corner(uint32_t tri, int k) const { return Vertex(Index(3 * tri + k)); }
   // Unit normal of triangle `tri` pointing to empty space.
   Vec3 Normal(uint32_t tri) const {
-    const Vec3 a = Corner(tri, 0);
-    return Normalize(Cross(Corner(tri, 1) - a, Corner(tri, 2) - a));
+    return FaceNormal(Corner(tri, 0), Corner(tri, 1), Corner(tri, 2));
+  }
+  // The unit normal of the triangle (a, b, c) as Normal computes it from decoded corners.
+  static Vec3 FaceNormal(const Vec3& a, const Vec3& b, const Vec3& c) {
+    return Normalize(Cross(b - a, c - a));
   }
   bool has_normals() const { return !vertices.empty() && normals.size() == vertices.size(); }
   // Area-weighted normal sum of vertex i (ComputeVertexNormals), up to one positive scale shared

@@ -69,8 +69,8 @@ class EdgeFlagsBuilder {
         s_.corners[3 * i + uint32_t(k)] = {KeyOf(mesh_.vertices[ix[k]]), i << 2 | uint32_t(k)};
         s_.v[3 * i + uint32_t(k)] = mesh_.Vertex(ix[k]);
       }
-      const Vec3* v = &s_.v[3 * i];  // as ChunkMesh::Normal computes it
-      s_.normal[i] = Normalize(Cross(v[1] - v[0], v[2] - v[0]));
+      const Vec3* v = &s_.v[3 * i];
+      s_.normal[i] = ChunkMesh::FaceNormal(v[0], v[1], v[2]);  // bit-identical to mesh_.Normal(i)
     }
     std::sort(s_.corners.begin(), s_.corners.end(),
               [](const CornerRef& a, const CornerRef& b) { return a.key < b.key; });
