@@ -7,6 +7,7 @@
 #include <limits>
 #include <utility>
 
+#include "absl/base/call_once.h"
 #include "core/geometry/ray_aabb.h"
 #include "core/mesh/marching_cubes.h"
 
@@ -168,6 +169,19 @@ ChunkCollisionCache::Entry* ChunkCollisionCache::Lookup(const ChunkKey& key) con
 
 // ---- Builds ----
 
+const uint16_t* LazyEdgeFlags::Compute(const ChunkMesh& mesh) const {
+  std::vector<uint16_t> computed;
+  ComputeEdgeFlags(mesh, &computed);
+  auto owned = std::make_unique<uint16_t[]>(computed.size());
+  std::copy(computed.begin(), computed.end(), owned.get());
+  uint16_t* expected = nullptr;
+  if (flags_.compare_exchange_strong(expected, owned.get(), std::memory_order_acq_rel,
+                                     std::memory_order_acquire)) {
+    return owned.release();
+  }
+  return expected;  // another thread published first; ours is freed
+}
+
 ChunkPreview::ChunkPreview(const ChunkCollision& c) {
   auto set = [&](int a, const void* data, size_t bytes) {
     arrays_[a] = static_cast<const char*>(data);
@@ -216,7 +230,6 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   MeshChunk(sources, key, world_.voxel_size(), &scratch_mesh);
   auto out = std::make_shared<ChunkCollision>();
   out->key = key;
-  if (const ChunkPtr& own = sources[MeshSourceIndex(0, 0, 0)]; !own->IsUniform()) out->source = own;
   for (int c = 0; c < 8; ++c)
     out->corner_chunks[c] = sources[MeshSourceIndex(c & 1, (c >> 1) & 1, c >> 2)];
   out->mesh = scratch_mesh;  // the copies of its arrays are exact-size, the scratch's are not
@@ -233,9 +246,9 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
   }
 #endif
   // The edge flags a contact query may add later (ChunkCollision::EdgeFlags) are counted now.
-  out->bytes = out->mesh.DataBytes() + out->tree.DataBytes() +
-               out->mesh.triangle_count() * sizeof(uint16_t) + sizeof(ChunkCollision) +
-               kEntryOverhead;
+  out->bytes = uint32_t(out->mesh.DataBytes() + out->tree.DataBytes() +
+                        out->mesh.triangle_count() * sizeof(uint16_t) + sizeof(ChunkCollision) +
+                        kEntryOverhead);
   return out;
 }
 
@@ -270,7 +283,7 @@ const ChunkCollision* ChunkCollisionCache::Ensure(Entry* entry, bool cacheable, 
     // Without a triangle: the shared record's data, before anyone sees the built copy.
     shared = MeshlessRecord(*entry->data);
     if (shared != nullptr) entry->data = shared->data;
-    entry->source = entry->data->source.get();
+    entry->source = entry->data->source();
     entry->preview = ChunkPreview(*entry->data);
     entry->solid_cells = entry->data->mesh.solid_cells;
     entry->ready.store(entry->data.get(), std::memory_order_release);

@@ -29,7 +29,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/base/call_once.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
@@ -41,17 +40,25 @@
 
 namespace voxcol {
 
-// The edge flags of one chunk mesh, computed on first use.
+// The edge flags of one chunk mesh, computed on first use: one pointer until then. Threads that
+// ask at the same time may each compute them; the first to publish wins and the others free theirs
+// (no thread waits on another, and the flags are a pure function of the mesh).
 class LazyEdgeFlags {
  public:
+  LazyEdgeFlags() = default;
+  LazyEdgeFlags(const LazyEdgeFlags&) = delete;
+  LazyEdgeFlags& operator=(const LazyEdgeFlags&) = delete;
+  ~LazyEdgeFlags() { delete[] flags_.load(std::memory_order_relaxed); }
+
   const uint16_t* Get(const ChunkMesh& mesh) const {
-    absl::call_once(once_, [&] { ComputeEdgeFlags(mesh, &flags_); });
-    return flags_.data();
+    const uint16_t* flags = flags_.load(std::memory_order_acquire);
+    return flags != nullptr ? flags : Compute(mesh);
   }
 
  private:
-  mutable absl::once_flag once_;
-  mutable std::vector<uint16_t> flags_;
+  const uint16_t* Compute(const ChunkMesh& mesh) const;
+
+  mutable std::atomic<uint16_t*> flags_{nullptr};  // one per triangle once computed
 };
 
 // Mesh and tree of one chunk, immutable once built.
@@ -59,17 +66,14 @@ class LazyEdgeFlags {
 // share the first lines after the control block.
 struct ChunkCollision {
   ChunkKey key;
+  uint32_t bytes = 0;  // what this entry costs in the cache budget (payload + fixed overhead)
   KdTree tree;
   ChunkMesh mesh;
-  // Chunk `key` as meshed, unless it is uniform (the world's uniform table answers those): voxel
-  // reads at a hit or a ray origin in this chunk skip the world and broadphase lookups. It pins the
-  // chunk as a partial broadphase record does; edits drop the entry with the chunk's old version.
-  ChunkPtr source;
-  size_t bytes = 0;  // what this entry costs in the cache budget (payload + fixed overhead)
   // The world chunks key + (dx, dy, dz), dx, dy, dz in {0, 1}, at index dx | dy << 1 | dz << 2, as
   // meshed (interned ones for uniform chunks): every corner of a cell whose low corner lies in
   // chunk `key` is in one of them, so a hit reads its cell's corners without world or broadphase
-  // lookups. Pinned like `source`. Last, outside the lines a lookup prefetches.
+  // lookups. They pin those chunks as a partial broadphase record pins its chunk; edits drop the
+  // entry with the chunks' old versions. Last, outside the lines a lookup prefetches.
   std::array<ChunkPtr, 8> corner_chunks;
 
   // Per triangle, which of its edges and corners are real edges of the solid as far as this mesh
@@ -77,6 +81,10 @@ struct ChunkCollision {
   // contact query that needs it (rays never do), then shared by every thread. Last as well.
   LazyEdgeFlags edge_flags;
   const uint16_t* EdgeFlags() const { return edge_flags.Get(mesh); }
+
+  // Chunk `key` as meshed (corner_chunks[0]; null in a shared meshless record): voxel reads at a
+  // hit or a ray origin in this chunk skip the world and broadphase lookups.
+  const Chunk* source() const { return corner_chunks[0].get(); }
 };
 
 using ChunkCollisionPtr = std::shared_ptr<const ChunkCollision>;
@@ -135,7 +143,7 @@ struct ChunkLookup {
 struct ChunkCells {
   ChunkLookup entry;                                     // entry.collision null: not cached
   const std::array<uint64_t, 8>* solid_cells = nullptr;  // ChunkMesh::solid_cells
-  const Chunk* source = nullptr;                         // ChunkCollision::source
+  const Chunk* source = nullptr;                         // ChunkCollision::source()
 };
 
 struct ChunkCollisionCacheStats {
@@ -181,7 +189,7 @@ class ChunkCollisionCache : public EditObserver {
   // The mesh and tree of chunk `key` for the world's current content, built on first use. `key`
   // may lie one chunk below the world's min corner (see MeshedChunkRange). Thread-safe. Sets
   // *built when this call did the build. A chunk without a triangle gets one of two shared
-  // records (its cells all open or all solid): its `key`, `mesh.origin`, `source` and
+  // records (its cells all open or all solid): its `key`, `mesh.origin`, `source()` and
   // `corner_chunks` are not the chunk's. The same holds for Find, FindCached, Peek and FindCells.
   ChunkCollisionPtr Get(const ChunkKey& key, bool* built = nullptr);
   // Get for queries that must not mesh a chunk whose stored record fails to load: as Find, before a

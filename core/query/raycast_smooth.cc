@@ -155,7 +155,7 @@ class VoxelReader {
     loaded_ = true;
   }
   void Hint(const ChunkCollision& c) {
-    Hint(c.key, c.source.get());
+    Hint(c.key, c.source());
     corners_ = &c;
   }
   // IsSolid(Get(voxel)), without reading the voxel when the class table knows that its chunk has
@@ -357,7 +357,7 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
     const ChunkCollision* c = cache.Find(key, cache_scope, &load, &built);
     if (stats) stats->cache_builds += built;
     if (c == nullptr) return false;
-    cells = {{c, nullptr}, &c->mesh.solid_cells, c->source.get()};
+    cells = {{c, nullptr}, &c->mesh.solid_cells, c->source()};
   }
   *owner = {key, cells};
   const Int3 local = low - ChunkOrigin(key);

@@ -70,6 +70,37 @@ TEST(NarrowphaseCacheTest, EachChunkIsBuiltOnceUnderConcurrency) {
     EXPECT_EQ(seen[t], seen[0]) << "every thread saw the same entries";
 }
 
+// Contact queries on several threads ask for a chunk's edge flags at once: each may compute them,
+// but every thread gets the one published array, equal to a fresh computation.
+TEST(NarrowphaseCacheTest, ConcurrentCallersShareOneEdgeFlagsArray) {
+  auto world = testing::MakeCaveWorld(32, {32, 32, 32});
+  ChunkCollisionCache cache(*world, size_t(1) << 30);
+  std::vector<ChunkCollisionPtr> entries;
+  for (const ChunkKey& key : AllMeshedKeys(*world)) {
+    if (ChunkCollisionPtr c = cache.Get(key); !c->mesh.empty()) entries.push_back(c);
+  }
+  ASSERT_GT(entries.size(), 4u);
+  constexpr int kThreads = 4;
+  absl::Barrier* start = new absl::Barrier(kThreads);
+  std::vector<std::vector<const uint16_t*>> seen(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      if (start->Block()) delete start;
+      for (const ChunkCollisionPtr& c : entries) seen[t].push_back(c->EdgeFlags());
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 1; t < kThreads; ++t) EXPECT_EQ(seen[t], seen[0]) << "thread " << t;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::vector<uint16_t> fresh;
+    ComputeEdgeFlags(entries[i]->mesh, &fresh);
+    ASSERT_EQ(fresh.size(), entries[i]->mesh.triangle_count());
+    ASSERT_TRUE(std::equal(fresh.begin(), fresh.end(), seen[0][i])) << i;
+    EXPECT_EQ(entries[i]->EdgeFlags(), seen[0][i]) << "computed once more after publishing";
+  }
+}
+
 TEST(NarrowphaseCacheTest, CachedBytesStayWithinTheBudget) {
   auto world = testing::MakeCaveWorld(32, {64, 64, 64});
   const size_t budget = 64 * 1024;
@@ -254,7 +285,7 @@ TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntrie
           if (const ChunkCollision* d = cells.entry.collision; d != nullptr) {
             if (cells.entry.preview == nullptr || *cells.entry.preview != ChunkPreview(*d) ||
                 cells.solid_cells == nullptr || *cells.solid_cells != d->mesh.solid_cells ||
-                cells.source != d->source.get()) {
+                cells.source != d->source()) {
               ++bad;
             }
             held.push_back(d);
