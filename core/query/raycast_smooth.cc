@@ -146,8 +146,8 @@ class VoxelReader {
     if (!loaded_ || !(key == key_)) Load(key);
     return chunk_ != nullptr ? chunk_->At(LocalOf(voxel)) : uniform_;
   }
-  // Reads the voxels of chunk `key` from `source` (ChunkCollision::source: null for a uniform
-  // chunk), when no other chunk is held.
+  // Reads the voxels of chunk `key` from `source` (ChunkCollision::source(), null only in a shared
+  // meshless record), when no other chunk is held.
   void Hint(const ChunkKey& key, const Chunk* source) {
     if (loaded_ || source == nullptr) return;
     key_ = key;
