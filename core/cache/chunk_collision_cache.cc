@@ -31,10 +31,11 @@ struct alignas(64) ChunkCollisionCache::Entry {
   bool past = false;                    // in past_ (a past version's entry), never in the table
   bool shared = false;  // one of the cache's meshless records (MeshlessRecord): never retired
   std::atomic<const ChunkCollision*> ready{nullptr};  // data.get() once built
-  // Copies of data's source chunk, preview and solid cells, written before `ready`.
+  // A copy of data's source chunk and its preview, and the chunk's solid cells (held only here),
+  // written before `ready`.
   const Chunk* source = nullptr;
   ChunkPreview preview;
-  alignas(64) std::array<uint64_t, 8> solid_cells{};
+  alignas(64) SolidCells solid_cells{};
   const ChunkKey key;
   ChunkCollisionPtr data;  // written once, under `once`
   uint64_t until = 0;      // past entries: their World::SnapshotDataUntil
@@ -60,12 +61,11 @@ ChunkCollisionCache::ChunkCollisionCache(World& world, size_t budget_bytes)
   for (size_t i = 0; i < directory_size_; ++i) directory_[i].store(nullptr);
   for (int solid = 0; solid < 2; ++solid) {
     auto data = std::make_shared<ChunkCollision>();
-    data->mesh.solid_cells.fill(solid != 0 ? ~uint64_t{0} : 0);
     auto entry = std::make_unique<Entry>(ChunkKey{});
     entry->shared = true;
     entry->data = std::move(data);
     entry->preview = ChunkPreview(*entry->data);
-    entry->solid_cells = entry->data->mesh.solid_cells;
+    entry->solid_cells.fill(solid != 0 ? ~uint64_t{0} : 0);
     absl::call_once(entry->once, [] {});
     entry->ready.store(entry->data.get(), std::memory_order_release);
     meshless_[solid] = std::move(entry);
@@ -222,12 +222,12 @@ bool ChunkPreview::MayMeet(const ChunkKey& key, float voxel_size, const Vec3& or
   return ClipRayToAabb(origin, inv_direction, box, &t0, &t1);
 }
 
-ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key) const {
+ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key, SolidCells* solid_cells) const {
   // Build into reusable per-thread buffers, then keep exact-size copies.
   thread_local ChunkMesh scratch_mesh;
   thread_local KdBuildScratch scratch_tree;
   const MeshSources sources = GatherMeshSources(world_, key);
-  MeshChunk(sources, key, world_.voxel_size(), &scratch_mesh);
+  MeshChunk(sources, key, world_.voxel_size(), &scratch_mesh, solid_cells);
   auto out = std::make_shared<ChunkCollision>();
   out->key = key;
   for (int c = 0; c < 8; ++c)
@@ -279,13 +279,12 @@ const ChunkCollision* ChunkCollisionCache::Ensure(Entry* entry, bool cacheable, 
   bool did_build = false;
   Entry* shared = nullptr;
   absl::call_once(entry->once, [&] {
-    entry->data = Build(entry->key);
+    entry->data = Build(entry->key, &entry->solid_cells);
     // Without a triangle: the shared record's data, before anyone sees the built copy.
-    shared = MeshlessRecord(*entry->data);
+    shared = MeshlessRecord(*entry->data, entry->solid_cells);
     if (shared != nullptr) entry->data = shared->data;
     entry->source = entry->data->source();
     entry->preview = ChunkPreview(*entry->data);
-    entry->solid_cells = entry->data->mesh.solid_cells;
     entry->ready.store(entry->data.get(), std::memory_order_release);
     did_build = true;
   });
@@ -320,10 +319,11 @@ void ChunkCollisionCache::Account(Shard& shard, Entry* entry) {
   EvictOver(shard);
 }
 
-ChunkCollisionCache::Entry* ChunkCollisionCache::MeshlessRecord(const ChunkCollision& c) const {
+ChunkCollisionCache::Entry* ChunkCollisionCache::MeshlessRecord(const ChunkCollision& c,
+                                                                const SolidCells& cells) const {
   if (c.mesh.triangle_count() != 0) return nullptr;
   for (int solid = 0; solid < 2; ++solid) {
-    if (c.mesh.solid_cells == meshless_[solid]->solid_cells) return meshless_[solid].get();
+    if (cells == meshless_[solid]->solid_cells) return meshless_[solid].get();
   }
   return nullptr;
 }
@@ -403,12 +403,32 @@ ChunkLookup ChunkCollisionCache::Peek(const ChunkKey& key, const ReadScope& scop
   return {entry->ready.load(std::memory_order_relaxed), &entry->preview};
 }
 
+namespace {
+template <typename Entry>
+ChunkCells CellsOf(const Entry& entry) {
+  return {{entry.ready.load(std::memory_order_relaxed), &entry.preview},
+          &entry.solid_cells,
+          entry.source};
+}
+}  // namespace
+
 ChunkCells ChunkCollisionCache::FindCells(const ChunkKey& key, const ReadScope& scope) const {
   const Entry* entry = FindReady(key, scope);
+  return entry == nullptr ? ChunkCells{} : CellsOf(*entry);
+}
+
+ChunkCells ChunkCollisionCache::FindCells(const ChunkKey& key, const ReadScope& scope,
+                                          absl::Status* error, bool* built) {
+  if (const Entry* entry = FindReady(key, scope)) {
+    if (built) *built = false;
+    return CellsOf(*entry);
+  }
+  bool cacheable = false;
+  Entry* entry = LoadedEntryFor(key, &cacheable, error);
   if (entry == nullptr) return {};
-  return {{entry->ready.load(std::memory_order_relaxed), &entry->preview},
-          &entry->solid_cells,
-          entry->source};
+  // A private or at once evicted entry is retired, not freed: it outlives the caller's scope.
+  Ensure(entry, cacheable, built);
+  return CellsOf(*entry);
 }
 
 ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrBuildFor(const ChunkKey& key,

@@ -141,9 +141,9 @@ struct ChunkLookup {
 
 // What a ray that starts in a chunk reads of its entry (ChunkCollisionCache::FindCells).
 struct ChunkCells {
-  ChunkLookup entry;                                     // entry.collision null: not cached
-  const std::array<uint64_t, 8>* solid_cells = nullptr;  // ChunkMesh::solid_cells
-  const Chunk* source = nullptr;                         // ChunkCollision::source()
+  ChunkLookup entry;                        // entry.collision null: not cached
+  const SolidCells* solid_cells = nullptr;  // the chunk's (MeshChunk), held by its table entry
+  const Chunk* source = nullptr;            // ChunkCollision::source()
 };
 
 struct ChunkCollisionCacheStats {
@@ -213,9 +213,13 @@ class ChunkCollisionCache : public EditObserver {
   // read the data (and prefetches it if so). Empty when `key` has no built entry.
   ChunkLookup Peek(const ChunkKey& key, const ReadScope& scope) const;
 
-  // Peek's answer with the data's solid cells and source chunk, copied into the table entry so
-  // that reading them costs no load of the collision data. Empty when `key` has no built entry.
+  // Peek's answer with the chunk's solid cells and source chunk, held by the table entry so that
+  // reading them costs no load of the collision data. Empty when `key` has no built entry.
   ChunkCells FindCells(const ChunkKey& key, const ReadScope& scope) const;
+  // FindCells for a ray origin in a chunk that may not be built yet: as Find, builds it first (the
+  // answer lives as long as `scope`). Empty, with *error set, when the chunk fails to load.
+  ChunkCells FindCells(const ChunkKey& key, const ReadScope& scope, absl::Status* error,
+                       bool* built);
 
   size_t budget_bytes() const { return shard_budget_ * kShards; }
   // Meshes and trees built for snapshots of past versions (World::OpenSnapshotAt) are kept, keyed
@@ -268,11 +272,11 @@ class ChunkCollisionCache : public EditObserver {
   // Builds the entry's data once (a shared record's data for a chunk without a triangle); returns
   // the data.
   const ChunkCollision* Ensure(Entry* entry, bool cacheable, bool* built);
-  ChunkCollisionPtr Build(const ChunkKey& key) const;
+  ChunkCollisionPtr Build(const ChunkKey& key, SolidCells* solid_cells) const;
   void Account(Shard& shard, Entry* entry);
   // The shared record that stands for `c` when it has no triangle and its cells are all open or
   // all solid (no per-chunk data a query reads), else null.
-  Entry* MeshlessRecord(const ChunkCollision& c) const;
+  Entry* MeshlessRecord(const ChunkCollision& c, const SolidCells& cells) const;
   // Puts `shared` in the slot of the just-built `entry` (unless an edit dropped it meanwhile).
   void Share(Shard& shard, Entry* entry, Entry* shared);
   void EvictOver(Shard& shard) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);

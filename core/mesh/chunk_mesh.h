@@ -58,6 +58,11 @@ inline float HalfToFloat(uint16_t h) {
   return BitsFloat(FloatBits(a) | uint32_t(h & 0x8000u) << 16);
 }
 
+// The cells of a chunk entirely inside the surface (all eight corners inside: cube case 255), which
+// hold no triangles: bit x | z << 3 of word y for the cell whose low corner is local voxel
+// (x, y, z), the layout of the broadphase's SliceMasks. MeshChunk computes them beside the mesh.
+using SolidCells = std::array<uint64_t, 8>;
+
 struct ChunkMesh {
   Int3 origin;                            // voxel coordinates of the chunk's min corner
   float voxel_size = 1;                   // world units per voxel
@@ -67,10 +72,6 @@ struct ChunkMesh {
   std::vector<uint8_t> materials;
   // One per vertex (ComputeVertexNormals) or none (a mesh built by hand).
   std::vector<PackedNormal> normals;
-  // The cells entirely inside the surface (all eight corners inside: cube case 255), which hold no
-  // triangles: bit x | z << 3 of word y for the cell whose low corner is local voxel (x, y, z), the
-  // layout of the broadphase's SliceMasks. Filled by MeshChunk; all clear in a mesh built by hand.
-  std::array<uint64_t, 8> solid_cells{};
   uint8_t uniform_material = 0;  // see `materials`
 
   uint32_t triangle_count() const { return index_count_ / 3; }
@@ -201,7 +202,6 @@ struct ChunkMesh {
     materials.clear();
     uniform_material = 0;
     normals.clear();
-    solid_cells.fill(0);
   }
   // Bytes of mesh data (payload only, not vector headers or spare capacity).
   size_t DataBytes() const {

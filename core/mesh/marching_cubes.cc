@@ -222,14 +222,18 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
   return sources;
 }
 
-void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size, ChunkMesh* out) {
+void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size, ChunkMesh* out,
+               SolidCells* solid_cells) {
+  SolidCells unused;
+  SolidCells& solid = solid_cells != nullptr ? *solid_cells : unused;
+  solid.fill(0);
   out->Clear();
   out->origin = ChunkOrigin(key);
   out->voxel_size = voxel_size;
   thread_local Samples samples;
   const CornerSides sides = Gather(sources, &samples);
   if (sides != CornerSides::kMixed) {  // every cell entirely inside or outside: no triangles
-    if (sides == CornerSides::kAllInside) out->solid_cells.fill(~uint64_t{0});
+    if (sides == CornerSides::kAllInside) solid.fill(~uint64_t{0});
     return;
   }
   for (auto& ids : samples.edge_vertex)
@@ -241,7 +245,7 @@ void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size
       RowCases(samples, y, z, cases);
       for (int x = 0; x < kChunkSize; ++x) {
         if (cases[x] == 255) {
-          out->solid_cells[y] |= uint64_t{1} << (x | z << 3);
+          solid[y] |= uint64_t{1} << (x | z << 3);
         } else if (cases[x] != 0) {
           mesher.Mesh(x, y, z, cases[x]);
         }
@@ -251,9 +255,9 @@ void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size
   out->CompactMaterials();
 }
 
-ChunkMesh MeshChunk(const World& world, const ChunkKey& key) {
+ChunkMesh MeshChunk(const World& world, const ChunkKey& key, SolidCells* solid_cells) {
   ChunkMesh mesh;
-  MeshChunk(GatherMeshSources(world, key), key, world.voxel_size(), &mesh);
+  MeshChunk(GatherMeshSources(world, key), key, world.voxel_size(), &mesh, solid_cells);
   return mesh;
 }
 

@@ -43,12 +43,14 @@ inline IntBox MeshChunksReading(const IntBox& voxels) {
 // Fetches the 27 source chunks of `key` from the world (chunks outside the world read as air).
 MeshSources GatherMeshSources(const World& world, const ChunkKey& key);
 
-// Meshes the cells owned by chunk `key` into `out` (cleared first; its capacity is reused).
+// Meshes the cells owned by chunk `key` into `out` (cleared first; its capacity is reused), and
+// sets *solid_cells (unless null) to its cells without triangles that lie inside the solid.
 // Positions are in world units for the given voxel size. Every source must be non-null.
-void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size, ChunkMesh* out);
+void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size, ChunkMesh* out,
+               SolidCells* solid_cells);
 
 // Convenience: gathers the sources from `world` and meshes.
-ChunkMesh MeshChunk(const World& world, const ChunkKey& key);
+ChunkMesh MeshChunk(const World& world, const ChunkKey& key, SolidCells* solid_cells = nullptr);
 
 // Chunks whose meshes may contain surface inside the world: the world's chunks plus one layer
 // below the min faces. Max exclusive.

@@ -336,9 +336,9 @@ bool CornersInUniformSolid(const World& world, const Int3& low) {
 // surface crossing of any ray from p leaves the solid: the walk would end in StartedInside. Deep
 // rock is answered here without walking, from data the walk reads anyway: the class table (no
 // solid within a voxel: not inside), the cell's bit in the mesh of the chunk that owns it
-// (ChunkMesh::solid_cells), and for chunks the table knows as FULL solid, the uniform table (such
-// chunks are often never meshed). A chunk that fails to load answers false; the walk reports it.
-// *owner is the owning chunk's entry when this looked it up (else empty), for the walk.
+// (SolidCells, held by its cache entry), and for chunks the table knows as FULL solid, the uniform
+// table (such chunks are often never meshed). A chunk that fails to load answers false; the walk
+// reports it. *owner is the owning chunk's entry when this looked it up (else empty), for the walk.
 bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
                  ChunkCollisionCache& cache, const ChunkCollisionCache::ReadScope& cache_scope,
                  const Vec3& p, VoxelReader& voxels, KnownChunk* owner, QueryStats* stats) {
@@ -354,10 +354,9 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
   if (cells.solid_cells == nullptr) {  // not built yet
     absl::Status load;
     bool built = false;
-    const ChunkCollision* c = cache.Find(key, cache_scope, &load, &built);
+    cells = cache.FindCells(key, cache_scope, &load, &built);
     if (stats) stats->cache_builds += built;
-    if (c == nullptr) return false;
-    cells = {{c, nullptr}, &c->mesh.solid_cells, c->source()};
+    if (cells.solid_cells == nullptr) return false;
   }
   *owner = {key, cells};
   const Int3 local = low - ChunkOrigin(key);

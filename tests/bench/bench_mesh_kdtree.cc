@@ -51,7 +51,7 @@ const Scene& GetScene() {
         for (int x = -8; x < 8; ++x) {
           MeshSources src = GatherMeshSources(*s->world, {x, y, z});
           ChunkMesh mesh;
-          MeshChunk(src, {x, y, z}, 1.0f, &mesh);
+          MeshChunk(src, {x, y, z}, 1.0f, &mesh, nullptr);
           if (mesh.empty()) continue;
           s->keys.push_back({x, y, z});
           s->sources.push_back(src);
@@ -112,7 +112,7 @@ void BM_MarchingCubesChunk(benchmark::State& state) {
   size_t i = 0, triangles = 0;
   for (auto _ : state) {
     size_t c = i++ % s.keys.size();
-    MeshChunk(s.sources[c], s.keys[c], 1.0f, &mesh);
+    MeshChunk(s.sources[c], s.keys[c], 1.0f, &mesh, nullptr);
     triangles += mesh.triangle_count();
     benchmark::DoNotOptimize(mesh.vertices.data());  // 16-bit vertices, as the cache stores them
   }

@@ -178,9 +178,12 @@ TEST(NarrowphaseCacheTest, ChunksWithoutTrianglesShareTwoRecords) {
   ChunkKey open_key{};
   for (const ChunkKey& key : keys) {
     ChunkCollisionPtr c = cache.Get(key);
-    const ChunkMesh fresh = MeshChunk(*world, key);
+    SolidCells fresh_cells;
+    const ChunkMesh fresh = MeshChunk(*world, key, &fresh_cells);
     ASSERT_TRUE(SameMesh(c->mesh, fresh));
-    ASSERT_EQ(c->mesh.solid_cells, fresh.solid_cells);
+    ChunkCollisionCache::ReadScope scope(cache);
+    const ChunkCells cells = cache.FindCells(key, scope);
+    ASSERT_TRUE(cells.solid_cells != nullptr && *cells.solid_cells == fresh_cells);
     if (!c->mesh.empty()) {
       EXPECT_TRUE(c->key == key);
       bytes += c->bytes;
@@ -189,7 +192,7 @@ TEST(NarrowphaseCacheTest, ChunksWithoutTrianglesShareTwoRecords) {
     ++meshless;
     shared.insert(c.get());
     EXPECT_EQ(c->bytes, 0u);
-    if (c->mesh.solid_cells[0] != 0) {
+    if ((*cells.solid_cells)[0] != 0) {
       ++solid;
     } else if (ChunkOrigin(key).y > 8) {
       open_key = key;  // open air well above the ground
@@ -284,8 +287,7 @@ TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntrie
           const ChunkCells cells = cache.FindCells(keys[rng() % keys.size()], scope);
           if (const ChunkCollision* d = cells.entry.collision; d != nullptr) {
             if (cells.entry.preview == nullptr || *cells.entry.preview != ChunkPreview(*d) ||
-                cells.solid_cells == nullptr || *cells.solid_cells != d->mesh.solid_cells ||
-                cells.source != d->source()) {
+                cells.solid_cells == nullptr || cells.source != d->source()) {
               ++bad;
             }
             held.push_back(d);
@@ -334,7 +336,7 @@ TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntrie
 
 // Find and GetChecked report a chunk that fails to load instead of meshing it as air, and cache
 // nothing for it.
-TEST(NarrowphaseCacheTest, FindAndGetCheckedReportLoadErrors) {
+TEST(NarrowphaseCacheTest, FindGetCheckedAndFindCellsReportLoadErrors) {
   class FailingLoader : public ChunkLoader {
    public:
     absl::StatusOr<ChunkPtr> Load(const ChunkKey& key) const override {
@@ -357,6 +359,13 @@ TEST(NarrowphaseCacheTest, FindAndGetCheckedReportLoadErrors) {
     EXPECT_EQ(cache.GetChecked({0, 0, 0}, &error), nullptr);
     EXPECT_EQ(error.code(), absl::StatusCode::kDataLoss);
   }
+  for (int round = 0; round < 2; ++round) {
+    absl::Status error;
+    bool built = true;
+    const ChunkCells cells = cache.FindCells({0, 0, 0}, scope, &error, &built);
+    EXPECT_TRUE(cells.solid_cells == nullptr && cells.entry.collision == nullptr);
+    EXPECT_EQ(error.code(), absl::StatusCode::kDataLoss);
+  }
   absl::Status error;
   EXPECT_NE(cache.Find({1, 0, 0}, scope, &error), nullptr);
   EXPECT_TRUE(error.ok());
@@ -366,7 +375,18 @@ TEST(NarrowphaseCacheTest, FindAndGetCheckedReportLoadErrors) {
   EXPECT_FALSE(built);  // the entry Find built
   EXPECT_NE(cache.GetChecked({2, 0, 0}, &error, &built), nullptr);
   EXPECT_TRUE(built);
-  EXPECT_EQ(cache.stats().builds, 2u);
+  // FindCells builds a missing entry and answers with its cells, as the mesher computes them.
+  SolidCells fresh;
+  MeshChunk(*world, {1, 0, 1}, &fresh);
+  ChunkCells cells = cache.FindCells({1, 0, 1}, scope, &error, &built);
+  EXPECT_TRUE(error.ok());
+  EXPECT_TRUE(built);
+  ASSERT_TRUE(cells.solid_cells != nullptr && cells.entry.collision != nullptr);
+  EXPECT_EQ(*cells.solid_cells, fresh);
+  cells = cache.FindCells({1, 0, 1}, scope, &error, &built);
+  EXPECT_FALSE(built);
+  EXPECT_TRUE(cells.solid_cells != nullptr && *cells.solid_cells == fresh);
+  EXPECT_EQ(cache.stats().builds, 3u);
 }
 
 }  // namespace

@@ -80,7 +80,7 @@ TopologyReport CheckTopology(const World& world) {
   for (int y = range.min.y; y < range.max.y; ++y)
     for (int z = range.min.z; z < range.max.z; ++z)
       for (int x = range.min.x; x < range.max.x; ++x) {
-        MeshChunk(GatherMeshSources(world, {x, y, z}), {x, y, z}, h, &mesh);
+        MeshChunk(GatherMeshSources(world, {x, y, z}), {x, y, z}, h, &mesh, nullptr);
         for (uint32_t t = 0; t < mesh.triangle_count(); ++t) {
           uint32_t v[3];
           for (int k = 0; k < 3; ++k) {
@@ -315,7 +315,8 @@ void ExpectSolidCellsMatchCorners(const World& world) {
     for (int32_t z = range.min.z; z < range.max.z; ++z)
       for (int32_t x = range.min.x; x < range.max.x; ++x) {
         const ChunkKey key{x, y, z};
-        const ChunkMesh mesh = MeshChunk(world, key);
+        SolidCells solid_cells;
+        MeshChunk(world, key, &solid_cells);
         for (int c = 0; c < kChunkVoxels; ++c) {
           const Int3 local{c & 7, (c >> 6) & 7, (c >> 3) & 7};
           const Int3 low = ChunkOrigin(key) + local;
@@ -324,7 +325,7 @@ void ExpectSolidCellsMatchCorners(const World& world) {
             const Int3 v = low + Int3{k & 1, (k >> 1) & 1, k >> 2};
             inside &= world.voxel_bounds().Contains(v) && IsSolid(world.GetVoxel(v));
           }
-          const bool bit = (mesh.solid_cells[local.y] >> (local.x | local.z << 3) & 1) != 0;
+          const bool bit = (solid_cells[local.y] >> (local.x | local.z << 3) & 1) != 0;
           ASSERT_EQ(bit, inside) << "chunk " << x << "," << y << "," << z << " cell " << local.x
                                  << "," << local.y << "," << local.z;
           solid += inside;
