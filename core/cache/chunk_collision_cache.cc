@@ -170,7 +170,7 @@ ChunkCollisionCache::Entry* ChunkCollisionCache::Lookup(const ChunkKey& key) con
 // ---- Builds ----
 
 const uint16_t* LazyEdgeFlags::Compute(const ChunkMesh& mesh) const {
-  std::vector<uint16_t> computed;
+  thread_local std::vector<uint16_t> computed;  // reused: the one allocation kept is the copy
   ComputeEdgeFlags(mesh, &computed);
   auto owned = std::make_unique<uint16_t[]>(computed.size());
   std::copy(computed.begin(), computed.end(), owned.get());
@@ -404,8 +404,9 @@ ChunkLookup ChunkCollisionCache::Peek(const ChunkKey& key, const ReadScope& scop
 }
 
 namespace {
-template <typename Entry>
-ChunkCells CellsOf(const Entry& entry) {
+// What FindCells answers from a built entry (a template: Entry is private to the cache).
+template <typename TableEntry>
+ChunkCells CellsOf(const TableEntry& entry) {
   return {{entry.ready.load(std::memory_order_relaxed), &entry.preview},
           &entry.solid_cells,
           entry.source};
@@ -417,8 +418,8 @@ ChunkCells ChunkCollisionCache::FindCells(const ChunkKey& key, const ReadScope& 
   return entry == nullptr ? ChunkCells{} : CellsOf(*entry);
 }
 
-ChunkCells ChunkCollisionCache::FindCells(const ChunkKey& key, const ReadScope& scope,
-                                          absl::Status* error, bool* built) {
+ChunkCells ChunkCollisionCache::FindOrBuildCells(const ChunkKey& key, const ReadScope& scope,
+                                                 absl::Status* error, bool* built) {
   if (const Entry* entry = FindReady(key, scope)) {
     if (built) *built = false;
     return CellsOf(*entry);

@@ -218,8 +218,8 @@ class ChunkCollisionCache : public EditObserver {
   ChunkCells FindCells(const ChunkKey& key, const ReadScope& scope) const;
   // FindCells for a ray origin in a chunk that may not be built yet: as Find, builds it first (the
   // answer lives as long as `scope`). Empty, with *error set, when the chunk fails to load.
-  ChunkCells FindCells(const ChunkKey& key, const ReadScope& scope, absl::Status* error,
-                       bool* built);
+  ChunkCells FindOrBuildCells(const ChunkKey& key, const ReadScope& scope, absl::Status* error,
+                              bool* built);
 
   size_t budget_bytes() const { return shard_budget_ * kShards; }
   // Meshes and trees built for snapshots of past versions (World::OpenSnapshotAt) are kept, keyed

@@ -47,7 +47,7 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key);
 // sets *solid_cells (unless null) to its cells without triangles that lie inside the solid.
 // Positions are in world units for the given voxel size. Every source must be non-null.
 void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size, ChunkMesh* out,
-               SolidCells* solid_cells);
+               SolidCells* solid_cells = nullptr);
 
 // Convenience: gathers the sources from `world` and meshes.
 ChunkMesh MeshChunk(const World& world, const ChunkKey& key, SolidCells* solid_cells = nullptr);

@@ -88,13 +88,11 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
     if (found.collision == nullptr) {
       found.collision = cache.Find(walk.key(), cache_scope, &status, &built);
       if (found.collision == nullptr) break;  // load error
-    } else if (found.preview != nullptr) {    // null: just built, by InSolidCell
-      if (found.preview->MayMeet(walk.key(), world.voxel_size(), ray.origin, ray.inv_direction,
-                                 t_end)) {
-        found.preview->Prefetch(found.collision);
-      } else {
-        found.collision = nullptr;
-      }
+    } else if (found.preview->MayMeet(walk.key(), world.voxel_size(), ray.origin, ray.inv_direction,
+                                      t_end)) {
+      found.preview->Prefetch(found.collision);  // an entry's answer always has its preview
+    } else {
+      found.collision = nullptr;
     }
     ++chunks;
     builds += built;
@@ -132,7 +130,9 @@ const Voxel* CornerChunkVoxel(const ChunkCollision& c, const Int3& voxel) {
 // the voxels are read from there without a world lookup (lock, hash, reference count). A uniform
 // chunk is read from the world's uniform table; other chunks come from World::GetChunk (air if the
 // chunk fails to load, as GetVoxel). Voxels in the corner chunks of the last collision data hinted
-// (ChunkCollision::corner_chunks: those a hit's cell corners lie in) are read from there first.
+// (ChunkCollision::corner_chunks: those a hit's cell corners lie in) are read from there first,
+// and so are those of the hinted chunk itself (ChunkCollision::source(): a uniform one is its
+// interned chunk, which reads the same voxels as the table).
 class VoxelReader {
  public:
   VoxelReader(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope)
@@ -354,7 +354,7 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
   if (cells.solid_cells == nullptr) {  // not built yet
     absl::Status load;
     bool built = false;
-    cells = cache.FindCells(key, cache_scope, &load, &built);
+    cells = cache.FindOrBuildCells(key, cache_scope, &load, &built);
     if (stats) stats->cache_builds += built;
     if (cells.solid_cells == nullptr) return false;
   }

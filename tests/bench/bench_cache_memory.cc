@@ -18,13 +18,15 @@ size_t HeapInUse() { return mallinfo2().uordblks; }
 // allocations fall between the two heap readings: the entries (ChunkCollision with its mesh and
 // tree arrays, control blocks, the shards' tables) and nothing else. heap_bytes_per_triangle is
 // that heap growth per triangle; counted_bytes_per_triangle the mesh and tree payload
-// (ChunkMesh::DataBytes + KdTree::DataBytes, as BM_KdTreeBuild counts it) of the same entries;
+// (ChunkMesh::DataBytes + KdTree::DataBytes, as BM_KdTreeBuild counts it) of the entries with
+// triangles;
 // with_edge_flags the heap again after every entry computed its contact edge flags;
 // meshless_entries the entries of chunks without a triangle (they share two records).
 // mesh_tree_heap_bytes_per_triangle is the mesh plus tree alone on the heap: the heap's growth
 // when the entries' meshes and trees are copied into objects of their own (exact-size arrays,
 // one allocation per array and one for the two headers), without the cache's entries, the
-// chunks they pin, their edge flags and the table.
+// chunks they pin, their edge flags and the table. A re-copy: the cache's own mesh and tree sit
+// inside its ChunkCollision allocation, with the same arrays.
 void BM_CacheHeapPerTriangle(benchmark::State& state) {
   // The bench cave world, but its own copy: reading every chunk makes them all resident, which
   // would change what later benchmarks measure on BenchCaveWorld().
@@ -50,7 +52,8 @@ void BM_CacheHeapPerTriangle(benchmark::State& state) {
     for (const ChunkCollisionPtr& c : entries) {
       triangles += c->mesh.triangle_count();
       meshless += c->mesh.empty();
-      counted += c->mesh.DataBytes() + c->tree.DataBytes();
+      // A chunk without triangles reads one of two shared records: no payload of its own.
+      if (!c->mesh.empty()) counted += c->mesh.DataBytes() + c->tree.DataBytes();
     }
     for (const ChunkCollisionPtr& c : entries) c->EdgeFlags();
     const size_t with_flags = HeapInUse();

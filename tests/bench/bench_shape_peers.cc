@@ -127,7 +127,7 @@ BulletTerrain& GetBulletTerrain() {
                            (x - range.min.x))])
             continue;
           const ChunkKey key{x, y, z};
-          MeshChunk(GatherMeshSources(world, key), key, world.voxel_size(), &mesh, nullptr);
+          MeshChunk(GatherMeshSources(world, key), key, world.voxel_size(), &mesh);
           if (mesh.empty()) continue;
           t->triangles += mesh.triangle_count();
           std::vector<Vec3> decoded(mesh.vertex_count());

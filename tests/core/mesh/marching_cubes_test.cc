@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "core/mesh/marching_cubes_tables.h"
@@ -80,7 +81,7 @@ TopologyReport CheckTopology(const World& world) {
   for (int y = range.min.y; y < range.max.y; ++y)
     for (int z = range.min.z; z < range.max.z; ++z)
       for (int x = range.min.x; x < range.max.x; ++x) {
-        MeshChunk(GatherMeshSources(world, {x, y, z}), {x, y, z}, h, &mesh, nullptr);
+        MeshChunk(GatherMeshSources(world, {x, y, z}), {x, y, z}, h, &mesh);
         for (uint32_t t = 0; t < mesh.triangle_count(); ++t) {
           uint32_t v[3];
           for (int k = 0; k < 3; ++k) {
@@ -286,8 +287,11 @@ TEST(ChunkMeshTest, IndicesNarrowToOneByteExactlyWhenEveryVertexFits) {
       const std::array<uint32_t, 3> ix = m.TriangleIndices(t);
       ASSERT_EQ(ix, (std::array<uint32_t, 3>{built[3 * t], built[3 * t + 1], built[3 * t + 2]}));
     }
-    std::vector<uint32_t> seen;  // what WithIndices hands a loop
-    m.WithIndices([&](const auto* p) { seen.assign(p, p + built.size()); });
+    std::vector<uint32_t> seen;  // what WithIndices hands a loop, const (readers) or not (reorder)
+    std::as_const(m).WithIndices([&](const auto* p) { seen.assign(p, p + built.size()); });
+    EXPECT_TRUE(std::equal(seen.begin(), seen.end(), built.begin()));
+    seen.clear();
+    m.WithIndices([&](auto* p) { seen.assign(p, p + built.size()); });
     EXPECT_TRUE(std::equal(seen.begin(), seen.end(), built.begin()));
   }
   ChunkMesh empty;
