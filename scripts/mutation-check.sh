@@ -53,9 +53,11 @@ while IFS=$'\t' read -r name targets tests; do
     echo "== $name: $binary --gtest_filter=$filter" >&2
     out=$("$scratch/build/$binary" --gtest_filter="$filter" 2>&1 || true)
     while read -r line; do failed+=("$line"); done < <(
-      printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([A-Za-z0-9_./]*\) (.*/\1/p' | sort -u)
-    if ! printf '%s\n' "$out" | grep -q '^\[  PASSED  \]'; then
-      printf '%s\n' "$out" | grep -q '^\[  FAILED  \]' || failed+=("$(basename "$binary") crashed")
+      sed -n 's/^\[  FAILED  \] \([A-Za-z0-9_./]*\) (.*/\1/p' <<<"$out" | sort -u)
+    # Here-strings, not `printf | grep -q`: under pipefail, grep -q's early exit can fail the
+    # printf with SIGPIPE and make a passing run look crashed.
+    if ! grep -q '^\[  PASSED  \]' <<<"$out"; then
+      grep -q '^\[  FAILED  \]' <<<"$out" || failed+=("$(basename "$binary") crashed")
     fi
   done
   if [ ${#failed[@]} -gt 0 ]; then
