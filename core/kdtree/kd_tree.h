@@ -87,13 +87,20 @@ class KdTree {
   void Build(ChunkMesh* mesh, KdBuildScratch* scratch = nullptr);
 
   bool empty() const { return nodes_.empty(); }
-  const Aabb& bounds() const { return bounds_; }
-  int depth() const { return depth_; }  // inner-node levels below the root (a root-only tree: 0)
-  const std::vector<KdNode>& nodes() const { return nodes_; }
-  const KdGrid& grid() const { return grid_; }
-  size_t DataBytes() const {
-    return nodes_.size() * sizeof(KdNode) + sizeof(Aabb) + sizeof(KdGrid);
+  // The exact box of the triangles' corners, decoded as `mesh` (the mesh the tree was built from)
+  // decodes its vertices; Aabb{} for an empty tree. Kept in fixed point: the low corner is the
+  // grid's base.
+  Aabb bounds(const ChunkMesh& mesh) const {
+    if (nodes_.empty()) return {};
+    return {mesh.Decode({grid_.base[0], grid_.base[1], grid_.base[2]}), mesh.Decode(hi_)};
   }
+  int depth() const { return depth_; }  // inner-node levels below the root (a root-only tree: 0)
+  const MeshArray<KdNode>& nodes() const { return nodes_; }
+  // Copies the nodes to `to` (aligned for KdNode, nodes().bytes() long), which must outlive the
+  // tree's reads, and reads them there from now on (MeshArray::Borrow).
+  void PackNodesInto(void* to) { nodes_.CopyToAndBorrow(to); }
+  const KdGrid& grid() const { return grid_; }
+  size_t DataBytes() const { return nodes_.size() * sizeof(KdNode) + sizeof(KdGrid) + sizeof(hi_); }
 
   // Reports to `collector` every triangle of `mesh` (the mesh the tree was built from) whose
   // vertex AABB overlaps `box` (closed boxes). Collector: done(), AddTriangle(uint32_t).
@@ -117,10 +124,10 @@ class KdTree {
   // query and the build at most four; the slack of four covers the latter.
   static constexpr int kStackSize = 3 * kMaxDepth + 4;
 
-  std::vector<KdNode> nodes_;  // nodes_[0] is the root
-  Aabb bounds_;
+  MeshArray<KdNode> nodes_;  // nodes_[0] is the root
   KdGrid grid_;
-  int depth_ = 0;
+  uint8_t depth_ = 0;
+  QuantizedVertex hi_{};  // the highest corner coordinate on each axis (the lowest: grid_.base)
 };
 
 // Reusable build buffers.

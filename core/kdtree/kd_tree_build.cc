@@ -36,7 +36,7 @@ struct Task {
 
 class Builder {
  public:
-  Builder(KdBuildScratch& s, std::vector<KdNode>& nodes, const KdGrid& grid)
+  Builder(KdBuildScratch& s, MeshArray<KdNode>& nodes, const KdGrid& grid)
       : s_(s), nodes_(nodes), grid_(grid) {}
 
   // Fills node t.node with the children of t.part. Writes the tasks of its inner children to
@@ -176,7 +176,7 @@ class Builder {
   }
 
   KdBuildScratch& s_;
-  std::vector<KdNode>& nodes_;
+  MeshArray<KdNode>& nodes_;
   const KdGrid& grid_;
 };
 
@@ -246,8 +246,8 @@ void KdTree::Build(ChunkMesh* mesh_in, KdBuildScratch* scratch) {
   assert(std::abs(mesh.origin.x) < (1 << 18) && std::abs(mesh.origin.y) < (1 << 18) &&
          std::abs(mesh.origin.z) < (1 << 18));
   if (n == 0) {
-    bounds_ = {};
     grid_ = {};
+    hi_ = {};
     return;
   }
   KdBuildScratch local;
@@ -257,13 +257,15 @@ void KdTree::Build(ChunkMesh* mesh_in, KdBuildScratch* scratch) {
   nodes_.emplace_back();
   Builder builder(s, nodes_, grid_);
   const Part root = builder.MakePart(0, n);
-  bounds_ = {mesh.Decode(ToVertex(root.lo)), mesh.Decode(ToVertex(root.hi))};
+  assert(root.lo[0] == grid_.base[0] && root.lo[1] == grid_.base[1] &&
+         root.lo[2] == grid_.base[2]);  // bounds() reads the low corner from the grid
+  hi_ = ToVertex(root.hi);
   Task stack[kStackSize];  // depth-first: at most three pending siblings per level
   int sp = 0;
   stack[sp++] = {0, root, 0};
   while (sp > 0) {
     Task t = stack[--sp];
-    depth_ = std::max(depth_, t.depth);
+    depth_ = uint8_t(std::max<int>(depth_, t.depth));
     assert(depth_ <= kMaxDepth);
     sp += builder.Process(t, stack + sp);
   }
@@ -276,7 +278,7 @@ namespace {
 // Validation of one subtree: fills the exact fixed-point box of its triangles' corners.
 struct Validator {
   const ChunkMesh& mesh;
-  const std::vector<KdNode>& nodes;
+  const MeshArray<KdNode>& nodes;
   const KdGrid& grid;
   std::vector<int> seen_triangles, seen_nodes;
 
@@ -341,8 +343,7 @@ bool KdTree::Validate(const ChunkMesh& mesh) const {
   for (int a = 0; a < 3; ++a) {
     if (grid_.base[a] != lo[a]) return false;  // the grid starts at the lowest coordinate
   }
-  const Aabb exact{mesh.Decode(ToVertex(lo)), mesh.Decode(ToVertex(hi))};
-  return exact.min == bounds_.min && exact.max == bounds_.max;
+  return ToVertex(hi) == hi_;  // and the low corner is the grid's base (above)
 }
 
 }  // namespace voxcol

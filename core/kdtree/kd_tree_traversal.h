@@ -24,10 +24,12 @@ namespace voxcol {
 template <typename Collector>
 void KdTree::CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& collector,
                          KdStats* stats) const {
-  if (nodes_.empty() || !bounds_.Overlaps(box)) return;
-  // A box around the whole tree overlaps every child box and triangle box (all lie in bounds_, the
-  // corners' exact AABB): take them untested, in the same order.
-  const bool all = box.ContainsBox(bounds_);
+  if (nodes_.empty()) return;
+  const Aabb bounds = this->bounds(mesh);
+  if (!bounds.Overlaps(box)) return;
+  // A box around the whole tree overlaps every child box and triangle box (all lie in the bounds,
+  // the corners' exact AABB): take them untested, in the same order.
+  const bool all = box.ContainsBox(bounds);
   const kdtree_internal::KdBoxDecoder decode(mesh, grid_);
 #if defined(__SSE2__)
   __m128 box_min[3], box_max[3];
@@ -105,15 +107,16 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
   // Float error of a crossing: relative to t (KdBoxClip::kRelEps), plus the rounding of
   // coordinates of this size: the origin's and the tree's. 1e-6 of their magnitude is several
   // ulps, so the grown box below is strictly larger than the bounds however far they are from 0.
+  const Aabb bounds = this->bounds(mesh);
   float size = 1.0f;
   for (int a = 0; a < 3; ++a) {
     size += std::fabs(Component(ray.origin, a)) +
-            std::max(std::fabs(Component(bounds_.min, a)), std::fabs(Component(bounds_.max, a)));
+            std::max(std::fabs(Component(bounds.min, a)), std::fabs(Component(bounds.max, a)));
   }
   const float abs_eps = 1e-6f * size;
   float t0 = ray.t_min, t1 = collector.early_out();
-  Aabb grown{bounds_.min - Vec3(abs_eps, abs_eps, abs_eps),
-             bounds_.max + Vec3(abs_eps, abs_eps, abs_eps)};
+  Aabb grown{bounds.min - Vec3(abs_eps, abs_eps, abs_eps),
+             bounds.max + Vec3(abs_eps, abs_eps, abs_eps)};
   if (!ClipRayToAabb(ray.origin, ray.inv_direction, grown, &t0, &t1)) return;
   const kdtree_internal::MeshRayFrame frame(mesh, ray.watertight);
   const kdtree_internal::KdBoxClip clip(mesh, grid_, ray.origin, ray.inv_direction, abs_eps);

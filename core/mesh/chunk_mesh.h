@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/geometry/vec3.h"
+#include "core/mesh/mesh_array.h"
 
 namespace voxcol {
 
@@ -64,14 +65,14 @@ inline float HalfToFloat(uint16_t h) {
 using SolidCells = std::array<uint64_t, 8>;
 
 struct ChunkMesh {
-  Int3 origin;                            // voxel coordinates of the chunk's min corner
-  float voxel_size = 1;                   // world units per voxel
-  std::vector<QuantizedVertex> vertices;  // welded: one per crossed lattice edge
+  Int3 origin;                          // voxel coordinates of the chunk's min corner
+  float voxel_size = 1;                 // world units per voxel
+  MeshArray<QuantizedVertex> vertices;  // welded: one per crossed lattice edge
   // One solid material per triangle, or none when every triangle has uniform_material (most
   // chunks: CompactMaterials). Read them with Material(tri).
-  std::vector<uint8_t> materials;
+  MeshArray<uint8_t> materials;
   // One per vertex (ComputeVertexNormals) or none (a mesh built by hand).
-  std::vector<PackedNormal> normals;
+  MeshArray<PackedNormal> normals;
   uint8_t uniform_material = 0;  // see `materials`
 
   uint32_t triangle_count() const { return index_count_ / 3; }
@@ -115,7 +116,8 @@ struct ChunkMesh {
   // new exact-size array. Triangles, their order and every Index() stay the same.
   void NarrowIndices() {
     if (narrow_ || index_count_ == 0 || vertices.size() > 256) return;
-    std::vector<uint16_t> packed((index_count_ + 1) / 2);
+    MeshArray<uint16_t> packed;
+    packed.resize((index_count_ + 1) / 2);
     uint8_t* bytes = reinterpret_cast<uint8_t*>(packed.data());
     for (uint32_t i = 0; i < index_count_; ++i) bytes[i] = uint8_t(index_words_[i]);
     index_words_.swap(packed);
@@ -193,6 +195,25 @@ struct ChunkMesh {
     for (size_t i = 0; i < sums.size(); ++i)
       for (int k = 0; k < 3; ++k) normals[i][k] = FloatToHalf(sums[i][k]);
   }
+  // Bytes of the arrays as PackArraysInto lays them out (2-byte elements first, then the
+  // materials).
+  size_t ArrayBytes() const {
+    return vertices.bytes() + normals.bytes() + index_words_.bytes() + materials.bytes();
+  }
+  // Copies the arrays to `to` (2-byte aligned, ArrayBytes() long), which must outlive the mesh's
+  // reads, and reads them there from now on (MeshArray::Borrow): one allocation for all of them.
+  void PackArraysInto(char* to) {
+    static_assert(alignof(QuantizedVertex) <= 2 && alignof(PackedNormal) <= 2 &&
+                      sizeof(QuantizedVertex) % 2 == 0 && sizeof(PackedNormal) % 2 == 0,
+                  "every array but the last (materials, bytes) keeps the next one 2-byte aligned");
+    vertices.CopyToAndBorrow(to);
+    to += vertices.bytes();
+    normals.CopyToAndBorrow(to);
+    to += normals.bytes();
+    index_words_.CopyToAndBorrow(to);
+    to += index_words_.bytes();
+    materials.CopyToAndBorrow(to);
+  }
   // Clears the mesh and keeps the capacity for reuse.
   void Clear() {
     vertices.clear();
@@ -223,7 +244,7 @@ struct ChunkMesh {
   uint32_t index_count_ = 0;  // three per triangle
   // The corner indices: 16-bit, or when narrow_ one byte each in the words' bytes (one array for
   // either form).
-  std::vector<uint16_t> index_words_;
+  MeshArray<uint16_t> index_words_;
 };
 
 }  // namespace voxcol

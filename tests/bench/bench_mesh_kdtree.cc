@@ -75,7 +75,7 @@ const Scene& GetScene() {
       if (a + b > 1) a = 1 - a, b = 1 - b;
       Vec3 target = m.Corner(t, 0) + (m.Corner(t, 1) - m.Corner(t, 0)) * a +
                     (m.Corner(t, 2) - m.Corner(t, 0)) * b;
-      Vec3 origin = s->trees[c].bounds().Center() + Vec3(off(rng), off(rng), off(rng));
+      Vec3 origin = s->trees[c].bounds(m).Center() + Vec3(off(rng), off(rng), off(rng));
       Vec3 d = target - origin;
       if (LengthSq(d) < 1e-6f) continue;
       s->rays.push_back({c, origin, Normalize(d), Length(d) * 1.5f});

@@ -118,7 +118,7 @@ struct QueryTally {
 // One random ray (closest, any, all) and one random box against tree and brute force.
 void CheckRandomQuery(std::mt19937& rng, const ChunkCase& c, QueryTally* tally) {
   std::uniform_real_distribution<float> u(-4, 12), len(0.1f, 20.0f), ext(0, 3);
-  Vec3 lo = c.tree.bounds().min;
+  Vec3 lo = c.tree.bounds(c.mesh).min;
   Vec3 origin = lo + Vec3(u(rng), u(rng), u(rng));
   Vec3 dir = RandomUnit(rng);
   float max_t = len(rng);
