@@ -60,7 +60,7 @@ ChunkCollisionCache::ChunkCollisionCache(World& world, size_t budget_bytes)
   directory_ = std::make_unique<std::atomic<Page*>[]>(directory_size_);
   for (size_t i = 0; i < directory_size_; ++i) directory_[i].store(nullptr);
   for (int solid = 0; solid < 2; ++solid) {
-    auto data = std::make_shared<ChunkCollision>();
+    ChunkCollisionPtr data(ChunkCollision::Create(0));
     auto entry = std::make_unique<Entry>(ChunkKey{});
     entry->shared = true;
     entry->data = std::move(data);
@@ -223,20 +223,27 @@ bool ChunkPreview::MayMeet(const ChunkKey& key, float voxel_size, const Vec3& or
 }
 
 ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key, SolidCells* solid_cells) const {
-  // Build into reusable per-thread buffers, then keep exact-size copies.
+  // Build into reusable per-thread buffers, then keep exact-size copies in one allocation.
   thread_local ChunkMesh scratch_mesh;
   thread_local KdBuildScratch scratch_tree;
   const MeshSources sources = GatherMeshSources(world_, key);
   MeshChunk(sources, key, world_.voxel_size(), &scratch_mesh, solid_cells);
-  auto out = std::make_shared<ChunkCollision>();
+  KdTree tree;
+  ChunkMesh mesh = scratch_mesh;  // the copies of its arrays are exact-size, the scratch's are not
+  // Reorders the mesh's triangles into leaf order: anything that names triangles by index must be
+  // derived from the mesh after this.
+  tree.Build(&mesh, &scratch_tree);
+  mesh.NarrowIndices();  // one byte per index when the mesh has at most 256 vertices
+  // The header, then the nodes, then the mesh's arrays (aligned for the nodes as well).
+  const size_t node_bytes = tree.nodes().bytes();
+  ChunkCollision::Building out = ChunkCollision::Create(node_bytes + mesh.ArrayBytes());
   out->key = key;
   for (int c = 0; c < 8; ++c)
     out->corner_chunks[c] = sources[MeshSourceIndex(c & 1, (c >> 1) & 1, c >> 2)];
-  out->mesh = scratch_mesh;  // the copies of its arrays are exact-size, the scratch's are not
-  // Reorders the mesh's triangles into leaf order: anything that names triangles by index must be
-  // derived from out->mesh after this.
-  out->tree.Build(&out->mesh, &scratch_tree);
-  out->mesh.NarrowIndices();  // one byte per index when the mesh has at most 256 vertices
+  out->tree = std::move(tree);
+  out->mesh = std::move(mesh);
+  out->tree.PackNodesInto(out->arrays());
+  out->mesh.PackArraysInto(out->arrays() + node_bytes);
 #ifdef VOXCOL_VALIDATE
   // Expensive: every triangle in exactly one leaf, child boxes bound their subtrees, depth bound.
   if (!out->tree.Validate(out->mesh)) {
@@ -249,7 +256,7 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key, SolidCells* so
   out->bytes = uint32_t(out->mesh.DataBytes() + out->tree.DataBytes() +
                         out->mesh.triangle_count() * sizeof(uint16_t) + sizeof(ChunkCollision) +
                         kEntryOverhead);
-  return out;
+  return ChunkCollisionPtr(std::move(out));
 }
 
 ChunkCollisionCache::Entry* ChunkCollisionCache::FindOrAdd(const ChunkKey& key, bool* cacheable) {

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -61,12 +62,34 @@ class LazyEdgeFlags {
   mutable std::atomic<uint16_t*> flags_{nullptr};  // one per triangle once computed
 };
 
-// Mesh and tree of one chunk, immutable once built.
+// Mesh and tree of one chunk, immutable once built, in one allocation with their arrays: this
+// header, then the tree's nodes, then the mesh's arrays, which `tree` and `mesh` borrow (Create,
+// KdTree::PackNodesInto, ChunkMesh::PackArraysInto). Shared by a reference count
+// (ChunkCollisionPtr): no control block or array allocations of its own.
 // Member order: a ray reads the key, the tree header and the mesh's arrays, in that order, so they
-// share the first lines after the control block.
-struct ChunkCollision {
+// share the first lines.
+struct alignas(KdNode) ChunkCollision {
+  struct Destroy {
+    void operator()(ChunkCollision* c) const {
+      c->~ChunkCollision();
+      ::operator delete(c, std::align_val_t(alignof(ChunkCollision)));
+    }
+  };
+  using Building = std::unique_ptr<ChunkCollision, Destroy>;  // not shared yet
+  // An empty header with room for `array_bytes` behind it (arrays()), aligned for KdNode.
+  static Building Create(size_t array_bytes) {
+    void* memory = ::operator new(sizeof(ChunkCollision) + array_bytes,
+                                  std::align_val_t(alignof(ChunkCollision)));
+    return Building(new (memory) ChunkCollision);
+  }
+  ChunkCollision(const ChunkCollision&) = delete;
+  ChunkCollision& operator=(const ChunkCollision&) = delete;
+  // The room behind the header (its size is a multiple of KdNode's alignment).
+  char* arrays() { return reinterpret_cast<char*>(this + 1); }
+
   ChunkKey key;
   uint32_t bytes = 0;  // what this entry costs in the cache budget (payload + fixed overhead)
+  mutable std::atomic<uint32_t> refs{0};  // the ChunkCollisionPtrs that hold it
   KdTree tree;
   ChunkMesh mesh;
   // The world chunks key + (dx, dy, dz), dx, dy, dz in {0, 1}, at index dx | dy << 1 | dz << 2, as
@@ -85,15 +108,51 @@ struct ChunkCollision {
   // Chunk `key` as meshed (corner_chunks[0]; null in a shared meshless record): voxel reads at a
   // hit or a ray origin in this chunk skip the world and broadphase lookups.
   const Chunk* source() const { return corner_chunks[0].get(); }
-};
 
-using ChunkCollisionPtr = std::shared_ptr<const ChunkCollision>;
+ private:
+  ChunkCollision() = default;
+};
+static_assert(sizeof(ChunkCollision) % alignof(KdNode) == 0, "the nodes follow the header");
+
+// A counted reference to built collision data (a shared_ptr without a control block: the count
+// lives in the data).
+class ChunkCollisionPtr {
+ public:
+  ChunkCollisionPtr() = default;
+  ChunkCollisionPtr(std::nullptr_t) {}  // NOLINT(google-explicit-constructor): as shared_ptr
+  // Shares data built by ChunkCollision::Create.
+  explicit ChunkCollisionPtr(ChunkCollision::Building built) : p_(built.release()) { Ref(); }
+  ChunkCollisionPtr(const ChunkCollisionPtr& o) : p_(o.p_) { Ref(); }
+  ChunkCollisionPtr(ChunkCollisionPtr&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  ChunkCollisionPtr& operator=(ChunkCollisionPtr o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  ~ChunkCollisionPtr() {
+    if (p_ != nullptr && p_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      ChunkCollision::Destroy()(p_);
+  }
+
+  const ChunkCollision* get() const { return p_; }
+  const ChunkCollision& operator*() const { return *p_; }
+  const ChunkCollision* operator->() const { return p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  bool operator==(const ChunkCollisionPtr& o) const { return p_ == o.p_; }
+  bool operator!=(const ChunkCollisionPtr& o) const { return p_ != o.p_; }
+
+ private:
+  void Ref() const {
+    if (p_ != nullptr) p_->refs.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  ChunkCollision* p_ = nullptr;
+};
 
 // What a lookup learns of a chunk's collision data from the table entry, before it reads the data:
 // - where the header, the tree's nodes and the mesh's indices and vertices lie (the first
-//   kMaxLines lines of each array). The arrays are separate allocations behind the header, so a
-//   query that follows the pointers waits for the header before it can ask for them; their
-//   addresses here let it ask for all of them at once (Prefetch).
+//   kMaxLines lines of each array). The arrays lie in one block behind the header, so a query
+//   that follows the pointers waits for the header before it can ask for them; their addresses
+//   here let it ask for all of them at once (Prefetch).
 // - the box of the chunk's triangles, rounded outward to 1/16 voxel, so that a ray that misses it
 //   skips the chunk without reading the data at all (MayMeet).
 class ChunkPreview {
