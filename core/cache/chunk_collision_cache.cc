@@ -15,8 +15,8 @@ namespace voxcol {
 
 namespace {
 
-// Table slot, entry and control block: the per-entry overhead beyond the payload (checked against
-// sizeof(Entry) below).
+// Table slot, entry and allocation slack: the per-entry overhead beyond the payload (checked
+// against sizeof(Entry) below).
 constexpr size_t kEntryOverhead = 256;
 constexpr size_t kNotListed = std::numeric_limits<size_t>::max();
 

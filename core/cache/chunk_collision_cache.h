@@ -163,6 +163,8 @@ class ChunkPreview {
 
   // Starts loading the lines of `c`, the collision data this was made from. Nothing is read.
   void Prefetch(const ChunkCollision* c) const {
+    // The members before the last two, which a ray does not read (and the tail padding of
+    // alignas: at most one line more than they need).
     constexpr int kHeaderLines = (sizeof(ChunkCollision) - sizeof(ChunkCollision::corner_chunks) -
                                   sizeof(ChunkCollision::edge_flags) + 63) /
                                  64;

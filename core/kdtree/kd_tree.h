@@ -89,7 +89,8 @@ class KdTree {
   bool empty() const { return nodes_.empty(); }
   // The exact box of the triangles' corners, decoded as `mesh` (the mesh the tree was built from)
   // decodes its vertices; Aabb{} for an empty tree. Kept in fixed point: the low corner is the
-  // grid's base.
+  // grid's base. Like the queries below, it reads the mesh's origin and voxel size, so pass the
+  // tree's own mesh (or a copy of it).
   Aabb bounds(const ChunkMesh& mesh) const {
     if (nodes_.empty()) return {};
     return {mesh.Decode({grid_.base[0], grid_.base[1], grid_.base[2]}), mesh.Decode(hi_)};

@@ -265,8 +265,8 @@ void KdTree::Build(ChunkMesh* mesh_in, KdBuildScratch* scratch) {
   stack[sp++] = {0, root, 0};
   while (sp > 0) {
     Task t = stack[--sp];
+    assert(t.depth <= kMaxDepth);
     depth_ = uint8_t(std::max<int>(depth_, t.depth));
-    assert(depth_ <= kMaxDepth);
     sp += builder.Process(t, stack + sp);
   }
   nodes_.shrink_to_fit();
