@@ -223,27 +223,24 @@ bool ChunkPreview::MayMeet(const ChunkKey& key, float voxel_size, const Vec3& or
 }
 
 ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key, SolidCells* solid_cells) const {
-  // Build into reusable per-thread buffers, then keep exact-size copies in one allocation.
+  // Build into reusable per-thread buffers, then copy them once, exact-size, into one allocation.
   thread_local ChunkMesh scratch_mesh;
-  thread_local KdBuildScratch scratch_tree;
+  thread_local KdTree scratch_tree;
+  thread_local KdBuildScratch scratch_build;
   const MeshSources sources = GatherMeshSources(world_, key);
   MeshChunk(sources, key, world_.voxel_size(), &scratch_mesh, solid_cells);
-  KdTree tree;
-  ChunkMesh mesh = scratch_mesh;  // the copies of its arrays are exact-size, the scratch's are not
   // Reorders the mesh's triangles into leaf order: anything that names triangles by index must be
   // derived from the mesh after this.
-  tree.Build(&mesh, &scratch_tree);
-  mesh.NarrowIndices();  // one byte per index when the mesh has at most 256 vertices
+  scratch_tree.Build(&scratch_mesh, &scratch_build);
+  scratch_mesh.NarrowIndices();  // one byte per index when the mesh has at most 256 vertices
   // The header, then the nodes, then the mesh's arrays (aligned for the nodes as well).
-  const size_t node_bytes = tree.nodes().bytes();
-  ChunkCollision::Building out = ChunkCollision::Create(node_bytes + mesh.ArrayBytes());
+  const size_t node_bytes = scratch_tree.nodes().bytes();
+  ChunkCollision::Building out = ChunkCollision::Create(node_bytes + scratch_mesh.ArrayBytes());
   out->key = key;
   for (int c = 0; c < 8; ++c)
     out->corner_chunks[c] = sources[MeshSourceIndex(c & 1, (c >> 1) & 1, c >> 2)];
-  out->tree = std::move(tree);
-  out->mesh = std::move(mesh);
-  out->tree.PackNodesInto(out->arrays());
-  out->mesh.PackArraysInto(out->arrays() + node_bytes);
+  out->tree.CopyPacked(scratch_tree, out->arrays());
+  out->mesh.CopyPacked(scratch_mesh, out->arrays() + node_bytes);
 #ifdef VOXCOL_VALIDATE
   // Expensive: every triangle in exactly one leaf, child boxes bound their subtrees, depth bound.
   if (!out->tree.Validate(out->mesh)) {

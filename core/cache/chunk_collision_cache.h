@@ -64,7 +64,7 @@ class LazyEdgeFlags {
 
 // Mesh and tree of one chunk, immutable once built, in one allocation with their arrays: this
 // header, then the tree's nodes, then the mesh's arrays, which `tree` and `mesh` borrow (Create,
-// KdTree::PackNodesInto, ChunkMesh::PackArraysInto). Shared by a reference count
+// KdTree::CopyPacked, ChunkMesh::CopyPacked). Shared by a reference count
 // (ChunkCollisionPtr): no control block or array allocations of its own.
 // Member order: a ray reads the key, the tree header and the mesh's arrays, in that order, so they
 // share the first lines.

@@ -97,9 +97,14 @@ class KdTree {
   }
   int depth() const { return depth_; }  // inner-node levels below the root (a root-only tree: 0)
   const MeshArray<KdNode>& nodes() const { return nodes_; }
-  // Copies the nodes to `to` (aligned for KdNode, nodes().bytes() long), which must outlive the
-  // tree's reads, and reads them there from now on (MeshArray::Borrow).
-  void PackNodesInto(void* to) { nodes_.CopyToAndBorrow(to); }
+  // Makes this tree a copy of `from` whose nodes lie at `to` (aligned for KdNode,
+  // from.nodes().bytes() long), which must outlive this tree's reads (MeshArray::Borrow).
+  void CopyPacked(const KdTree& from, char* to) {
+    nodes_.BorrowCopyOf(from.nodes_, to);
+    grid_ = from.grid_;
+    depth_ = from.depth_;
+    hi_ = from.hi_;
+  }
   const KdGrid& grid() const { return grid_; }
   size_t DataBytes() const { return nodes_.size() * sizeof(KdNode) + sizeof(KdGrid) + sizeof(hi_); }
 

@@ -269,7 +269,6 @@ void KdTree::Build(ChunkMesh* mesh_in, KdBuildScratch* scratch) {
     depth_ = uint8_t(std::max<int>(depth_, t.depth));
     sp += builder.Process(t, stack + sp);
   }
-  nodes_.shrink_to_fit();
   ReorderTriangles(s, mesh_in);
 }
 

@@ -112,15 +112,17 @@ struct ChunkMesh {
   }
   // The first index's address, whatever its form (a prefetch needs no more).
   const void* IndexData() const { return index_words_.data(); }
-  // Moves the indices to one byte each when every vertex index fits (at most 256 vertices), in a
-  // new exact-size array. Triangles, their order and every Index() stay the same.
+  // Moves the indices to one byte each when every vertex index fits (at most 256 vertices), in
+  // place: the array keeps its capacity. Triangles, their order and every Index() stay the same.
   void NarrowIndices() {
     if (narrow_ || index_count_ == 0 || vertices.size() > 256) return;
-    MeshArray<uint16_t> packed;
-    packed.resize((index_count_ + 1) / 2);
-    uint8_t* bytes = reinterpret_cast<uint8_t*>(packed.data());
-    for (uint32_t i = 0; i < index_count_; ++i) bytes[i] = uint8_t(index_words_[i]);
-    index_words_.swap(packed);
+    uint16_t* words = index_words_.data();
+    uint8_t* bytes = reinterpret_cast<uint8_t*>(words);
+    // Front to back: byte i lies before word i (bytes 2i and 2i + 1), so no word is overwritten
+    // before it is read.
+    for (uint32_t i = 0; i < index_count_; ++i) bytes[i] = uint8_t(words[i]);
+    if (index_count_ % 2 != 0) bytes[index_count_] = 0;  // the last word's spare byte
+    index_words_.resize((index_count_ + 1) / 2);
     narrow_ = true;
   }
   size_t IndexBytes() const { return size_t(index_count_) * (narrow_ ? 1 : 2); }
@@ -195,24 +197,26 @@ struct ChunkMesh {
     for (size_t i = 0; i < sums.size(); ++i)
       for (int k = 0; k < 3; ++k) normals[i][k] = FloatToHalf(sums[i][k]);
   }
-  // Bytes of the arrays as PackArraysInto lays them out (2-byte elements first, then the
-  // materials).
+  // Bytes of the arrays as CopyPacked lays them out (2-byte elements first, then the materials).
   size_t ArrayBytes() const {
     return vertices.bytes() + normals.bytes() + index_words_.bytes() + materials.bytes();
   }
-  // Copies the arrays to `to` (2-byte aligned, ArrayBytes() long), which must outlive the mesh's
-  // reads, and reads them there from now on (MeshArray::Borrow): one allocation for all of them.
-  void PackArraysInto(char* to) {
+  // Makes this mesh a copy of `from` whose arrays lie back to back at `to` (2-byte aligned,
+  // from.ArrayBytes() long), which must outlive this mesh's reads (MeshArray::Borrow): one
+  // allocation for all of them, and no copy in between.
+  void CopyPacked(const ChunkMesh& from, char* to) {
     static_assert(alignof(QuantizedVertex) <= 2 && alignof(PackedNormal) <= 2 &&
                       sizeof(QuantizedVertex) % 2 == 0 && sizeof(PackedNormal) % 2 == 0,
                   "every array but the last (materials, bytes) keeps the next one 2-byte aligned");
-    vertices.CopyToAndBorrow(to);
-    to += vertices.bytes();
-    normals.CopyToAndBorrow(to);
-    to += normals.bytes();
-    index_words_.CopyToAndBorrow(to);
-    to += index_words_.bytes();
-    materials.CopyToAndBorrow(to);
+    origin = from.origin;
+    voxel_size = from.voxel_size;
+    uniform_material = from.uniform_material;
+    narrow_ = from.narrow_;
+    index_count_ = from.index_count_;
+    to = vertices.BorrowCopyOf(from.vertices, to);
+    to = normals.BorrowCopyOf(from.normals, to);
+    to = index_words_.BorrowCopyOf(from.index_words_, to);
+    materials.BorrowCopyOf(from.materials, to);
   }
   // Clears the mesh and keeps the capacity for reuse.
   void Clear() {

@@ -120,11 +120,13 @@ class MeshArray {
   }
 
   size_t bytes() const { return size_t(size_) * sizeof(T); }
-  // Copies the elements to `to` (aligned for T, room for bytes()) and borrows them there.
-  void CopyToAndBorrow(void* to) {
+  // Copies the elements of `from` to `to` (aligned for T, room for from.bytes()) and borrows them
+  // there. Returns the end of the copy.
+  char* BorrowCopyOf(const MeshArray& from, char* to) {
     assert(reinterpret_cast<uintptr_t>(to) % alignof(T) == 0);
-    if (size_ != 0) std::memcpy(to, data_, bytes());
-    Borrow(static_cast<const T*>(to), size_);
+    if (from.size_ != 0) std::memcpy(to, from.data_, from.bytes());
+    Borrow(reinterpret_cast<const T*>(to), from.size_);
+    return to + from.bytes();
   }
 
   bool operator==(const MeshArray& o) const {

@@ -124,10 +124,12 @@ TEST(MeshArrayTest, OverAlignedElementsAreAligned) {
   EXPECT_EQ(copy.size(), 100u);
 }
 
-TEST(MeshArrayTest, CopyToAndBorrowKeepsTheElementsThere) {
-  MeshArray<uint16_t> a = {1, 2, 3, 4, 5};
+TEST(MeshArrayTest, BorrowCopyOfKeepsTheElementsThere) {
+  const MeshArray<uint16_t> source = {1, 2, 3, 4, 5};
+  MeshArray<uint16_t> a = {9};
   std::vector<uint16_t> block(5);
-  a.CopyToAndBorrow(block.data());
+  char* to = reinterpret_cast<char*>(block.data());
+  EXPECT_EQ(a.BorrowCopyOf(source, to), to + 5 * sizeof(uint16_t));  // the end of the copy
   EXPECT_TRUE(a.borrowed());
   EXPECT_EQ(std::as_const(a).data(), block.data());
   EXPECT_EQ(block, (std::vector<uint16_t>{1, 2, 3, 4, 5}));
@@ -136,8 +138,8 @@ TEST(MeshArrayTest, CopyToAndBorrowKeepsTheElementsThere) {
   EXPECT_EQ(block, (std::vector<uint16_t>{1, 2, 3, 4, 5}));
   EXPECT_EQ(a, (MeshArray<uint16_t>{1, 2, 3, 4, 5, 6}));
 
-  MeshArray<uint16_t> none;  // an empty array borrows nothing
-  none.CopyToAndBorrow(block.data());
+  MeshArray<uint16_t> none = {8};  // copying an empty array borrows nothing
+  EXPECT_EQ(none.BorrowCopyOf(MeshArray<uint16_t>(), to), to);
   EXPECT_FALSE(none.borrowed());
   EXPECT_EQ(std::as_const(none).data(), nullptr);
   none.resize(0);
@@ -145,8 +147,9 @@ TEST(MeshArrayTest, CopyToAndBorrowKeepsTheElementsThere) {
   EXPECT_EQ(none, (MeshArray<uint16_t>{7}));
 }
 
-// The cache's layout: a mesh's arrays packed back to back read the same as before, in place.
-TEST(MeshArrayTest, PackArraysIntoKeepsTheMeshAndReadsTheBlock) {
+// The cache's layout: a copy of a mesh with its arrays packed back to back reads the same, in
+// place.
+TEST(MeshArrayTest, CopyPackedKeepsTheMeshAndReadsTheBlock) {
   ChunkMesh mesh;
   mesh.origin = {16, 0, -32};
   for (uint16_t i = 0; i < 7; ++i) {
@@ -161,7 +164,10 @@ TEST(MeshArrayTest, PackArraysIntoKeepsTheMeshAndReadsTheBlock) {
   const ChunkMesh before = mesh;
   std::vector<char> storage(mesh.ArrayBytes() + 2);
   char* block = storage.data() + (reinterpret_cast<uintptr_t>(storage.data()) & 1);  // 2-aligned
-  mesh.PackArraysInto(block);
+  ChunkMesh packed;
+  packed.CopyPacked(before, block);
+  mesh = std::move(packed);
+  EXPECT_EQ(mesh.origin, before.origin);
   EXPECT_EQ(reinterpret_cast<const char*>(std::as_const(mesh).vertices.data()), block);
   EXPECT_EQ(reinterpret_cast<const char*>(std::as_const(mesh).materials.data()),
             block + mesh.ArrayBytes() - 5);
