@@ -209,7 +209,9 @@ void BroadphaseIndex::StandInOrGenerate(const ChunkKey& key,
                                         std::array<ChunkPtr, 27>* owners) const {
   // BuildChunkMasks reads only the part of a neighbour inside the 10^3 box: where the generator
   // proves that part one voxel value, the interned uniform chunk of that value stands in for the
-  // neighbour (and the neighbour is not generated).
+  // neighbour; else only that part is generated, into a per-thread scratch chunk that lives until
+  // the next build on this thread (the masks do not keep neighbours).
+  thread_local std::array<Chunk, 27> scratch;
   for (int dy = -1; dy <= 1; ++dy)
     for (int dz = -1; dz <= 1; ++dz)
       for (int dx = -1; dx <= 1; ++dx) {
@@ -217,9 +219,10 @@ void BroadphaseIndex::StandInOrGenerate(const ChunkKey& key,
         if (owner != nullptr) continue;
         const Int3 d{dx, dy, dz};
         Voxel fill;
-        // A failed proof of the part means one of the whole neighbour would fail too: skip it.
-        owner = ProvenFill(HoodPart(key, d), &fill) ? UniformChunk(fill)
-                                                    : world_.GetChunkUnproven(key + d);
+        Chunk* chunk = &scratch[NeighbourIndex(dx, dy, dz)];
+        owner = world_.GeneratorPart(key + d, HoodPart(key, d), chunk, &fill)
+                    ? UniformChunk(fill)
+                    : ChunkPtr(ChunkPtr(), chunk);  // not owned: the scratch outlives the build
       }
 }
 

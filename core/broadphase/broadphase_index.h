@@ -199,7 +199,8 @@ class BroadphaseIndex : public EditObserver {
   const MaskRecord* UniformHoodRecord(const ChunkKey& key,
                                       const std::array<ChunkPtr, 27>& owners) const;
   // Fills the null owners: a uniform chunk standing in where the generator proves the part of the
-  // neighbour that the masks read, else the generated neighbour.
+  // neighbour that the masks read, else that part generated alone (World::GeneratorPart) into a
+  // per-thread scratch chunk, valid until the thread's next build.
   void StandInOrGenerate(const ChunkKey& key, std::array<ChunkPtr, 27>* owners) const;
   // The generator proves `box` (world voxels) to read as *fill in this world.
   bool ProvenFill(const IntBox& box, Voxel* fill) const;

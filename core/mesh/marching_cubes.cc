@@ -210,6 +210,18 @@ class CellMesher {
   ChunkMesh* out_;
 };
 
+// The voxels of neighbour key + d that Gather reads (d with a negative component: one layer).
+IntBox SamplePart(const ChunkKey& key, const Int3& d) {
+  const Int3 origin = ChunkOrigin(key);
+  IntBox part;
+  for (int a = 0; a < 3; ++a) {
+    const int o = origin[a];
+    part.min[a] = d[a] < 0 ? o - 1 : (d[a] == 0 ? o : o + kChunkSize);
+    part.max[a] = d[a] < 0 ? o : (d[a] == 0 ? o + kChunkSize : o + kChunkSize + 2);
+  }
+  return part;
+}
+
 }  // namespace
 
 MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
@@ -217,7 +229,35 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
   for (int dz = -1; dz <= 1; ++dz)
     for (int dy = -1; dy <= 1; ++dy)
       for (int dx = -1; dx <= 1; ++dx) {
-        sources[MeshSourceIndex(dx, dy, dz)] = world.GetChunk(key + Int3{dx, dy, dz});
+        const Int3 d{dx, dy, dz};
+        ChunkPtr& source = sources[MeshSourceIndex(dx, dy, dz)];
+        // The chunk itself and the seven above it (on any axis), the world's own: the cache keeps
+        // them (ChunkCollision::corner_chunks) and shares them with the world.
+        if (dx >= 0 && dy >= 0 && dz >= 0) {
+          source = world.GetChunk(key + d);
+          continue;
+        }
+        // A neighbour resident, stored or edited: as it is.
+        absl::StatusOr<ChunkPtr> peek = world.PeekChunk(key + d);
+        if (!peek.ok()) {
+          source = world.GetChunk(key + d);  // reads as air, as GetChunk does
+          continue;
+        }
+        if (*peek != nullptr) {
+          source = *std::move(peek);
+          continue;
+        }
+        // The generator's: only the layer MeshChunk reads, proven uniform or generated into a
+        // chunk of its own that lives as long as `sources`.
+        const IntBox part = SamplePart(key, d);
+        Voxel fill;
+        if (world.ProvenPart(part, &fill)) {
+          source = UniformChunk(fill);
+          continue;
+        }
+        auto chunk = std::make_shared<Chunk>();
+        world.GeneratePart(key + d, part, chunk.get());
+        source = std::move(chunk);
       }
   return sources;
 }

@@ -145,7 +145,7 @@ absl::StatusOr<ChunkPtr> World::LoadLatest(const ChunkKey& key, LoadMode mode) c
     }
     if (result == nullptr) {
       if (mode == kPeek) return nullptr;  // the generator's content; nothing made resident
-      result = Generated(key, mode != kGenerateUnproven);
+      result = Generated(key);
     }
     absl::MutexLock lock(&shard.mu);
     auto it = shard.chunks.find(key);
@@ -161,13 +161,13 @@ absl::StatusOr<ChunkPtr> World::LoadLatest(const ChunkKey& key, LoadMode mode) c
   }
 }
 
-ChunkPtr World::Generated(const ChunkKey& key, bool try_proof) const {
+ChunkPtr World::Generated(const ChunkKey& key) const {
   const IntBox box{ChunkOrigin(key), ChunkOrigin(key) + Int3{kChunkSize, kChunkSize, kChunkSize}};
   const bool inside = voxel_bounds_.ContainsBox(box);
   // Uniform chunks the generator proves so need no voxels generated (outside the world box only
   // air stays uniform after ClearOutside).
   Voxel fill;
-  if (try_proof && generator_->ProvenUniform(box, &fill) && (inside || fill == Voxel{}))
+  if (generator_->ProvenUniform(box, &fill) && (inside || fill == Voxel{}))
     return UniformChunk(fill);
   auto chunk = std::make_shared<Chunk>();
   generator_->Generate(key, chunk.get());
@@ -213,9 +213,21 @@ ChunkPtr World::GetChunk(const ChunkKey& key) const {
   return chunk.ok() ? *std::move(chunk) : air_;
 }
 
-ChunkPtr World::GetChunkUnproven(const ChunkKey& key) const {
-  absl::StatusOr<ChunkPtr> chunk = Load(key, kGenerateUnproven);
-  return chunk.ok() ? *std::move(chunk) : air_;
+bool World::ProvenPart(const IntBox& part, Voxel* fill) const {
+  // Outside the world box only air stays uniform (as in Generated).
+  return part.Volume() >= kPartProofVoxels && generator_->ProvenUniform(part, fill) &&
+         (*fill == Voxel{} || voxel_bounds_.ContainsBox(part));
+}
+
+void World::GeneratePart(const ChunkKey& key, const IntBox& part, Chunk* scratch) const {
+  generator_->GeneratePart(key, part, scratch);
+  if (voxel_bounds_.ContainsBox(part)) return;
+  for (int32_t y = part.min.y; y < part.max.y; ++y)
+    for (int32_t z = part.min.z; z < part.max.z; ++z)
+      for (int32_t x = part.min.x; x < part.max.x; ++x) {
+        const Int3 v{x, y, z};
+        if (!voxel_bounds_.Contains(v)) scratch->At(LocalOf(v)) = Voxel{};
+      }
 }
 
 Voxel World::GetVoxel(const Int3& voxel) const {

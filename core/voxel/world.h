@@ -47,6 +47,13 @@ class ChunkGenerator {
   // field) lets the world skip generating open sky and deep rock, and the broadphase classify a
   // never-edited chunk's neighbourhood without generating it. False is always allowed (default).
   virtual bool ProvenUniform(const IntBox& voxels, Voxel* fill) const { return false; }
+  // Writes the voxels Generate writes inside `voxels` (world voxel coordinates, max exclusive, a
+  // box inside chunk `key`) to the same places of `out`; what it writes elsewhere in `out` is
+  // unspecified. For callers that read only a part of a chunk (a layer of a neighbour). The
+  // default generates the whole chunk.
+  virtual void GeneratePart(const ChunkKey& key, const IntBox& voxels, Chunk* out) const {
+    Generate(key, out);
+  }
 };
 
 // What one committed edit changed: the new version and, per chunk, the box of changed voxels.
@@ -156,11 +163,23 @@ class World {
   // thread's snapshot, is the generator's (never edited, not resident, not stored). Such a chunk
   // is not made resident. Thread-safe.
   absl::StatusOr<ChunkPtr> PeekChunk(const ChunkKey& key) const { return Load(key, kPeek); }
-  // As GetChunk, but where the chunk must be generated, without first asking the generator's
-  // ProvenUniform about the whole chunk: for callers that already failed to prove a part of it
-  // (the interval bounds over a chunk contain those over any part, so that proof would fail too).
-  // The content is the same either way. Thread-safe.
-  ChunkPtr GetChunkUnproven(const ChunkKey& key) const;
+  // Reading a part of a chunk that PeekChunk returned null for (the generator's content) without
+  // generating the chunk: `part` is a box of world voxels inside chunk `key`. ProvenPart is true,
+  // with *fill, where the generator proves every voxel of the part reads as `fill` in this world
+  // (asked only of parts of at least kPartProofVoxels voxels: a proof costs about as much as
+  // generating a thinner part). GeneratePart writes the part's voxels as LoadChunk would read
+  // them (cleared outside the world) to *scratch, whose other voxels are left unspecified (see
+  // ChunkGenerator::GeneratePart); nothing is made resident. GeneratorPart is the two in turn: true
+  // with *fill, or false with the part in *scratch. For callers that read that part once.
+  // Thread-safe (distinct scratch chunks).
+  bool ProvenPart(const IntBox& part, Voxel* fill) const;
+  void GeneratePart(const ChunkKey& key, const IntBox& part, Chunk* scratch) const;
+  bool GeneratorPart(const ChunkKey& key, const IntBox& part, Chunk* scratch, Voxel* fill) const {
+    if (ProvenPart(part, fill)) return true;
+    GeneratePart(key, part, scratch);
+    return false;
+  }
+  static constexpr int64_t kPartProofVoxels = 64;
   // Same as LoadChunk, but a chunk that fails to load reads as air (callers that must report
   // DATA_LOSS use LoadChunk). Thread-safe.
   ChunkPtr GetChunk(const ChunkKey& key) const;
@@ -358,11 +377,10 @@ class World {
   void Publish(const ChunkKey& key, ChunkPtr chunk);
   Voxel LatestVoxel(const ChunkKey& key, const Int3& voxel) const;
   // The generator's content of chunk `key` (never edited), cleared outside the world box.
-  // Without try_proof, ProvenUniform is not asked first.
-  ChunkPtr Generated(const ChunkKey& key, bool try_proof = true) const;
+  ChunkPtr Generated(const ChunkKey& key) const;
   // What Load does where the generator's content is asked for.
-  enum LoadMode { kPeek, kGenerate, kGenerateUnproven };
-  // LoadChunk (kGenerate), PeekChunk (kPeek) or GetChunkUnproven (kGenerateUnproven).
+  enum LoadMode { kPeek, kGenerate };
+  // LoadChunk (kGenerate) or PeekChunk (kPeek).
   absl::StatusOr<ChunkPtr> Load(const ChunkKey& key, LoadMode mode) const;
   // LoadChunk as of the newest published version, ignoring the thread's snapshot; with
   // kPeek, null where the generator would run.

@@ -199,4 +199,95 @@ void CaveGenerator::Generate(const ChunkKey& key, Chunk* out) const {
       }
 }
 
+bool CaveGenerator::LineVoxels(int axis, const Int3& first, Voxel* out) const {
+  // The points of VoxelAt, eight along `axis` from `first`; each field as Continent, Cave and
+  // Density compute it, lane by lane (AtLine is bit-identical to At).
+  constexpr int kN = PerlinNoise::kGrid;
+  float p[kN], fixed[3];
+  for (int a = 0; a < 3; ++a) fixed[a] = Component(first, a) + 0.5f;
+  for (int i = 0; i < kN; ++i) p[i] = Component(first, axis) + i + 0.5f;
+  const float inv = 1.0f / params_.continent_wavelength, s = params_.tunnel_scale;
+  float coords[kN], at[3], noise[kN], fbm[kN] = {};
+  float amplitude = 0.5f, frequency = 2.0f;
+  for (int k = 1; k <= 4; ++k) {
+    for (int i = 0; i < kN; ++i) coords[i] = p[i] * inv * frequency;
+    for (int a = 0; a < 3; ++a) at[a] = fixed[a] * inv * frequency;
+    if (!continent_noise_.AtLine(axis, coords, at, noise)) return false;
+    for (int i = 0; i < kN; ++i) fbm[i] += amplitude * noise[i];
+    amplitude *= 0.5f;
+    frequency *= 2.0f;
+  }
+  float continent[kN], density[kN];
+  for (int i = 0; i < kN; ++i) {
+    const float y = axis == 1 ? p[i] : fixed[1];
+    continent[i] = y - params_.base_height - params_.continent_amplitude * fbm[i];
+  }
+  // Open all along (see kOpenContinent): the voxels depend on the continent alone, as in Fields.
+  if (*std::min_element(continent, continent + kN) >= kOpenContinent) {
+    std::copy(continent, continent + kN, density);
+    WriteLine(axis, first, continent, density, out);
+    return true;
+  }
+  float a[kN], b[kN];
+  for (int i = 0; i < kN; ++i) coords[i] = p[i] * s;
+  for (int c = 0; c < 3; ++c) at[c] = fixed[c] * s;
+  tunnel_a_.AtLine(axis, coords, at, a);
+  static constexpr float kOffset[3] = {31.7f, 11.3f, -23.9f};  // tunnel B, as in Cave
+  for (int i = 0; i < kN; ++i) coords[i] = p[i] * s + kOffset[axis];
+  for (int c = 0; c < 3; ++c) at[c] = fixed[c] * s + kOffset[c];
+  tunnel_b_.AtLine(axis, coords, at, b);
+  const float scale = s * kNoiseGradient;
+  for (int i = 0; i < kN; ++i) {
+    const float cave = (std::fabs(a[i]) + std::fabs(b[i]) - params_.tunnel_radius) / scale;
+    density[i] = SmoothMax(continent[i], -cave, params_.blend);
+  }
+  WriteLine(axis, first, continent, density, out);
+  return true;
+}
+
+void CaveGenerator::WriteLine(int axis, const Int3& first, const float* continent,
+                              const float* density, Voxel* out) const {
+  for (int i = 0; i < PerlinNoise::kGrid; ++i) {
+    Int3 v = first;
+    v[axis] += i;
+    out[i] = bounds_.Contains(v) ? MakeVoxel(v.y, continent[i], density[i]) : Voxel{};
+  }
+}
+
+void CaveGenerator::GeneratePart(const ChunkKey& key, const IntBox& voxels, Chunk* out) const {
+  // Along an axis the part spans whole (a chunk's width), eight voxels per AtLine.
+  const Int3 origin = ChunkOrigin(key);
+  int axis = -1;
+  for (int a = 0; a < 3; ++a) {
+    if (voxels.min[a] == origin[a] && voxels.max[a] == origin[a] + kChunkSize) axis = a;
+  }
+  if (axis >= 0) {
+    const int u = axis == 0 ? 1 : 0, w = axis == 2 ? 1 : 2;
+    Voxel line[kChunkSize];
+    bool simd = true;
+    for (int32_t j = voxels.min[u]; simd && j < voxels.max[u]; ++j)
+      for (int32_t k = voxels.min[w]; k < voxels.max[w]; ++k) {
+        Int3 first = origin;
+        first[u] = j;
+        first[w] = k;
+        if (!LineVoxels(axis, first, line)) {
+          simd = false;
+          break;
+        }
+        for (int i = 0; i < kChunkSize; ++i) {
+          Int3 v = first;
+          v[axis] += i;
+          out->At(LocalOf(v)) = line[i];
+        }
+      }
+    if (simd) return;
+  }
+  for (int32_t y = voxels.min.y; y < voxels.max.y; ++y)
+    for (int32_t z = voxels.min.z; z < voxels.max.z; ++z)
+      for (int32_t x = voxels.min.x; x < voxels.max.x; ++x) {
+        const Int3 v{x, y, z};
+        out->At(LocalOf(v)) = VoxelAt(v);
+      }
+}
+
 }  // namespace voxcol

@@ -34,6 +34,10 @@ class CaveGenerator : public ChunkGenerator {
 
   void Generate(const ChunkKey& key, Chunk* out) const override;
   uint32_t Version() const override { return kVersion; }
+  // For the thin parts (a layer, a row, a corner) of neighbours that the broadphase and the
+  // mesher read: rows of eight along an axis the part spans whole (LineVoxels), else voxel by
+  // voxel (VoxelAt).
+  void GeneratePart(const ChunkKey& key, const IntBox& voxels, Chunk* out) const override;
   // From interval bounds of the fields over the box's voxel centres, without generating it
   // (cave_bounds.cc): true with *fill when every voxel Generate writes in `voxels` is `fill`
   // (open air, open sea, or rock at full occupancy). False when the bounds do not prove it.
@@ -52,6 +56,9 @@ class CaveGenerator : public ChunkGenerator {
   float Density(float x, float y, float z) const;
   // Voxel the generator produces at `voxel` (independent of chunking).
   Voxel VoxelAt(const Int3& voxel) const;
+  // VoxelAt of the eight voxels first + i e_axis, i in [0, 8), into out[i], with
+  // PerlinNoise::AtLine. False (out untouched) where AtLine is not available.
+  bool LineVoxels(int axis, const Int3& first, Voxel* out) const;
 
  private:
   // Continent field and density of every voxel centre of a chunk, indexed like Chunk::voxels. In
@@ -72,6 +79,9 @@ class CaveGenerator : public ChunkGenerator {
   // (FieldUniform), or all in AboveHills chunks (SkyUniform).
   bool FieldUniform(const IntBox& box, Voxel* fill) const;
   bool SkyUniform(const IntBox& box, Voxel* fill) const;
+  // LineVoxels' last step: the eight voxels from their fields.
+  void WriteLine(int axis, const Int3& first, const float* continent, const float* density,
+                 Voxel* out) const;
   // The voxel of a voxel row `vy` with these field values.
   Voxel MakeVoxel(int32_t vy, float continent, float density) const;
   float Continent(float x, float y, float z) const;

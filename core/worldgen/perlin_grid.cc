@@ -178,7 +178,77 @@ void GridSse2(const PerlinNoise& noise, const AxisTerms& ax, const AxisTerms& ay
     }
 }
 
+// PrepareAxis with eight lanes: _mm256_floor_ps is std::floor for every float (no FP exception
+// matters here), and Fade's operations run in Fade's order.
+__attribute__((target("avx2"))) void PrepareAxisAvx2(const float* c, AxisTerms* a) {
+  const __m256 x = _mm256_loadu_ps(c);
+  const __m256 f = _mm256_floor_ps(x);
+  const __m256 t = _mm256_sub_ps(x, f);
+  const __m256i cell = _mm256_and_si256(_mm256_cvttps_epi32(f), _mm256_set1_epi32(255));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(a->cell), cell);
+  _mm256_storeu_ps(a->frac, t);
+  _mm256_storeu_ps(a->frac1, _mm256_sub_ps(t, _mm256_set1_ps(1)));
+  const __m256 t3 = _mm256_mul_ps(_mm256_mul_ps(t, t), t);
+  const __m256 inner = _mm256_add_ps(
+      _mm256_mul_ps(t, _mm256_sub_ps(_mm256_mul_ps(t, _mm256_set1_ps(6)), _mm256_set1_ps(15))),
+      _mm256_set1_ps(10));
+  _mm256_storeu_ps(a->fade, _mm256_mul_ps(t3, inner));
+}
+
+// Eight points along `axis` (lane terms `lane`), the other two coordinates fixed: each corner's
+// operands and each axis's fade are either the lanes' or one value broadcast, so every lane runs
+// At's operations in At's order.
+__attribute__((target("avx2"))) void LineAvx2(const PerlinNoise& noise, int axis,
+                                              const AxisTerms& lane, const float fixed[3],
+                                              float* out) {
+  int cell[3];
+  __m256 f0[3], f1[3], fade[3];
+  for (int a = 0; a < 3; ++a) {
+    if (a == axis) {
+      cell[a] = 0;
+      f0[a] = _mm256_loadu_ps(lane.frac);
+      f1[a] = _mm256_loadu_ps(lane.frac1);
+      fade[a] = _mm256_loadu_ps(lane.fade);
+    } else {
+      const float f = std::floor(fixed[a]);
+      const float frac = fixed[a] - f;
+      cell[a] = int(f) & 255;
+      f0[a] = _mm256_set1_ps(frac);
+      f1[a] = _mm256_set1_ps(frac - 1);
+      fade[a] = _mm256_set1_ps(PerlinNoise::Fade(frac));
+    }
+  }
+  const __m256i lane_cell = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lane.cell));
+  __m256 result = _mm256_setzero_ps();
+  for (int i = 0; i < kN; ++i) {
+    if (i > 0 && lane.cell[i] == lane.cell[i - 1]) continue;  // lanes done with their cell
+    cell[axis] = lane.cell[i];
+    uint8_t h[8];
+    noise.CornerHashes(cell[0], cell[1], cell[2], h);
+    const __m256 o[8][3] = {{f0[0], f0[1], f0[2]}, {f1[0], f0[1], f0[2]}, {f0[0], f1[1], f0[2]},
+                            {f1[0], f1[1], f0[2]}, {f0[0], f0[1], f1[2]}, {f1[0], f0[1], f1[2]},
+                            {f0[0], f1[1], f1[2]}, {f1[0], f1[1], f1[2]}};
+    const __m256 a = Lerp8(fade[1], Lerp8(fade[0], Grad8(h[0], o[0]), Grad8(h[1], o[1])),
+                           Lerp8(fade[0], Grad8(h[2], o[2]), Grad8(h[3], o[3])));
+    const __m256 b = Lerp8(fade[1], Lerp8(fade[0], Grad8(h[4], o[4]), Grad8(h[5], o[5])),
+                           Lerp8(fade[0], Grad8(h[6], o[6]), Grad8(h[7], o[7])));
+    const __m256 n = Lerp8(fade[2], a, b);
+    const __m256 mask =
+        _mm256_castsi256_ps(_mm256_cmpeq_epi32(lane_cell, _mm256_set1_epi32(lane.cell[i])));
+    result = _mm256_blendv_ps(result, n, mask);
+  }
+  _mm256_storeu_ps(out, result);
+}
+
 }  // namespace
+
+bool PerlinNoise::AtLine(int axis, const float* coords, const float fixed[3], float* out) const {
+  if (!UseAvx2()) return false;
+  AxisTerms lane;
+  PrepareAxisAvx2(coords, &lane);
+  LineAvx2(*this, axis, lane, fixed, out);
+  return true;
+}
 
 void PerlinNoise::CornerHashes(int X, int Y, int Z, uint8_t h[8]) const {
   int A = perm_[X] + Y, AA = perm_[A] + Z, AB = perm_[A + 1] + Z;

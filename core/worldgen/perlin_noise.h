@@ -20,6 +20,10 @@ class PerlinNoise {
   // out[x + 8 z + 64 y] = At(xs[x], ys[y], zs[z]) for x, y, z in [0, 8), bit-identical to At
   // (perlin_grid.cc; the layout of a chunk's voxels, see LocalIndex).
   void AtGrid(const float* xs, const float* ys, const float* zs, float* out) const;
+  // out[i] = At at the point whose coordinate `axis` is coords[i] and whose other two are those
+  // of `fixed`, for i in [0, 8), bit-identical to At: a row of points along one axis, eight lanes
+  // at once. Needs AVX2: false (and out untouched) where the CPU lacks it or tests turned it off.
+  bool AtLine(int axis, const float* coords, const float fixed[3], float* out) const;
   // AtGrid takes eight lanes at a time with AVX2 where the CPU has it; tests turn that off to
   // check the SSE2 path too. Not for concurrent use with AtGrid.
   static void AllowAvx2ForTesting(bool allowed);

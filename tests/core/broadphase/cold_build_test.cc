@@ -135,11 +135,13 @@ TEST(ColdBuild, EditAfterColdBuildRebuildsFromTheEdit) {
   EXPECT_EQ(cold.index->Get(sky, scope).kind(), MaskKind::kPartial);
 }
 
-// World::GetChunkUnproven (the broadphase's path for a neighbour whose apron part it could not
-// prove: generated without asking ProvenUniform about the whole chunk) returns, for every chunk of
-// the world and a ring outside it, in random order, what GetChunk returns on a world that
-// generates everything; edited and stored chunks come back as they are, not generated.
-TEST(ColdBuild, UnprovenChunksEqualFullGeneration) {
+// World::GeneratorPart (how the broadphase and the mesher read the layer, row or corner of a
+// neighbour that PeekChunk finds to be the generator's, without generating the chunk) gives, for
+// every chunk of the world and a ring outside it, in random order, and the parts those callers
+// read, the voxels GetChunk gives on a world that generates everything: proven parts their one
+// value, generated parts voxel for voxel, cleared outside the world. Edited and stored chunks
+// are PeekChunk's, as they are.
+TEST(ColdBuild, GeneratorPartsEqualFullGeneration) {
   TwoStoredChunks loader;
   EditedPair worlds(&loader);
   Queries& cold = worlds.cold;
@@ -149,16 +151,53 @@ TEST(ColdBuild, UnprovenChunksEqualFullGeneration) {
   for (int y = range.min.y - 1; y <= range.max.y; ++y)
     for (int z = range.min.z - 1; z <= range.max.z; ++z)
       for (int x = range.min.x - 1; x <= range.max.x; ++x) keys.push_back({x, y, z});
-  std::shuffle(keys.begin(), keys.end(), std::mt19937(7));
+  std::mt19937 rng(7);
+  std::shuffle(keys.begin(), keys.end(), rng);
+  int proven = 0, generated = 0, peeked = 0;
   for (size_t i = 0; i < keys.size(); ++i) {
     const ChunkKey& key = keys[i];
-    // Every third chunk through GetChunk (with the proof), so both paths meet resident chunks.
-    const ChunkPtr got = i % 3 == 0 ? cold.world->GetChunk(key) : cold.world->GetChunkUnproven(key);
     const ChunkPtr want = oracle.world->GetChunk(key);
-    ASSERT_TRUE(got->voxels == want->voxels)
-        << "chunk (" << key.x << ", " << key.y << ", " << key.z << ")";
+    // Every third chunk made resident first, so that parts are asked of both kinds.
+    if (i % 3 == 0) cold.world->GetChunk(key);
+    const absl::StatusOr<ChunkPtr> peek = cold.world->PeekChunk(key);
+    ASSERT_TRUE(peek.ok());
+    if (*peek != nullptr) {
+      ++peeked;
+      ASSERT_TRUE((*peek)->voxels == want->voxels)
+          << "chunk (" << key.x << ", " << key.y << ", " << key.z << ")";
+      continue;
+    }
+    // A face layer (one or two thick), a row and a corner, on random sides.
+    const Int3 o = ChunkOrigin(key);
+    for (int shape = 0; shape < 3; ++shape) {
+      IntBox part;
+      for (int a = 0; a < 3; ++a) {
+        const bool whole = (shape == 0 && a != int(i % 3)) || (shape == 1 && a == int(i % 3));
+        const int thick = 1 + int(rng() % 2), lo = rng() % 2 ? 0 : kChunkSize - thick;
+        part.min[a] = o[a] + (whole ? 0 : lo);
+        part.max[a] = o[a] + (whole ? kChunkSize : lo + thick);
+      }
+      Chunk scratch;
+      scratch.voxels.fill(Voxel{kMaterialSand, 99});
+      Voxel fill;
+      const bool uniform = cold.world->GeneratorPart(key, part, &scratch, &fill);
+      (uniform ? proven : generated)++;
+      for (int32_t y = part.min.y; y < part.max.y; ++y)
+        for (int32_t z = part.min.z; z < part.max.z; ++z)
+          for (int32_t x = part.min.x; x < part.max.x; ++x) {
+            const Int3 local = Int3{x, y, z} - o;
+            ASSERT_EQ(uniform ? fill : scratch.At(local), want->At(local))
+                << "chunk (" << key.x << ", " << key.y << ", " << key.z << ") shape " << shape
+                << " voxel (" << x << ", " << y << ", " << z << ")";
+          }
+    }
   }
-  EXPECT_EQ(cold.world->GetChunkUnproven({2, 4, 1}), loader.Load({2, 4, 1}).value());
+  // Both answers were exercised, and the edited and stored chunks are never the generator's.
+  EXPECT_GT(proven, 100);
+  EXPECT_GT(generated, 100);
+  EXPECT_GT(peeked, int(keys.size()) / 4);
+  EXPECT_EQ(cold.world->PeekChunk({2, 4, 1}).value(), loader.Load({2, 4, 1}).value());
+  EXPECT_NE(cold.world->PeekChunk(ChunkOf({10, 40, -7})).value(), nullptr);
 }
 
 bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }

@@ -236,6 +236,31 @@ TEST(NarrowphaseCacheTest, CacheMatchesFreshMeshesAfterRandomEdits) {
     EXPECT_TRUE(SameMesh(cache.Get(key)->mesh, MeshChunk(*world, key)));
 }
 
+// A chunk meshed before its lower neighbours were generated reads only the layer it needs of
+// each (GatherMeshSources: proven or generated alone): its mesh is the one built after they were
+// generated whole, and its corner chunks are the world's.
+TEST(NarrowphaseCacheTest, ColdMeshesEqualWarmOnes) {
+  const Int3 size{48, 48, 48};
+  std::vector<ChunkKey> keys = AllMeshedKeys(*testing::MakeCaveWorld(36, size));
+  int compared = 0;
+  for (const ChunkKey& key : keys) {
+    auto cold_world = testing::MakeCaveWorld(36, size),
+         warm_world = testing::MakeCaveWorld(36, size);
+    for (int i = 0; i < 27; ++i)
+      warm_world->GetChunk(key + Int3{i % 3 - 1, i / 3 % 3 - 1, i / 9 - 1});
+    ChunkCollisionCache cold(*cold_world, size_t(1) << 30), warm(*warm_world, size_t(1) << 30);
+    const ChunkCollisionPtr c = cold.Get(key), w = warm.Get(key);
+    if (w->mesh.empty()) continue;
+    ++compared;
+    ASSERT_TRUE(SameMesh(c->mesh, w->mesh)) << key.x << "," << key.y << "," << key.z;
+    for (int n = 0; n < 8; ++n) {
+      EXPECT_EQ(c->corner_chunks[n], cold_world->GetChunk(key + Int3{n & 1, (n >> 1) & 1, n >> 2}));
+      EXPECT_TRUE(c->corner_chunks[n]->voxels == w->corner_chunks[n]->voxels);
+    }
+  }
+  EXPECT_GT(compared, 20);
+}
+
 // A cache unregisters from its world when destroyed: the world's later edits reach only the live
 // cache (under ASan, an edit that called the destroyed one would be a use after free).
 TEST(NarrowphaseCacheTest, ACacheDestroyedBeforeItsWorldIsNoLongerCalled) {

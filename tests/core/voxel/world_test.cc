@@ -77,6 +77,54 @@ TEST(World, ABoxNotAlignedToChunksHasItsEdgeChunksAndAirBeyond) {
   EXPECT_EQ(high->At(LocalOf({12, 11, 11})), Voxel{});
 }
 
+// Rock everywhere, inside the world box or not, and proven so of every box.
+class ProvenRock : public ChunkGenerator {
+ public:
+  void Generate(const ChunkKey&, Chunk* out) const override {
+    out->voxels.fill(Voxel{kMaterialRock, 255});
+  }
+  uint32_t Version() const override { return 1; }
+  bool ProvenUniform(const IntBox&, Voxel* fill) const override {
+    *fill = Voxel{kMaterialRock, 255};
+    return true;
+  }
+};
+
+// World::GeneratorPart reads a part of a chunk as the chunk reads: rock inside the world box, air
+// beyond it. A proof stands only for a part inside the box (or of air) and at least
+// kPartProofVoxels big; otherwise the part is generated and cleared outside the box.
+TEST(World, GeneratorPartsReadAsTheChunkAndProveOnlyInside) {
+  World world(WorldConfig{{24, 24, 24}, 1.0f, 1}, std::make_unique<ProvenRock>());  // [-12, 12)
+  const Voxel rock{kMaterialRock, 255}, sentinel{kMaterialSand, 9};
+  struct Case {
+    ChunkKey key;
+    IntBox part;
+    bool proven;
+  } cases[] = {{{0, 0, 0}, {{0, 0, 0}, {8, 8, 1}}, true},        // a layer inside
+               {{0, 0, 0}, {{0, 0, 7}, {8, 1, 8}}, false},       // a row: too small to ask
+               {{1, 0, 0}, {{8, 0, 0}, {16, 8, 1}}, false},      // a layer across the face x = 12
+               {{1, 1, 1}, {{15, 15, 8}, {16, 16, 16}}, false},  // a row outside the box
+               {{-2, 0, 0}, {{-16, 0, 7}, {-8, 8, 8}}, false}};  // a layer across x = -12
+  for (const Case& c : cases) {
+    Chunk scratch;
+    scratch.voxels.fill(sentinel);
+    Voxel fill;
+    ASSERT_EQ(world.GeneratorPart(c.key, c.part, &scratch, &fill), c.proven);
+    const ChunkPtr whole = world.GetChunk(c.key);
+    for (int i = 0; i < kChunkVoxels; ++i) {
+      const Int3 v = ChunkOrigin(c.key) + Int3{i & 7, i >> 6, (i >> 3) & 7};
+      if (c.proven) {
+        EXPECT_EQ(fill, rock);
+        EXPECT_EQ(scratch.voxels[i], sentinel);  // nothing generated
+      } else if (c.part.Contains(v)) {
+        EXPECT_EQ(scratch.voxels[i], whole->voxels[i])
+            << c.key.x << "," << c.key.y << "," << c.key.z << " voxel " << i;
+      }
+    }
+  }
+  EXPECT_EQ(world.GetChunk({1, 0, 0})->At(LocalOf({12, 0, 0})), Voxel{});
+}
+
 TEST(World, VoxelAtUsesFloorAndVoxelSize) {
   auto world = testing::MakeEmptyWorld({64, 64, 64}, 0.5f);
   EXPECT_EQ(world->VoxelAt({-0.01f, 0.49f, 0.5f}), (Int3{-1, 0, 1}));

@@ -212,6 +212,98 @@ TEST(GeneratorDeterminism, AtGridSse2IsBitIdenticalToAt) {
   PerlinNoise::AllowAvx2ForTesting(true);
 }
 
+// PerlinNoise::AtLine (eight points along one axis, the other two fixed) against At, bit for
+// bit, along each axis; it declines without AVX2.
+TEST(GeneratorDeterminism, AtLineIsBitIdenticalToAt) {
+  PerlinNoise noise(77);
+  const float zeros[8] = {}, origin3[3] = {};
+  float out[8];
+  if (!noise.AtLine(0, zeros, origin3, out)) GTEST_SKIP() << "this CPU has no AVX2";
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> origin(-700.0f, 700.0f);
+  for (int trial = 0; trial < 900; ++trial) {
+    const int axis = trial % 3;
+    const float spacing = std::ldexp(1.0f, int(rng() % 12) - 9) * (1.0f + float(rng() % 7) / 8.0f);
+    float fixed[3], coords[8];
+    for (float& f : fixed) f = trial % 5 == 0 ? float(int(origin(rng))) : origin(rng);
+    const float o = trial % 7 == 0 ? float(int(origin(rng))) : origin(rng);
+    for (int i = 0; i < 8; ++i) coords[i] = o + spacing * float(i);
+    ASSERT_TRUE(noise.AtLine(axis, coords, fixed, out));
+    for (int i = 0; i < 8; ++i) {
+      float p[3] = {fixed[0], fixed[1], fixed[2]};
+      p[axis] = coords[i];
+      ASSERT_EQ(Bits(out[i]), Bits(noise.At(p[0], p[1], p[2])))
+          << "trial " << trial << " axis " << axis << " lane " << i;
+    }
+  }
+  PerlinNoise::AllowAvx2ForTesting(false);
+  EXPECT_FALSE(noise.AtLine(0, zeros, origin3, out));
+  PerlinNoise::AllowAvx2ForTesting(true);
+}
+
+// GeneratePart writes Generate's voxels inside the part and leaves the rest alone, for the parts
+// the broadphase and the mesher read of a neighbour (one or two layers, rows, corners) and random
+// boxes, in chunks around the ground and across the world's faces.
+void ExpectPartsEqualGenerate(uint64_t seed, const IntBox& bounds, const CaveParams& params,
+                              const IntBox& keys) {
+  const CaveGenerator gen(seed, bounds, params);
+  std::mt19937 rng(uint32_t(seed) + 11);
+  const Voxel sentinel{200, 77};
+  for (int trial = 0; trial < 400; ++trial) {
+    ChunkKey key;
+    for (int a = 0; a < 3; ++a)
+      key[a] = keys.min[a] + int(rng() % uint32_t(keys.max[a] - keys.min[a]));
+    Chunk whole;
+    gen.Generate(key, &whole);
+    const Int3 o = ChunkOrigin(key);
+    IntBox part;
+    for (int a = 0; a < 3; ++a) {
+      int lo = 0, hi = kChunkSize;
+      switch (rng() % 5) {
+        case 0:
+          break;
+        case 1:
+          hi = 1;
+          break;
+        case 2:
+          lo = kChunkSize - 1;
+          break;
+        case 3:
+          hi = 2;
+          break;
+        default:
+          lo = int(rng() % kChunkSize);
+          hi = lo + 1 + int(rng() % uint32_t(kChunkSize - lo));
+      }
+      part.min[a] = o[a] + lo;
+      part.max[a] = o[a] + hi;
+    }
+    Chunk got;
+    got.voxels.fill(sentinel);
+    gen.GeneratePart(key, part, &got);
+    for (int i = 0; i < kChunkVoxels; ++i) {
+      const Int3 v = o + Int3{i & 7, i >> 6, (i >> 3) & 7};
+      ASSERT_EQ(got.voxels[i], part.Contains(v) ? whole.voxels[i] : sentinel)
+          << "seed " << seed << " trial " << trial << " chunk " << key.x << "," << key.y << ","
+          << key.z << " voxel " << i;
+    }
+  }
+}
+
+void ExpectAllPartsEqualGenerate() {
+  ExpectPartsEqualGenerate(1, kDefaultWorld, CaveParams{}, {{-34, -8, -34}, {34, 8, 34}});
+  ExpectPartsEqualGenerate(12345, kFineBounds, FineParams(), {{-6, -4, -6}, {6, 5, 7}});
+}
+
+// Eight lanes (AVX2, where the CPU has it), then voxel by voxel.
+TEST(GeneratorDeterminism, PartsEqualGenerate) { ExpectAllPartsEqualGenerate(); }
+
+TEST(GeneratorDeterminism, PartsWithoutAvx2EqualGenerate) {
+  PerlinNoise::AllowAvx2ForTesting(false);
+  ExpectAllPartsEqualGenerate();
+  PerlinNoise::AllowAvx2ForTesting(true);
+}
+
 TEST(GeneratorDeterminism, Sse2ChunksMatchGoldenHashes) {
   PerlinNoise::AllowAvx2ForTesting(false);
   EXPECT_EQ(HashChunks(CaveGenerator(1, kDefaultWorld), {{-6, -12, -6}, {6, 12, 6}}),
