@@ -181,30 +181,6 @@ const MaskRecord* BroadphaseIndex::Build(const ChunkKey& key) const {
   return MaskRecord::Make(masks, std::move(owners[NeighbourIndex(0, 0, 0)]));
 }
 
-namespace {
-
-// The voxels of neighbour chunk key + d that lie in the 10^3 box of chunk `key` (what
-// BuildChunkMasks reads of it).
-IntBox HoodPart(const ChunkKey& key, const Int3& d) {
-  const Int3 origin = ChunkOrigin(key);
-  IntBox part;
-  for (int a = 0; a < 3; ++a) {
-    const int o = origin[a];
-    part.min[a] = d[a] < 0 ? o - 1 : (d[a] == 0 ? o : o + kChunkSize);
-    part.max[a] = d[a] < 0 ? o : (d[a] == 0 ? o + kChunkSize : o + kChunkSize + 1);
-  }
-  return part;
-}
-
-}  // namespace
-
-bool BroadphaseIndex::ProvenFill(const IntBox& box, Voxel* fill) const {
-  // The world reads voxels outside its box as air whatever the generator says there, so a box
-  // crossing the world's faces proves only air.
-  return world_.generator().ProvenUniform(box, fill) &&
-         (*fill == Voxel{} || world_.voxel_bounds().ContainsBox(box));
-}
-
 void BroadphaseIndex::StandInOrGenerate(const ChunkKey& key,
                                         std::array<ChunkPtr, 27>* owners) const {
   // BuildChunkMasks reads only the part of a neighbour inside the 10^3 box: where the generator
@@ -220,7 +196,7 @@ void BroadphaseIndex::StandInOrGenerate(const ChunkKey& key,
         const Int3 d{dx, dy, dz};
         Voxel fill;
         Chunk* chunk = &scratch[NeighbourIndex(dx, dy, dz)];
-        owner = world_.GeneratorPart(key + d, HoodPart(key, d), chunk, &fill)
+        owner = world_.ReadGeneratorPart(key + d, NeighbourPart(key, d, 1), chunk, &fill)
                     ? UniformChunk(fill)
                     : ChunkPtr(ChunkPtr(), chunk);  // not owned: the scratch outlives the build
       }
@@ -265,7 +241,8 @@ const MaskRecord* BroadphaseIndex::UniformHoodRecord(const ChunkKey& key,
     const Int3 origin = ChunkOrigin(key);
     const Int3 past{kChunkSize + 1, kChunkSize + 1, kChunkSize + 1};
     Voxel fill;
-    if (!ProvenFill({origin - Int3{1, 1, 1}, origin + past}, &fill) || fill != v) return nullptr;
+    if (!world_.ProvenPart({origin - Int3{1, 1, 1}, origin + past}, &fill) || fill != v)
+      return nullptr;
   }
   ChunkMasks masks;  // kEmpty
   if (CountsAsSolid(v)) masks.kind = MaskKind::kFullSolid;

@@ -202,8 +202,6 @@ class BroadphaseIndex : public EditObserver {
   // neighbour that the masks read, else that part generated alone (World::GeneratorPart) into a
   // per-thread scratch chunk, valid until the thread's next build.
   void StandInOrGenerate(const ChunkKey& key, std::array<ChunkPtr, 27>* owners) const;
-  // The generator proves `box` (world voxels) to read as *fill in this world.
-  bool ProvenFill(const IntBox& box, Voxel* fill) const;
 #if VOXCOL_VALIDATE
   // Aborts unless `masks` are those of the world's own chunks around `key`.
   void ValidateAgainstGenerated(const ChunkKey& key, const ChunkMasks& masks) const;

@@ -210,18 +210,6 @@ class CellMesher {
   ChunkMesh* out_;
 };
 
-// The voxels of neighbour key + d that Gather reads (d with a negative component: one layer).
-IntBox SamplePart(const ChunkKey& key, const Int3& d) {
-  const Int3 origin = ChunkOrigin(key);
-  IntBox part;
-  for (int a = 0; a < 3; ++a) {
-    const int o = origin[a];
-    part.min[a] = d[a] < 0 ? o - 1 : (d[a] == 0 ? o : o + kChunkSize);
-    part.max[a] = d[a] < 0 ? o : (d[a] == 0 ? o + kChunkSize : o + kChunkSize + 2);
-  }
-  return part;
-}
-
 }  // namespace
 
 MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
@@ -249,7 +237,7 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
         }
         // The generator's: only the layer MeshChunk reads, proven uniform or generated into a
         // chunk of its own that lives as long as `sources`.
-        const IntBox part = SamplePart(key, d);
+        const IntBox part = NeighbourPart(key, d, 2);  // what Gather reads of it
         Voxel fill;
         if (world.ProvenPart(part, &fill)) {
           source = UniformChunk(fill);

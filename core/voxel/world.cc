@@ -1,6 +1,7 @@
 #include "core/voxel/world.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <thread>
 
@@ -220,6 +221,7 @@ bool World::ProvenPart(const IntBox& part, Voxel* fill) const {
 }
 
 void World::GeneratePart(const ChunkKey& key, const IntBox& part, Chunk* scratch) const {
+  assert(!part.Empty() && ChunkOf(part.min) == key && ChunkOf(part.max - Int3{1, 1, 1}) == key);
   generator_->GeneratePart(key, part, scratch);
   if (voxel_bounds_.ContainsBox(part)) return;
   for (int32_t y = part.min.y; y < part.max.y; ++y)

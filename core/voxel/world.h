@@ -44,8 +44,9 @@ class ChunkGenerator {
   virtual uint32_t Version() const = 0;
   // True, with *fill, only when Generate writes `fill` to every voxel of `voxels` (a box in world
   // voxel coordinates, max exclusive, over any chunks). A cheap proof (e.g. bounds of a noise
-  // field) lets the world skip generating open sky and deep rock, and the broadphase classify a
-  // never-edited chunk's neighbourhood without generating it. False is always allowed (default).
+  // field) lets the world skip generating open sky and deep rock, the broadphase classify a
+  // never-edited chunk's neighbourhood without generating it, and both the broadphase and the
+  // mesher skip the part of a neighbour they read (World::ProvenPart). False is always allowed.
   virtual bool ProvenUniform(const IntBox& voxels, Voxel* fill) const { return false; }
   // Writes the voxels Generate writes inside `voxels` (world voxel coordinates, max exclusive, a
   // box inside chunk `key`) to the same places of `out`; what it writes elsewhere in `out` is
@@ -169,12 +170,13 @@ class World {
   // (asked only of parts of at least kPartProofVoxels voxels: a proof costs about as much as
   // generating a thinner part). GeneratePart writes the part's voxels as LoadChunk would read
   // them (cleared outside the world) to *scratch, whose other voxels are left unspecified (see
-  // ChunkGenerator::GeneratePart); nothing is made resident. GeneratorPart is the two in turn: true
-  // with *fill, or false with the part in *scratch. For callers that read that part once.
+  // ChunkGenerator::GeneratePart); nothing is made resident. ReadGeneratorPart is the two in turn:
+  // true with *fill, or false with the part in *scratch. For callers that read that part once.
   // Thread-safe (distinct scratch chunks).
   bool ProvenPart(const IntBox& part, Voxel* fill) const;
   void GeneratePart(const ChunkKey& key, const IntBox& part, Chunk* scratch) const;
-  bool GeneratorPart(const ChunkKey& key, const IntBox& part, Chunk* scratch, Voxel* fill) const {
+  bool ReadGeneratorPart(const ChunkKey& key, const IntBox& part, Chunk* scratch,
+                         Voxel* fill) const {
     if (ProvenPart(part, fill)) return true;
     GeneratePart(key, part, scratch);
     return false;

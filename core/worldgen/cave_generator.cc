@@ -44,6 +44,10 @@ constexpr float kNoiseBound = 1.1f;
 // noise of a chunk open throughout and gives such voxels density = continent (also >= 0.5).
 constexpr float kOpenContinent = 1.0f;
 
+// Where tunnel field B samples its noise, offset from A's point (Cave, Fields, LineVoxels): B is
+// offset so the two fields are decorrelated even where their permutations agree.
+constexpr float kTunnelOffset[3] = {31.7f, 11.3f, -23.9f};
+
 }  // namespace
 
 CaveGenerator::CaveGenerator(uint64_t seed, const IntBox& voxel_bounds, CaveParams params)
@@ -61,9 +65,9 @@ float CaveGenerator::Continent(float x, float y, float z) const {
 
 float CaveGenerator::Cave(float x, float y, float z) const {
   float s = params_.tunnel_scale;
-  // B is offset so the two fields are decorrelated even where their permutations agree.
   float a = tunnel_a_.At(x * s, y * s, z * s);
-  float b = tunnel_b_.At(x * s + 31.7f, y * s + 11.3f, z * s - 23.9f);
+  float b =
+      tunnel_b_.At(x * s + kTunnelOffset[0], y * s + kTunnelOffset[1], z * s + kTunnelOffset[2]);
   return (std::fabs(a) + std::fabs(b) - params_.tunnel_radius) / (s * kNoiseGradient);
 }
 
@@ -107,13 +111,12 @@ bool CaveGenerator::Fields(const Int3& origin, ChunkFields* f) const {
   for (int a = 0; a < 3; ++a)
     for (int i = 0; i < kN; ++i) p[a][i] = Component(origin, a) + i + 0.5f;
   const float inv = 1.0f / params_.continent_wavelength, s = params_.tunnel_scale;
-  static constexpr float kOffset[3] = {31.7f, 11.3f, -23.9f};  // tunnel B, as in Cave
   float c[3][kN], ta[3][kN], tb[3][kN];
   for (int a = 0; a < 3; ++a)
     for (int i = 0; i < kN; ++i) {
       c[a][i] = p[a][i] * inv;
       ta[a][i] = p[a][i] * s;
-      tb[a][i] = p[a][i] * s + kOffset[a];
+      tb[a][i] = p[a][i] * s + kTunnelOffset[a];
     }
   // Fbm, octave k at frequency 2^k and amplitude 2^-k.
   float fbm[kChunkVoxels] = {}, octave[3][kN], noise[kChunkVoxels];
@@ -223,7 +226,8 @@ bool CaveGenerator::LineVoxels(int axis, const Int3& first, Voxel* out) const {
     continent[i] = y - params_.base_height - params_.continent_amplitude * fbm[i];
   }
   // Open all along (see kOpenContinent): the voxels depend on the continent alone, as in Fields.
-  if (*std::min_element(continent, continent + kN) >= kOpenContinent) {
+  if (params_.blend > 0 && params_.tunnel_scale > 0 &&
+      *std::min_element(continent, continent + kN) >= kOpenContinent) {
     std::copy(continent, continent + kN, density);
     WriteLine(axis, first, continent, density, out);
     return true;
@@ -231,11 +235,10 @@ bool CaveGenerator::LineVoxels(int axis, const Int3& first, Voxel* out) const {
   float a[kN], b[kN];
   for (int i = 0; i < kN; ++i) coords[i] = p[i] * s;
   for (int c = 0; c < 3; ++c) at[c] = fixed[c] * s;
-  tunnel_a_.AtLine(axis, coords, at, a);
-  static constexpr float kOffset[3] = {31.7f, 11.3f, -23.9f};  // tunnel B, as in Cave
-  for (int i = 0; i < kN; ++i) coords[i] = p[i] * s + kOffset[axis];
-  for (int c = 0; c < 3; ++c) at[c] = fixed[c] * s + kOffset[c];
-  tunnel_b_.AtLine(axis, coords, at, b);
+  if (!tunnel_a_.AtLine(axis, coords, at, a)) return false;
+  for (int i = 0; i < kN; ++i) coords[i] = p[i] * s + kTunnelOffset[axis];
+  for (int c = 0; c < 3; ++c) at[c] = fixed[c] * s + kTunnelOffset[c];
+  if (!tunnel_b_.AtLine(axis, coords, at, b)) return false;
   const float scale = s * kNoiseGradient;
   for (int i = 0; i < kN; ++i) {
     const float cave = (std::fabs(a[i]) + std::fabs(b[i]) - params_.tunnel_radius) / scale;
@@ -264,14 +267,14 @@ void CaveGenerator::GeneratePart(const ChunkKey& key, const IntBox& voxels, Chun
   if (axis >= 0) {
     const int u = axis == 0 ? 1 : 0, w = axis == 2 ? 1 : 2;
     Voxel line[kChunkSize];
-    bool simd = true;
-    for (int32_t j = voxels.min[u]; simd && j < voxels.max[u]; ++j)
+    bool avx2 = true;
+    for (int32_t j = voxels.min[u]; avx2 && j < voxels.max[u]; ++j)
       for (int32_t k = voxels.min[w]; k < voxels.max[w]; ++k) {
         Int3 first = origin;
         first[u] = j;
         first[w] = k;
         if (!LineVoxels(axis, first, line)) {
-          simd = false;
+          avx2 = false;
           break;
         }
         for (int i = 0; i < kChunkSize; ++i) {
@@ -280,7 +283,7 @@ void CaveGenerator::GeneratePart(const ChunkKey& key, const IntBox& voxels, Chun
           out->At(LocalOf(v)) = line[i];
         }
       }
-    if (simd) return;
+    if (avx2) return;
   }
   for (int32_t y = voxels.min.y; y < voxels.max.y; ++y)
     for (int32_t z = voxels.min.z; z < voxels.max.z; ++z)

@@ -56,9 +56,6 @@ class CaveGenerator : public ChunkGenerator {
   float Density(float x, float y, float z) const;
   // Voxel the generator produces at `voxel` (independent of chunking).
   Voxel VoxelAt(const Int3& voxel) const;
-  // VoxelAt of the eight voxels first + i e_axis, i in [0, 8), into out[i], with
-  // PerlinNoise::AtLine. False (out untouched) where AtLine is not available.
-  bool LineVoxels(int axis, const Int3& first, Voxel* out) const;
 
  private:
   // Continent field and density of every voxel centre of a chunk, indexed like Chunk::voxels. In
@@ -79,6 +76,9 @@ class CaveGenerator : public ChunkGenerator {
   // (FieldUniform), or all in AboveHills chunks (SkyUniform).
   bool FieldUniform(const IntBox& box, Voxel* fill) const;
   bool SkyUniform(const IntBox& box, Voxel* fill) const;
+  // VoxelAt of the eight voxels first + i e_axis, i in [0, 8), into out[i], with
+  // PerlinNoise::AtLine. False (out untouched) where AtLine is not available.
+  bool LineVoxels(int axis, const Int3& first, Voxel* out) const;
   // LineVoxels' last step: the eight voxels from their fields.
   void WriteLine(int axis, const Int3& first, const float* continent, const float* density,
                  Voxel* out) const;

@@ -1,5 +1,6 @@
 // PerlinNoise::AtGrid: the noise of an 8x8x8 grid of points, a row of eight X lanes at a time
-// (AVX2 where the CPU has it, else two halves of four with SSE2).
+// (AVX2 where the CPU has it, else two halves of four with SSE2); PerlinNoise::AtLine: one row of
+// eight points along any axis (AVX2 only).
 //
 // Bit-identical to PerlinNoise::At at every point: each lane performs the same IEEE operations in
 // the same order (the project builds with -ffp-contract=off, so neither side fuses a multiply and

@@ -15,7 +15,7 @@ class PerlinNoise {
   // Sum of `octaves` layers, octave k at frequency 2^k and amplitude 2^-k (k = 1..octaves).
   float Fbm(float x, float y, float z, int octaves) const;
 
-  // Points per axis of AtGrid.
+  // Points per axis of AtGrid, and points of AtLine.
   static constexpr int kGrid = 8;
   // out[x + 8 z + 64 y] = At(xs[x], ys[y], zs[z]) for x, y, z in [0, 8), bit-identical to At
   // (perlin_grid.cc; the layout of a chunk's voxels, see LocalIndex).
@@ -25,7 +25,8 @@ class PerlinNoise {
   // at once. Needs AVX2: false (and out untouched) where the CPU lacks it or tests turned it off.
   bool AtLine(int axis, const float* coords, const float fixed[3], float* out) const;
   // AtGrid takes eight lanes at a time with AVX2 where the CPU has it; tests turn that off to
-  // check the SSE2 path too. Not for concurrent use with AtGrid.
+  // check the SSE2 path too (and AtLine then declines). Not for concurrent use with AtGrid or
+  // AtLine.
   static void AllowAvx2ForTesting(bool allowed);
 
   // Permutation hashes of the eight corners of lattice cell (X, Y, Z) (each in [0, 256)), in the

@@ -1,5 +1,6 @@
 // Cold builds that skip generation (ChunkGenerator::ProvenUniform: proven-uniform chunks, the
-// broadphase's neighbourhood proofs and stand-ins) against full generation: a world whose
+// broadphase's neighbourhood proofs and stand-ins; neighbours read only in the part a build uses,
+// World::ReadGeneratorPart) against full generation: a world whose
 // generator proves nothing is the oracle. Edited and stored chunks must never be classified from
 // the generator.
 #include <gtest/gtest.h>
@@ -135,13 +136,13 @@ TEST(ColdBuild, EditAfterColdBuildRebuildsFromTheEdit) {
   EXPECT_EQ(cold.index->Get(sky, scope).kind(), MaskKind::kPartial);
 }
 
-// World::GeneratorPart (how the broadphase and the mesher read the layer, row or corner of a
+// World::ReadGeneratorPart (how the broadphase and the mesher read the layer, row or corner of a
 // neighbour that PeekChunk finds to be the generator's, without generating the chunk) gives, for
 // every chunk of the world and a ring outside it, in random order, and the parts those callers
 // read, the voxels GetChunk gives on a world that generates everything: proven parts their one
 // value, generated parts voxel for voxel, cleared outside the world. Edited and stored chunks
 // are PeekChunk's, as they are.
-TEST(ColdBuild, GeneratorPartsEqualFullGeneration) {
+TEST(ColdBuild, ReadGeneratorPartsEqualFullGeneration) {
   TwoStoredChunks loader;
   EditedPair worlds(&loader);
   Queries& cold = worlds.cold;
@@ -180,7 +181,7 @@ TEST(ColdBuild, GeneratorPartsEqualFullGeneration) {
       Chunk scratch;
       scratch.voxels.fill(Voxel{kMaterialSand, 99});
       Voxel fill;
-      const bool uniform = cold.world->GeneratorPart(key, part, &scratch, &fill);
+      const bool uniform = cold.world->ReadGeneratorPart(key, part, &scratch, &fill);
       (uniform ? proven : generated)++;
       for (int32_t y = part.min.y; y < part.max.y; ++y)
         for (int32_t z = part.min.z; z < part.max.z; ++z)
@@ -198,6 +199,25 @@ TEST(ColdBuild, GeneratorPartsEqualFullGeneration) {
   EXPECT_GT(peeked, int(keys.size()) / 4);
   EXPECT_EQ(cold.world->PeekChunk({2, 4, 1}).value(), loader.Load({2, 4, 1}).value());
   EXPECT_NE(cold.world->PeekChunk(ChunkOf({10, 40, -7})).value(), nullptr);
+}
+
+// A record built in a fresh world reads its neighbours in parts: none of the 26 becomes resident
+// (only the chunk itself is loaded), for every chunk of a column through the ground.
+TEST(ColdBuild, RecordsLeaveTheirNeighboursUngenerated) {
+  int partial = 0;
+  for (int y = -6; y < 6; ++y) {
+    Queries cold = MakeQueries(kEditedConfig, false, nullptr);
+    const ChunkKey key{1, y, -2};
+    BroadphaseIndex::ReadScope scope(*cold.index);
+    partial += cold.index->Get(key, scope).kind() == MaskKind::kPartial;
+    for (int i = 0; i < 27; ++i) {
+      const Int3 d{i % 3 - 1, i / 3 % 3 - 1, i / 9 - 1};
+      if (i == 13 || !cold.world->chunk_bounds().Contains(key + d)) continue;
+      ASSERT_EQ(cold.world->PeekChunk(key + d).value(), nullptr)
+          << "chunk " << y << " neighbour " << d.x << "," << d.y << "," << d.z;
+    }
+  }
+  EXPECT_GT(partial, 0);
 }
 
 bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }

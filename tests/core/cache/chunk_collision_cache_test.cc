@@ -237,8 +237,8 @@ TEST(NarrowphaseCacheTest, CacheMatchesFreshMeshesAfterRandomEdits) {
 }
 
 // A chunk meshed before its lower neighbours were generated reads only the layer it needs of
-// each (GatherMeshSources: proven or generated alone): its mesh is the one built after they were
-// generated whole, and its corner chunks are the world's.
+// each (GatherMeshSources: proven or generated alone, none made resident): its mesh is the one
+// built after they were generated whole, and its corner chunks are the world's.
 TEST(NarrowphaseCacheTest, ColdMeshesEqualWarmOnes) {
   const Int3 size{48, 48, 48};
   std::vector<ChunkKey> keys = AllMeshedKeys(*testing::MakeCaveWorld(36, size));
@@ -250,6 +250,13 @@ TEST(NarrowphaseCacheTest, ColdMeshesEqualWarmOnes) {
       warm_world->GetChunk(key + Int3{i % 3 - 1, i / 3 % 3 - 1, i / 9 - 1});
     ChunkCollisionCache cold(*cold_world, size_t(1) << 30), warm(*warm_world, size_t(1) << 30);
     const ChunkCollisionPtr c = cold.Get(key), w = warm.Get(key);
+    // The lower neighbours were read in parts: none of them became resident.
+    for (int i = 0; i < 27; ++i) {
+      const Int3 d{i % 3 - 1, i / 3 % 3 - 1, i / 9 - 1};
+      if ((d.x < 0 || d.y < 0 || d.z < 0) && cold_world->chunk_bounds().Contains(key + d))
+        ASSERT_EQ(cold_world->PeekChunk(key + d).value(), nullptr)
+            << d.x << "," << d.y << "," << d.z;
+    }
     if (w->mesh.empty()) continue;
     ++compared;
     ASSERT_TRUE(SameMesh(c->mesh, w->mesh)) << key.x << "," << key.y << "," << key.z;

@@ -90,10 +90,10 @@ class ProvenRock : public ChunkGenerator {
   }
 };
 
-// World::GeneratorPart reads a part of a chunk as the chunk reads: rock inside the world box, air
-// beyond it. A proof stands only for a part inside the box (or of air) and at least
+// World::ReadGeneratorPart reads a part of a chunk as the chunk reads: rock inside the world box,
+// air beyond it. A proof stands only for a part inside the box (or of air) and at least
 // kPartProofVoxels big; otherwise the part is generated and cleared outside the box.
-TEST(World, GeneratorPartsReadAsTheChunkAndProveOnlyInside) {
+TEST(World, ReadGeneratorPartsReadAsTheChunkAndProveOnlyInside) {
   World world(WorldConfig{{24, 24, 24}, 1.0f, 1}, std::make_unique<ProvenRock>());  // [-12, 12)
   const Voxel rock{kMaterialRock, 255}, sentinel{kMaterialSand, 9};
   struct Case {
@@ -109,7 +109,7 @@ TEST(World, GeneratorPartsReadAsTheChunkAndProveOnlyInside) {
     Chunk scratch;
     scratch.voxels.fill(sentinel);
     Voxel fill;
-    ASSERT_EQ(world.GeneratorPart(c.key, c.part, &scratch, &fill), c.proven);
+    ASSERT_EQ(world.ReadGeneratorPart(c.key, c.part, &scratch, &fill), c.proven);
     const ChunkPtr whole = world.GetChunk(c.key);
     for (int i = 0; i < kChunkVoxels; ++i) {
       const Int3 v = ChunkOrigin(c.key) + Int3{i & 7, i >> 6, (i >> 3) & 7};

@@ -221,12 +221,18 @@ TEST(GeneratorDeterminism, AtLineIsBitIdenticalToAt) {
   if (!noise.AtLine(0, zeros, origin3, out)) GTEST_SKIP() << "this CPU has no AVX2";
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> origin(-700.0f, 700.0f);
+  // First rows whose lanes cross the lattice's wrap (cell 255 to 0) and zero, then random ones.
+  const float wraps[] = {-3.7f, 253.5f, 511.5f, -256.6f, 16777200.0f};
   for (int trial = 0; trial < 900; ++trial) {
     const int axis = trial % 3;
-    const float spacing = std::ldexp(1.0f, int(rng() % 12) - 9) * (1.0f + float(rng() % 7) / 8.0f);
+    const bool wrap = trial < 3 * 5;
+    const float spacing =
+        wrap ? 0.9f : std::ldexp(1.0f, int(rng() % 12) - 9) * (1.0f + float(rng() % 7) / 8.0f);
     float fixed[3], coords[8];
     for (float& f : fixed) f = trial % 5 == 0 ? float(int(origin(rng))) : origin(rng);
-    const float o = trial % 7 == 0 ? float(int(origin(rng))) : origin(rng);
+    const float o = wrap             ? wraps[trial / 3]
+                    : trial % 7 == 0 ? float(int(origin(rng)))
+                                     : origin(rng);
     for (int i = 0; i < 8; ++i) coords[i] = o + spacing * float(i);
     ASSERT_TRUE(noise.AtLine(axis, coords, fixed, out));
     for (int i = 0; i < 8; ++i) {
