@@ -142,7 +142,7 @@ TEST(ColdBuild, EditAfterColdBuildRebuildsFromTheEdit) {
 // read, the voxels GetChunk gives on a world that generates everything: proven parts their one
 // value, generated parts voxel for voxel, cleared outside the world. Edited and stored chunks
 // are PeekChunk's, as they are.
-TEST(ColdBuild, ReadGeneratorPartsEqualFullGeneration) {
+TEST(ColdBuild, GeneratorPartsEqualFullGeneration) {
   TwoStoredChunks loader;
   EditedPair worlds(&loader);
   Queries& cold = worlds.cold;

@@ -93,7 +93,7 @@ class ProvenRock : public ChunkGenerator {
 // World::ReadGeneratorPart reads a part of a chunk as the chunk reads: rock inside the world box,
 // air beyond it. A proof stands only for a part inside the box (or of air) and at least
 // kPartProofVoxels big; otherwise the part is generated and cleared outside the box.
-TEST(World, ReadGeneratorPartsReadAsTheChunkAndProveOnlyInside) {
+TEST(World, GeneratorPartsReadAsTheChunkAndProveOnlyInside) {
   World world(WorldConfig{{24, 24, 24}, 1.0f, 1}, std::make_unique<ProvenRock>());  // [-12, 12)
   const Voxel rock{kMaterialRock, 255}, sentinel{kMaterialSand, 9};
   struct Case {
