@@ -196,7 +196,7 @@ void BroadphaseIndex::StandInOrGenerate(const ChunkKey& key,
         const Int3 d{dx, dy, dz};
         Voxel fill;
         Chunk* chunk = &scratch[NeighbourIndex(dx, dy, dz)];
-        owner = world_.ReadGeneratorPart(key + d, NeighbourPart(key, d, 1), chunk, &fill)
+        owner = world_.ReadGeneratorPart(key + d, NeighbourPart(key, d), chunk, &fill)
                     ? UniformChunk(fill)
                     : ChunkPtr(ChunkPtr(), chunk);  // not owned: the scratch outlives the build
       }

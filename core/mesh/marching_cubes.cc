@@ -237,7 +237,10 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
         }
         // The generator's: only the layer MeshChunk reads, proven uniform or generated into a
         // chunk of its own that lives as long as `sources`.
-        const IntBox part = NeighbourPart(key, d, 2);  // what Gather reads of it
+        // MeshChunk uses the samples with at most one coordinate outside the chunk's [0, 8] (the
+        // cells' corners, and the slopes along one axis there): of a lower neighbour, the layer
+        // of the 10^3 box. Gather copies its other samples too, which nothing reads.
+        const IntBox part = NeighbourPart(key, d);
         Voxel fill;
         if (world.ProvenPart(part, &fill)) {
           source = UniformChunk(fill);

@@ -42,9 +42,10 @@ inline IntBox MeshChunksReading(const IntBox& voxels) {
 
 // Fetches the 27 source chunks of `key` from the world (chunks outside the world read as air).
 // The chunk and the seven above it are the world's. Of a lower neighbour (below on some axis)
-// that is the generator's content and not resident, MeshChunk reads one layer: the interned
-// uniform chunk stands in where the generator proves that layer uniform, else only the layer is
-// generated, into a chunk of its own that the world does not hold (World::GeneratorPart).
+// that is the generator's content and not resident, MeshChunk uses only the part in the chunk's
+// 10^3 box (NeighbourPart): the interned uniform chunk stands in where the generator proves that
+// part uniform, else only the part is generated, into a chunk of its own that the world does not
+// hold (World::ReadGeneratorPart).
 MeshSources GatherMeshSources(const World& world, const ChunkKey& key);
 
 // Meshes the cells owned by chunk `key` into `out` (cleared first; its capacity is reused), and

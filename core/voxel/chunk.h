@@ -41,16 +41,16 @@ constexpr Int3 ChunkOrigin(const ChunkKey& key) {
 
 // Calls fn(key, part) for every chunk overlapping `region` (voxel indices, max exclusive), in Y,
 // then Z, then X order, where `part` is the region's part inside that chunk (world voxels).
-// The voxels of neighbour chunk key + d (d in {-1, 0, 1}^3) inside the box of chunk `key` grown
-// by one voxel below and `above` voxels above on every axis: what a reader of that box (the
-// broadphase's 10^3 box, above = 1; the mesher's samples, above = 2) reads of the neighbour.
-inline IntBox NeighbourPart(const ChunkKey& key, const Int3& d, int above) {
+// The voxels of neighbour chunk key + d (d in {-1, 0, 1}^3) inside the 10^3 box of chunk `key`
+// (the chunk grown by one voxel on every side): a layer, a row or one voxel. What the broadphase's
+// masks and the mesher read of a neighbour (BroadphaseIndex::Build, GatherMeshSources).
+inline IntBox NeighbourPart(const ChunkKey& key, const Int3& d) {
   const Int3 origin = ChunkOrigin(key);
   IntBox part;
   for (int a = 0; a < 3; ++a) {
     const int o = origin[a];
     part.min[a] = d[a] < 0 ? o - 1 : (d[a] == 0 ? o : o + kChunkSize);
-    part.max[a] = d[a] < 0 ? o : (d[a] == 0 ? o + kChunkSize : o + kChunkSize + above);
+    part.max[a] = d[a] < 0 ? o : (d[a] == 0 ? o + kChunkSize : o + kChunkSize + 1);
   }
   return part;
 }
