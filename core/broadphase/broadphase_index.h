@@ -199,7 +199,7 @@ class BroadphaseIndex : public EditObserver {
   const MaskRecord* UniformHoodRecord(const ChunkKey& key,
                                       const std::array<ChunkPtr, 27>& owners) const;
   // Fills the null owners: a uniform chunk standing in where the generator proves the part of the
-  // neighbour that the masks read, else that part generated alone (World::GeneratorPart) into a
+  // neighbour that the masks read, else that part generated alone (World::ReadGeneratorPart) into a
   // per-thread scratch chunk, valid until the thread's next build.
   void StandInOrGenerate(const ChunkKey& key, std::array<ChunkPtr, 27>* owners) const;
 #if VOXCOL_VALIDATE

@@ -235,11 +235,11 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
           source = *std::move(peek);
           continue;
         }
-        // The generator's: only the layer MeshChunk reads, proven uniform or generated into a
-        // chunk of its own that lives as long as `sources`.
-        // MeshChunk uses the samples with at most one coordinate outside the chunk's [0, 8] (the
-        // cells' corners, and the slopes along one axis there): of a lower neighbour, the layer
-        // of the 10^3 box. Gather copies its other samples too, which nothing reads.
+        // The generator's. MeshChunk uses the samples with at most one coordinate outside the
+        // chunk's [0, 8] (the cells' corners, and the slopes along one axis there): of a lower
+        // neighbour, the layer of the 10^3 box, proven uniform or generated into a chunk of its
+        // own that lives as long as `sources`. Gather copies its other samples too, which nothing
+        // reads.
         const IntBox part = NeighbourPart(key, d);
         Voxel fill;
         if (world.ProvenPart(part, &fill)) {

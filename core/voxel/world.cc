@@ -34,15 +34,16 @@ IntBox WorldVoxelBounds(const WorldConfig& config) {
 
 namespace {
 
-// Sets the voxels of chunk `key` outside `bounds` to air. A world whose size is not a multiple of
-// 16 voxels on an axis has chunks straddling its box there; a generator fills whole chunks, and
-// terrain outside the box would be meshed (and hit by rays) while voxel reads call it air.
-void ClearOutside(const IntBox& bounds, const ChunkKey& key, Chunk* chunk) {
-  const Int3 origin = ChunkOrigin(key);
-  for (int y = 0; y < kChunkSize; ++y)
-    for (int z = 0; z < kChunkSize; ++z)
-      for (int x = 0; x < kChunkSize; ++x) {
-        if (!bounds.Contains(origin + Int3{x, y, z})) chunk->voxels[LocalIndex(x, y, z)] = Voxel{};
+// Sets the voxels of `part` (world voxels, a box inside the chunk `chunk` holds) outside `bounds`
+// to air. A world whose size is not a multiple of the chunk size on an axis has chunks straddling
+// its box there; a generator fills whole chunks, and terrain outside the box would be meshed (and
+// hit by rays) while voxel reads call it air.
+void ClearOutside(const IntBox& bounds, const IntBox& part, Chunk* chunk) {
+  for (int32_t y = part.min.y; y < part.max.y; ++y)
+    for (int32_t z = part.min.z; z < part.max.z; ++z)
+      for (int32_t x = part.min.x; x < part.max.x; ++x) {
+        const Int3 v{x, y, z};
+        if (!bounds.Contains(v)) chunk->At(LocalOf(v)) = Voxel{};
       }
 }
 
@@ -172,7 +173,7 @@ ChunkPtr World::Generated(const ChunkKey& key) const {
     return UniformChunk(fill);
   auto chunk = std::make_shared<Chunk>();
   generator_->Generate(key, chunk.get());
-  if (!inside) ClearOutside(voxel_bounds_, key, chunk.get());
+  if (!inside) ClearOutside(voxel_bounds_, box, chunk.get());
   return chunk->IsUniform() ? UniformChunk(chunk->voxels[0]) : ChunkPtr(std::move(chunk));
 }
 
@@ -223,13 +224,7 @@ bool World::ProvenPart(const IntBox& part, Voxel* fill) const {
 void World::GeneratePart(const ChunkKey& key, const IntBox& part, Chunk* scratch) const {
   assert(!part.Empty() && ChunkOf(part.min) == key && ChunkOf(part.max - Int3{1, 1, 1}) == key);
   generator_->GeneratePart(key, part, scratch);
-  if (voxel_bounds_.ContainsBox(part)) return;
-  for (int32_t y = part.min.y; y < part.max.y; ++y)
-    for (int32_t z = part.min.z; z < part.max.z; ++z)
-      for (int32_t x = part.min.x; x < part.max.x; ++x) {
-        const Int3 v{x, y, z};
-        if (!voxel_bounds_.Contains(v)) scratch->At(LocalOf(v)) = Voxel{};
-      }
+  if (!voxel_bounds_.ContainsBox(part)) ClearOutside(voxel_bounds_, part, scratch);
 }
 
 Voxel World::GetVoxel(const Int3& voxel) const {
