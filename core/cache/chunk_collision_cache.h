@@ -92,10 +92,14 @@ struct alignas(KdNode) ChunkCollision {
   mutable std::atomic<uint32_t> refs{0};  // the ChunkCollisionPtrs that hold it
   KdTree tree;
   ChunkMesh mesh;
-  // The world chunks key + (dx, dy, dz), dx, dy, dz in {0, 1}, at index dx | dy << 1 | dz << 2, as
-  // meshed (interned ones for uniform chunks): every corner of a cell whose low corner lies in
-  // chunk `key` is in one of them, so a hit reads its cell's corners without world or broadphase
-  // lookups. They pin those chunks as a partial broadphase record pins its chunk; edits drop the
+  // The chunks key + (dx, dy, dz), dx, dy, dz in {0, 1}, at index dx | dy << 1 | dz << 2, as
+  // meshed: every corner of a cell whose low corner lies in chunk `key` is in one of them, so a
+  // hit reads its cell's corners without world or broadphase lookups (CornerVoxel). The chunk
+  // itself is the world's. A neighbour is the world's chunk, or the interned uniform chunk where
+  // the generator proved uniform the part the mesh read (which holds every voxel CornerVoxel
+  // reads there), or null where that part was generated alone (GatherMeshSources): keeping it
+  // would pin a private copy per entry, and its voxels are read through the broadphase instead.
+  // They pin the world's chunks as a partial broadphase record pins its chunk; edits drop the
   // entry with the chunks' old versions. Last, outside the lines a lookup prefetches.
   std::array<ChunkPtr, 8> corner_chunks;
 
@@ -108,6 +112,21 @@ struct alignas(KdNode) ChunkCollision {
   // Chunk `key` as meshed (corner_chunks[0]; null in a shared meshless record): voxel reads at a
   // hit or a ray origin in this chunk skip the world and broadphase lookups.
   const Chunk* source() const { return corner_chunks[0].get(); }
+  // World voxel `voxel` as meshed, when it lies in the corner chunks (voxels key's origin + [0, 8]
+  // on every axis) and its corner chunk is kept; else null.
+  const Voxel* CornerVoxel(const Int3& voxel) const {
+    const Int3 local = voxel - mesh.origin;
+    // Unsigned, so that one compare per axis also rejects negative coordinates.
+    constexpr uint32_t kEdge = kChunkSize;
+    if (uint32_t(local.x) > kEdge || uint32_t(local.y) > kEdge || uint32_t(local.z) > kEdge)
+      return nullptr;
+    const Chunk* chunk = corner_chunks[(local.x >> kChunkBits) | (local.y >> kChunkBits) << 1 |
+                                       (local.z >> kChunkBits) << 2]
+                             .get();
+    if (chunk == nullptr) return nullptr;
+    constexpr int kMask = kChunkSize - 1;
+    return &chunk->At(local.x & kMask, local.y & kMask, local.z & kMask);
+  }
 
  private:
   ChunkCollision() = default;

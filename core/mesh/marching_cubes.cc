@@ -210,19 +210,35 @@ class CellMesher {
   ChunkMesh* out_;
 };
 
+// The part of neighbour key + d (d in {-1, 0, 1}^3, not 0) that MeshChunk uses: the samples with
+// at most one coordinate outside the chunk's [0, 8] (the cells' corners, and the slopes along one
+// axis there, Gather's samples -1 and 9). Of a lower neighbour (below on some axis) that is the
+// part in the chunk's 10^3 box (NeighbourPart); of an upper one (above on every axis where d is
+// not 0) the two layers at its low faces, samples [8, 10) on the axes where d is 1. Gather copies
+// the neighbour's other samples too, which nothing reads.
+IntBox MeshPart(const ChunkKey& key, const Int3& d) {
+  IntBox part = NeighbourPart(key, d);
+  if (d.x < 0 || d.y < 0 || d.z < 0) return part;
+  for (int a = 0; a < 3; ++a) {
+    if (d[a] > 0) part.max[a] += 1;
+  }
+  return part;
+}
+
 }  // namespace
 
-MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
+MeshSources GatherMeshSources(const World& world, const ChunkKey& key, uint32_t* generated) {
   MeshSources sources;
+  uint32_t private_parts = 0;
   for (int dz = -1; dz <= 1; ++dz)
     for (int dy = -1; dy <= 1; ++dy)
       for (int dx = -1; dx <= 1; ++dx) {
         const Int3 d{dx, dy, dz};
-        ChunkPtr& source = sources[MeshSourceIndex(dx, dy, dz)];
-        // The chunk itself and the seven above it (on any axis), the world's own: the cache keeps
-        // them (ChunkCollision::corner_chunks) and shares them with the world.
-        if (dx >= 0 && dy >= 0 && dz >= 0) {
-          source = world.GetChunk(key + d);
+        const int index = MeshSourceIndex(dx, dy, dz);
+        ChunkPtr& source = sources[index];
+        // The chunk itself, the world's: the cache keeps it (ChunkCollision::source()).
+        if (d == Int3{0, 0, 0}) {
+          source = world.GetChunk(key);
           continue;
         }
         // A neighbour resident, stored or edited: as it is.
@@ -235,12 +251,9 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
           source = *std::move(peek);
           continue;
         }
-        // The generator's. MeshChunk uses the samples with at most one coordinate outside the
-        // chunk's [0, 8] (the cells' corners, and the slopes along one axis there): of a lower
-        // neighbour, the layer of the 10^3 box, proven uniform or generated into a chunk of its
-        // own that lives as long as `sources`. Gather copies its other samples too, which nothing
-        // reads.
-        const IntBox part = NeighbourPart(key, d);
+        // The generator's: only the part MeshChunk reads (MeshPart), proven uniform or generated
+        // into a chunk of its own that lives as long as `sources`.
+        const IntBox part = MeshPart(key, d);
         Voxel fill;
         if (world.ProvenPart(part, &fill)) {
           source = UniformChunk(fill);
@@ -249,7 +262,9 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
         auto chunk = std::make_shared<Chunk>();
         world.GeneratePart(key + d, part, chunk.get());
         source = std::move(chunk);
+        private_parts |= uint32_t{1} << index;
       }
+  if (generated != nullptr) *generated = private_parts;
   return sources;
 }
 

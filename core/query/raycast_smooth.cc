@@ -108,22 +108,6 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
   return status;
 }
 
-// Voxel `voxel` from c's corner_chunks when it lies in one of them (every corner of a cell whose
-// low corner is in c's chunk does), else null.
-const Voxel* CornerChunkVoxel(const ChunkCollision& c, const Int3& voxel) {
-  const Int3 local = voxel - c.mesh.origin;
-  // Unsigned, so that one compare per axis also rejects negative coordinates.
-  constexpr uint32_t kEdge = kChunkSize;
-  if (c.corner_chunks[0] == nullptr || uint32_t(local.x) > kEdge || uint32_t(local.y) > kEdge ||
-      uint32_t(local.z) > kEdge) {
-    return nullptr;
-  }
-  const Chunk& chunk = *c.corner_chunks[(local.x >> kChunkBits) | (local.y >> kChunkBits) << 1 |
-                                        (local.z >> kChunkBits) << 2];
-  constexpr int kMask = kChunkSize - 1;
-  return &chunk.At(local.x & kMask, local.y & kMask, local.z & kMask);
-}
-
 // World::GetVoxel that keeps the last chunk it read: the voxels of one hit lie in one to eight
 // chunks (usually one). A chunk near the surface has a partial broadphase record, which holds the
 // chunk it was built from (the published one: edits rebuild records as they publish chunks), so
@@ -140,7 +124,7 @@ class VoxelReader {
   Voxel Get(const Int3& voxel) {
     if (!index_.world().voxel_bounds().Contains(voxel)) return Voxel{};
     if (corners_ != nullptr) {
-      if (const Voxel* v = CornerChunkVoxel(*corners_, voxel)) return *v;
+      if (const Voxel* v = corners_->CornerVoxel(voxel)) return *v;
     }
     const ChunkKey key = ChunkOf(voxel);
     if (!loaded_ || !(key == key_)) Load(key);
@@ -277,8 +261,7 @@ void PrefetchHitData(const ChunkCollision& c, uint32_t tri, const Int3& low) {
     for (int k = 0; k < 3; ++k) PrefetchLine(&m.normals[m.Index(3 * tri + k)]);
   }
   for (int k = 0; k < 8; ++k) {
-    if (const Voxel* v = CornerChunkVoxel(c, low + Int3{k & 1, (k >> 1) & 1, k >> 2}))
-      PrefetchLine(v);
+    if (const Voxel* v = c.CornerVoxel(low + Int3{k & 1, (k >> 1) & 1, k >> 2})) PrefetchLine(v);
   }
 }
 
