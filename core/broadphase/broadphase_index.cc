@@ -171,7 +171,7 @@ const MaskRecord* BroadphaseIndex::Build(const ChunkKey& key) const {
         owners[i] = c.ok() ? *std::move(c) : world_.GetChunk(n);  // a failed load reads as air
       }
   if (const MaskRecord* shared = UniformHoodRecord(key, owners)) return shared;
-  StandInOrGenerate(key, &owners);
+  GenerateParts(key, &owners);
   ChunkNeighbourhood hood;
   for (int i = 0; i < 27; ++i) hood[i] = owners[i].get();
   ChunkMasks masks = BuildChunkMasks(hood);
@@ -181,30 +181,25 @@ const MaskRecord* BroadphaseIndex::Build(const ChunkKey& key) const {
   return MaskRecord::Make(masks, std::move(owners[NeighbourIndex(0, 0, 0)]));
 }
 
-void BroadphaseIndex::StandInOrGenerate(const ChunkKey& key,
-                                        std::array<ChunkPtr, 27>* owners) const {
-  // BuildChunkMasks reads only the part of a neighbour inside the 10^3 box: where the generator
-  // proves that part one voxel value, the interned uniform chunk of that value stands in for the
-  // neighbour; else only that part is generated, into a per-thread scratch chunk that lives until
-  // the next build on this thread (the masks do not keep neighbours).
+void BroadphaseIndex::GenerateParts(const ChunkKey& key, std::array<ChunkPtr, 27>* owners) const {
+  // BuildChunkMasks reads only the part of a neighbour inside the 10^3 box: only that part is
+  // generated, into a per-thread scratch chunk that lives until the next build on this thread (the
+  // masks do not keep neighbours). No proof is asked of it: a proof costs about as much as
+  // generating a layer, and the parts read near the surface are seldom uniform (World::
+  // ProvenUniform; the whole neighbourhood's proof is UniformHoodRecord's).
   thread_local std::array<Chunk, 27> scratch;
-  for (int dy = -1; dy <= 1; ++dy)
-    for (int dz = -1; dz <= 1; ++dz)
-      for (int dx = -1; dx <= 1; ++dx) {
-        ChunkPtr& owner = (*owners)[NeighbourIndex(dx, dy, dz)];
-        if (owner != nullptr) continue;
-        const Int3 d{dx, dy, dz};
-        Voxel fill;
-        Chunk* chunk = &scratch[NeighbourIndex(dx, dy, dz)];
-        owner = world_.ReadGeneratorPart(key + d, NeighbourPart(key, d), chunk, &fill)
-                    ? UniformChunk(fill)
-                    : ChunkPtr(ChunkPtr(), chunk);  // not owned: the scratch outlives the build
-      }
+  for (int i = 0; i < 27; ++i) {
+    ChunkPtr& owner = (*owners)[i];
+    if (owner != nullptr) continue;
+    const Int3 d{i % 3 - 1, i / 9 - 1, i / 3 % 3 - 1};  // NeighbourIndex's order
+    world_.GeneratePart(key + d, NeighbourPart(key, d), &scratch[i]);
+    owner = ChunkPtr(ChunkPtr(), &scratch[i]);  // not owned: the scratch outlives the build
+  }
 }
 
 #if VOXCOL_VALIDATE
 void BroadphaseIndex::ValidateAgainstGenerated(const ChunkKey& key, const ChunkMasks& masks) const {
-  // Against the world's own chunks (generated where needed), not the stand-ins.
+  // Against the world's own chunks (generated where needed), not the generated parts.
   std::array<ChunkPtr, 27> owners;
   ChunkNeighbourhood hood;
   for (int dy = -1; dy <= 1; ++dy)
@@ -241,7 +236,7 @@ const MaskRecord* BroadphaseIndex::UniformHoodRecord(const ChunkKey& key,
     const Int3 origin = ChunkOrigin(key);
     const Int3 past{kChunkSize + 1, kChunkSize + 1, kChunkSize + 1};
     Voxel fill;
-    if (!world_.ProvenPart({origin - Int3{1, 1, 1}, origin + past}, &fill) || fill != v)
+    if (!world_.ProvenUniform({origin - Int3{1, 1, 1}, origin + past}, &fill) || fill != v)
       return nullptr;
   }
   ChunkMasks masks;  // kEmpty

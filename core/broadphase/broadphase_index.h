@@ -198,10 +198,9 @@ class BroadphaseIndex : public EditObserver {
   // one voxel value; null when that is not shown.
   const MaskRecord* UniformHoodRecord(const ChunkKey& key,
                                       const std::array<ChunkPtr, 27>& owners) const;
-  // Fills the null owners: a uniform chunk standing in where the generator proves the part of the
-  // neighbour that the masks read, else that part generated alone (World::ReadGeneratorPart) into a
-  // per-thread scratch chunk, valid until the thread's next build.
-  void StandInOrGenerate(const ChunkKey& key, std::array<ChunkPtr, 27>* owners) const;
+  // Fills the null owners: the part of the neighbour that the masks read, generated alone
+  // (World::GeneratePart) into a per-thread scratch chunk, valid until the thread's next build.
+  void GenerateParts(const ChunkKey& key, std::array<ChunkPtr, 27>* owners) const;
 #if VOXCOL_VALIDATE
   // Aborts unless `masks` are those of the world's own chunks around `key`.
   void ValidateAgainstGenerated(const ChunkKey& key, const ChunkMasks& masks) const;

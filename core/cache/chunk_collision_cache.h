@@ -95,10 +95,9 @@ struct alignas(KdNode) ChunkCollision {
   // The chunks key + (dx, dy, dz), dx, dy, dz in {0, 1}, at index dx | dy << 1 | dz << 2, as
   // meshed: every corner of a cell whose low corner lies in chunk `key` is in one of them, so a
   // hit reads its cell's corners without world or broadphase lookups (CornerVoxel). The chunk
-  // itself is the world's. A neighbour is the world's chunk, or the interned uniform chunk where
-  // the generator proved uniform the part the mesh read (which holds every voxel CornerVoxel
-  // reads there), or null where that part was generated alone (GatherMeshSources): keeping it
-  // would pin a private copy per entry, and its voxels are read through the broadphase instead.
+  // itself is the world's. A neighbour is the world's chunk, or null where the mesh read the
+  // generator's part of it alone (GatherMeshSources): keeping that part would pin a private copy
+  // per entry, and its voxels are read through the broadphase instead.
   // They pin the world's chunks as a partial broadphase record pins its chunk; edits drop the
   // entry with the chunks' old versions. Last, outside the lines a lookup prefetches.
   std::array<ChunkPtr, 8> corner_chunks;

@@ -251,16 +251,11 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key, uint32_t*
           source = *std::move(peek);
           continue;
         }
-        // The generator's: only the part MeshChunk reads (MeshPart), proven uniform or generated
-        // into a chunk of its own that lives as long as `sources`.
-        const IntBox part = MeshPart(key, d);
-        Voxel fill;
-        if (world.ProvenPart(part, &fill)) {
-          source = UniformChunk(fill);
-          continue;
-        }
+        // The generator's: only the part MeshChunk reads (MeshPart), generated into a chunk of
+        // its own that lives as long as `sources` (no proof is asked: it would cost about as much
+        // as the part, which near a surface is seldom uniform).
         auto chunk = std::make_shared<Chunk>();
-        world.GeneratePart(key + d, part, chunk.get());
+        world.GeneratePart(key + d, MeshPart(key, d), chunk.get());
         source = std::move(chunk);
         private_parts |= uint32_t{1} << index;
       }

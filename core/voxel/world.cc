@@ -215,10 +215,10 @@ ChunkPtr World::GetChunk(const ChunkKey& key) const {
   return chunk.ok() ? *std::move(chunk) : air_;
 }
 
-bool World::ProvenPart(const IntBox& part, Voxel* fill) const {
+bool World::ProvenUniform(const IntBox& box, Voxel* fill) const {
   // Outside the world box only air stays uniform (as in Generated).
-  return part.Volume() >= kPartProofVoxels && generator_->ProvenUniform(part, fill) &&
-         (*fill == Voxel{} || voxel_bounds_.ContainsBox(part));
+  return generator_->ProvenUniform(box, fill) &&
+         (*fill == Voxel{} || voxel_bounds_.ContainsBox(box));
 }
 
 void World::GeneratePart(const ChunkKey& key, const IntBox& part, Chunk* scratch) const {

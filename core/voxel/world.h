@@ -44,9 +44,9 @@ class ChunkGenerator {
   virtual uint32_t Version() const = 0;
   // True, with *fill, only when Generate writes `fill` to every voxel of `voxels` (a box in world
   // voxel coordinates, max exclusive, over any chunks). A cheap proof (e.g. bounds of a noise
-  // field) lets the world skip generating open sky and deep rock, the broadphase classify a
-  // never-edited chunk's neighbourhood without generating it, and both the broadphase and the
-  // mesher skip the part of a neighbour they read (World::ProvenPart). False is always allowed.
+  // field) lets the world skip generating open sky and deep rock, and the broadphase classify a
+  // never-edited chunk's neighbourhood without generating it (World::ProvenUniform). False is
+  // always allowed.
   virtual bool ProvenUniform(const IntBox& voxels, Voxel* fill) const { return false; }
   // Writes the voxels Generate writes inside `voxels` (world voxel coordinates, max exclusive, a
   // box inside chunk `key`) to the same places of `out`; what it writes elsewhere in `out` is
@@ -165,23 +165,16 @@ class World {
   // is not made resident. Thread-safe.
   absl::StatusOr<ChunkPtr> PeekChunk(const ChunkKey& key) const { return Load(key, kPeek); }
   // Reading a part of a chunk that PeekChunk returned null for (the generator's content) without
-  // generating the chunk: `part` is a box of world voxels inside chunk `key`. ProvenPart is true,
-  // with *fill, where the generator proves every voxel of the part reads as `fill` in this world
-  // (asked only of parts of at least kPartProofVoxels voxels: a proof costs about as much as
-  // generating a thinner part). GeneratePart writes the part's voxels as LoadChunk would read
-  // them (cleared outside the world) to *scratch, whose other voxels are left unspecified (see
-  // ChunkGenerator::GeneratePart); nothing is made resident. ReadGeneratorPart is the two in turn:
-  // true with *fill, or false with the part in *scratch. For callers that read that part once.
-  // Thread-safe (distinct scratch chunks).
-  bool ProvenPart(const IntBox& part, Voxel* fill) const;
+  // generating the chunk: `part` is a box of world voxels inside chunk `key`. GeneratePart writes
+  // the part's voxels as LoadChunk would read them (cleared outside the world) to *scratch, whose
+  // other voxels are left unspecified (see ChunkGenerator::GeneratePart); nothing is made
+  // resident. Thread-safe (distinct scratch chunks).
   void GeneratePart(const ChunkKey& key, const IntBox& part, Chunk* scratch) const;
-  bool ReadGeneratorPart(const ChunkKey& key, const IntBox& part, Chunk* scratch,
-                         Voxel* fill) const {
-    if (ProvenPart(part, fill)) return true;
-    GeneratePart(key, part, scratch);
-    return false;
-  }
-  static constexpr int64_t kPartProofVoxels = 64;
+  // True, with *fill, where the generator proves that every voxel of `box` (world voxels, over any
+  // chunks) that is the generator's reads as `fill` in this world: outside the world box only air
+  // does. Worth asking of big boxes only: a proof costs about as much as generating a part of a
+  // hundred voxels, and near the surface, where the parts are read, few of them are uniform.
+  bool ProvenUniform(const IntBox& box, Voxel* fill) const;
   // Same as LoadChunk, but a chunk that fails to load reads as air (callers that must report
   // DATA_LOSS use LoadChunk). Thread-safe.
   ChunkPtr GetChunk(const ChunkKey& key) const;

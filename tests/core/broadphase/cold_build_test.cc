@@ -1,6 +1,6 @@
 // Cold builds that skip generation (ChunkGenerator::ProvenUniform: proven-uniform chunks, the
-// broadphase's neighbourhood proofs and stand-ins; neighbours read only in the part a build uses,
-// World::ReadGeneratorPart) against full generation: a world whose
+// broadphase's neighbourhood proofs; neighbours read only in the part a build uses,
+// World::GeneratePart) against full generation: a world whose
 // generator proves nothing is the oracle. Edited and stored chunks must never be classified from
 // the generator.
 #include <gtest/gtest.h>
@@ -136,11 +136,12 @@ TEST(ColdBuild, EditAfterColdBuildRebuildsFromTheEdit) {
   EXPECT_EQ(cold.index->Get(sky, scope).kind(), MaskKind::kPartial);
 }
 
-// World::ReadGeneratorPart (how the broadphase and the mesher read the layer, row or corner of a
-// neighbour that PeekChunk finds to be the generator's, without generating the chunk) gives, for
-// every chunk of the world and a ring outside it, in random order, and the parts those callers
-// read, the voxels GetChunk gives on a world that generates everything: proven parts their one
-// value, generated parts voxel for voxel, cleared outside the world. Edited and stored chunks
+// World::GeneratePart (how the broadphase and the mesher read the layer, row or corner of a
+// neighbour that PeekChunk finds to be the generator's, without generating the chunk) and
+// World::ProvenUniform give, for every chunk of the world and a ring outside it, in random order,
+// and the parts those callers read, the voxels GetChunk gives on a world that generates
+// everything: proven parts their one value, generated parts voxel for voxel, cleared outside the
+// world. Edited and stored chunks
 // are PeekChunk's, as they are.
 TEST(ColdBuild, GeneratorPartsEqualFullGeneration) {
   TwoStoredChunks loader;
@@ -181,7 +182,8 @@ TEST(ColdBuild, GeneratorPartsEqualFullGeneration) {
       Chunk scratch;
       scratch.voxels.fill(Voxel{kMaterialSand, 99});
       Voxel fill;
-      const bool uniform = cold.world->ReadGeneratorPart(key, part, &scratch, &fill);
+      const bool uniform = cold.world->ProvenUniform(part, &fill);
+      if (!uniform) cold.world->GeneratePart(key, part, &scratch);
       (uniform ? proven : generated)++;
       for (int32_t y = part.min.y; y < part.max.y; ++y)
         for (int32_t z = part.min.z; z < part.max.z; ++z)

@@ -90,9 +90,8 @@ class ProvenRock : public ChunkGenerator {
   }
 };
 
-// World::ReadGeneratorPart reads a part of a chunk as the chunk reads: rock inside the world box,
-// air beyond it. A proof stands only for a part inside the box (or of air) and at least
-// kPartProofVoxels big; otherwise the part is generated and cleared outside the box.
+// World::GeneratePart reads a part of a chunk as the chunk reads: rock inside the world box, air
+// beyond it. World::ProvenUniform stands for a box inside the world box (or of air) only.
 TEST(World, GeneratorPartsReadAsTheChunkAndProveOnlyInside) {
   World world(WorldConfig{{24, 24, 24}, 1.0f, 1}, std::make_unique<ProvenRock>());  // [-12, 12)
   const Voxel rock{kMaterialRock, 255}, sentinel{kMaterialSand, 9};
@@ -101,28 +100,31 @@ TEST(World, GeneratorPartsReadAsTheChunkAndProveOnlyInside) {
     IntBox part;
     bool proven;
   } cases[] = {{{0, 0, 0}, {{0, 0, 0}, {8, 8, 1}}, true},        // a layer inside
-               {{0, 0, 0}, {{0, 0, 7}, {8, 1, 8}}, false},       // a row: too small to ask
+               {{0, 0, 0}, {{0, 0, 7}, {8, 1, 8}}, true},        // a row inside
                {{1, 0, 0}, {{8, 0, 0}, {16, 8, 1}}, false},      // a layer across the face x = 12
                {{1, 1, 1}, {{15, 15, 8}, {16, 16, 16}}, false},  // a row outside the box
                {{-2, 0, 0}, {{-16, 0, 7}, {-8, 8, 8}}, false}};  // a layer across x = -12
   for (const Case& c : cases) {
+    Voxel fill;
+    ASSERT_EQ(world.ProvenUniform(c.part, &fill), c.proven);
+    if (c.proven) EXPECT_EQ(fill, rock);
     Chunk scratch;
     scratch.voxels.fill(sentinel);
-    Voxel fill;
-    ASSERT_EQ(world.ReadGeneratorPart(c.key, c.part, &scratch, &fill), c.proven);
+    world.GeneratePart(c.key, c.part, &scratch);
     const ChunkPtr whole = world.GetChunk(c.key);
     for (int i = 0; i < kChunkVoxels; ++i) {
       const Int3 v = ChunkOrigin(c.key) + Int3{i & 7, i >> 6, (i >> 3) & 7};
-      if (c.proven) {
-        EXPECT_EQ(fill, rock);
-        EXPECT_EQ(scratch.voxels[i], sentinel);  // nothing generated
-      } else if (c.part.Contains(v)) {
+      if (c.part.Contains(v)) {
         EXPECT_EQ(scratch.voxels[i], whole->voxels[i])
             << c.key.x << "," << c.key.y << "," << c.key.z << " voxel " << i;
       }
     }
   }
   EXPECT_EQ(world.GetChunk({1, 0, 0})->At(LocalOf({12, 0, 0})), Voxel{});
+  // A box over several chunks, as the broadphase asks of a chunk's 10^3 neighbourhood.
+  Voxel fill;
+  EXPECT_TRUE(world.ProvenUniform({{-9, -9, -9}, {9, 9, 9}}, &fill));
+  EXPECT_FALSE(world.ProvenUniform({{-9, -9, -9}, {13, 9, 9}}, &fill));
 }
 
 TEST(World, VoxelAtUsesFloorAndVoxelSize) {
