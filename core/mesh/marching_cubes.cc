@@ -210,19 +210,25 @@ class CellMesher {
   ChunkMesh* out_;
 };
 
-// The part of neighbour key + d (d in {-1, 0, 1}^3, not 0) that MeshChunk uses: the samples with
-// at most one coordinate outside the chunk's [0, 8] (the cells' corners, and the slopes along one
-// axis there, Gather's samples -1 and 9). Of a lower neighbour (below on some axis) that is the
-// part in the chunk's 10^3 box (NeighbourPart); of an upper one (above on every axis where d is
-// not 0) the two layers at its low faces, samples [8, 10) on the axes where d is 1. Gather copies
-// the neighbour's other samples too, which nothing reads.
-IntBox MeshPart(const ChunkKey& key, const Int3& d) {
-  IntBox part = NeighbourPart(key, d);
-  if (d.x < 0 || d.y < 0 || d.z < 0) return part;
+// Generates into *out the part of neighbour key + d (d in {-1, 0, 1}^3, not 0) that MeshChunk
+// uses: the samples with at most one coordinate outside the chunk's [0, 8] (the cells' corners,
+// and the slopes along one axis there, Gather's samples -1 and 9). Of a lower neighbour (below
+// on some axis) that is the part in the chunk's 10^3 box (NeighbourPart), the one the
+// broadphase's record of the chunk read; of an upper one (above on every axis where d is not 0)
+// that part again, and beside it the samples at 9 on each axis where d is 1 (a second layer of a
+// face neighbour, the two rows beside an edge neighbour's, the three voxels beside a corner's).
+// Gather copies the neighbour's other samples too, which nothing reads.
+void GenerateMeshPart(const World& world, const ChunkKey& key, const Int3& d, Chunk* out) {
+  const IntBox part = NeighbourPart(key, d);
+  world.GeneratePart(key + d, part, out);
+  if (d.x < 0 || d.y < 0 || d.z < 0) return;
   for (int a = 0; a < 3; ++a) {
-    if (d[a] > 0) part.max[a] += 1;
+    if (d[a] <= 0) continue;
+    IntBox beside = part;
+    beside.min[a] += 1;
+    beside.max[a] += 1;
+    world.GeneratePart(key + d, beside, out);
   }
-  return part;
 }
 
 }  // namespace
@@ -251,11 +257,11 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key, uint32_t*
           source = *std::move(peek);
           continue;
         }
-        // The generator's: only the part MeshChunk reads (MeshPart), generated into a chunk of
-        // its own that lives as long as `sources` (no proof is asked: it would cost about as much
-        // as the part, which near a surface is seldom uniform).
+        // The generator's: only the part MeshChunk reads, generated into a chunk of its own that
+        // lives as long as `sources` (no proof is asked: it would cost about as much as the part,
+        // which near a surface is seldom uniform).
         auto chunk = std::make_shared<Chunk>();
-        world.GeneratePart(key + d, MeshPart(key, d), chunk.get());
+        GenerateMeshPart(world, key, d, chunk.get());
         source = std::move(chunk);
         private_parts |= uint32_t{1} << index;
       }

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "core/voxel/remembered_parts.h"
 
 namespace voxcol {
 
@@ -51,9 +52,10 @@ void ClearOutside(const IntBox& bounds, const IntBox& part, Chunk* chunk) {
 
 World::World(const WorldConfig& config, std::unique_ptr<ChunkGenerator> generator)
     : config_(config), generator_(std::move(generator)), air_(UniformChunk(Voxel{})) {
+  world_internal::NextWorldEpoch();
   voxel_bounds_ = WorldVoxelBounds(config);
   // Max exclusive: the chunk holding the last voxel, plus one (a world whose size is not a multiple
-  // of 16 on an axis ends inside a chunk there).
+  // of the chunk size on an axis ends inside a chunk there).
   chunk_bounds_ = {ChunkOf(voxel_bounds_.min),
                    ChunkOf(voxel_bounds_.max - Int3{1, 1, 1}) + Int3{1, 1, 1}};
   const size_t chunks = size_t(chunk_bounds_.Volume());
@@ -63,6 +65,7 @@ World::World(const WorldConfig& config, std::unique_ptr<ChunkGenerator> generato
 }
 
 World::~World() {
+  world_internal::NextWorldEpoch();
   for (size_t i = 0; i < uniform_page_count_; ++i) delete[] uniform_pages_[i].load();
 }
 
@@ -223,8 +226,11 @@ bool World::ProvenUniform(const IntBox& box, Voxel* fill) const {
 
 void World::GeneratePart(const ChunkKey& key, const IntBox& part, Chunk* scratch) const {
   assert(!part.Empty() && ChunkOf(part.min) == key && ChunkOf(part.max - Int3{1, 1, 1}) == key);
+  thread_local world_internal::RememberedParts remembered;
+  if (remembered.Find(this, key, part, scratch)) return;
   generator_->GeneratePart(key, part, scratch);
   if (!voxel_bounds_.ContainsBox(part)) ClearOutside(voxel_bounds_, part, scratch);
+  remembered.Add(this, key, part, *scratch);
 }
 
 Voxel World::GetVoxel(const Int3& voxel) const {

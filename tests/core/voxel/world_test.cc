@@ -127,6 +127,67 @@ TEST(World, GeneratorPartsReadAsTheChunkAndProveOnlyInside) {
   EXPECT_FALSE(world.ProvenUniform({{-9, -9, -9}, {13, 9, 9}}, &fill));
 }
 
+// One voxel value everywhere, and a count of the voxels written (Generate and GeneratePart).
+class Constant : public ChunkGenerator {
+ public:
+  explicit Constant(Voxel v) : v_(v) {}
+  void Generate(const ChunkKey&, Chunk* out) const override {
+    out->voxels.fill(v_);
+    written += kChunkVoxels;
+  }
+  uint32_t Version() const override { return 1; }
+  mutable int written = 0;
+
+ private:
+  Voxel v_;
+};
+
+// World::GeneratePart remembers the parts this thread generated last: asked again for a part
+// (or a part inside one) of the same world, it copies the voxels instead of generating them,
+// but never across worlds, also when a world is destroyed and another built at the same address.
+TEST(World, GeneratedPartsAreRememberedPerWorldOnly) {
+  const Voxel rock{kMaterialRock, 255}, sand{kMaterialSand, 200}, sentinel{kMaterialSand, 9};
+  const WorldConfig config{{64, 64, 64}, 1.0f, 1};
+  const ChunkKey key{1, 0, 2};
+  const Int3 o = ChunkOrigin(key);
+  const IntBox layer{o, o + Int3{8, 8, 1}}, row{o + Int3{0, 3, 0}, o + Int3{8, 4, 1}};
+  auto read = [&](const World& world, const IntBox& part) {
+    Chunk scratch;
+    scratch.voxels.fill(sentinel);
+    world.GeneratePart(key, part, &scratch);
+    const Voxel first = scratch.At(part.min - o);
+    for (int i = 0; i < kChunkVoxels; ++i) {
+      const Int3 local{i & 7, i >> 6, (i >> 3) & 7};
+      if (part.Contains(o + local) && !(scratch.At(local) == first)) return sentinel;
+    }
+    return first;  // the part's one value
+  };
+  auto* rock_gen = new Constant(rock);
+  World a(config, std::unique_ptr<ChunkGenerator>(rock_gen));
+  auto* sand_gen = new Constant(sand);
+  World b(config, std::unique_ptr<ChunkGenerator>(sand_gen));
+  EXPECT_EQ(read(a, layer), rock);
+  const int generated = rock_gen->written;
+  EXPECT_EQ(read(a, row), rock);  // inside the layer: remembered
+  EXPECT_EQ(read(a, layer), rock);
+  EXPECT_EQ(rock_gen->written, generated);
+  const IntBox far_layer{o + Int3{0, 0, 7}, o + Int3{8, 8, 8}};
+  EXPECT_EQ(read(a, far_layer), rock);  // not inside a remembered part: generated
+  EXPECT_GT(rock_gen->written, generated);
+  EXPECT_EQ(read(b, row), sand);  // another world: its own voxels
+  EXPECT_GT(sand_gen->written, 0);
+
+  // A world built where a destroyed one stood does not read the destroyed one's parts.
+  alignas(World) unsigned char storage[sizeof(World)];
+  World* first = new (storage) World(config, std::make_unique<Constant>(rock));
+  EXPECT_EQ(read(*first, layer), rock);
+  first->~World();
+  World* second = new (storage) World(config, std::make_unique<Constant>(sand));
+  ASSERT_EQ(static_cast<void*>(second), static_cast<void*>(first));
+  EXPECT_EQ(read(*second, layer), sand);
+  second->~World();
+}
+
 TEST(World, VoxelAtUsesFloorAndVoxelSize) {
   auto world = testing::MakeEmptyWorld({64, 64, 64}, 0.5f);
   EXPECT_EQ(world->VoxelAt({-0.01f, 0.49f, 0.5f}), (Int3{-1, 0, 1}));

@@ -1,0 +1,74 @@
+// The parts of generator chunks a thread generated last (World::GeneratePart), so that a part
+// asked for twice is generated once. Internal to world.cc.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+
+#include "core/voxel/chunk.h"
+
+namespace voxcol {
+
+class World;
+
+namespace world_internal {
+
+// Bumped by every World's construction and destruction: a remembered part is its world's only
+// while this is unchanged, so no part of a destroyed world is ever taken for one of a world built
+// later at the same address.
+inline std::atomic<uint64_t> world_epoch{0};
+inline void NextWorldEpoch() { world_epoch.fetch_add(1, std::memory_order_acq_rel); }
+
+// The parts of generator chunks this thread generated last, of any world. The mesher asks for the
+// parts of a chunk's neighbours right after the broadphase generated the same ones for that
+// chunk's record (NeighbourPart). A generator's content never changes, and callers ask only for
+// chunks that are the generator's, so a part stays valid as long as its world.
+class RememberedParts {
+ public:
+  // Copies the voxels of `part` of chunk `key` of `world` to *out when a remembered part holds
+  // them.
+  bool Find(const World* world, const ChunkKey& key, const IntBox& part, Chunk* out) const {
+    const uint64_t epoch = world_epoch.load(std::memory_order_acquire);
+    for (const Part& p : parts_) {
+      if (p.world != world || p.epoch != epoch || !(p.key == key) || !p.box.ContainsBox(part))
+        continue;
+      CopyPart(p.voxels, part, out);
+      return true;
+    }
+    return false;
+  }
+  void Add(const World* world, const ChunkKey& key, const IntBox& part, const Chunk& voxels) {
+    Part& p = parts_[next_];
+    next_ = (next_ + 1) % kParts;
+    p.world = world;
+    p.epoch = world_epoch.load(std::memory_order_acquire);
+    p.key = key;
+    p.box = part;
+    CopyPart(voxels, part, &p.voxels);
+  }
+
+ private:
+  static constexpr int kParts = 32;  // more than a record's 26 neighbour parts
+  struct Part {
+    const World* world = nullptr;
+    uint64_t epoch = 0;
+    ChunkKey key;
+    IntBox box;
+    Chunk voxels;  // valid inside `box`
+  };
+  static void CopyPart(const Chunk& from, const IntBox& part, Chunk* to) {
+    for (int32_t y = part.min.y; y < part.max.y; ++y)
+      for (int32_t z = part.min.z; z < part.max.z; ++z)
+        for (int32_t x = part.min.x; x < part.max.x; ++x) {
+          const Int3 local = LocalOf({x, y, z});
+          to->At(local) = from.At(local);
+        }
+  }
+
+  std::array<Part, kParts> parts_;
+  int next_ = 0;
+};
+
+}  // namespace world_internal
+}  // namespace voxcol
