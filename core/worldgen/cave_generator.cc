@@ -266,6 +266,7 @@ void CaveGenerator::GeneratePart(const ChunkKey& key, const IntBox& voxels, Chun
   }
   if (axis >= 0) {
     const int u = axis == 0 ? 1 : 0, w = axis == 2 ? 1 : 2;
+    const int stride = LocalIndex(axis == 0, axis == 1, axis == 2);  // one voxel along `axis`
     Voxel line[kChunkSize];
     bool avx2 = true;
     for (int32_t j = voxels.min[u]; avx2 && j < voxels.max[u]; ++j)
@@ -277,11 +278,9 @@ void CaveGenerator::GeneratePart(const ChunkKey& key, const IntBox& voxels, Chun
           avx2 = false;
           break;
         }
-        for (int i = 0; i < kChunkSize; ++i) {
-          Int3 v = first;
-          v[axis] += i;
-          out->At(LocalOf(v)) = line[i];
-        }
+        const Int3 local = LocalOf(first);  // 0 on `axis`
+        Voxel* row = &out->voxels[LocalIndex(local.x, local.y, local.z)];
+        for (int i = 0; i < kChunkSize; ++i) row[i * stride] = line[i];
       }
     if (avx2) return;
   }
