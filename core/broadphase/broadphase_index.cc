@@ -187,13 +187,16 @@ void BroadphaseIndex::GenerateParts(const ChunkKey& key, std::array<ChunkPtr, 27
   // masks do not keep neighbours). No proof is asked of it: a proof costs about as much as
   // generating a layer, and the parts read near the surface are seldom uniform (World::
   // ProvenUniform; the whole neighbourhood's proof is UniformHoodRecord's).
-  thread_local std::array<Chunk, 27> scratch;
+  // On the heap: static TLS comes out of every thread's stack, and some threads' stacks are small.
+  thread_local std::unique_ptr<std::array<Chunk, 27>> scratch;
+  if (scratch == nullptr) scratch = std::make_unique<std::array<Chunk, 27>>();
   for (int i = 0; i < 27; ++i) {
     ChunkPtr& owner = (*owners)[i];
     if (owner != nullptr) continue;
     const Int3 d{i % 3 - 1, i / 9 - 1, i / 3 % 3 - 1};  // NeighbourIndex's order
-    world_.GeneratePart(key + d, NeighbourPart(key, d), &scratch[i]);
-    owner = ChunkPtr(ChunkPtr(), &scratch[i]);  // not owned: the scratch outlives the build
+    Chunk* chunk = &(*scratch)[i];
+    world_.GeneratePart(key + d, NeighbourPart(key, d), chunk);
+    owner = ChunkPtr(ChunkPtr(), chunk);  // not owned: the scratch outlives the build
   }
 }
 

@@ -97,7 +97,10 @@ struct alignas(KdNode) ChunkCollision {
   // hit reads its cell's corners without world or broadphase lookups (CornerVoxel). The chunk
   // itself is the world's. A neighbour is the world's chunk, or null where the mesh read the
   // generator's part of it alone (GatherMeshSources): keeping that part would pin a private copy
-  // per entry, and its voxels are read through the broadphase instead.
+  // per entry, and its voxels are read through the broadphase instead. Those reads see the
+  // caller's snapshot, not necessarily the entry's version: a caller without a World::ReadSnapshot
+  // racing an edit of that neighbour may read a voxel newer than the mesh (as for any voxel outside
+  // the corner chunks; the service reads under snapshots).
   // They pin the world's chunks as a partial broadphase record pins its chunk; edits drop the
   // entry with the chunks' old versions. Last, outside the lines a lookup prefetches.
   std::array<ChunkPtr, 8> corner_chunks;

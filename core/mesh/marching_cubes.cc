@@ -211,13 +211,10 @@ class CellMesher {
 };
 
 // Generates into *out the part of neighbour key + d (d in {-1, 0, 1}^3, not 0) that MeshChunk
-// uses: the samples with at most one coordinate outside the chunk's [0, 8] (the cells' corners,
-// and the slopes along one axis there, Gather's samples -1 and 9). Of a lower neighbour (below
-// on some axis) that is the part in the chunk's 10^3 box (NeighbourPart), the one the
-// broadphase's record of the chunk read; of an upper one (above on every axis where d is not 0)
-// that part again, and beside it the samples at 9 on each axis where d is 1 (a second layer of a
-// face neighbour, the two rows beside an edge neighbour's, the three voxels beside a corner's).
-// Gather copies the neighbour's other samples too, which nothing reads.
+// uses: its samples with at most one coordinate outside the chunk's [0, 8] (cell corners, and
+// the slopes along one axis there, which reach Gather's samples -1 and 9). Of a lower neighbour
+// (below on some axis) that is NeighbourPart, the part the broadphase's record of the chunk read
+// just before (World::GeneratePart remembers it); of an upper one also the samples at 9 beside it.
 void GenerateMeshPart(const World& world, const ChunkKey& key, const Int3& d, Chunk* out) {
   const IntBox part = NeighbourPart(key, d);
   world.GeneratePart(key + d, part, out);
@@ -233,7 +230,7 @@ void GenerateMeshPart(const World& world, const ChunkKey& key, const Int3& d, Ch
 
 }  // namespace
 
-MeshSources GatherMeshSources(const World& world, const ChunkKey& key, uint32_t* generated) {
+MeshSources GatherMeshSources(const World& world, const ChunkKey& key, uint32_t* generated_mask) {
   MeshSources sources;
   uint32_t private_parts = 0;
   for (int dz = -1; dz <= 1; ++dz)
@@ -265,7 +262,7 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key, uint32_t*
         source = std::move(chunk);
         private_parts |= uint32_t{1} << index;
       }
-  if (generated != nullptr) *generated = private_parts;
+  if (generated_mask != nullptr) *generated_mask = private_parts;
   return sources;
 }
 

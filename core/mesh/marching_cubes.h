@@ -42,12 +42,12 @@ inline IntBox MeshChunksReading(const IntBox& voxels) {
 
 // Fetches the 27 source chunks of `key` from the world (chunks outside the world read as air).
 // The chunk itself is the world's. Of a neighbour that is the generator's content and not
-// resident, MeshChunk uses only a part (the layer in the chunk's 10^3 box of a lower neighbour,
-// the two layers at the low faces of an upper one): only that part is generated, into a chunk of
-// its own that the world does not hold (World::GeneratePart), and *generated (unless null) gets
-// bit MeshSourceIndex(d) set. Nothing but the chunk itself is made resident.
+// resident, MeshChunk uses only a part (the part in the chunk's 10^3 box, NeighbourPart, and of
+// an upper neighbour also the samples one voxel further out): only that part is generated, into
+// a chunk of its own that the world does not hold (World::GeneratePart), and *generated_mask
+// (unless null) gets bit MeshSourceIndex(d) set. Nothing but the chunk itself is made resident.
 MeshSources GatherMeshSources(const World& world, const ChunkKey& key,
-                              uint32_t* generated = nullptr);
+                              uint32_t* generated_mask = nullptr);
 
 // Meshes the cells owned by chunk `key` into `out` (cleared first; its capacity is reused), and
 // sets *solid_cells (unless null) to its cells without triangles that lie inside the solid.

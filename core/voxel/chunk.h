@@ -43,7 +43,8 @@ constexpr Int3 ChunkOrigin(const ChunkKey& key) {
 // then Z, then X order, where `part` is the region's part inside that chunk (world voxels).
 // The voxels of neighbour chunk key + d (d in {-1, 0, 1}^3) inside the 10^3 box of chunk `key`
 // (the chunk grown by one voxel on every side): a layer, a row or one voxel. What the broadphase's
-// masks and the mesher read of a neighbour (BroadphaseIndex::Build, GatherMeshSources).
+// masks read of a neighbour (BroadphaseIndex::Build), and the mesher of a lower one (of an upper
+// one it reads the samples one voxel further out too: GatherMeshSources).
 inline IntBox NeighbourPart(const ChunkKey& key, const Int3& d) {
   const Int3 origin = ChunkOrigin(key);
   IntBox part;
@@ -79,6 +80,17 @@ struct Chunk {
   // True when every voxel equals the first one.
   bool IsUniform() const;
 };
+
+// Copies the voxels of `part` (world voxels, a box inside the chunk both hold) from `from` to
+// `to`; its other voxels are left as they were.
+inline void CopyVoxels(const Chunk& from, const IntBox& part, Chunk* to) {
+  for (int32_t y = part.min.y; y < part.max.y; ++y)
+    for (int32_t z = part.min.z; z < part.max.z; ++z)
+      for (int32_t x = part.min.x; x < part.max.x; ++x) {
+        const Int3 local = LocalOf({x, y, z});
+        to->At(local) = from.At(local);
+      }
+}
 
 // Chunks are immutable once published; an edit copies, modifies and publishes a new one.
 using ChunkPtr = std::shared_ptr<const Chunk>;

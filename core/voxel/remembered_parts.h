@@ -1,5 +1,5 @@
 // The parts of generator chunks a thread generated last (World::GeneratePart), so that a part
-// asked for twice is generated once. Internal to world.cc.
+// asked for twice is generated once. Used by World::GeneratePart only.
 #pragma once
 
 #include <array>
@@ -14,11 +14,11 @@ class World;
 
 namespace world_internal {
 
-// Bumped by every World's construction and destruction: a remembered part is its world's only
-// while this is unchanged, so no part of a destroyed world is ever taken for one of a world built
-// later at the same address.
-inline std::atomic<uint64_t> world_epoch{0};
-inline void NextWorldEpoch() { world_epoch.fetch_add(1, std::memory_order_acq_rel); }
+// Bumped by every World's construction and destruction (world.cc): a remembered part is its
+// world's only while this is unchanged, so no part of a destroyed world is ever taken for one of
+// a world built later at the same address. Any world built anywhere thus forgets every thread's
+// parts: worlds are built rarely.
+extern std::atomic<uint64_t> world_epoch;
 
 // The parts of generator chunks this thread generated last, of any world. The mesher asks for the
 // parts of a chunk's neighbours right after the broadphase generated the same ones for that
@@ -33,7 +33,7 @@ class RememberedParts {
     for (const Part& p : parts_) {
       if (p.world != world || p.epoch != epoch || !(p.key == key) || !p.box.ContainsBox(part))
         continue;
-      CopyPart(p.voxels, part, out);
+      CopyVoxels(p.voxels, part, out);
       return true;
     }
     return false;
@@ -45,11 +45,13 @@ class RememberedParts {
     p.epoch = world_epoch.load(std::memory_order_acquire);
     p.key = key;
     p.box = part;
-    CopyPart(voxels, part, &p.voxels);
+    CopyVoxels(voxels, part, &p.voxels);
   }
 
  private:
-  static constexpr int kParts = 32;  // more than a record's 26 neighbour parts
+  // More than the 26 parts a broadphase record generates, so that the mesh built right after it
+  // finds them all. ~34.5 KiB, on the heap (World::GeneratePart).
+  static constexpr int kParts = 32;
   struct Part {
     const World* world = nullptr;
     uint64_t epoch = 0;
@@ -57,15 +59,6 @@ class RememberedParts {
     IntBox box;
     Chunk voxels;  // valid inside `box`
   };
-  static void CopyPart(const Chunk& from, const IntBox& part, Chunk* to) {
-    for (int32_t y = part.min.y; y < part.max.y; ++y)
-      for (int32_t z = part.min.z; z < part.max.z; ++z)
-        for (int32_t x = part.min.x; x < part.max.x; ++x) {
-          const Int3 local = LocalOf({x, y, z});
-          to->At(local) = from.At(local);
-        }
-  }
-
   std::array<Part, kParts> parts_;
   int next_ = 0;
 };

@@ -10,6 +10,8 @@
 
 namespace voxcol {
 
+std::atomic<uint64_t> world_internal::world_epoch{0};
+
 absl::Status ValidateWorldConfig(const WorldConfig& config) {
   const char* axes[3] = {"x", "y", "z"};
   for (int i = 0; i < 3; ++i) {
@@ -52,7 +54,7 @@ void ClearOutside(const IntBox& bounds, const IntBox& part, Chunk* chunk) {
 
 World::World(const WorldConfig& config, std::unique_ptr<ChunkGenerator> generator)
     : config_(config), generator_(std::move(generator)), air_(UniformChunk(Voxel{})) {
-  world_internal::NextWorldEpoch();
+  world_internal::world_epoch.fetch_add(1, std::memory_order_acq_rel);
   voxel_bounds_ = WorldVoxelBounds(config);
   // Max exclusive: the chunk holding the last voxel, plus one (a world whose size is not a multiple
   // of the chunk size on an axis ends inside a chunk there).
@@ -65,7 +67,7 @@ World::World(const WorldConfig& config, std::unique_ptr<ChunkGenerator> generato
 }
 
 World::~World() {
-  world_internal::NextWorldEpoch();
+  world_internal::world_epoch.fetch_add(1, std::memory_order_acq_rel);
   for (size_t i = 0; i < uniform_page_count_; ++i) delete[] uniform_pages_[i].load();
 }
 
@@ -226,11 +228,14 @@ bool World::ProvenUniform(const IntBox& box, Voxel* fill) const {
 
 void World::GeneratePart(const ChunkKey& key, const IntBox& part, Chunk* scratch) const {
   assert(!part.Empty() && ChunkOf(part.min) == key && ChunkOf(part.max - Int3{1, 1, 1}) == key);
-  thread_local world_internal::RememberedParts remembered;
-  if (remembered.Find(this, key, part, scratch)) return;
+  // On the heap: static TLS comes out of every thread's stack, and some threads' stacks are small
+  // (the metrics server's workers overflowed with this in TLS).
+  thread_local std::unique_ptr<world_internal::RememberedParts> remembered;
+  if (remembered == nullptr) remembered = std::make_unique<world_internal::RememberedParts>();
+  if (remembered->Find(this, key, part, scratch)) return;
   generator_->GeneratePart(key, part, scratch);
   if (!voxel_bounds_.ContainsBox(part)) ClearOutside(voxel_bounds_, part, scratch);
-  remembered.Add(this, key, part, *scratch);
+  remembered->Add(this, key, part, *scratch);
 }
 
 Voxel World::GetVoxel(const Int3& voxel) const {

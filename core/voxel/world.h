@@ -49,11 +49,14 @@ class ChunkGenerator {
   // always allowed.
   virtual bool ProvenUniform(const IntBox& voxels, Voxel* fill) const { return false; }
   // Writes the voxels Generate writes inside `voxels` (world voxel coordinates, max exclusive, a
-  // box inside chunk `key`) to the same places of `out`; what it writes elsewhere in `out` is
-  // unspecified. For callers that read only a part of a chunk (a layer of a neighbour). The
-  // default generates the whole chunk.
+  // box inside chunk `key`) to the same places of `out`, and leaves the other voxels of `out` as
+  // they were: callers generate several parts of one chunk into one scratch chunk. For callers
+  // that read only a part of a chunk (a layer of a neighbour). The default generates the whole
+  // chunk aside and copies the part.
   virtual void GeneratePart(const ChunkKey& key, const IntBox& voxels, Chunk* out) const {
-    Generate(key, out);
+    Chunk whole;
+    Generate(key, &whole);
+    CopyVoxels(whole, voxels, out);
   }
 };
 
@@ -166,8 +169,8 @@ class World {
   absl::StatusOr<ChunkPtr> PeekChunk(const ChunkKey& key) const { return Load(key, kPeek); }
   // Reading a part of a chunk that PeekChunk returned null for (the generator's content) without
   // generating the chunk: `part` is a box of world voxels inside chunk `key`. GeneratePart writes
-  // the part's voxels as LoadChunk would read them (cleared outside the world) to *scratch, whose
-  // other voxels are left unspecified (see ChunkGenerator::GeneratePart); nothing is made
+  // the part's voxels as LoadChunk would read them (cleared outside the world) to *scratch and
+  // leaves its other voxels as they were (see ChunkGenerator::GeneratePart); nothing is made
   // resident. Thread-safe (distinct scratch chunks).
   void GeneratePart(const ChunkKey& key, const IntBox& part, Chunk* scratch) const;
   // True, with *fill, where the generator proves that every voxel of `box` (world voxels, over any

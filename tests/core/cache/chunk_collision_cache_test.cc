@@ -165,7 +165,8 @@ TEST(NarrowphaseCacheTest, EditInvalidatesTheChunksThatReadTheVoxel) {
   for (size_t i = 0; i < keys.size(); ++i) {
     const ChunkKey& key = keys[i];
     // A mesh reads its chunk's voxels, one layer below and two above; an entry also pins the
-    // chunk itself and the seven above it (corner_chunks), which must never be old versions.
+    // chunk itself and those of the seven above it that were resident (corner_chunks), which must
+    // never be old versions.
     Int3 o = ChunkOrigin(key);
     bool reads = voxel.x >= o.x - 1 && voxel.x <= o.x + 9 && voxel.y >= o.y - 1 &&
                  voxel.y <= o.y + 9 && voxel.z >= o.z - 1 && voxel.z <= o.z + 9;

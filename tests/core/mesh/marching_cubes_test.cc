@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "core/mesh/marching_cubes_tables.h"
 #include "core/voxel/edit.h"
+#include "tests/core/test_meshes.h"
 #include "tests/core/test_worlds.h"
 
 namespace voxcol {
@@ -169,6 +170,37 @@ TEST(MarchingCubesTest, RandomNoiseWorldIsClosedOutwardOrientedManifold) {
   EXPECT_EQ(r.duplicate_edges, 0u);
   EXPECT_EQ(r.degenerate, 0u);
   EXPECT_GT(r.volume, 0.0);
+}
+
+// A chunk meshed before its neighbours were generated (GatherMeshSources reads their parts,
+// several into one scratch chunk for an upper neighbour) equals the mesh built after all 27
+// sources were generated whole, also at the faces of a world whose size is not a multiple of 8,
+// where a part is cleared outside the world box: with a generator that keeps the default
+// ChunkGenerator::GeneratePart (the whole chunk generated aside), and with terrain that goes on
+// beyond the box.
+TEST(MarchingCubesTest, ColdMeshesEqualWarmOnesAtTheFacesOfAnOddSizedWorld) {
+  const Int3 size{20, 20, 20};  // [-10, 10): the chunks at -16 and 8 straddle the box
+  auto slope = [](const Int3& v) {
+    return v.y + (v.x + v.z) / 3 < 2 ? Voxel{kMaterialRock, 255} : Voxel{};
+  };
+  std::unique_ptr<World> probe = testing::MakeFunctionWorld(slope, size);
+  const IntBox range = MeshedChunkRange(*probe);
+  int meshes = 0;
+  for (int y = range.min.y; y < range.max.y; ++y)
+    for (int z = range.min.z; z < range.max.z; ++z)
+      for (int x = range.min.x; x < range.max.x; ++x) {
+        const ChunkKey key{x, y, z};
+        auto cold = testing::MakeFunctionWorld(slope, size);
+        auto warm = testing::MakeFunctionWorld(slope, size);
+        for (int i = 0; i < 27; ++i)
+          warm->GetChunk(key + Int3{i % 3 - 1, i / 3 % 3 - 1, i / 9 - 1});
+        const ChunkMesh c = MeshChunk(*cold, key), w = MeshChunk(*warm, key);
+        ASSERT_EQ(c.vertices, w.vertices) << x << "," << y << "," << z;
+        ASSERT_EQ(testing::SortedTriangles(c), testing::SortedTriangles(w))
+            << x << "," << y << "," << z;
+        meshes += !w.empty();
+      }
+  EXPECT_GT(meshes, 20);
 }
 
 // Vertices on the face shared by two chunks are the same floats on both sides.
