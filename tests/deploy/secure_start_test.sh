@@ -36,7 +36,10 @@ sub() { printf '%s' "${1//50051/$port}"; }
 [[ "${commands[0]}" == "bash scripts/dev-certs.sh"* ]] || fail "first command is not dev-certs: ${commands[0]}"
 eval "$(sub "${commands[0]}")" >/dev/null
 [[ "${commands[1]}" == "bash scripts/run.sh "* ]] || fail "second command is not run.sh: ${commands[1]}"
-eval "$(sub "${commands[1]}") --data_dir=$work/data --metrics_listen=127.0.0.1:0" >"$work/server.log" 2>&1 &
+# exec: the job becomes run.sh, which execs the server, so that $server_pid is the server's and
+# the cleanup stops it (a subshell around it left the server running after the test).
+eval "exec $(sub "${commands[1]}") --data_dir=$work/data --metrics_listen=127.0.0.1:0" \
+  >"$work/server.log" 2>&1 &
 server_pid=$!
 cli=$(sub "${commands[2]}")
 [[ "$cli" == "build/client/voxcol "* ]] || fail "third command is not the CLI: $cli"
