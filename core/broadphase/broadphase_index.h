@@ -152,6 +152,13 @@ class BroadphaseIndex : public EditObserver {
     return Get(key, scope).MayTouch(classes);
   }
 
+  // True when MayTouch(key, ...) answers from the class table: the chunk's record is built and
+  // describes the calling thread's snapshot, so asking costs no build.
+  bool Known(const ChunkKey& key) const {
+    return chunk_bounds_.Contains(key) && (ClassCode(SlotIndex(key)) & kCodeKnown) != 0 &&
+           !world_.NewerThanSnapshot(key);
+  }
+
   // True when the class table knows chunk `key` as FULL of `cls` (kClassSolid or kClassWater):
   // every voxel of its 10^3 neighbourhood holds that class. False when unknown (not built yet).
   bool KnownFull(const ChunkKey& key, MaskClass cls) const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "core/mesh/marching_cubes.h"
 #include "core/query/raycast.h"
@@ -48,6 +49,34 @@ class ChunkWalk {
   float t_max_[3], t_delta_[3];
 };
 
+// True when the ray's stretch [t0, t1] (world units) through mesh chunk `key`, a chunk of the
+// world, provably meets no triangle of it, with no voxel generated or loaded: the corners of the
+// cells the stretch can pass through are all one value (World::ProvenUntouched), and a cell whose
+// eight corners are equal holds no triangle. The proof costs about as much as generating a part of
+// a hundred voxels; the broadphase record the walk would build instead generates the chunk and
+// parts of its 26 neighbours.
+bool StretchProvenUniform(const World& world, const KdRay& ray, float t0, float t1,
+                          const ChunkKey& key) {
+  // Corners of the cells around a point p (voxel units): floor(p - 0.5) and one up. A point on a
+  // cell face also lies in the face of the neighbour cell, whose corners on that face are the
+  // same. The margin covers the float error of the walk's distances, generously: the box is
+  // clipped to the chunk's cell corners, [8K, 8K + 9), anyway.
+  const float inv_h = 1.0f / world.voxel_size();
+  const Vec3 a = (ray.origin + ray.direction * t0) * inv_h;
+  const Vec3 b = (ray.origin + ray.direction * t1) * inv_h;
+  const float margin = 0.01f + 1e-5f * t1 * inv_h;
+  const Int3 origin = ChunkOrigin(key);
+  IntBox box;
+  for (int i = 0; i < 3; ++i) {
+    const float lo = std::min(a[i], b[i]) - 0.5f - margin;
+    const float hi = std::max(a[i], b[i]) - 0.5f + margin;
+    box.min[i] = std::max(int32_t(std::floor(lo)), origin[i]);
+    box.max[i] = std::min(int32_t(std::floor(hi)) + 2, origin[i] + kChunkSize + 1);
+  }
+  Voxel fill;
+  return world.ProvenUntouched(box, &fill);
+}
+
 // The ray origin's chunk as InSolidCell found it under the walk's cache scope: the walk uses its
 // entry instead of looking the chunk up again.
 struct KnownChunk {
@@ -60,11 +89,13 @@ struct KnownChunk {
 // load stops the walk with that error (meshing it would read it as air): the cache loads a chunk
 // before building it, and an entry it holds was built from a chunk that loaded.
 // World chunks whose broadphase record has no solid within one voxel cannot hold a triangle (every
-// cell corner lies in that neighbourhood), so they are stepped over without touching the cache. The
-// layer meshed just outside the world (it closes the surface at the world box) has no record and
-// is always visited. A cached chunk whose triangles' box the ray misses (or that has none) is
-// passed as a null collision, without reading its data: on_chunk only applies its stopping rule.
-// The others' data starts loading as soon as their entry is found.
+// cell corner lies in that neighbourhood), so they are stepped over without touching the cache;
+// so are chunks with no record yet where the ray's stretch through them is proven to meet no
+// triangle (StretchProvenUniform: cold rays then generate no voxels there). The layer meshed just
+// outside the world (it closes the surface at the world box) has no record and is always visited.
+// A cached chunk whose triangles' box the ray misses (or that has none) is passed as a null
+// collision, without reading its data: on_chunk only applies its stopping rule. The others' data
+// starts loading as soon as their entry is found.
 template <typename OnChunk>
 absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
                         ChunkCollisionCache& cache,
@@ -75,9 +106,13 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
   ChunkWalk walk(world, ray.origin, ray.direction);
   uint32_t chunks = 0, builds = 0;
   absl::Status status;
-  for (; walk.InRange(); walk.Next()) {
-    if (world.chunk_bounds().Contains(walk.key()) &&
-        !index.MayTouch(walk.key(), kClassSolid, scope)) {
+  float t_enter = 0;
+  for (; walk.InRange(); t_enter = walk.t_exit(), walk.Next()) {
+    const ChunkKey& key = walk.key();
+    if (world.chunk_bounds().Contains(key) &&
+        ((!index.Known(key) &&
+          StretchProvenUniform(world, ray, t_enter, std::min(walk.t_exit(), t_end), key)) ||
+         !index.MayTouch(key, kClassSolid, scope))) {
       if (walk.t_exit() > t_end) break;
       continue;
     }
@@ -291,12 +326,14 @@ RaycastHit MakeSmoothHit(const BroadphaseIndex& index, VoxelReader& voxels, cons
   return hit;
 }
 
-RaycastHit StartedInside(const World& world, VoxelReader& voxels, const RaycastInput& ray) {
+// `origin`: the origin voxel when it is known already (else it is read).
+RaycastHit StartedInside(const World& world, VoxelReader& voxels, const RaycastInput& ray,
+                         const std::optional<Voxel>& origin) {
   RaycastHit hit;
   hit.hit = hit.started_inside = true;
   hit.position = ray.origin;
   hit.voxel = world.VoxelAt(ray.origin);
-  hit.value = voxels.Get(hit.voxel);
+  hit.value = origin ? *origin : voxels.Get(hit.voxel);
   hit.chunk = ChunkOf(hit.voxel);
   return hit;
 }
@@ -322,14 +359,23 @@ bool CornersInUniformSolid(const World& world, const Int3& low) {
 // (SolidCells, held by its cache entry), and for chunks the table knows as FULL solid, the uniform
 // table (such chunks are often never meshed). A chunk that fails to load answers false; the walk
 // reports it. *owner is the owning chunk's entry when this looked it up (else empty), for the walk.
+// In a chunk with no broadphase record yet, a cell whose corners are proven one value (World::
+// ProvenUntouched) is answered from that value with no record built; *origin is then the voxel at
+// p (one of the corners).
 bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
                  ChunkCollisionCache& cache, const ChunkCollisionCache::ReadScope& cache_scope,
-                 const Vec3& p, VoxelReader& voxels, KnownChunk* owner, QueryStats* stats) {
+                 const Vec3& p, VoxelReader& voxels, KnownChunk* owner,
+                 std::optional<Voxel>* origin, QueryStats* stats) {
   const World& world = index.world();
   const Int3 low = CellLow(world, p);
   const ChunkKey key = ChunkOf(low);                         // the mesh chunk that owns the cell
   if (!MeshedChunkRange(world).Contains(key)) return false;  // corners outside the world: air
   if (world.chunk_bounds().Contains(key)) {
+    Voxel fill;
+    if (!index.Known(key) && world.ProvenUntouched({low, low + Int3{2, 2, 2}}, &fill)) {
+      *origin = fill;
+      return IsSolid(fill);
+    }
     if (!index.MayTouch(key, kClassSolid, scope)) return false;
     if (index.KnownFull(key, kClassSolid) && CornersInUniformSolid(world, low)) return true;
   }
@@ -375,10 +421,11 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   VoxelReader voxels(index, scope);
   ChunkCollisionCache::ReadScope cache_scope(cache);
   // With a water hit the answer can be the water (its face may come before the smooth exit).
-  KnownChunk origin_chunk{};  // found by InSolidCell, reused by the walk
-  if (!water.hit &&
-      InSolidCell(index, scope, cache, cache_scope, ray.origin, voxels, &origin_chunk, stats)) {
-    return StartedInside(world, voxels, ray);
+  KnownChunk origin_chunk{};          // found by InSolidCell, reused by the walk
+  std::optional<Voxel> origin_voxel;  // when InSolidCell proved it
+  if (!water.hit && InSolidCell(index, scope, cache, cache_scope, ray.origin, voxels, &origin_chunk,
+                                &origin_voxel, stats)) {
+    return StartedInside(world, voxels, ray, origin_voxel);
   }
   const float t_end = water.hit ? water.distance : ray.max_distance;
   const KdRay kray(ray.origin, Normalize(ray.direction));
@@ -409,15 +456,16 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   if (closest.has_hit()) {
     RaycastHit hit = MakeSmoothHit(index, voxels, kray, *best, closest.hit());
     // The first crossing leaves the solid: the ray started inside terrain.
-    return hit.front_face ? hit : StartedInside(world, voxels, ray);
+    return hit.front_face ? hit : StartedInside(world, voxels, ray, origin_voxel);
   }
   if (water.hit) return water;
   // No crossing at all: inside if the origin voxel is solid (the surface stays within a voxel of
   // the blocky one, so a long solid run without a crossing is inside).
   if (first != nullptr) voxels.Hint(*first);
   voxels.Hint(origin_chunk.key, origin_chunk.cells.source);  // when no tree was read
-  return voxels.IsSolidAt(world.VoxelAt(ray.origin)) ? StartedInside(world, voxels, ray)
-                                                     : RaycastHit{};
+  const bool solid =
+      origin_voxel ? IsSolid(*origin_voxel) : voxels.IsSolidAt(world.VoxelAt(ray.origin));
+  return solid ? StartedInside(world, voxels, ray, origin_voxel) : RaycastHit{};
 }
 
 void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,

@@ -178,6 +178,11 @@ class World {
   // does. Worth asking of big boxes only: a proof costs about as much as generating a part of a
   // hundred voxels, and near the surface, where the parts are read, few of them are uniform.
   bool ProvenUniform(const IntBox& box, Voxel* fill) const;
+  // True, with *fill, when every voxel of `box` reads as `fill` as of the calling thread's
+  // snapshot, shown without generating or loading one: voxels outside the world are air, the
+  // others lie in chunks that are the generator's (PeekChunk null) and the generator proves them
+  // (ProvenUniform). For queries that would otherwise generate a region to find it empty.
+  bool ProvenUntouched(const IntBox& box, Voxel* fill) const;
   // Same as LoadChunk, but a chunk that fails to load reads as air (callers that must report
   // DATA_LOSS use LoadChunk). Thread-safe.
   ChunkPtr GetChunk(const ChunkKey& key) const;

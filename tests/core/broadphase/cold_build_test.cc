@@ -222,6 +222,69 @@ TEST(ColdBuild, RecordsLeaveTheirNeighboursUngenerated) {
   EXPECT_GT(partial, 0);
 }
 
+// World::ProvenUntouched (how cold rays step over chunks and answer origins without a record)
+// claims only what the fully generated world reads: over random boxes of every size from 2 to 10
+// voxels, in and around the world, every voxel of a proven box equals its fill. Boxes that reach
+// an edited, stored or resident chunk, or reach out of the world over anything but air, are not
+// proven.
+TEST(ColdBuild, ProvenUntouchedBoxesReadAsTheirFill) {
+  TwoStoredChunks loader;
+  EditedPair worlds(&loader);
+  const World& cold = *worlds.cold.world;
+  const World& oracle = *worlds.oracle.world;
+  const IntBox world = cold.voxel_bounds();
+  std::mt19937 rng(17);
+  auto coordinate = [&rng](int32_t lo, int32_t hi) { return lo + int32_t(rng() % (hi - lo)); };
+  int proven = 0, proven_rock = 0, proven_outside = 0;
+  for (int i = 0; i < 4000; ++i) {
+    IntBox box;
+    for (int a = 0; a < 3; ++a) {
+      box.min[a] = coordinate(world.min[a] - 6, world.max[a] + 2);
+      box.max[a] = box.min[a] + 2 + int32_t(rng() % 9);
+    }
+    Voxel fill;
+    if (!cold.ProvenUntouched(box, &fill)) continue;
+    ++proven;
+    proven_rock += IsSolid(fill);
+    proven_outside += !world.ContainsBox(box);
+    for (int32_t y = box.min.y; y < box.max.y; ++y)
+      for (int32_t z = box.min.z; z < box.max.z; ++z)
+        for (int32_t x = box.min.x; x < box.max.x; ++x)
+          ASSERT_EQ(oracle.GetVoxel({x, y, z}), fill)
+              << "box " << i << " voxel " << x << ", " << y << ", " << z;
+  }
+  EXPECT_GT(proven, 800);
+  EXPECT_GT(proven_rock, 100);
+  EXPECT_GT(proven_outside, 100);
+
+  // Deep rock at the bottom face (the first box along it proven rock) is proven inside the world,
+  // not across the face (air below).
+  Voxel fill;
+  IntBox bottom;
+  bool found = false;
+  for (int32_t x = world.min.x; x < world.max.x && !found; x += 4) {
+    bottom = {{x, world.min.y, 0}, {x + 4, world.min.y + 3, 4}};
+    found = cold.ProvenUntouched(bottom, &fill) && IsSolid(fill);
+  }
+  ASSERT_TRUE(found);
+  EXPECT_FALSE(cold.ProvenUntouched({bottom.min - Int3{0, 1, 0}, bottom.max}, &fill));
+  // A box wholly outside is air.
+  ASSERT_TRUE(cold.ProvenUntouched({world.max, world.max + Int3{3, 3, 3}}, &fill));
+  EXPECT_EQ(fill, Voxel{});
+  // The sky beside the stored chunk and the edited ball is proven; boxes reaching into them not.
+  const Int3 stored = ChunkOrigin({2, 4, 1});
+  ASSERT_TRUE(cold.ProvenUntouched({stored + Int3{0, 0, -3}, stored + Int3{8, 8, -1}}, &fill));
+  EXPECT_EQ(fill, Voxel{});
+  EXPECT_FALSE(cold.ProvenUntouched({stored + Int3{0, 0, -3}, stored + Int3{8, 8, 1}}, &fill));
+  ASSERT_TRUE(cold.ProvenUntouched({{24, 38, -12}, {28, 42, -8}}, &fill));
+  EXPECT_FALSE(cold.ProvenUntouched({{12, 38, -12}, {28, 42, -8}}, &fill));
+  // Nor is a chunk once it is resident, though it holds the generator's voxels.
+  const IntBox sky{{-30, 40, 30}, {-26, 44, 34}};
+  ASSERT_TRUE(cold.ProvenUntouched(sky, &fill));
+  cold.GetChunk(ChunkOf(sky.min));
+  EXPECT_FALSE(cold.ProvenUntouched(sky, &fill));
+}
+
 bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 bool SameBits(const Vec3& a, const Vec3& b) {
   return SameBits(a.x, b.x) && SameBits(a.y, b.y) && SameBits(a.z, b.z);
@@ -229,11 +292,12 @@ bool SameBits(const Vec3& a, const Vec3& b) {
 
 // Rays cast once each on a fresh world (cold) answer bit for bit what a fully generated world
 // answers warm (every ray cast twice, the second answer kept): smooth, smooth stopping at water,
-// and blocky, over the default world with edits.
+// and blocky, over the default world with edits and stored chunks.
 TEST(ColdBuild, ColdRaysEqualWarmRaysOfFullGeneration) {
   const WorldConfig config{};  // the default world, 512 x 192 x 512
-  Queries cold = MakeQueries(config, false, nullptr);
-  Queries warm = MakeQueries(config, true, nullptr);
+  TwoStoredChunks loader;
+  Queries cold = MakeQueries(config, false, &loader);
+  Queries warm = MakeQueries(config, true, &loader);
   ApplyEdits(*cold.world);
   ApplyEdits(*warm.world);
   std::mt19937 rng(99);
@@ -279,6 +343,39 @@ TEST(ColdBuild, ColdRaysEqualWarmRaysOfFullGeneration) {
   EXPECT_GT(hits - inside, 300);
   EXPECT_GT(inside, 300);
   EXPECT_GT(int(rays.size()) - hits, 300);
+}
+
+// Cold rays through open sky build no broadphase record and no mesh: their origins and the
+// stretches they cross are proven air (World::ProvenUntouched). Rays at the stored rock chunk and
+// at the edited ball in that sky still hit them, as the fully generated world answers.
+TEST(ColdBuild, ColdRaysProveOpenSkyAndHitWhatIsStoredOrEdited) {
+  TwoStoredChunks loader;
+  EditedPair worlds(&loader);
+  Queries& cold = worlds.cold;
+  Queries& oracle = worlds.oracle;
+  const size_t edited = cold.index->Memory().built_chunks;  // the edits' records
+  QueryStats stats;
+  for (int i = 0; i < 16; ++i) {
+    const float a = 0.39f * float(i);
+    const RaycastInput ray{Vec3(-40.0f, 43.5f, 40.0f - float(i)),
+                           Vec3(std::cos(a), 0.05f, std::sin(a)), 20.0f};
+    ASSERT_FALSE(Raycast(*cold.index, *cold.cache, ray, {}, &stats).hit) << "ray " << i;
+    ASSERT_FALSE(Raycast(*oracle.index, *oracle.cache, ray, {}).hit) << "ray " << i;
+  }
+  EXPECT_EQ(cold.index->Memory().built_chunks, edited);
+  EXPECT_EQ(stats.cache_builds, 0u);
+  EXPECT_EQ(cold.world->PeekChunk(ChunkOf({-40, 43, -30})).value(), nullptr);
+
+  const RaycastInput at_stored{Vec3(-40.0f, 36.2f, 12.3f), Vec3(1.0f, 0.01f, 0.02f), 64.0f};
+  const RaycastInput at_ball{Vec3(10.2f, 40.1f, 40.0f), Vec3(0.01f, 0.0f, -1.0f), 64.0f};
+  for (const RaycastInput& ray : {at_stored, at_ball}) {
+    const RaycastHit c = Raycast(*cold.index, *cold.cache, ray, {});
+    const RaycastHit w = Raycast(*oracle.index, *oracle.cache, ray, {});
+    ASSERT_TRUE(c.hit && w.hit && !c.started_inside);
+    EXPECT_TRUE(SameBits(c.distance, w.distance)) << c.distance << " vs " << w.distance;
+    EXPECT_TRUE(SameBits(c.normal, w.normal));
+    EXPECT_EQ(c.value, w.value);
+  }
 }
 
 }  // namespace
