@@ -264,6 +264,19 @@ void BroadphaseIndex::SetClassCode(size_t i, unsigned code) const {
   word.store(w, std::memory_order_release);
 }
 
+void BroadphaseIndex::NoteMet(const ChunkKey& key) const {
+  if (!chunk_bounds_.Contains(key)) return;
+  // No lock: a compare-and-swap from "unknown" only. Writers of codes (under class_mu_) load and
+  // store the word; one that stores after this drops the note, which is all a note may suffer.
+  const size_t i = SlotIndex(key);
+  std::atomic<uint64_t>& word = class_codes_[i >> 4];
+  const int shift = int(i & 15) * 4;
+  uint64_t w = word.load(std::memory_order_relaxed);
+  while (((w >> shift) & 15) == 0 && !word.compare_exchange_weak(w, w | uint64_t(kCodeMet) << shift,
+                                                                 std::memory_order_relaxed)) {
+  }
+}
+
 const MaskRecord& BroadphaseIndex::BuildSlot(std::atomic<const MaskRecord*>& slot,
                                              const ChunkKey& key) const {
   // Only null is replaced here, so an edit's newer record always wins the race.

@@ -17,7 +17,8 @@
 // a ray stepping over empty or FULL chunks costs no memory miss. A slot's code only ever describes
 // the record in the slot: writers clear the code, swap the slot and set the new code under
 // class_mu_, and a lazy builder sets its code under class_mu_ only while its record is still in
-// the slot. A zero code means "look at the slot".
+// the slot. A code without kCodeKnown means "look at the slot"; one value of those notes that a
+// query met the chunk and went without its record (NoteMet), so that the next one builds it.
 //
 // Versioning: a partial record carries the ChunkPtr it was built from, and queries that test
 // voxels (the blocky raycast) read voxels from that snapshot, never from the live world. So the
@@ -152,12 +153,19 @@ class BroadphaseIndex : public EditObserver {
     return Get(key, scope).MayTouch(classes);
   }
 
-  // True when MayTouch(key, ...) answers from the class table: the chunk's record is built and
-  // describes the calling thread's snapshot, so asking costs no build.
-  bool Known(const ChunkKey& key) const {
-    return chunk_bounds_.Contains(key) && (ClassCode(SlotIndex(key)) & kCodeKnown) != 0 &&
-           !world_.NewerThanSnapshot(key);
+  // For queries that can go without a chunk's record the first time they meet it (a cold ray
+  // proves its stretch through the chunk empty, World::ProvenUntouchedSide, or meshes the chunk
+  // directly): true when the chunk has no record and no query noted meeting it (NoteMet). A
+  // chunk met again builds its record, so that later queries answer from the class table: a
+  // proof costs thousands of instructions (and store lookups), the table one load; and a record
+  // costs about a mesh, which a cold ray that meshes the chunk anyway need not pay first.
+  bool Unmet(const ChunkKey& key) const {
+    return chunk_bounds_.Contains(key) && ClassCode(SlotIndex(key)) == 0;
   }
+  // Notes that a query met chunk `key` and went without its record: Unmet is false from then on.
+  // A hint only: a record built or replaced later overwrites it, and the race with that may lose
+  // it.
+  void NoteMet(const ChunkKey& key) const;
 
   // True when the class table knows chunk `key` as FULL of `cls` (kClassSolid or kClassWater):
   // every voxel of its 10^3 neighbourhood holds that class. False when unknown (not built yet).
@@ -190,8 +198,9 @@ class BroadphaseIndex : public EditObserver {
   }
   std::atomic<const MaskRecord*>& Slot(const ChunkKey& key) const { return slots_[SlotIndex(key)]; }
 
-  // Class codes, 4 bits per slot: kCodeKnown | [kCodeShared] | classes. Zero: unknown.
-  static constexpr unsigned kCodeKnown = 8, kCodeShared = 4;
+  // Class codes, 4 bits per slot: kCodeKnown | [kCodeShared] | classes. Without kCodeKnown:
+  // unknown, either 0 or kCodeMet (NoteMet).
+  static constexpr unsigned kCodeKnown = 8, kCodeShared = 4, kCodeMet = 1;
   static unsigned CodeOf(const MaskRecord* record);
   unsigned ClassCode(size_t i) const {
     return unsigned(class_codes_[i >> 4].load(std::memory_order_acquire) >> ((i & 15) * 4)) & 15;

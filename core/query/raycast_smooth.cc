@@ -51,12 +51,12 @@ class ChunkWalk {
 
 // True when the ray's stretch [t0, t1] (world units) through mesh chunk `key`, a chunk of the
 // world, provably meets no triangle of it, with no voxel generated or loaded: the corners of the
-// cells the stretch can pass through are all one value (World::ProvenUntouched), and a cell whose
-// eight corners are equal holds no triangle. The proof costs about as much as generating a part of
-// a hundred voxels; the broadphase record the walk would build instead generates the chunk and
-// parts of its 26 neighbours.
-bool StretchProvenUniform(const World& world, const KdRay& ray, float t0, float t1,
-                          const ChunkKey& key) {
+// cells the stretch can pass through all lie on one side of the surface (World::
+// ProvenUntouchedSide), and a cell whose eight corners do holds no triangle. The proof costs about
+// as much as generating a part of a hundred voxels; the broadphase record the walk would build
+// instead generates the chunk and parts of its 26 neighbours.
+bool StretchWithoutSurface(const World& world, const KdRay& ray, float t0, float t1,
+                           const ChunkKey& key) {
   // Corners of the cells around a point p (voxel units): floor(p - 0.5) and one up. A point on a
   // cell face also lies in the face of the neighbour cell, whose corners on that face are the
   // same. The margin covers the float error of the walk's distances, generously: the box is
@@ -73,8 +73,8 @@ bool StretchProvenUniform(const World& world, const KdRay& ray, float t0, float 
     box.min[i] = std::max(int32_t(std::floor(lo)), origin[i]);
     box.max[i] = std::min(int32_t(std::floor(hi)) + 2, origin[i] + kChunkSize + 1);
   }
-  Voxel fill;
-  return world.ProvenUntouched(box, &fill);
+  bool solid;
+  return world.ProvenUntouchedSide(box, &solid);
 }
 
 // The ray origin's chunk as InSolidCell found it under the walk's cache scope: the walk uses its
@@ -82,6 +82,7 @@ bool StretchProvenUniform(const World& world, const KdRay& ray, float t0, float 
 struct KnownChunk {
   ChunkKey key;
   ChunkCells cells;  // cells.entry.collision null: none
+  bool met = false;  // InSolidCell met `key` first for this ray (BroadphaseIndex::NoteMet)
 };
 
 // Visits the chunk trees along the ray up to t_end; `on_chunk(collision, t_exit)` returns true to
@@ -90,8 +91,11 @@ struct KnownChunk {
 // before building it, and an entry it holds was built from a chunk that loaded.
 // World chunks whose broadphase record has no solid within one voxel cannot hold a triangle (every
 // cell corner lies in that neighbourhood), so they are stepped over without touching the cache;
-// so are chunks with no record yet where the ray's stretch through them is proven to meet no
-// triangle (StretchProvenUniform: cold rays then generate no voxels there). The layer meshed just
+// a chunk met first (BroadphaseIndex::Unmet: no record yet, not met before) goes without its
+// record: stepped over where the ray's stretch through it is proven to meet no triangle
+// (StretchWithoutSurface), else meshed directly (the record, which costs about as much as the
+// mesh, would seldom spare it there). Cold rays then generate no voxels where they cross open
+// space, and build no record where they mesh; a chunk met again builds its record.
 // outside the world (it closes the surface at the world box) has no record and is always visited.
 // A cached chunk whose triangles' box the ray misses (or that has none) is passed as a null
 // collision, without reading its data: on_chunk only applies its stopping rule. The others' data
@@ -109,12 +113,22 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
   float t_enter = 0;
   for (; walk.InRange(); t_enter = walk.t_exit(), walk.Next()) {
     const ChunkKey& key = walk.key();
-    if (world.chunk_bounds().Contains(key) &&
-        ((!index.Known(key) &&
-          StretchProvenUniform(world, ray, t_enter, std::min(walk.t_exit(), t_end), key)) ||
-         !index.MayTouch(key, kClassSolid, scope))) {
-      if (walk.t_exit() > t_end) break;
-      continue;
+    if (world.chunk_bounds().Contains(key)) {
+      const float t_exit = std::min(walk.t_exit(), t_end);
+      bool skip;
+      if (known.met && key == known.key) {  // this ray met it first, in InSolidCell
+        skip = known.cells.entry.collision == nullptr &&
+               StretchWithoutSurface(world, ray, t_enter, t_exit, key);
+      } else if (index.Unmet(key)) {
+        index.NoteMet(key);
+        skip = StretchWithoutSurface(world, ray, t_enter, t_exit, key);
+      } else {
+        skip = !index.MayTouch(key, kClassSolid, scope);
+      }
+      if (skip) {
+        if (walk.t_exit() > t_end) break;
+        continue;
+      }
     }
     ChunkLookup found = known.cells.entry.collision != nullptr && known.key == walk.key()
                             ? known.cells.entry
@@ -148,10 +162,13 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
 // chunk it was built from (the published one: edits rebuild records as they publish chunks), so
 // the voxels are read from there without a world lookup (lock, hash, reference count). A uniform
 // chunk is read from the world's uniform table; other chunks come from World::GetChunk (air if the
-// chunk fails to load, as GetVoxel). Voxels in the corner chunks of the last collision data hinted
-// (ChunkCollision::corner_chunks: those a hit's cell corners lie in) are read from there first,
-// and so are those of the hinted chunk itself (ChunkCollision::source(): a uniform one is its
-// interned chunk, which reads the same voxels as the table).
+// chunk fails to load, as GetVoxel). A chunk met first (BroadphaseIndex::Unmet) gets no record
+// built for a few voxels: when it is the generator's, the voxels are generated one by one
+// (World::GeneratePart) instead of the record's chunk and parts of 26 neighbours, which a cold hit
+// on a chunk's upper face would otherwise pay. Voxels in the corner chunks of the last collision
+// data hinted (ChunkCollision::corner_chunks: those a hit's cell corners lie in) are read from
+// there first, and so are those of the hinted chunk itself (ChunkCollision::source(): a uniform one
+// is its interned chunk, which reads the same voxels as the table).
 class VoxelReader {
  public:
   VoxelReader(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope)
@@ -163,6 +180,7 @@ class VoxelReader {
     }
     const ChunkKey key = ChunkOf(voxel);
     if (!loaded_ || !(key == key_)) Load(key);
+    if (generated_) return GeneratedVoxel(voxel);
     return chunk_ != nullptr ? chunk_->At(LocalOf(voxel)) : uniform_;
   }
   // Reads the voxels of chunk `key` from `source` (ChunkCollision::source(), null only in a shared
@@ -172,15 +190,17 @@ class VoxelReader {
     key_ = key;
     chunk_ = source;
     loaded_ = true;
+    generated_ = false;
   }
   void Hint(const ChunkCollision& c) {
     Hint(c.key, c.source());
     corners_ = &c;
   }
   // IsSolid(Get(voxel)), without reading the voxel when the class table knows that its chunk has
-  // no solid within a voxel.
+  // no solid within a voxel (a chunk met first builds no record for it: the voxel is read).
   bool IsSolidAt(const Int3& voxel) {
-    return index_.MayTouch(ChunkOf(voxel), kClassSolid, scope_) && IsSolid(Get(voxel));
+    const ChunkKey key = ChunkOf(voxel);
+    return (index_.Unmet(key) || index_.MayTouch(key, kClassSolid, scope_)) && IsSolid(Get(voxel));
   }
 
  private:
@@ -188,15 +208,34 @@ class VoxelReader {
     const World& world = index_.world();
     key_ = key;
     loaded_ = true;
-    chunk_ = index_.Get(key, scope_).chunk().get();
-    if (chunk_ != nullptr || world.UniformVoxel(key, &uniform_)) return;
-    owner_ = world.GetChunk(key);
+    generated_ = false;
+    owner_.reset();
+    chunk_ = nullptr;
+    if (index_.Unmet(key)) {
+      index_.NoteMet(key);
+      absl::StatusOr<ChunkPtr> peek = world.PeekChunk(key);
+      generated_ = peek.ok() && *peek == nullptr;
+      if (peek.ok()) owner_ = *std::move(peek);
+    } else {
+      chunk_ = index_.Get(key, scope_).chunk().get();
+    }
+    if (generated_ || chunk_ != nullptr || world.UniformVoxel(key, &uniform_)) return;
+    if (owner_ == nullptr) owner_ = world.GetChunk(key);
     chunk_ = owner_.get();
+  }
+  // One voxel of the generator's chunk key_ (cleared outside the world, as LoadChunk reads it).
+  Voxel GeneratedVoxel(const Int3& voxel) {
+    // On the heap: static TLS comes out of every thread's stack (see World::GeneratePart).
+    thread_local std::unique_ptr<Chunk> scratch;
+    if (scratch == nullptr) scratch = std::make_unique<Chunk>();
+    index_.world().GeneratePart(key_, {voxel, voxel + Int3{1, 1, 1}}, scratch.get());
+    return scratch->At(LocalOf(voxel));
   }
 
   const BroadphaseIndex& index_;
   const BroadphaseIndex::ReadScope& scope_;
   bool loaded_ = false;
+  bool generated_ = false;  // key_ is the generator's: GeneratedVoxel
   ChunkKey key_;
   const Chunk* chunk_ = nullptr;  // null: the chunk is uniform_
   Voxel uniform_;
@@ -326,14 +365,19 @@ RaycastHit MakeSmoothHit(const BroadphaseIndex& index, VoxelReader& voxels, cons
   return hit;
 }
 
-// `origin`: the origin voxel when it is known already (else it is read).
+// What InSolidCell proved of the ray's origin voxel without reading it.
+struct OriginProof {
+  std::optional<bool> solid;   // IsSolid of the origin voxel
+  std::optional<Voxel> voxel;  // the voxel itself
+};
+
 RaycastHit StartedInside(const World& world, VoxelReader& voxels, const RaycastInput& ray,
-                         const std::optional<Voxel>& origin) {
+                         const OriginProof& origin) {
   RaycastHit hit;
   hit.hit = hit.started_inside = true;
   hit.position = ray.origin;
   hit.voxel = world.VoxelAt(ray.origin);
-  hit.value = origin ? *origin : voxels.Get(hit.voxel);
+  hit.value = origin.voxel ? *origin.voxel : voxels.Get(hit.voxel);
   hit.chunk = ChunkOf(hit.voxel);
   return hit;
 }
@@ -359,23 +403,33 @@ bool CornersInUniformSolid(const World& world, const Int3& low) {
 // (SolidCells, held by its cache entry), and for chunks the table knows as FULL solid, the uniform
 // table (such chunks are often never meshed). A chunk that fails to load answers false; the walk
 // reports it. *owner is the owning chunk's entry when this looked it up (else empty), for the walk.
-// In a chunk with no broadphase record yet, a cell whose corners are proven one value (World::
-// ProvenUntouched) is answered from that value with no record built; *origin is then the voxel at
-// p (one of the corners).
+// A chunk met first (BroadphaseIndex::Unmet) goes without its record: a cell whose corners are
+// proven on one side of the surface (World::ProvenUntouchedSide) is answered with nothing built,
+// *origin then saying whether the voxel at p (one of the corners) is solid and, when the corners
+// are proven one value (World::ProvenUntouched), which voxel it is; other cells read the mesh.
 bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
                  ChunkCollisionCache& cache, const ChunkCollisionCache::ReadScope& cache_scope,
-                 const Vec3& p, VoxelReader& voxels, KnownChunk* owner,
-                 std::optional<Voxel>* origin, QueryStats* stats) {
+                 const Vec3& p, VoxelReader& voxels, KnownChunk* owner, OriginProof* origin,
+                 QueryStats* stats) {
   const World& world = index.world();
   const Int3 low = CellLow(world, p);
   const ChunkKey key = ChunkOf(low);                         // the mesh chunk that owns the cell
   if (!MeshedChunkRange(world).Contains(key)) return false;  // corners outside the world: air
-  if (world.chunk_bounds().Contains(key)) {
-    Voxel fill;
-    if (!index.Known(key) && world.ProvenUntouched({low, low + Int3{2, 2, 2}}, &fill)) {
-      *origin = fill;
-      return IsSolid(fill);
+  bool met_first = false;
+  if (!world.chunk_bounds().Contains(key)) {
+  } else if (index.Unmet(key)) {
+    index.NoteMet(key);
+    met_first = true;
+    const IntBox corners{low, low + Int3{2, 2, 2}};
+    bool solid;
+    if (world.ProvenUntouchedSide(corners, &solid)) {
+      *owner = {key, {}, true};
+      origin->solid = solid;
+      Voxel fill;  // StartedInside reports the voxel
+      if (solid && world.ProvenUntouched(corners, &fill)) origin->voxel = fill;
+      return solid;
     }
+  } else {
     if (!index.MayTouch(key, kClassSolid, scope)) return false;
     if (index.KnownFull(key, kClassSolid) && CornersInUniformSolid(world, low)) return true;
   }
@@ -387,7 +441,7 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
     if (stats) stats->cache_builds += built;
     if (cells.solid_cells == nullptr) return false;
   }
-  *owner = {key, cells};
+  *owner = {key, cells, met_first};
   const Int3 local = low - ChunkOrigin(key);
   if (((*cells.solid_cells)[local.y] >> (local.x | local.z << 3) & 1) == 0) return false;
   voxels.Hint(key, cells.source);  // StartedInside reads the origin voxel, usually in this chunk
@@ -421,11 +475,11 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   VoxelReader voxels(index, scope);
   ChunkCollisionCache::ReadScope cache_scope(cache);
   // With a water hit the answer can be the water (its face may come before the smooth exit).
-  KnownChunk origin_chunk{};          // found by InSolidCell, reused by the walk
-  std::optional<Voxel> origin_voxel;  // when InSolidCell proved it
+  KnownChunk origin_chunk{};  // found by InSolidCell, reused by the walk
+  OriginProof origin;         // what InSolidCell proved
   if (!water.hit && InSolidCell(index, scope, cache, cache_scope, ray.origin, voxels, &origin_chunk,
-                                &origin_voxel, stats)) {
-    return StartedInside(world, voxels, ray, origin_voxel);
+                                &origin, stats)) {
+    return StartedInside(world, voxels, ray, origin);
   }
   const float t_end = water.hit ? water.distance : ray.max_distance;
   const KdRay kray(ray.origin, Normalize(ray.direction));
@@ -456,16 +510,15 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   if (closest.has_hit()) {
     RaycastHit hit = MakeSmoothHit(index, voxels, kray, *best, closest.hit());
     // The first crossing leaves the solid: the ray started inside terrain.
-    return hit.front_face ? hit : StartedInside(world, voxels, ray, origin_voxel);
+    return hit.front_face ? hit : StartedInside(world, voxels, ray, origin);
   }
   if (water.hit) return water;
   // No crossing at all: inside if the origin voxel is solid (the surface stays within a voxel of
   // the blocky one, so a long solid run without a crossing is inside).
   if (first != nullptr) voxels.Hint(*first);
   voxels.Hint(origin_chunk.key, origin_chunk.cells.source);  // when no tree was read
-  const bool solid =
-      origin_voxel ? IsSolid(*origin_voxel) : voxels.IsSolidAt(world.VoxelAt(ray.origin));
-  return solid ? StartedInside(world, voxels, ray, origin_voxel) : RaycastHit{};
+  const bool solid = origin.solid ? *origin.solid : voxels.IsSolidAt(world.VoxelAt(ray.origin));
+  return solid ? StartedInside(world, voxels, ray, origin) : RaycastHit{};
 }
 
 void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,

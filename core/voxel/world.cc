@@ -226,22 +226,37 @@ bool World::ProvenUniform(const IntBox& box, Voxel* fill) const {
          (*fill == Voxel{} || voxel_bounds_.ContainsBox(box));
 }
 
-bool World::ProvenUntouched(const IntBox& box, Voxel* fill) const {
-  const IntBox inside = box.Intersect(voxel_bounds_);
-  if (inside.Empty()) {
-    *fill = Voxel{};
-    return true;
-  }
-  const ChunkKey first = ChunkOf(inside.min), last = ChunkOf(inside.max - Int3{1, 1, 1});
+bool World::GeneratorsOnly(const IntBox& box) const {
+  const ChunkKey first = ChunkOf(box.min), last = ChunkOf(box.max - Int3{1, 1, 1});
   for (int32_t y = first.y; y <= last.y; ++y)
     for (int32_t z = first.z; z <= last.z; ++z)
       for (int32_t x = first.x; x <= last.x; ++x) {
         absl::StatusOr<ChunkPtr> chunk = PeekChunk({x, y, z});
         if (!chunk.ok() || *chunk != nullptr) return false;  // edited, stored or resident
       }
+  return true;
+}
+
+bool World::ProvenUntouched(const IntBox& box, Voxel* fill) const {
+  const IntBox inside = box.Intersect(voxel_bounds_);
+  if (inside.Empty()) {
+    *fill = Voxel{};
+    return true;
+  }
   // The voxels outside the world box, if any, are air.
-  return generator_->ProvenUniform(inside, fill) &&
+  return GeneratorsOnly(inside) && generator_->ProvenUniform(inside, fill) &&
          (voxel_bounds_.ContainsBox(box) || *fill == Voxel{});
+}
+
+bool World::ProvenUntouchedSide(const IntBox& box, bool* solid) const {
+  const IntBox inside = box.Intersect(voxel_bounds_);
+  if (inside.Empty()) {
+    *solid = false;
+    return true;
+  }
+  // The voxels outside the world box, if any, are air: not solid.
+  return GeneratorsOnly(inside) && generator_->ProvenSide(inside, solid) &&
+         (voxel_bounds_.ContainsBox(box) || !*solid);
 }
 
 void World::GeneratePart(const ChunkKey& key, const IntBox& part, Chunk* scratch) const {

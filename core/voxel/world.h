@@ -48,6 +48,17 @@ class ChunkGenerator {
   // never-edited chunk's neighbourhood without generating it (World::ProvenUniform). False is
   // always allowed.
   virtual bool ProvenUniform(const IntBox& voxels, Voxel* fill) const { return false; }
+  // True, with *solid, only when every voxel Generate writes in `voxels` lies on one side of the
+  // surface: IsSolid for all of them (*solid true) or for none. A weaker claim than ProvenUniform
+  // that a mesh needs (a cell whose corners lie on one side holds no triangle) and that holds
+  // much closer to the surface (air and water, or rock of several occupancies). The default asks
+  // ProvenUniform.
+  virtual bool ProvenSide(const IntBox& voxels, bool* solid) const {
+    Voxel fill;
+    if (!ProvenUniform(voxels, &fill)) return false;
+    *solid = IsSolid(fill);
+    return true;
+  }
   // Writes the voxels Generate writes inside `voxels` (world voxel coordinates, max exclusive, a
   // box inside chunk `key`) to the same places of `out`, and leaves the other voxels of `out` as
   // they were: callers generate several parts of one chunk into one scratch chunk. For callers
@@ -183,6 +194,9 @@ class World {
   // others lie in chunks that are the generator's (PeekChunk null) and the generator proves them
   // (ProvenUniform). For queries that would otherwise generate a region to find it empty.
   bool ProvenUntouched(const IntBox& box, Voxel* fill) const;
+  // As ProvenUntouched, for the side of the surface only (ChunkGenerator::ProvenSide): true, with
+  // *solid, when every voxel of `box` is IsSolid (*solid true) or none is.
+  bool ProvenUntouchedSide(const IntBox& box, bool* solid) const;
   // Same as LoadChunk, but a chunk that fails to load reads as air (callers that must report
   // DATA_LOSS use LoadChunk). Thread-safe.
   ChunkPtr GetChunk(const ChunkKey& key) const;
@@ -381,6 +395,9 @@ class World {
   Voxel LatestVoxel(const ChunkKey& key, const Int3& voxel) const;
   // The generator's content of chunk `key` (never edited), cleared outside the world box.
   ChunkPtr Generated(const ChunkKey& key) const;
+  // True when every chunk `box` overlaps is the generator's as of the calling thread's snapshot
+  // (PeekChunk null): not edited, stored or resident. `box` lies inside the world.
+  bool GeneratorsOnly(const IntBox& box) const;
   // What Load does where the generator's content is asked for.
   enum LoadMode { kPeek, kGenerate };
   // LoadChunk (kGenerate) or PeekChunk (kPeek).

@@ -149,22 +149,55 @@ bool CaveGenerator::FieldUniform(const IntBox& box, Voxel* fill) const {
   return false;
 }
 
-bool CaveGenerator::ProvenUniform(const IntBox& voxels, Voxel* fill) const {
-  // The bounds assume the parameters' signs the generator is built for.
-  if (voxels.Empty() || !(params_.tunnel_scale > 0) || !(params_.blend > 0) ||
-      !(params_.continent_wavelength > 0))
-    return false;
-  // AboveHills holds from some chunk row up: split the box there. Below it Generate evaluates the
-  // fields, above it fills the sky.
-  int32_t split = voxels.max.y;
-  for (int32_t cy = ChunkOf(voxels.min).y; cy * kChunkSize < voxels.max.y; ++cy) {
-    if (AboveHills(ChunkOrigin({0, cy, 0}))) {
-      split = std::max(cy * kChunkSize, voxels.min.y);
-      break;
-    }
+bool CaveGenerator::FieldSide(const IntBox& box, bool* solid) const {
+  // MakeVoxel: occupancy = round(255 (0.5 - density)) clamped, and any occupancy above 0 gets a
+  // solid material, so IsSolid is occupancy >= 128. Density >= kMargin gives at most 127.25
+  // before rounding, <= -kMargin at least 127.75: the margin dwarfs the rounding of those two
+  // float operations, and the bounds include the fields' own rounding.
+  constexpr double kMargin = 1e-3;
+  const Int3 first = box.min, last = box.max - Int3{1, 1, 1};
+  FieldBounds f = BoundFields(first, last, false);
+  if (f.density.lo < kMargin) f = BoundFields(first, last, true);
+  if (f.density.lo >= kMargin) {
+    *solid = false;
+    return true;
   }
+  // Outside the world box Generate writes open voxels only.
+  if (f.density.hi <= -kMargin && bounds_.ContainsBox(box)) {
+    *solid = true;
+    return true;
+  }
+  return false;
+}
+
+bool CaveGenerator::BoundsHold() const {
+  return params_.tunnel_scale > 0 && params_.blend > 0 && params_.continent_wavelength > 0;
+}
+
+int32_t CaveGenerator::SkySplit(const IntBox& box) const {
+  // AboveHills holds from some chunk row up. Below it Generate evaluates the fields, above it
+  // fills the sky.
+  for (int32_t cy = ChunkOf(box.min).y; cy * kChunkSize < box.max.y; ++cy) {
+    if (AboveHills(ChunkOrigin({0, cy, 0}))) return std::max(cy * kChunkSize, box.min.y);
+  }
+  return box.max.y;
+}
+
+bool CaveGenerator::ProvenSide(const IntBox& voxels, bool* solid) const {
+  if (voxels.Empty() || !BoundsHold()) return false;
+  IntBox low = voxels;
+  low.max.y = SkySplit(voxels);
+  if (low.Empty()) {  // sky: air and water
+    *solid = false;
+    return true;
+  }
+  return FieldSide(low, solid) && (low.max.y == voxels.max.y || !*solid);
+}
+
+bool CaveGenerator::ProvenUniform(const IntBox& voxels, Voxel* fill) const {
+  if (voxels.Empty() || !BoundsHold()) return false;
   IntBox low = voxels, high = voxels;
-  low.max.y = high.min.y = split;
+  low.max.y = high.min.y = SkySplit(voxels);
   Voxel a, b;
   if (high.Empty()) return FieldUniform(low, fill);
   if (low.Empty()) return SkyUniform(high, fill);

@@ -42,6 +42,9 @@ class CaveGenerator : public ChunkGenerator {
   // (cave_bounds.cc): true with *fill when every voxel Generate writes in `voxels` is `fill`
   // (open air, open sea, or rock at full occupancy). False when the bounds do not prove it.
   bool ProvenUniform(const IntBox& voxels, Voxel* fill) const override;
+  // From the same bounds: true with *solid when the density keeps every voxel's occupancy on one
+  // side of 128 (the iso level), so every voxel is IsSolid or none is.
+  bool ProvenSide(const IntBox& voxels, bool* solid) const override;
 
   // Interval bounds of the continent field and the density over the voxel centres of the box
   // [first, last] (voxel indices, inclusive), float rounding of the generator included. The cave
@@ -76,6 +79,11 @@ class CaveGenerator : public ChunkGenerator {
   // (FieldUniform), or all in AboveHills chunks (SkyUniform).
   bool FieldUniform(const IntBox& box, Voxel* fill) const;
   bool SkyUniform(const IntBox& box, Voxel* fill) const;
+  bool FieldSide(const IntBox& box, bool* solid) const;
+  // Where the proofs split a box: the lowest voxel row in an AboveHills chunk row, or max.y.
+  int32_t SkySplit(const IntBox& box) const;
+  // The parameters' signs the bounds assume.
+  bool BoundsHold() const;
   // VoxelAt of the eight voxels first + i e_axis, i in [0, 8), into out[i], with
   // PerlinNoise::AtLine. False (out untouched) where AtLine is not available.
   bool LineVoxels(int axis, const Int3& first, Voxel* out) const;

@@ -222,11 +222,12 @@ TEST(ColdBuild, RecordsLeaveTheirNeighboursUngenerated) {
   EXPECT_GT(partial, 0);
 }
 
-// World::ProvenUntouched (how cold rays step over chunks and answer origins without a record)
-// claims only what the fully generated world reads: over random boxes of every size from 2 to 10
-// voxels, in and around the world, every voxel of a proven box equals its fill. Boxes that reach
-// an edited, stored or resident chunk, or reach out of the world over anything but air, are not
-// proven.
+// World::ProvenUntouched and ProvenUntouchedSide (how cold rays step over chunks and answer
+// origins without a record) claim only what the fully generated world reads: over random boxes of
+// every size from 2 to 10 voxels, in and around the world, every voxel of a proven box equals its
+// fill (or lies on the proven side of the surface; that weaker claim holds in more boxes). Boxes
+// that reach an edited, stored or resident chunk, or reach out of the world over anything but air,
+// are not proven.
 TEST(ColdBuild, ProvenUntouchedBoxesReadAsTheirFill) {
   TwoStoredChunks loader;
   EditedPair worlds(&loader);
@@ -235,15 +236,26 @@ TEST(ColdBuild, ProvenUntouchedBoxesReadAsTheirFill) {
   const IntBox world = cold.voxel_bounds();
   std::mt19937 rng(17);
   auto coordinate = [&rng](int32_t lo, int32_t hi) { return lo + int32_t(rng() % (hi - lo)); };
-  int proven = 0, proven_rock = 0, proven_outside = 0;
+  int proven = 0, proven_rock = 0, proven_outside = 0, proven_side = 0;
   for (int i = 0; i < 4000; ++i) {
     IntBox box;
     for (int a = 0; a < 3; ++a) {
       box.min[a] = coordinate(world.min[a] - 6, world.max[a] + 2);
       box.max[a] = box.min[a] + 2 + int32_t(rng() % 9);
     }
+    bool solid;
+    if (cold.ProvenUntouchedSide(box, &solid)) {
+      ++proven_side;
+      for (int32_t y = box.min.y; y < box.max.y; ++y)
+        for (int32_t z = box.min.z; z < box.max.z; ++z)
+          for (int32_t x = box.min.x; x < box.max.x; ++x)
+            ASSERT_EQ(IsSolid(oracle.GetVoxel({x, y, z})), solid)
+                << "box " << i << " voxel " << x << ", " << y << ", " << z;
+    }
     Voxel fill;
     if (!cold.ProvenUntouched(box, &fill)) continue;
+    ASSERT_TRUE(cold.ProvenUntouchedSide(box, &solid));  // the weaker claim
+    ASSERT_EQ(solid, IsSolid(fill));
     ++proven;
     proven_rock += IsSolid(fill);
     proven_outside += !world.ContainsBox(box);
@@ -256,6 +268,7 @@ TEST(ColdBuild, ProvenUntouchedBoxesReadAsTheirFill) {
   EXPECT_GT(proven, 800);
   EXPECT_GT(proven_rock, 100);
   EXPECT_GT(proven_outside, 100);
+  EXPECT_GT(proven_side, proven + 30);  // most random boxes lie far from the surface
 
   // Deep rock at the bottom face (the first box along it proven rock) is proven inside the world,
   // not across the face (air below).
@@ -268,6 +281,10 @@ TEST(ColdBuild, ProvenUntouchedBoxesReadAsTheirFill) {
   }
   ASSERT_TRUE(found);
   EXPECT_FALSE(cold.ProvenUntouched({bottom.min - Int3{0, 1, 0}, bottom.max}, &fill));
+  bool solid;
+  ASSERT_TRUE(cold.ProvenUntouchedSide(bottom, &solid));
+  ASSERT_TRUE(solid);
+  EXPECT_FALSE(cold.ProvenUntouchedSide({bottom.min - Int3{0, 1, 0}, bottom.max}, &solid));
   // A box wholly outside is air.
   ASSERT_TRUE(cold.ProvenUntouched({world.max, world.max + Int3{3, 3, 3}}, &fill));
   EXPECT_EQ(fill, Voxel{});
@@ -345,26 +362,34 @@ TEST(ColdBuild, ColdRaysEqualWarmRaysOfFullGeneration) {
   EXPECT_GT(int(rays.size()) - hits, 300);
 }
 
-// Cold rays through open sky build no broadphase record and no mesh: their origins and the
-// stretches they cross are proven air (World::ProvenUntouched). Rays at the stored rock chunk and
-// at the edited ball in that sky still hit them, as the fully generated world answers.
+// Cold rays through open sky, each meeting chunks no other meets, build no broadphase record and
+// no mesh: their origins and the stretches they cross are proven outside the surface (World::
+// ProvenUntouchedSide). Cast again, they meet those chunks a second time and build their records
+// (BroadphaseIndex::Unmet), so that later rays answer from the class table. Rays at the stored
+// rock chunk and at the edited ball in that sky still hit them, as the fully generated world
+// answers.
 TEST(ColdBuild, ColdRaysProveOpenSkyAndHitWhatIsStoredOrEdited) {
   TwoStoredChunks loader;
   EditedPair worlds(&loader);
   Queries& cold = worlds.cold;
   Queries& oracle = worlds.oracle;
   const size_t edited = cold.index->Memory().built_chunks;  // the edits' records
+  std::vector<RaycastInput> rays;
+  for (int i = 0; i < 9; ++i) {  // 16 voxels apart, 3 long: no chunk met twice
+    const float a = 0.7f * float(i);
+    rays.push_back({Vec3(-58.0f + 16.0f * float(i % 3), 43.5f, -58.0f + 16.0f * float(i / 3)),
+                    Vec3(std::cos(a), 0.05f, std::sin(a)), 3.0f});
+  }
   QueryStats stats;
-  for (int i = 0; i < 16; ++i) {
-    const float a = 0.39f * float(i);
-    const RaycastInput ray{Vec3(-40.0f, 43.5f, 40.0f - float(i)),
-                           Vec3(std::cos(a), 0.05f, std::sin(a)), 20.0f};
-    ASSERT_FALSE(Raycast(*cold.index, *cold.cache, ray, {}, &stats).hit) << "ray " << i;
-    ASSERT_FALSE(Raycast(*oracle.index, *oracle.cache, ray, {}).hit) << "ray " << i;
+  for (const RaycastInput& ray : rays) {
+    ASSERT_FALSE(Raycast(*cold.index, *cold.cache, ray, {}, &stats).hit);
+    ASSERT_FALSE(Raycast(*oracle.index, *oracle.cache, ray, {}).hit);
   }
   EXPECT_EQ(cold.index->Memory().built_chunks, edited);
   EXPECT_EQ(stats.cache_builds, 0u);
-  EXPECT_EQ(cold.world->PeekChunk(ChunkOf({-40, 43, -30})).value(), nullptr);
+  EXPECT_EQ(cold.world->PeekChunk(ChunkOf({-58, 43, -58})).value(), nullptr);
+  for (const RaycastInput& ray : rays) ASSERT_FALSE(Raycast(*cold.index, *cold.cache, ray, {}).hit);
+  EXPECT_GE(cold.index->Memory().built_chunks, edited + rays.size());
 
   const RaycastInput at_stored{Vec3(-40.0f, 36.2f, 12.3f), Vec3(1.0f, 0.01f, 0.02f), 64.0f};
   const RaycastInput at_ball{Vec3(10.2f, 40.1f, 40.0f), Vec3(0.01f, 0.0f, -1.0f), 64.0f};
@@ -376,6 +401,40 @@ TEST(ColdBuild, ColdRaysProveOpenSkyAndHitWhatIsStoredOrEdited) {
     EXPECT_TRUE(SameBits(c.normal, w.normal));
     EXPECT_EQ(c.value, w.value);
   }
+}
+
+// Cold rays that end just past the surface they hit (the warm world's hit distance plus a
+// fiftieth of a voxel) answer as warm ones, bit for bit: the last stretch a cold ray proves ends
+// in the cell of the hit, so the proof must cover that cell's corners on the far side too.
+TEST(ColdBuild, ColdRaysEndingJustPastTheSurfaceEqualWarmRays) {
+  const WorldConfig config{};
+  Queries cold = MakeQueries(config, false, nullptr);
+  Queries warm = MakeQueries(config, true, nullptr);
+  std::mt19937 rng(5150);
+  const Aabb b = cold.world->world_bounds();
+  auto uniform = [&rng](float lo, float hi) {
+    return lo + (hi - lo) * float(double(rng()) / 4294967296.0);
+  };
+  int checked = 0;
+  for (int i = 0; i < 6000; ++i) {
+    const Vec3 origin(uniform(b.min.x, b.max.x), uniform(b.min.y, b.max.y),
+                      uniform(b.min.z, b.max.z));
+    const float z = uniform(-1, 1), phi = uniform(0, 6.2831853f), r = std::sqrt(1 - z * z);
+    const Vec3 dir(r * std::cos(phi), r * std::sin(phi), z);
+    const RaycastHit probe = Raycast(*warm.index, *warm.cache, {origin, dir, 48.0f}, {});
+    if (!probe.hit || probe.started_inside) continue;
+    const RaycastInput ray{origin, dir, probe.distance + 0.02f};
+    const RaycastHit c = Raycast(*cold.index, *cold.cache, ray, {});
+    const RaycastHit w = Raycast(*warm.index, *warm.cache, ray, {});
+    ++checked;
+    ASSERT_TRUE(w.hit) << "ray " << i;
+    ASSERT_EQ(c.hit, w.hit) << "ray " << i;
+    ASSERT_TRUE(SameBits(c.distance, w.distance))
+        << "ray " << i << ": " << c.distance << " vs " << w.distance;
+    ASSERT_TRUE(SameBits(c.normal, w.normal)) << "ray " << i;
+    ASSERT_EQ(c.value, w.value) << "ray " << i;
+  }
+  EXPECT_GT(checked, 600);
 }
 
 }  // namespace
