@@ -256,7 +256,8 @@ unsigned BroadphaseIndex::CodeOf(const MaskRecord* record) {
 }
 
 void BroadphaseIndex::SetClassCode(size_t i, unsigned code) const {
-  // Writers of codes hold class_mu_, so a plain read-modify-write cannot lose a neighbour's code.
+  // Writers of codes hold class_mu_, so a plain read-modify-write cannot lose a neighbour's code;
+  // it may drop a neighbour's NoteMet note (set without the lock), which is all a note may suffer.
   std::atomic<uint64_t>& word = class_codes_[i >> 4];
   const int shift = int(i & 15) * 4;
   uint64_t w = word.load(std::memory_order_relaxed);

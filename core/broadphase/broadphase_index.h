@@ -162,9 +162,10 @@ class BroadphaseIndex : public EditObserver {
   bool Unmet(const ChunkKey& key) const {
     return chunk_bounds_.Contains(key) && ClassCode(SlotIndex(key)) == 0;
   }
-  // Notes that a query met chunk `key` and went without its record: Unmet is false from then on.
-  // A hint only: a record built or replaced later overwrites it, and the race with that may lose
-  // it.
+  // Notes that a query met chunk `key` and went without its record, so that Unmet is false from
+  // then on. A hint only: a record built later replaces it, and a writer racing with the note may
+  // drop it (the chunk then reads as unmet once more). Unmet is also true for a moment while a
+  // record is being swapped into the slot; a query then goes without the record once.
   void NoteMet(const ChunkKey& key) const;
 
   // True when the class table knows chunk `key` as FULL of `cls` (kClassSolid or kClassWater):

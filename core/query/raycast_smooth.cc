@@ -7,82 +7,21 @@
 
 #include "core/mesh/marching_cubes.h"
 #include "core/query/raycast.h"
+#include "core/query/smooth_walk.h"
 
 namespace voxcol {
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-// Front-to-back walk over mesh chunks. Mesh chunk K covers [8K + 0.5, 8K + 8.5] voxels per axis,
-// so the grid is the voxel grid shifted by half a voxel and scaled by 8.
-class ChunkWalk {
- public:
-  ChunkWalk(const World& world, const Vec3& origin, const Vec3& dir)
-      : range_(MeshedChunkRange(world)) {
-    const float s = 1.0f / (kChunkSize * world.voxel_size());
-    const Vec3 q = origin * s - Vec3(0.5f, 0.5f, 0.5f) * (1.0f / kChunkSize);
-    for (int a = 0; a < 3; ++a) {
-      key_[a] = int32_t(std::floor(q[a]));
-      const float dq = dir[a] * s;
-      step_[a] = dq > 0 ? 1 : (dq < 0 ? -1 : 0);
-      t_max_[a] = dq > 0 ? (float(key_[a] + 1) - q[a]) / dq
-                         : (dq < 0 ? (float(key_[a]) - q[a]) / dq : kInf);
-      t_delta_[a] = dq != 0 ? std::fabs(1.0f / dq) : kInf;
-    }
-  }
-  bool InRange() const { return range_.Contains(key_); }
-  const ChunkKey& key() const { return key_; }
-  // Ray distance (world units) where the walk leaves the current chunk.
-  float t_exit() const { return std::min(t_max_[0], std::min(t_max_[1], t_max_[2])); }
-  void Next() {
-    int a =
-        t_max_[0] < t_max_[1] ? (t_max_[0] < t_max_[2] ? 0 : 2) : (t_max_[1] < t_max_[2] ? 1 : 2);
-    key_[a] += step_[a];
-    t_max_[a] += t_delta_[a];
-  }
-
- private:
-  IntBox range_;
-  ChunkKey key_;
-  int step_[3];
-  float t_max_[3], t_delta_[3];
-};
-
-// True when the ray's stretch [t0, t1] (world units) through mesh chunk `key`, a chunk of the
-// world, provably meets no triangle of it, with no voxel generated or loaded: the corners of the
-// cells the stretch can pass through all lie on one side of the surface (World::
-// ProvenUntouchedSide), and a cell whose eight corners do holds no triangle. The proof costs about
-// as much as generating a part of a hundred voxels; the broadphase record the walk would build
-// instead generates the chunk and parts of its 26 neighbours.
-bool StretchWithoutSurface(const World& world, const KdRay& ray, float t0, float t1,
-                           const ChunkKey& key) {
-  // Corners of the cells around a point p (voxel units): floor(p - 0.5) and one up. A point on a
-  // cell face also lies in the face of the neighbour cell, whose corners on that face are the
-  // same. The margin covers the float error of the walk's distances, generously: the box is
-  // clipped to the chunk's cell corners, [8K, 8K + 9), anyway.
-  const float inv_h = 1.0f / world.voxel_size();
-  const Vec3 a = (ray.origin + ray.direction * t0) * inv_h;
-  const Vec3 b = (ray.origin + ray.direction * t1) * inv_h;
-  const float margin = 0.01f + 1e-5f * t1 * inv_h;
-  const Int3 origin = ChunkOrigin(key);
-  IntBox box;
-  for (int i = 0; i < 3; ++i) {
-    const float lo = std::min(a[i], b[i]) - 0.5f - margin;
-    const float hi = std::max(a[i], b[i]) - 0.5f + margin;
-    box.min[i] = std::max(int32_t(std::floor(lo)), origin[i]);
-    box.max[i] = std::min(int32_t(std::floor(hi)) + 2, origin[i] + kChunkSize + 1);
-  }
-  bool solid;
-  return world.ProvenUntouchedSide(box, &solid);
-}
+using smooth_walk::ChunkWalk;
+using smooth_walk::FirstMeetings;
+using smooth_walk::StretchWithoutSurface;
 
 // The ray origin's chunk as InSolidCell found it under the walk's cache scope: the walk uses its
 // entry instead of looking the chunk up again.
 struct KnownChunk {
   ChunkKey key;
   ChunkCells cells;  // cells.entry.collision null: none
-  bool met = false;  // InSolidCell met `key` first for this ray (BroadphaseIndex::NoteMet)
 };
 
 // Visits the chunk trees along the ray up to t_end; `on_chunk(collision, t_exit)` returns true to
@@ -95,8 +34,9 @@ struct KnownChunk {
 // record: stepped over where the ray's stretch through it is proven to meet no triangle
 // (StretchWithoutSurface), else meshed directly (the record, which costs about as much as the
 // mesh, would seldom spare it there). Cold rays then generate no voxels where they cross open
-// space, and build no record where they mesh; a chunk met again builds its record.
-// outside the world (it closes the surface at the world box) has no record and is always visited.
+// space, and build no record where they mesh; a chunk met again builds its record. The layer
+// meshed just outside the world (it closes the surface at the world box) has no record and is
+// always visited.
 // A cached chunk whose triangles' box the ray misses (or that has none) is passed as a null
 // collision, without reading its data: on_chunk only applies its stopping rule. The others' data
 // starts loading as soon as their entry is found.
@@ -104,24 +44,19 @@ template <typename OnChunk>
 absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
                         ChunkCollisionCache& cache,
                         const ChunkCollisionCache::ReadScope& cache_scope, const KdRay& ray,
-                        float t_end, const KnownChunk& known, QueryStats* stats,
-                        OnChunk&& on_chunk) {
+                        float t_end, const KnownChunk& known, FirstMeetings& meetings,
+                        QueryStats* stats, OnChunk&& on_chunk) {
   const World& world = index.world();
   ChunkWalk walk(world, ray.origin, ray.direction);
   uint32_t chunks = 0, builds = 0;
   absl::Status status;
-  float t_enter = 0;
-  for (; walk.InRange(); t_enter = walk.t_exit(), walk.Next()) {
+  for (; walk.InRange(); walk.Next()) {
     const ChunkKey& key = walk.key();
     if (world.chunk_bounds().Contains(key)) {
-      const float t_exit = std::min(walk.t_exit(), t_end);
       bool skip;
-      if (known.met && key == known.key) {  // this ray met it first, in InSolidCell
-        skip = known.cells.entry.collision == nullptr &&
-               StretchWithoutSurface(world, ray, t_enter, t_exit, key);
-      } else if (index.Unmet(key)) {
-        index.NoteMet(key);
-        skip = StretchWithoutSurface(world, ray, t_enter, t_exit, key);
+      if (meetings.Meet(index, key)) {  // InSolidCell may have meshed it already
+        const bool meshed = known.cells.entry.collision != nullptr && known.key == key;
+        skip = !meshed && StretchWithoutSurface(world, ray, t_end, key);
       } else {
         skip = !index.MayTouch(key, kClassSolid, scope);
       }
@@ -171,8 +106,9 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
 // is its interned chunk, which reads the same voxels as the table).
 class VoxelReader {
  public:
-  VoxelReader(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope)
-      : index_(index), scope_(scope) {}
+  VoxelReader(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
+              FirstMeetings& meetings)
+      : index_(index), scope_(scope), meetings_(meetings) {}
   Voxel Get(const Int3& voxel) {
     if (!index_.world().voxel_bounds().Contains(voxel)) return Voxel{};
     if (corners_ != nullptr) {
@@ -200,7 +136,8 @@ class VoxelReader {
   // no solid within a voxel (a chunk met first builds no record for it: the voxel is read).
   bool IsSolidAt(const Int3& voxel) {
     const ChunkKey key = ChunkOf(voxel);
-    return (index_.Unmet(key) || index_.MayTouch(key, kClassSolid, scope_)) && IsSolid(Get(voxel));
+    return (meetings_.Meet(index_, key) || index_.MayTouch(key, kClassSolid, scope_)) &&
+           IsSolid(Get(voxel));
   }
 
  private:
@@ -211,8 +148,7 @@ class VoxelReader {
     generated_ = false;
     owner_.reset();
     chunk_ = nullptr;
-    if (index_.Unmet(key)) {
-      index_.NoteMet(key);
+    if (meetings_.Meet(index_, key)) {
       absl::StatusOr<ChunkPtr> peek = world.PeekChunk(key);
       generated_ = peek.ok() && *peek == nullptr;
       if (peek.ok()) owner_ = *std::move(peek);
@@ -234,6 +170,7 @@ class VoxelReader {
 
   const BroadphaseIndex& index_;
   const BroadphaseIndex::ReadScope& scope_;
+  FirstMeetings& meetings_;
   bool loaded_ = false;
   bool generated_ = false;  // key_ is the generator's: GeneratedVoxel
   ChunkKey key_;
@@ -368,7 +305,7 @@ RaycastHit MakeSmoothHit(const BroadphaseIndex& index, VoxelReader& voxels, cons
 // What InSolidCell proved of the ray's origin voxel without reading it.
 struct OriginProof {
   std::optional<bool> solid;   // IsSolid of the origin voxel
-  std::optional<Voxel> voxel;  // the voxel itself
+  std::optional<Voxel> voxel;  // the voxel itself, when proven solid and one value
 };
 
 RaycastHit StartedInside(const World& world, VoxelReader& voxels, const RaycastInput& ray,
@@ -409,21 +346,17 @@ bool CornersInUniformSolid(const World& world, const Int3& low) {
 // are proven one value (World::ProvenUntouched), which voxel it is; other cells read the mesh.
 bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
                  ChunkCollisionCache& cache, const ChunkCollisionCache::ReadScope& cache_scope,
-                 const Vec3& p, VoxelReader& voxels, KnownChunk* owner, OriginProof* origin,
-                 QueryStats* stats) {
+                 const Vec3& p, VoxelReader& voxels, FirstMeetings& meetings, KnownChunk* owner,
+                 OriginProof* origin, QueryStats* stats) {
   const World& world = index.world();
   const Int3 low = CellLow(world, p);
   const ChunkKey key = ChunkOf(low);                         // the mesh chunk that owns the cell
   if (!MeshedChunkRange(world).Contains(key)) return false;  // corners outside the world: air
-  bool met_first = false;
   if (!world.chunk_bounds().Contains(key)) {
-  } else if (index.Unmet(key)) {
-    index.NoteMet(key);
-    met_first = true;
+  } else if (meetings.Meet(index, key)) {
     const IntBox corners{low, low + Int3{2, 2, 2}};
     bool solid;
     if (world.ProvenUntouchedSide(corners, &solid)) {
-      *owner = {key, {}, true};
       origin->solid = solid;
       Voxel fill;  // StartedInside reports the voxel
       if (solid && world.ProvenUntouched(corners, &fill)) origin->voxel = fill;
@@ -441,7 +374,7 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
     if (stats) stats->cache_builds += built;
     if (cells.solid_cells == nullptr) return false;
   }
-  *owner = {key, cells, met_first};
+  *owner = {key, cells};
   const Int3 local = low - ChunkOrigin(key);
   if (((*cells.solid_cells)[local.y] >> (local.x | local.z << 3) & 1) == 0) return false;
   voxels.Hint(key, cells.source);  // StartedInside reads the origin voxel, usually in this chunk
@@ -472,13 +405,14 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   const World& world = index.world();
   const RaycastHit water = WaterHit(index, ray, settings, stats);
   BroadphaseIndex::ReadScope scope(index);
-  VoxelReader voxels(index, scope);
+  FirstMeetings meetings;
+  VoxelReader voxels(index, scope, meetings);
   ChunkCollisionCache::ReadScope cache_scope(cache);
   // With a water hit the answer can be the water (its face may come before the smooth exit).
   KnownChunk origin_chunk{};  // found by InSolidCell, reused by the walk
   OriginProof origin;         // what InSolidCell proved
-  if (!water.hit && InSolidCell(index, scope, cache, cache_scope, ray.origin, voxels, &origin_chunk,
-                                &origin, stats)) {
+  if (!water.hit && InSolidCell(index, scope, cache, cache_scope, ray.origin, voxels, meetings,
+                                &origin_chunk, &origin, stats)) {
     return StartedInside(world, voxels, ray, origin);
   }
   const float t_end = water.hit ? water.distance : ray.max_distance;
@@ -488,7 +422,7 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   const ChunkCollision* first = nullptr;  // usually the chunk of the origin voxel
   KdStats kd;
   absl::Status walked =
-      WalkChunks(index, scope, cache, cache_scope, kray, t_end, origin_chunk, stats,
+      WalkChunks(index, scope, cache, cache_scope, kray, t_end, origin_chunk, meetings, stats,
                  [&](const ChunkCollision* c, float t_exit) {
                    if (c != nullptr) {
                      PrefetchSurfaceArrays(c->mesh);
@@ -532,10 +466,11 @@ void RaycastSmoothAll(const BroadphaseIndex& index, ChunkCollisionCache& cache,
   thread_local std::vector<TriangleRayHit> chunk_hits;
   ChunkCollisionCache::ReadScope cache_scope(cache);
   BroadphaseIndex::ReadScope scope(index);
-  VoxelReader voxels(index, scope);
+  FirstMeetings meetings;
+  VoxelReader voxels(index, scope, meetings);
   KdStats kd;
   absl::Status walked = WalkChunks(index, scope, cache, cache_scope, kray, t_end, KnownChunk{},
-                                   stats, [&](const ChunkCollision* c, float) {
+                                   meetings, stats, [&](const ChunkCollision* c, float) {
                                      if (c == nullptr) return false;
                                      chunk_hits.clear();
                                      AllHitsCollector collector(t_end, &chunk_hits);

@@ -1,0 +1,87 @@
+// The chunk walk of the smooth raycasts (raycast_smooth.cc) and what lets a cold ray go without
+// the broadphase records of the chunks it crosses.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "core/broadphase/broadphase_index.h"
+#include "core/kdtree/kd_tree.h"
+#include "core/mesh/marching_cubes.h"
+
+namespace voxcol {
+namespace smooth_walk {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Front-to-back walk over mesh chunks. Mesh chunk K covers [8K + 0.5, 8K + 8.5] voxels per axis,
+// so the grid is the voxel grid shifted by half a voxel and scaled by 8.
+class ChunkWalk {
+ public:
+  ChunkWalk(const World& world, const Vec3& origin, const Vec3& dir)
+      : range_(MeshedChunkRange(world)) {
+    const float s = 1.0f / (kChunkSize * world.voxel_size());
+    const Vec3 q = origin * s - Vec3(0.5f, 0.5f, 0.5f) * (1.0f / kChunkSize);
+    for (int a = 0; a < 3; ++a) {
+      key_[a] = int32_t(std::floor(q[a]));
+      const float dq = dir[a] * s;
+      step_[a] = dq > 0 ? 1 : (dq < 0 ? -1 : 0);
+      t_max_[a] = dq > 0 ? (float(key_[a] + 1) - q[a]) / dq
+                         : (dq < 0 ? (float(key_[a]) - q[a]) / dq : kInf);
+      t_delta_[a] = dq != 0 ? std::fabs(1.0f / dq) : kInf;
+    }
+  }
+  bool InRange() const { return range_.Contains(key_); }
+  const ChunkKey& key() const { return key_; }
+  // Ray distance (world units) where the walk leaves the current chunk.
+  float t_exit() const { return std::min(t_max_[0], std::min(t_max_[1], t_max_[2])); }
+  void Next() {
+    int a =
+        t_max_[0] < t_max_[1] ? (t_max_[0] < t_max_[2] ? 0 : 2) : (t_max_[1] < t_max_[2] ? 1 : 2);
+    key_[a] += step_[a];
+    t_max_[a] += t_delta_[a];
+  }
+
+ private:
+  IntBox range_;
+  ChunkKey key_;
+  int step_[3];
+  float t_max_[3], t_delta_[3];
+};
+
+// The chunks one query met first (BroadphaseIndex::Unmet), the last eight of them: meeting one of
+// them again in the same query (the walk after InSolidCell, the voxel reads of a hit after the
+// walk) is still the first meeting, which builds no record.
+class FirstMeetings {
+ public:
+  // True when this query meets `key` first: unmet until now (then noted), or met first by it.
+  bool Meet(const BroadphaseIndex& index, const ChunkKey& key) {
+    if (index.Unmet(key)) {
+      index.NoteMet(key);
+      keys_[count_++ % kKept] = key;
+      return true;
+    }
+    for (uint32_t i = 0; i < std::min(count_, kKept); ++i) {
+      if (keys_[i] == key) return true;
+    }
+    return false;
+  }
+
+ private:
+  static constexpr uint32_t kKept = 8;
+  ChunkKey keys_[kKept];
+  uint32_t count_ = 0;
+};
+
+// True when the ray, up to t_end, provably meets no triangle of mesh chunk `key` (a chunk of the
+// world), with no voxel generated or loaded: the corners of the cells its stretch through the
+// chunk can pass through all lie on one side of the surface (World::ProvenUntouchedSide), and a
+// cell whose eight corners do holds no triangle. The proof costs about as much as generating a
+// part of a hundred voxels; the mesh (or the broadphase record) it spares generates the chunk and
+// parts of its neighbours.
+bool StretchWithoutSurface(const World& world, const KdRay& ray, float t_end, const ChunkKey& key);
+
+}  // namespace smooth_walk
+}  // namespace voxcol
