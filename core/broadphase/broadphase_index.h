@@ -147,10 +147,19 @@ class BroadphaseIndex : public EditObserver {
   // Get(key, scope).MayTouch(classes), answered from the class table when it knows the chunk
   // (every built chunk): no slot or record load. Thread-safe.
   bool MayTouch(const ChunkKey& key, uint8_t classes, const ReadScope& scope) const {
+    bool touch;
+    if (!chunk_bounds_.Contains(key)) return false;
+    if (TableKnows(key, classes, &touch)) return touch;
+    return Get(key, scope).MayTouch(classes);
+  }
+  // MayTouch from the class table alone: true, with *touch, when the table knows chunk `key` for
+  // the calling thread's snapshot; false when only the record can tell (or outside the world).
+  bool TableKnows(const ChunkKey& key, uint8_t classes, bool* touch) const {
     if (!chunk_bounds_.Contains(key)) return false;
     const unsigned code = ClassCode(SlotIndex(key));
-    if ((code & kCodeKnown) != 0 && !world_.NewerThanSnapshot(key)) return (code & classes) != 0;
-    return Get(key, scope).MayTouch(classes);
+    if ((code & kCodeKnown) == 0 || world_.NewerThanSnapshot(key)) return false;
+    *touch = (code & classes) != 0;
+    return true;
   }
 
   // For queries that can go without a chunk's record the first time they meet it (a cold ray

@@ -53,8 +53,10 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
   for (; walk.InRange(); walk.Next()) {
     const ChunkKey& key = walk.key();
     if (world.chunk_bounds().Contains(key)) {
-      bool skip;
-      if (meetings.Meet(index, key)) {  // InSolidCell may have meshed it already
+      bool skip, touch;
+      if (index.TableKnows(key, kClassSolid, &touch)) {  // warm chunks: one load
+        skip = !touch;
+      } else if (meetings.Meet(index, key)) {  // InSolidCell may have meshed it already
         const bool meshed = known.cells.entry.collision != nullptr && known.key == key;
         skip = !meshed && StretchWithoutSurface(world, ray, t_end, key);
       } else {
@@ -136,6 +138,8 @@ class VoxelReader {
   // no solid within a voxel (a chunk met first builds no record for it: the voxel is read).
   bool IsSolidAt(const Int3& voxel) {
     const ChunkKey key = ChunkOf(voxel);
+    bool touch;
+    if (index_.TableKnows(key, kClassSolid, &touch)) return touch && IsSolid(Get(voxel));
     return (meetings_.Meet(index_, key) || index_.MayTouch(key, kClassSolid, scope_)) &&
            IsSolid(Get(voxel));
   }
@@ -148,7 +152,8 @@ class VoxelReader {
     generated_ = false;
     owner_.reset();
     chunk_ = nullptr;
-    if (meetings_.Meet(index_, key)) {
+    bool touch;
+    if (!index_.TableKnows(key, kClassSolid, &touch) && meetings_.Meet(index_, key)) {
       absl::StatusOr<ChunkPtr> peek = world.PeekChunk(key);
       generated_ = peek.ok() && *peek == nullptr;
       if (peek.ok()) owner_ = *std::move(peek);
@@ -352,19 +357,22 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
   const Int3 low = CellLow(world, p);
   const ChunkKey key = ChunkOf(low);                         // the mesh chunk that owns the cell
   if (!MeshedChunkRange(world).Contains(key)) return false;  // corners outside the world: air
-  if (!world.chunk_bounds().Contains(key)) {
-  } else if (meetings.Meet(index, key)) {
-    const IntBox corners{low, low + Int3{2, 2, 2}};
-    bool solid;
-    if (world.ProvenUntouchedSide(corners, &solid)) {
-      origin->solid = solid;
-      Voxel fill;  // StartedInside reports the voxel
-      if (solid && world.ProvenUntouched(corners, &fill)) origin->voxel = fill;
-      return solid;
+  if (world.chunk_bounds().Contains(key)) {
+    bool touch;
+    const bool known = index.TableKnows(key, kClassSolid, &touch);
+    if (!known && meetings.Meet(index, key)) {
+      const IntBox corners{low, low + Int3{2, 2, 2}};
+      bool solid;
+      if (world.ProvenUntouchedSide(corners, &solid)) {
+        origin->solid = solid;
+        Voxel fill;  // StartedInside reports the voxel
+        if (solid && world.ProvenUntouched(corners, &fill)) origin->voxel = fill;
+        return solid;
+      }
+    } else {
+      if (!(known ? touch : index.MayTouch(key, kClassSolid, scope))) return false;
+      if (index.KnownFull(key, kClassSolid) && CornersInUniformSolid(world, low)) return true;
     }
-  } else {
-    if (!index.MayTouch(key, kClassSolid, scope)) return false;
-    if (index.KnownFull(key, kClassSolid) && CornersInUniformSolid(world, low)) return true;
   }
   ChunkCells cells = cache.FindCells(key, cache_scope);
   if (cells.solid_cells == nullptr) {  // not built yet
