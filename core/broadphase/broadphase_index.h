@@ -148,9 +148,7 @@ class BroadphaseIndex : public EditObserver {
   // (every built chunk): no slot or record load. Thread-safe.
   bool MayTouch(const ChunkKey& key, uint8_t classes, const ReadScope& scope) const {
     bool touch;
-    if (!chunk_bounds_.Contains(key)) return false;
-    if (TableKnows(key, classes, &touch)) return touch;
-    return Get(key, scope).MayTouch(classes);
+    return TableKnows(key, classes, &touch) ? touch : Get(key, scope).MayTouch(classes);
   }
   // MayTouch from the class table alone: true, with *touch, when the table knows chunk `key` for
   // the calling thread's snapshot; false when only the record can tell (or outside the world).

@@ -302,6 +302,25 @@ TEST(ColdBuild, ProvenUntouchedBoxesReadAsTheirFill) {
   EXPECT_FALSE(cold.ProvenUntouched(sky, &fill));
 }
 
+// Rays with origins uniform in a box and directions uniform on the sphere; deterministic per seed.
+class RandomRays {
+ public:
+  RandomRays(const Aabb& bounds, uint32_t seed) : bounds_(bounds), rng_(seed) {}
+  RaycastInput Next(float length) {
+    const Vec3 origin(Uniform(bounds_.min.x, bounds_.max.x), Uniform(bounds_.min.y, bounds_.max.y),
+                      Uniform(bounds_.min.z, bounds_.max.z));
+    const float z = Uniform(-1, 1), phi = Uniform(0, 6.2831853f), r = std::sqrt(1 - z * z);
+    return {origin, Vec3(r * std::cos(phi), r * std::sin(phi), z), length};
+  }
+
+ private:
+  float Uniform(float lo, float hi) {
+    return lo + (hi - lo) * float(double(rng_()) / 4294967296.0);
+  }
+  Aabb bounds_;
+  std::mt19937 rng_;
+};
+
 bool SameBits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 bool SameBits(const Vec3& a, const Vec3& b) {
   return SameBits(a.x, b.x) && SameBits(a.y, b.y) && SameBits(a.z, b.z);
@@ -418,20 +437,13 @@ TEST(ColdBuild, ColdRaysEndingJustPastTheSurfaceEqualWarmRays) {
   const WorldConfig config{};
   Queries cold = MakeQueries(config, false, nullptr);
   Queries warm = MakeQueries(config, true, nullptr);
-  std::mt19937 rng(5150);
-  const Aabb b = cold.world->world_bounds();
-  auto uniform = [&rng](float lo, float hi) {
-    return lo + (hi - lo) * float(double(rng()) / 4294967296.0);
-  };
+  RandomRays rays(cold.world->world_bounds(), 5150);
   int checked = 0;
   for (int i = 0; i < 6000; ++i) {
-    const Vec3 origin(uniform(b.min.x, b.max.x), uniform(b.min.y, b.max.y),
-                      uniform(b.min.z, b.max.z));
-    const float z = uniform(-1, 1), phi = uniform(0, 6.2831853f), r = std::sqrt(1 - z * z);
-    const Vec3 dir(r * std::cos(phi), r * std::sin(phi), z);
-    const RaycastHit probe = Raycast(*warm.index, *warm.cache, {origin, dir, 48.0f}, {});
+    RaycastInput ray = rays.Next(48.0f);
+    const RaycastHit probe = Raycast(*warm.index, *warm.cache, ray, {});
     if (!probe.hit || probe.started_inside) continue;
-    const RaycastInput ray{origin, dir, probe.distance + 0.02f};
+    ray.max_distance = probe.distance + 0.02f;
     const RaycastHit c = Raycast(*cold.index, *cold.cache, ray, {});
     const RaycastHit w = Raycast(*warm.index, *warm.cache, ray, {});
     ++checked;
@@ -451,18 +463,11 @@ TEST(ColdBuild, ColdCrossingListsEqualWarmOnes) {
   const WorldConfig config{};
   Queries cold = MakeQueries(config, false, nullptr);
   Queries warm = MakeQueries(config, true, nullptr);
-  std::mt19937 rng(808);
-  const Aabb b = cold.world->world_bounds();
-  auto uniform = [&rng](float lo, float hi) {
-    return lo + (hi - lo) * float(double(rng()) / 4294967296.0);
-  };
+  RandomRays rays(cold.world->world_bounds(), 808);
   std::vector<RaycastHit> c, w;
   size_t crossings = 0;
   for (int i = 0; i < 400; ++i) {
-    const Vec3 origin(uniform(b.min.x, b.max.x), uniform(b.min.y, b.max.y),
-                      uniform(b.min.z, b.max.z));
-    const float z = uniform(-1, 1), phi = uniform(0, 6.2831853f), r = std::sqrt(1 - z * z);
-    const RaycastInput ray{origin, Vec3(r * std::cos(phi), r * std::sin(phi), z), 64.0f};
+    const RaycastInput ray = rays.Next(64.0f);
     RaycastSmoothAll(*cold.index, *cold.cache, ray, {}, &c);
     RaycastSmoothAll(*warm.index, *warm.cache, ray, {}, &w);
     ASSERT_EQ(c.size(), w.size()) << "ray " << i;
