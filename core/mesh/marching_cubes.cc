@@ -31,6 +31,10 @@ struct Samples {
   uint8_t density[kSampleCount];  // solid occupancy; 0 for air and water
   uint8_t material[kSampleCount];
   uint16_t edge_vertex[3][kSampleCount];
+  // Shell samples not read yet from a MeshSources::shell_on_demand source (Density).
+  bool pending[kSampleCount];
+  const World* world;  // generates them
+  ChunkKey key;
 };
 
 // Occupancy at or above this is inside: the integer form of density > kIsoOccupancy.
@@ -44,6 +48,37 @@ constexpr int SourceOffset(int c) { return c < 0 ? -1 : (c < kChunkSize ? 0 : 1)
 void GatherSample(Voxel v, Samples* s, int i) {
   s->density[i] = IsSolidMaterial(v.material) ? v.occupancy : 0;
   s->material[i] = v.material;
+}
+
+// Marks the shell samples (one coordinate -1 or 9, the others in [0, 8]) whose source is in
+// `on_demand` pending; Density generates them when first read.
+void MarkPendingShell(uint32_t on_demand, Samples* s) {
+  std::fill(std::begin(s->pending), std::end(s->pending), false);
+  if (on_demand == 0) return;
+  for (int axis = 0; axis < 3; ++axis)
+    for (const int c : {-1, kChunkSize + 1}) {
+      const int u = (axis + 1) % 3, w = (axis + 2) % 3;
+      for (int j = 0; j <= kChunkSize; ++j)
+        for (int k = 0; k <= kChunkSize; ++k) {
+          Int3 p, d;
+          p[axis] = c, p[u] = j, p[w] = k;
+          for (int a = 0; a < 3; ++a) d[a] = SourceOffset(p[a]);
+          if ((on_demand >> MeshSourceIndex(d.x, d.y, d.z) & 1) != 0)
+            s->pending[SampleIndex(p.x, p.y, p.z)] = true;
+        }
+    }
+}
+
+// The density of sample i, generating it first when it is a pending shell sample.
+uint8_t Density(Samples& s, int i) {
+  if (s.pending[i]) {
+    const int x = i % kSamples - kLow, z = i / kSamples % kSamples - kLow,
+              y = i / (kSamples * kSamples) - kLow;
+    const ChunkKey source = s.key + Int3{SourceOffset(x), SourceOffset(y), SourceOffset(z)};
+    GatherSample(s.world->GeneratedVoxel(source, ChunkOrigin(s.key) + Int3{x, y, z}), &s, i);
+    s.pending[i] = false;
+  }
+  return s.density[i];
 }
 
 // Where the cell corners of a chunk (samples [0, 8] on every axis) lie against the iso-level.
@@ -93,9 +128,9 @@ bool Saturated(uint8_t d) { return d == 0 || d == 255; }
 
 // Derivative of the fill fraction along `axis` at sample i from unsaturated neighbours (central,
 // else one-sided); false when both neighbours are saturated.
-bool Slope(const Samples& s, int i, int axis, float* g) {
+bool Slope(Samples& s, int i, int axis, float* g) {
   const int st = kStride[axis];
-  const uint8_t lo = s.density[i - st], hi = s.density[i + st];
+  const uint8_t lo = Density(s, i - st), hi = Density(s, i + st);
   if (!Saturated(lo) && !Saturated(hi)) {
     *g = (float(hi) - float(lo)) * (0.5f / 255.0f);
   } else if (!Saturated(lo) || !Saturated(hi)) {
@@ -112,8 +147,8 @@ bool Slope(const Samples& s, int i, int axis, float* g) {
 // distance field (|grad fill| = 1): use the sample beyond i on the same line if it is unsaturated,
 // else the unit-gradient rule with the two perpendicular slopes. Never below fill(i) and
 // 1 - fill(i) (the clamped neighbours bound it), never above 1.
-float AxisSlope(const Samples& s, int i, int axis, int dir, float fill) {
-  const uint8_t behind = s.density[i - dir * kStride[axis]];
+float AxisSlope(Samples& s, int i, int axis, int dir, float fill) {
+  const uint8_t behind = Density(s, i - dir * kStride[axis]);
   float slope;
   float gu, gv;
   if (!Saturated(behind)) {
@@ -133,7 +168,7 @@ float AxisSlope(const Samples& s, int i, int axis, int dir, float fill) {
 // chunk: seams are bit-identical. Both endpoints unsaturated: linear interpolation (exact for a
 // linear field). One saturated: the clamped value hides the slope, so step from the unsaturated end
 // by (fill - 0.5) / slope with the slope of AxisSlope. Both saturated: the midpoint.
-Vec3 EdgePoint(const Samples& s, int i0, const Int3& low, int axis) {
+Vec3 EdgePoint(Samples& s, int i0, const Int3& low, int axis) {
   const int i1 = i0 + kStride[axis];
   const uint8_t d0 = s.density[i0], d1 = s.density[i1];
   const float f0 = d0 / 255.0f, f1 = d1 / 255.0f;
@@ -212,13 +247,16 @@ class CellMesher {
 
 // Generates into *out the part of neighbour key + d (d in {-1, 0, 1}^3, not 0) that MeshChunk
 // uses: its samples with at most one coordinate outside the chunk's [0, 8] (cell corners, and
-// the slopes along one axis there, which reach Gather's samples -1 and 9). Of a lower neighbour
-// (below on some axis) that is NeighbourPart, the part the broadphase's record of the chunk read
-// just before (World::GeneratePart remembers it); of an upper one also the samples at 9 beside it.
-void GenerateMeshPart(const World& world, const ChunkKey& key, const Int3& d, Chunk* out) {
+// the slopes along one axis there, which reach Gather's samples -1 and 9), or under kOnDemand
+// its cell corners only. The part NeighbourPart is what the broadphase's record of the chunk
+// reads (World::GeneratePart remembers it): of a lower neighbour (below on some axis) it is all
+// shell, of an upper one the cell corners, with the shell samples at 9 beside them.
+void GenerateMeshPart(const World& world, const ChunkKey& key, const Int3& d, MeshShell shell,
+                      Chunk* out) {
+  const bool lower = d.x < 0 || d.y < 0 || d.z < 0;
   const IntBox part = NeighbourPart(key, d);
   world.GeneratePart(key + d, part, out);
-  if (d.x < 0 || d.y < 0 || d.z < 0) return;
+  if (lower || shell == MeshShell::kOnDemand) return;
   for (int a = 0; a < 3; ++a) {
     if (d[a] <= 0) continue;
     IntBox beside = part;
@@ -230,8 +268,10 @@ void GenerateMeshPart(const World& world, const ChunkKey& key, const Int3& d, Ch
 
 }  // namespace
 
-MeshSources GatherMeshSources(const World& world, const ChunkKey& key, uint32_t* generated_mask) {
+MeshSources GatherMeshSources(const World& world, const ChunkKey& key, uint32_t* generated_mask,
+                              MeshShell shell) {
   MeshSources sources;
+  sources.world = &world;
   uint32_t private_parts = 0;
   for (int dz = -1; dz <= 1; ++dz)
     for (int dy = -1; dy <= 1; ++dy)
@@ -256,13 +296,20 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key, uint32_t*
         }
         // The generator's: only the part MeshChunk reads, generated into a chunk of its own that
         // lives as long as `sources` (no proof is asked: it would cost about as much as the part,
-        // which near a surface is seldom uniform).
-        auto chunk = std::make_shared<Chunk>();
-        GenerateMeshPart(world, key, d, chunk.get());
-        source = std::move(chunk);
+        // which near a surface is seldom uniform). A lower neighbour's part is all shell: under
+        // kOnDemand nothing of it is generated, and an empty chunk stands in.
         private_parts |= uint32_t{1} << index;
+        if (shell == MeshShell::kOnDemand && (dx < 0 || dy < 0 || dz < 0)) {
+          static const ChunkPtr kUnread = std::make_shared<const Chunk>();
+          source = kUnread;
+          continue;
+        }
+        auto chunk = std::make_shared<Chunk>();
+        GenerateMeshPart(world, key, d, shell, chunk.get());
+        source = std::move(chunk);
       }
   if (generated_mask != nullptr) *generated_mask = private_parts;
+  if (shell == MeshShell::kOnDemand) sources.shell_on_demand = private_parts;
   return sources;
 }
 
@@ -282,6 +329,9 @@ void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size
   }
   for (auto& ids : samples.edge_vertex)
     for (uint16_t& id : ids) id = kNoVertex;
+  MarkPendingShell(sources.shell_on_demand, &samples);
+  samples.world = sources.world;
+  samples.key = key;
   CellMesher mesher(samples, ChunkOrigin(key), out);
   uint8_t cases[kChunkSize];
   for (int y = 0; y < kChunkSize; ++y)

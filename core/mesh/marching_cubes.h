@@ -30,10 +30,27 @@ constexpr float kIsoOccupancy = 127.5f;
 
 // The chunks a mesh reads: sources[MeshSourceIndex(dx, dy, dz)] is chunk key + (dx, dy, dz) for
 // d in {-1, 0, 1}.
-using MeshSources = std::array<ChunkPtr, 27>;
 constexpr int MeshSourceIndex(int dx, int dy, int dz) {
   return (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1);
 }
+struct MeshSources {
+  std::array<ChunkPtr, 27> chunks;
+  // Bit MeshSourceIndex(d) set: chunk d is the generator's and holds only the voxels of the
+  // mesh's cell corners (local [0, 8] on every axis), none of the shell beyond them (one
+  // coordinate -1 or 9). MeshChunk generates the few shell voxels that vertex placement reads
+  // (slopes at vertices next to the chunk's faces) one at a time from `world`
+  // (World::GeneratedVoxel).
+  uint32_t shell_on_demand = 0;
+  const World* world = nullptr;
+
+  const ChunkPtr& operator[](int index) const { return chunks[index]; }
+  ChunkPtr& operator[](int index) { return chunks[index]; }
+};
+
+// Whether GatherMeshSources generates the shell of a neighbour that is the generator's ahead
+// (kGenerated: MeshChunk then reads voxels only, as a kernel benchmark wants) or leaves it to
+// MeshChunk (kOnDemand: a mesh reads a few dozen of its ~500 shell voxels).
+enum class MeshShell { kOnDemand, kGenerated };
 
 // Chunks whose meshes read some voxel of `voxels` (max exclusive), max exclusive.
 inline IntBox MeshChunksReading(const IntBox& voxels) {
@@ -42,12 +59,15 @@ inline IntBox MeshChunksReading(const IntBox& voxels) {
 
 // Fetches the 27 source chunks of `key` from the world (chunks outside the world read as air).
 // The chunk itself is the world's. Of a neighbour that is the generator's content and not
-// resident, MeshChunk uses only a part (the part in the chunk's 10^3 box, NeighbourPart, and of
-// an upper neighbour also the samples one voxel further out): only that part is generated, into
-// a chunk of its own that the world does not hold (World::GeneratePart), and *generated_mask
-// (unless null) gets bit MeshSourceIndex(d) set. Nothing but the chunk itself is made resident.
+// resident, MeshChunk uses only a part: its cell corners (of an upper neighbour, the layer
+// NeighbourPart) and its shell (the slope samples one voxel further out, NeighbourPart of a
+// lower neighbour and the layer beyond NeighbourPart of an upper one). Only the corners are
+// generated, into a chunk of its own that the world does not hold (World::GeneratePart), with
+// the shell too under MeshShell::kGenerated; *generated_mask (unless null) gets bit
+// MeshSourceIndex(d) set. Nothing but the chunk itself is made resident.
 MeshSources GatherMeshSources(const World& world, const ChunkKey& key,
-                              uint32_t* generated_mask = nullptr);
+                              uint32_t* generated_mask = nullptr,
+                              MeshShell shell = MeshShell::kOnDemand);
 
 // Meshes the cells owned by chunk `key` into `out` (cleared first; its capacity is reused), and
 // sets *solid_cells (unless null) to its cells without triangles that lie inside the solid.

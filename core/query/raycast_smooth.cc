@@ -101,11 +101,11 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
 // chunk is read from the world's uniform table; other chunks come from World::GetChunk (air if the
 // chunk fails to load, as GetVoxel). A chunk met first (BroadphaseIndex::Unmet) gets no record
 // built for a few voxels: when it is the generator's, the voxels are generated one by one
-// (World::GeneratePart) instead of the record's chunk and parts of 26 neighbours, which a cold hit
-// on a chunk's upper face would otherwise pay. Voxels in the corner chunks of the last collision
-// data hinted (ChunkCollision::corner_chunks: those a hit's cell corners lie in) are read from
-// there first, and so are those of the hinted chunk itself (ChunkCollision::source(): a uniform one
-// is its interned chunk, which reads the same voxels as the table).
+// (World::GeneratedVoxel) instead of the record's chunk and parts of 26 neighbours, which a cold
+// hit on a chunk's upper face would otherwise pay. Voxels in the corner chunks of the last
+// collision data hinted (ChunkCollision::corner_chunks: those a hit's cell corners lie in) are read
+// from there first, and so are those of the hinted chunk itself (ChunkCollision::source(): a
+// uniform one is its interned chunk, which reads the same voxels as the table).
 class VoxelReader {
  public:
   VoxelReader(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope& scope,
@@ -118,7 +118,7 @@ class VoxelReader {
     }
     const ChunkKey key = ChunkOf(voxel);
     if (!loaded_ || !(key == key_)) Load(key);
-    if (generated_) return GeneratedVoxel(voxel);
+    if (generated_) return index_.world().GeneratedVoxel(key_, voxel);
     return chunk_ != nullptr ? chunk_->At(LocalOf(voxel)) : uniform_;
   }
   // Reads the voxels of chunk `key` from `source` (ChunkCollision::source(), null only in a shared
@@ -164,20 +164,12 @@ class VoxelReader {
     if (owner_ == nullptr) owner_ = world.GetChunk(key);
     chunk_ = owner_.get();
   }
-  // One voxel of the generator's chunk key_ (cleared outside the world, as LoadChunk reads it).
-  Voxel GeneratedVoxel(const Int3& voxel) {
-    // On the heap: static TLS comes out of every thread's stack (see World::GeneratePart).
-    thread_local std::unique_ptr<Chunk> scratch;
-    if (scratch == nullptr) scratch = std::make_unique<Chunk>();
-    index_.world().GeneratePart(key_, {voxel, voxel + Int3{1, 1, 1}}, scratch.get());
-    return scratch->At(LocalOf(voxel));
-  }
 
   const BroadphaseIndex& index_;
   const BroadphaseIndex::ReadScope& scope_;
   FirstMeetings& meetings_;
   bool loaded_ = false;
-  bool generated_ = false;  // key_ is the generator's: GeneratedVoxel
+  bool generated_ = false;  // key_ is the generator's: World::GeneratedVoxel
   ChunkKey key_;
   const Chunk* chunk_ = nullptr;  // null: the chunk is uniform_
   Voxel uniform_;

@@ -20,10 +20,11 @@ namespace world_internal {
 // parts: worlds are built rarely.
 extern std::atomic<uint64_t> world_epoch;
 
-// The parts of generator chunks this thread generated last, of any world. The mesher asks for the
-// parts of a chunk's neighbours right after the broadphase generated the same ones for that
-// chunk's record (NeighbourPart). A generator's content never changes, and callers ask only for
-// chunks that are the generator's, so a part stays valid as long as its world.
+// The parts of generator chunks this thread generated last, of any world. A mesh built right
+// after its chunk's broadphase record asks for the first layer of its upper neighbours, which the
+// record generated (NeighbourPart); a mesh without a record (a ray's first meeting) finds little
+// here. A generator's content never changes, and callers ask only for chunks that are the
+// generator's, so a part stays valid as long as its world.
 class RememberedParts {
  public:
   // Copies the voxels of `part` of chunk `key` of `world` to *out when a remembered part holds
@@ -50,7 +51,7 @@ class RememberedParts {
 
  private:
   // More than the 26 parts a broadphase record generates, so that the mesh built right after it
-  // finds them all. ~34.5 KiB, on the heap (World::GeneratePart).
+  // finds the ones it reads. ~34.5 KiB, on the heap (World::GeneratePart).
   static constexpr int kParts = 32;
   struct Part {
     const World* world = nullptr;

@@ -184,6 +184,10 @@ class World {
   // leaves its other voxels as they were (see ChunkGenerator::GeneratePart); nothing is made
   // resident. Thread-safe (distinct scratch chunks).
   void GeneratePart(const ChunkKey& key, const IntBox& part, Chunk* scratch) const;
+  // One voxel of such a chunk, as LoadChunk would read it (air outside the world). Not
+  // remembered as a part: callers ask for scattered single voxels, which would only push the
+  // parts a mesh wants next out of the thread's memo.
+  Voxel GeneratedVoxel(const ChunkKey& key, const Int3& voxel) const;
   // True, with *fill, where the generator proves that every voxel of `box` (world voxels, over any
   // chunks) that is the generator's reads as `fill` in this world: outside the world box only air
   // does. Worth asking of big boxes only: a proof costs about as much as generating a part of a

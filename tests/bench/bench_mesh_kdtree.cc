@@ -49,7 +49,8 @@ const Scene& GetScene() {
     for (int y = -6; y < 6; ++y)
       for (int z = -8; z < 8; ++z)
         for (int x = -8; x < 8; ++x) {
-          MeshSources src = GatherMeshSources(*s->world, {x, y, z});
+          // The shell generated ahead: BM_MarchingCubesChunk measures the mesher alone.
+          MeshSources src = GatherMeshSources(*s->world, {x, y, z}, nullptr, MeshShell::kGenerated);
           ChunkMesh mesh;
           MeshChunk(src, {x, y, z}, 1.0f, &mesh);
           if (mesh.empty()) continue;

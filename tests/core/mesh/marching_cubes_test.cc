@@ -203,6 +203,43 @@ TEST(MarchingCubesTest, ColdMeshesEqualWarmOnesAtTheFacesOfAnOddSizedWorld) {
   EXPECT_GT(meshes, 20);
 }
 
+// The cave generator's parts (eight voxels per noise call along a whole row) and its single
+// voxels (a shell sample MeshChunk generates on demand, MeshShell::kOnDemand): a mesh built
+// from a world whose neighbours were never generated equals, bit for bit, the one built with
+// every shell generated ahead and the one built from 27 resident chunks, at the faces of an
+// odd-sized world too.
+TEST(MarchingCubesTest, MeshesWithTheShellOnDemandEqualWarmOnesInACaveWorld) {
+  const Int3 size{60, 52, 44};  // not multiples of 8: parts straddle the world box
+  std::unique_ptr<World> warm = testing::MakeCaveWorld(3, size);
+  const IntBox range = MeshedChunkRange(*warm);
+  for (int y = range.min.y - 1; y <= range.max.y; ++y)
+    for (int z = range.min.z - 1; z <= range.max.z; ++z)
+      for (int x = range.min.x - 1; x <= range.max.x; ++x) warm->GetChunk({x, y, z});
+  int meshes = 0, lazy = 0;
+  for (int y = range.min.y; y < range.max.y; ++y)
+    for (int z = range.min.z; z < range.max.z; ++z)
+      for (int x = range.min.x; x < range.max.x; ++x) {
+        const ChunkKey key{x, y, z};
+        const ChunkMesh w = MeshChunk(*warm, key);
+        ChunkMesh generated, on_demand;
+        auto cold = testing::MakeCaveWorld(3, size);
+        MeshChunk(GatherMeshSources(*cold, key, nullptr, MeshShell::kGenerated), key,
+                  cold->voxel_size(), &generated);
+        cold = testing::MakeCaveWorld(3, size);
+        const MeshSources sources = GatherMeshSources(*cold, key);
+        lazy += sources.shell_on_demand != 0;
+        MeshChunk(sources, key, cold->voxel_size(), &on_demand);
+        for (const ChunkMesh* c : {&generated, &on_demand}) {
+          ASSERT_EQ(c->vertices, w.vertices) << x << "," << y << "," << z;
+          ASSERT_EQ(testing::SortedTriangles(*c), testing::SortedTriangles(w))
+              << x << "," << y << "," << z;
+        }
+        meshes += !w.empty();
+      }
+  EXPECT_GT(meshes, 40);
+  EXPECT_GT(lazy, meshes);  // the sources of most meshes left their shell to MeshChunk
+}
+
 // Vertices on the face shared by two chunks are the same floats on both sides.
 TEST(MarchingCubesTest, SeamVerticesAreBitIdentical) {
   auto world = testing::MakeCaveWorld(5, {64, 64, 64});
