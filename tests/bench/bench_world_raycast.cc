@@ -2,7 +2,7 @@
 // of issue 15: random origins anywhere in the world box, uniform directions, 8/64/512 world units.
 //
 // - BM_WorldRaycast: voxcol's query entry point (Raycast(), what the server's query engine calls)
-//   over a BroadphaseIndex and a ChunkCollisionCache, warm (one pass over the same rays first).
+//   over a BroadphaseIndex and a ChunkCollisionCache, warm (two passes over the same rays first).
 // - BM_EmbreeWorldRaycast / BM_BulletWorldRaycast: the same rays against ONE Embree scene and ONE
 //   Bullet collision world holding the triangles of EVERY meshed chunk of the world (the whole
 //   world is meshed once per process, on two threads, with the mesher the cache uses). The Bullet
@@ -81,8 +81,7 @@ void BM_WorldRaycast(benchmark::State& state) {
   WorldQueries& q = SharedDefaultWorld();
   const std::vector<RaycastInput>& rays = BenchWorldRays(int(state.range(0)));
   const RaycastSettings settings;  // smooth, water passed through: the server's defaults
-  // Warm-up pass over the same rays (on two threads: it builds the chunks the rays reach).
-  ParallelFor(2, rays.size(), [&](size_t i) { Raycast(*q.index, *q.cache, rays[i], settings); });
+  WarmRays(q, rays, settings);
   TimeWorldRays(state, q, rays, settings);
 }
 BENCHMARK(BM_WorldRaycast)->Arg(8)->Arg(64)->Arg(512);
