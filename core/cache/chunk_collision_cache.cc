@@ -227,8 +227,7 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key, SolidCells* so
   thread_local ChunkMesh scratch_mesh;
   thread_local KdTree scratch_tree;
   thread_local KdBuildScratch scratch_build;
-  uint32_t generated_mask = 0;  // the sources that are parts generated alone: not kept
-  const MeshSources sources = GatherMeshSources(world_, key, &generated_mask);
+  const MeshSources sources = GatherMeshSources(world_, key);
   MeshChunk(sources, key, world_.voxel_size(), &scratch_mesh, solid_cells);
   // Reorders the mesh's triangles into leaf order: anything that names triangles by index must be
   // derived from the mesh after this.
@@ -240,7 +239,8 @@ ChunkCollisionPtr ChunkCollisionCache::Build(const ChunkKey& key, SolidCells* so
   out->key = key;
   for (int c = 0; c < 8; ++c) {
     const int index = MeshSourceIndex(c & 1, (c >> 1) & 1, c >> 2);
-    if ((generated_mask >> index & 1) == 0) out->corner_chunks[c] = sources[index];
+    // Not the generator's parts: they are not the world's chunks.
+    if ((sources.generator_parts >> index & 1) == 0) out->corner_chunks[c] = sources[index];
   }
   out->tree.CopyPacked(scratch_tree, out->arrays());
   out->mesh.CopyPacked(scratch_mesh, out->arrays() + node_bytes);

@@ -31,8 +31,8 @@ struct Samples {
   uint8_t density[kSampleCount];  // solid occupancy; 0 for air and water
   uint8_t material[kSampleCount];
   uint16_t edge_vertex[3][kSampleCount];
-  // Shell samples not read yet from a MeshSources::shell_on_demand source (Density).
-  bool pending[kSampleCount];
+  // Bit i: shell sample i of a MeshSources::generator_parts source, not generated yet (Density).
+  uint64_t pending[(kSampleCount + 63) / 64];
   const World* world;  // generates them
   ChunkKey key;
 };
@@ -51,32 +51,35 @@ void GatherSample(Voxel v, Samples* s, int i) {
 }
 
 // Marks the shell samples (one coordinate -1 or 9, the others in [0, 8]) whose source is in
-// `on_demand` pending; Density generates them when first read.
-void MarkPendingShell(uint32_t on_demand, Samples* s) {
-  std::fill(std::begin(s->pending), std::end(s->pending), false);
-  if (on_demand == 0) return;
-  for (int axis = 0; axis < 3; ++axis)
+// `generator_parts` pending; Density generates them when first read.
+void MarkPendingShell(uint32_t generator_parts, Samples* s) {
+  std::fill(std::begin(s->pending), std::end(s->pending), 0);
+  if (generator_parts == 0) return;
+  for (int axis = 0; axis < 3; ++axis) {
+    const int u = (axis + 1) % 3, w = (axis + 2) % 3;
     for (const int c : {-1, kChunkSize + 1}) {
-      const int u = (axis + 1) % 3, w = (axis + 2) % 3;
       for (int j = 0; j <= kChunkSize; ++j)
         for (int k = 0; k <= kChunkSize; ++k) {
           Int3 p, d;
           p[axis] = c, p[u] = j, p[w] = k;
           for (int a = 0; a < 3; ++a) d[a] = SourceOffset(p[a]);
-          if ((on_demand >> MeshSourceIndex(d.x, d.y, d.z) & 1) != 0)
-            s->pending[SampleIndex(p.x, p.y, p.z)] = true;
+          if ((generator_parts >> MeshSourceIndex(d.x, d.y, d.z) & 1) != 0) {
+            const int i = SampleIndex(p.x, p.y, p.z);
+            s->pending[i >> 6] |= uint64_t{1} << (i & 63);
+          }
         }
     }
+  }
 }
 
 // The density of sample i, generating it first when it is a pending shell sample.
 uint8_t Density(Samples& s, int i) {
-  if (s.pending[i]) {
+  if ((s.pending[i >> 6] >> (i & 63) & 1) != 0) {
     const int x = i % kSamples - kLow, z = i / kSamples % kSamples - kLow,
               y = i / (kSamples * kSamples) - kLow;
     const ChunkKey source = s.key + Int3{SourceOffset(x), SourceOffset(y), SourceOffset(z)};
     GatherSample(s.world->GeneratedVoxel(source, ChunkOrigin(s.key) + Int3{x, y, z}), &s, i);
-    s.pending[i] = false;
+    s.pending[i >> 6] &= ~(uint64_t{1} << (i & 63));
   }
   return s.density[i];
 }
@@ -245,34 +248,12 @@ class CellMesher {
   ChunkMesh* out_;
 };
 
-// Generates into *out the part of neighbour key + d (d in {-1, 0, 1}^3, not 0) that MeshChunk
-// uses: its samples with at most one coordinate outside the chunk's [0, 8] (cell corners, and
-// the slopes along one axis there, which reach Gather's samples -1 and 9), or under kOnDemand
-// its cell corners only. The part NeighbourPart is what the broadphase's record of the chunk
-// reads (World::GeneratePart remembers it): of a lower neighbour (below on some axis) it is all
-// shell, of an upper one the cell corners, with the shell samples at 9 beside them.
-void GenerateMeshPart(const World& world, const ChunkKey& key, const Int3& d, MeshShell shell,
-                      Chunk* out) {
-  const bool lower = d.x < 0 || d.y < 0 || d.z < 0;
-  const IntBox part = NeighbourPart(key, d);
-  world.GeneratePart(key + d, part, out);
-  if (lower || shell == MeshShell::kOnDemand) return;
-  for (int a = 0; a < 3; ++a) {
-    if (d[a] <= 0) continue;
-    IntBox beside = part;
-    beside.min[a] += 1;
-    beside.max[a] += 1;
-    world.GeneratePart(key + d, beside, out);
-  }
-}
-
 }  // namespace
 
-MeshSources GatherMeshSources(const World& world, const ChunkKey& key, uint32_t* generated_mask,
-                              MeshShell shell) {
+MeshSources GatherMeshSources(const World& world, const ChunkKey& key) {
   MeshSources sources;
+  sources.key = key;
   sources.world = &world;
-  uint32_t private_parts = 0;
   for (int dz = -1; dz <= 1; ++dz)
     for (int dy = -1; dy <= 1; ++dy)
       for (int dx = -1; dx <= 1; ++dx) {
@@ -294,22 +275,22 @@ MeshSources GatherMeshSources(const World& world, const ChunkKey& key, uint32_t*
           source = *std::move(peek);
           continue;
         }
-        // The generator's: only the part MeshChunk reads, generated into a chunk of its own that
-        // lives as long as `sources` (no proof is asked: it would cost about as much as the part,
-        // which near a surface is seldom uniform). A lower neighbour's part is all shell: under
-        // kOnDemand nothing of it is generated, and an empty chunk stands in.
-        private_parts |= uint32_t{1} << index;
-        if (shell == MeshShell::kOnDemand && (dx < 0 || dy < 0 || dz < 0)) {
-          static const ChunkPtr kUnread = std::make_shared<const Chunk>();
-          source = kUnread;
+        // The generator's: of an upper neighbour the cell corners MeshChunk reads (NeighbourPart,
+        // which the broadphase's record of the chunk generated just before when it was built:
+        // World::GeneratePart remembers it), generated into a chunk of its own that lives as long
+        // as `sources`; no proof is asked: it would cost about as much as the part, which near a
+        // surface is seldom uniform. A lower neighbour holds no cell corner: an empty chunk,
+        // never read, stands in (no reference count: the aliasing constructor).
+        sources.generator_parts |= uint32_t{1} << index;
+        if (dx < 0 || dy < 0 || dz < 0) {
+          static const Chunk kUnread;
+          source = ChunkPtr(ChunkPtr(), &kUnread);
           continue;
         }
         auto chunk = std::make_shared<Chunk>();
-        GenerateMeshPart(world, key, d, shell, chunk.get());
+        world.GeneratePart(key + d, NeighbourPart(key, d), chunk.get());
         source = std::move(chunk);
       }
-  if (generated_mask != nullptr) *generated_mask = private_parts;
-  if (shell == MeshShell::kOnDemand) sources.shell_on_demand = private_parts;
   return sources;
 }
 
@@ -329,7 +310,8 @@ void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size
   }
   for (auto& ids : samples.edge_vertex)
     for (uint16_t& id : ids) id = kNoVertex;
-  MarkPendingShell(sources.shell_on_demand, &samples);
+  assert(sources.generator_parts == 0 || sources.key == key);
+  MarkPendingShell(sources.generator_parts, &samples);
   samples.world = sources.world;
   samples.key = key;
   CellMesher mesher(samples, ChunkOrigin(key), out);

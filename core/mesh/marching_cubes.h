@@ -34,23 +34,20 @@ constexpr int MeshSourceIndex(int dx, int dy, int dz) {
   return (dx + 1) + 3 * (dy + 1) + 9 * (dz + 1);
 }
 struct MeshSources {
+  ChunkKey key;  // the chunk meshed
   std::array<ChunkPtr, 27> chunks;
-  // Bit MeshSourceIndex(d) set: chunk d is the generator's and holds only the voxels of the
-  // mesh's cell corners (local [0, 8] on every axis), none of the shell beyond them (one
-  // coordinate -1 or 9). MeshChunk generates the few shell voxels that vertex placement reads
-  // (slopes at vertices next to the chunk's faces) one at a time from `world`
-  // (World::GeneratedVoxel).
-  uint32_t shell_on_demand = 0;
+  // Bit MeshSourceIndex(d) set: neighbour d is the generator's and not resident, so chunks[d] is
+  // not the world's chunk but holds only what GatherMeshSources generated of it (of an upper
+  // neighbour its first layer, the mesh's cell corners; of a lower one nothing). MeshChunk
+  // generates the few voxels beyond the cell corners (the shell: one coordinate -1 or 9, the
+  // slopes that place vertices next to the chunk's faces) that it reads, one at a time, from
+  // `world` (World::GeneratedVoxel), which must outlive the sources.
+  uint32_t generator_parts = 0;
   const World* world = nullptr;
 
   const ChunkPtr& operator[](int index) const { return chunks[index]; }
   ChunkPtr& operator[](int index) { return chunks[index]; }
 };
-
-// Whether GatherMeshSources generates the shell of a neighbour that is the generator's ahead
-// (kGenerated: MeshChunk then reads voxels only, as a kernel benchmark wants) or leaves it to
-// MeshChunk (kOnDemand: a mesh reads a few dozen of its ~500 shell voxels).
-enum class MeshShell { kOnDemand, kGenerated };
 
 // Chunks whose meshes read some voxel of `voxels` (max exclusive), max exclusive.
 inline IntBox MeshChunksReading(const IntBox& voxels) {
@@ -58,20 +55,19 @@ inline IntBox MeshChunksReading(const IntBox& voxels) {
 }
 
 // Fetches the 27 source chunks of `key` from the world (chunks outside the world read as air).
-// The chunk itself is the world's. Of a neighbour that is the generator's content and not
-// resident, MeshChunk uses only a part: its cell corners (of an upper neighbour, the layer
-// NeighbourPart) and its shell (the slope samples one voxel further out, NeighbourPart of a
-// lower neighbour and the layer beyond NeighbourPart of an upper one). Only the corners are
-// generated, into a chunk of its own that the world does not hold (World::GeneratePart), with
-// the shell too under MeshShell::kGenerated; *generated_mask (unless null) gets bit
-// MeshSourceIndex(d) set. Nothing but the chunk itself is made resident.
-MeshSources GatherMeshSources(const World& world, const ChunkKey& key,
-                              uint32_t* generated_mask = nullptr,
-                              MeshShell shell = MeshShell::kOnDemand);
+// The chunk itself is the world's, and so is a neighbour that is resident, stored or edited. Of a
+// neighbour that is the generator's content and not resident, a mesh reads its cell corners (of
+// an upper neighbour, the layer NeighbourPart) and a few voxels of its shell (of a lower
+// neighbour, NeighbourPart; of an upper one, the layer beyond it): only the corners are
+// generated ahead, into a chunk of its own that the world does not hold (World::GeneratePart),
+// and the shell voxels when MeshChunk reads them (MeshSources::generator_parts). Nothing but the
+// chunk itself is made resident.
+MeshSources GatherMeshSources(const World& world, const ChunkKey& key);
 
 // Meshes the cells owned by chunk `key` into `out` (cleared first; its capacity is reused), and
 // sets *solid_cells (unless null) to its cells without triangles that lie inside the solid.
-// Positions are in world units for the given voxel size. Every source must be non-null.
+// Positions are in world units for the given voxel size. `sources` are GatherMeshSources' for
+// `key`, or any 27 non-null chunks with generator_parts 0.
 void MeshChunk(const MeshSources& sources, const ChunkKey& key, float voxel_size, ChunkMesh* out,
                SolidCells* solid_cells = nullptr);
 

@@ -43,8 +43,9 @@ constexpr Int3 ChunkOrigin(const ChunkKey& key) {
 // then Z, then X order, where `part` is the region's part inside that chunk (world voxels).
 // The voxels of neighbour chunk key + d (d in {-1, 0, 1}^3) inside the 10^3 box of chunk `key`
 // (the chunk grown by one voxel on every side): a layer, a row or one voxel. What the broadphase's
-// masks read of a neighbour (BroadphaseIndex::Build), and the mesher of a lower one (of an upper
-// one it reads the samples one voxel further out too: GatherMeshSources).
+// masks read of a neighbour (BroadphaseIndex::Build); of an upper neighbour, also the mesh's cell
+// corners there (GatherMeshSources generates this part; the samples beyond it, and a lower
+// neighbour's, a mesh reads only near its faces and generates one by one).
 inline IntBox NeighbourPart(const ChunkKey& key, const Int3& d) {
   const Int3 origin = ChunkOrigin(key);
   IntBox part;

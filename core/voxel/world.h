@@ -69,6 +69,10 @@ class ChunkGenerator {
     Generate(key, &whole);
     CopyVoxels(whole, voxels, out);
   }
+  // True when GeneratePart costs about its part's size (it evaluates only the part's voxels), so
+  // that a caller may ask for single voxels; false for the default above, where any part costs
+  // the whole chunk (World::GeneratedVoxel then generates the chunk once and remembers it).
+  virtual bool GeneratesPartsAlone() const { return false; }
 };
 
 // What one committed edit changed: the new version and, per chunk, the box of changed voxels.
@@ -186,7 +190,8 @@ class World {
   void GeneratePart(const ChunkKey& key, const IntBox& part, Chunk* scratch) const;
   // One voxel of such a chunk, as LoadChunk would read it (air outside the world). Not
   // remembered as a part: callers ask for scattered single voxels, which would only push the
-  // parts a mesh wants next out of the thread's memo.
+  // parts a mesh wants next out of the thread's memo (unless the generator makes any part whole:
+  // ChunkGenerator::GeneratesPartsAlone).
   Voxel GeneratedVoxel(const ChunkKey& key, const Int3& voxel) const;
   // True, with *fill, where the generator proves that every voxel of `box` (world voxels, over any
   // chunks) that is the generator's reads as `fill` in this world: outside the world box only air

@@ -100,7 +100,12 @@ Voxel World::GeneratedVoxel(const ChunkKey& key, const Int3& voxel) const {
   // On the heap, as above.
   thread_local std::unique_ptr<Chunk> scratch;
   if (scratch == nullptr) scratch = std::make_unique<Chunk>();
-  generator_->GeneratePart(key, {voxel, voxel + Int3{1, 1, 1}}, scratch.get());
+  if (generator_->GeneratesPartsAlone()) {
+    generator_->GeneratePart(key, {voxel, voxel + Int3{1, 1, 1}}, scratch.get());
+  } else {
+    const Int3 origin = ChunkOrigin(key);
+    GeneratePart(key, {origin, origin + Int3{kChunkSize, kChunkSize, kChunkSize}}, scratch.get());
+  }
   return scratch->At(LocalOf(voxel));
 }
 

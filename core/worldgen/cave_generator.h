@@ -38,6 +38,7 @@ class CaveGenerator : public ChunkGenerator {
   // mesher read: rows of eight along an axis the part spans whole (LineVoxels), else voxel by
   // voxel (VoxelAt).
   void GeneratePart(const ChunkKey& key, const IntBox& voxels, Chunk* out) const override;
+  bool GeneratesPartsAlone() const override { return true; }
   // From interval bounds of the fields over the box's voxel centres, without generating it
   // (cave_bounds.cc): true with *fill when every voxel Generate writes in `voxels` is `fill`
   // (open air, open sea, or rock at full occupancy). False when the bounds do not prove it.

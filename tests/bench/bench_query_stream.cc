@@ -23,7 +23,7 @@ namespace {
 
 // Both sides are measured alike (issue 15): wall time (UseRealTime), the same kQueryThreads query
 // threads (a server::WorkerPool, as the server's --query_threads), the same number of batches in
-// flight (the server's per-stream window), and one warm-up pass over every batch before timing.
+// flight (the server's per-stream window), and two warm-up passes over every batch before timing.
 constexpr int kQueryThreads = 2;
 constexpr int kWindow = server::StreamLimits{}.max_in_flight_batches;
 

@@ -103,20 +103,20 @@ void ParallelFor(int threads, size_t n, Fn&& fn) {
   for (std::thread& t : pool) t.join();
 }
 
-// Two passes of `rays` on two threads: the warm-up of the warm benchmarks. A chunk a ray meets
-// first is proven empty along the ray or meshed without its broadphase record, and the second
-// meeting builds the record (BroadphaseIndex::NoteMet), so one pass would leave those builds to
-// the timed rays.
+// Passes of `rays` on two threads: the warm-up of the warm benchmarks, two passes in all. A chunk
+// a ray meets first is proven empty along the ray or meshed without its broadphase record, and
+// the second meeting builds the record (BroadphaseIndex::NoteMet), so one pass would leave those
+// builds to the timed rays.
 inline void WarmRays(WorldQueries& q, const std::vector<RaycastInput>& rays,
-                     const RaycastSettings& settings) {
-  for (int pass = 0; pass < 2; ++pass) {
+                     const RaycastSettings& settings, int passes = 2) {
+  for (int pass = 0; pass < passes; ++pass) {
     ParallelFor(2, rays.size(), [&](size_t i) { Raycast(*q.index, *q.cache, rays[i], settings); });
   }
 }
 
 // The rays of BM_WorldRaycast/<length> split by where they start: [0] in air, [1] inside terrain
 // (voxcol answers started_inside from the origin's cell; Embree reports the back face such a ray
-// leaves through, or nothing: not the same question). The classification pass and WarmRays, once
+// leaves through, or nothing: not the same question). The classification pass and one more, once
 // per length and process, are the warm-up: the cache (256 MiB) holds every chunk the rays reach,
 // which cache_builds=0 confirms.
 inline const std::array<std::vector<RaycastInput>, 2>& SplitWorldRays(int length) {
@@ -132,7 +132,7 @@ inline const std::array<std::vector<RaycastInput>, 2>& SplitWorldRays(int length
     started_inside[i] = Raycast(*q.index, *q.cache, rays[i], RaycastSettings{}).started_inside;
   });
   for (size_t i = 0; i < rays.size(); ++i) it->second[started_inside[i]].push_back(rays[i]);
-  WarmRays(q, rays, RaycastSettings{});
+  WarmRays(q, rays, RaycastSettings{}, /*passes=*/1);  // the classification was the first
   return it->second;
 }
 
