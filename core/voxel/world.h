@@ -61,7 +61,7 @@ class ChunkGenerator {
   }
   // Writes the voxels Generate writes inside `voxels` (world voxel coordinates, max exclusive, a
   // box inside chunk `key`) to the same places of `out`, and leaves the other voxels of `out` as
-  // they were: callers generate several parts of one chunk into one scratch chunk. For callers
+  // they were, so that several parts of one chunk may share one scratch chunk. For callers
   // that read only a part of a chunk (a layer of a neighbour). The default generates the whole
   // chunk aside and copies the part.
   virtual void GeneratePart(const ChunkKey& key, const IntBox& voxels, Chunk* out) const {

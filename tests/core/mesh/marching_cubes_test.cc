@@ -175,12 +175,12 @@ TEST(MarchingCubesTest, RandomNoiseWorldIsClosedOutwardOrientedManifold) {
 }
 
 // A chunk meshed before its neighbours were generated (GatherMeshSources generates the cell
-// corners of its upper neighbours, several parts into one scratch chunk, and MeshChunk the shell
-// voxels it reads) equals the mesh built after all 27 sources were generated whole, also at the
-// faces of a world whose size is not a multiple of 8, where a part is cleared outside the world
-// box: with a generator that keeps the default ChunkGenerator::GeneratePart (the whole chunk
-// generated aside; World::GeneratedVoxel then remembers it whole), with terrain that goes on
-// beyond the box, blocky and with graded occupancy (whose clamped slopes read the shell).
+// corners of its upper neighbours, and MeshChunk the shell voxels it reads) equals the mesh built
+// after all 27 sources were generated whole, also at the faces of a world whose size is not a
+// multiple of 8, where a part is cleared outside the world box: with a generator that keeps the
+// default ChunkGenerator::GeneratePart (the whole chunk generated aside; World::GeneratedVoxel then
+// remembers it whole), with terrain that goes on beyond the box, blocky and with graded occupancy
+// (whose clamped slopes read the shell).
 TEST(MarchingCubesTest, ColdMeshesEqualWarmOnesAtTheFacesOfAnOddSizedWorld) {
   const Int3 size{20, 20, 20};  // [-10, 10): the chunks at -16 and 8 straddle the box
   auto blocky = [](const Int3& v) {
