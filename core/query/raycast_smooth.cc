@@ -15,6 +15,7 @@ namespace {
 
 using smooth_walk::ChunkWalk;
 using smooth_walk::FirstMeetings;
+using Meeting = smooth_walk::FirstMeetings::Meeting;
 using smooth_walk::StretchWithoutSurface;
 
 // The ray origin's chunk as InSolidCell found it under the walk's cache scope: the walk uses its
@@ -53,14 +54,19 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
   for (; walk.InRange(); walk.Next()) {
     const ChunkKey& key = walk.key();
     if (world.chunk_bounds().Contains(key)) {
-      bool skip, touch;
-      if (index.TableKnows(key, kClassSolid, &touch)) {  // warm chunks: one load
-        skip = !touch;
-      } else if (meetings.Meet(index, key)) {  // InSolidCell may have meshed it already
-        const bool meshed = known.cells.entry.collision != nullptr && known.key == key;
-        skip = !meshed && StretchWithoutSurface(world, ray, t_end, key);
-      } else {
-        skip = !index.MayTouch(key, kClassSolid, scope);
+      bool skip = false, touch;
+      switch (meetings.Classify(index, key, &touch)) {
+        case Meeting::kKnown:
+          skip = !touch;
+          break;
+        case Meeting::kFirst: {  // InSolidCell may have meshed it already
+          const bool meshed = known.cells.entry.collision != nullptr && known.key == key;
+          skip = !meshed && StretchWithoutSurface(world, ray, t_end, key);
+          break;
+        }
+        case Meeting::kRecord:
+          skip = !index.Get(key, scope).MayTouch(kClassSolid);
+          break;
       }
       if (skip) {
         if (walk.t_exit() > t_end) break;
@@ -139,9 +145,15 @@ class VoxelReader {
   bool IsSolidAt(const Int3& voxel) {
     const ChunkKey key = ChunkOf(voxel);
     bool touch;
-    if (index_.TableKnows(key, kClassSolid, &touch)) return touch && IsSolid(Get(voxel));
-    return (meetings_.Meet(index_, key) || index_.MayTouch(key, kClassSolid, scope_)) &&
-           IsSolid(Get(voxel));
+    switch (meetings_.Classify(index_, key, &touch)) {
+      case Meeting::kKnown:
+        return touch && IsSolid(Get(voxel));
+      case Meeting::kFirst:
+        return IsSolid(Get(voxel));
+      case Meeting::kRecord:
+        break;
+    }
+    return index_.Get(key, scope_).MayTouch(kClassSolid) && IsSolid(Get(voxel));
   }
 
  private:
@@ -153,7 +165,7 @@ class VoxelReader {
     owner_.reset();
     chunk_ = nullptr;
     bool touch;
-    if (!index_.TableKnows(key, kClassSolid, &touch) && meetings_.Meet(index_, key)) {
+    if (meetings_.Classify(index_, key, &touch) == Meeting::kFirst) {
       absl::StatusOr<ChunkPtr> peek = world.PeekChunk(key);
       generated_ = peek.ok() && *peek == nullptr;
       if (peek.ok()) owner_ = *std::move(peek);
@@ -351,8 +363,8 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
   if (!MeshedChunkRange(world).Contains(key)) return false;  // corners outside the world: air
   if (world.chunk_bounds().Contains(key)) {
     bool touch;
-    const bool known = index.TableKnows(key, kClassSolid, &touch);
-    if (!known && meetings.Meet(index, key)) {
+    const Meeting meeting = meetings.Classify(index, key, &touch);
+    if (meeting == Meeting::kFirst) {
       const IntBox corners{low, low + Int3{2, 2, 2}};
       bool solid;
       if (world.ProvenUntouchedSide(corners, &solid)) {
@@ -362,7 +374,9 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
         return solid;
       }
     } else {
-      if (!(known ? touch : index.MayTouch(key, kClassSolid, scope))) return false;
+      const bool may_touch =
+          meeting == Meeting::kKnown ? touch : index.Get(key, scope).MayTouch(kClassSolid);
+      if (!may_touch) return false;
       if (index.KnownFull(key, kClassSolid) && CornersInUniformSolid(world, low)) return true;
     }
   }

@@ -69,6 +69,16 @@ class FirstMeetings {
     return false;
   }
 
+  // How this query meets chunk `key` for its solid: kKnown when the class table answers (*touch;
+  // one load, asked first so that warm chunks pay nothing more), kFirst when the query meets the
+  // chunk first (Meet: it goes without the record), kRecord when only the record can tell
+  // (BroadphaseIndex::Get).
+  enum class Meeting { kKnown, kFirst, kRecord };
+  Meeting Classify(const BroadphaseIndex& index, const ChunkKey& key, bool* touch) {
+    if (index.TableKnows(key, kClassSolid, touch)) return Meeting::kKnown;
+    return Meet(index, key) ? Meeting::kFirst : Meeting::kRecord;
+  }
+
  private:
   static constexpr uint32_t kKept = 8;
   ChunkKey keys_[kKept];
