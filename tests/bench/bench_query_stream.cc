@@ -104,8 +104,8 @@ void RunInProcess(benchmark::State& state, const std::vector<v1::QueryBatchReque
   ThreadPlacement placement;  // the pool's threads on the server's core with --client_apart
   InProcessDriver driver(batches);
   if (!PlaceClient(state, placement)) return;
-  // Two warm-up passes: a chunk a ray meets first gets its broadphase record on the second meeting.
-  for (size_t b = 0; b < 2 * batches.size(); ++b) driver.Step();
+  // Three warm-up passes: the broadphase records settle on the third (world_scenes.h, WarmRays).
+  for (size_t b = 0; b < 3 * batches.size(); ++b) driver.Step();
   const double cpu_start = ProcessCpuMicros();
   for (auto _ : state) driver.Step();
   ReportCpu(state, cpu_start);
@@ -262,7 +262,7 @@ void RunGrpcStream(benchmark::State& state, int window,
     if (!stream->Read(response) || response->code() != 0) state.SkipWithError("stream failed");
     ++received;
   };
-  for (size_t b = 0; b < 2 * batches.size(); ++b) step();  // two warm-up passes, as above
+  for (size_t b = 0; b < 3 * batches.size(); ++b) step();  // three warm-up passes, as above
   const double cpu_start = ProcessCpuMicros();
   for (auto _ : state) step();
   ReportCpu(state, cpu_start);
