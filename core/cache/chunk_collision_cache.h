@@ -129,6 +129,17 @@ struct alignas(KdNode) ChunkCollision {
     constexpr int kMask = kChunkSize - 1;
     return &chunk->At(local.x & kMask, local.y & kMask, local.z & kMask);
   }
+  // The voxel at `low` in chunk `key` as meshed, when all eight corners of the cell with low
+  // corner `low` (low + {0, 1}^3) lie in that chunk (low's coordinates 0-6 in it on every axis:
+  // 343 of the chunk's 512 cells) and it is kept; else null. The other corners are At() offsets.
+  const Voxel* CellInSource(const Int3& low) const {
+    const Int3 local = low - mesh.origin;
+    constexpr uint32_t kLast = kChunkSize - 2;
+    if (uint32_t(local.x) > kLast || uint32_t(local.y) > kLast || uint32_t(local.z) > kLast)
+      return nullptr;
+    const Chunk* chunk = source();
+    return chunk != nullptr ? &chunk->At(local) : nullptr;
+  }
 
  private:
   ChunkCollision() = default;

@@ -196,23 +196,48 @@ Int3 CellLow(const World& world, const Vec3& p) {
           int32_t(std::floor(p.z / h - 0.5f))};
 }
 
-// The voxel a smooth hit reports and that voxel's occupancy: of the eight corners of the cell
-// with low corner `low`, the solid one (solid material, occupancy above the iso level) of highest
-// occupancy, the first in corner order (x, then y, then z offset) on ties; `none` (one of the
-// corners) when no corner is solid.
-void DominantSolidCorner(VoxelReader& voxels, const Int3& low, const Int3& none, Int3* voxel,
-                         uint8_t* occupancy) {
+// The corner offsets of a marching-cubes cell in corner order (x, then y, then z offset).
+Int3 CornerOffset(int k) { return {k & 1, (k >> 1) & 1, k >> 2}; }
+
+// The eight corners of the cell with low corner `low`, in corner order. From c's own chunk as
+// meshed with one lookup when they all lie in it (ChunkCollision::CellInSource; inside the world,
+// where Get would read them from there too), else one at a time through `voxels`.
+void ReadCellCorners(const World& world, const ChunkCollision& c, VoxelReader& voxels,
+                     const Int3& low, Voxel corners[8]) {
+  const IntBox& bounds = world.voxel_bounds();
+  const Voxel* base = c.CellInSource(low);
+  if (base != nullptr && bounds.Contains(low) && bounds.Contains(low + Int3{1, 1, 1})) {
+    for (int k = 0; k < 8; ++k) {
+      const Int3 d = CornerOffset(k);
+      corners[k] = base[LocalIndex(d.x, d.y, d.z)];
+    }
+    return;
+  }
+  for (int k = 0; k < 8; ++k) corners[k] = voxels.Get(low + CornerOffset(k));
+}
+
+// The voxel a smooth hit reports and that voxel's occupancy, from the corners of the cell with low
+// corner `low`: the solid one (solid material, occupancy above the iso level) of highest
+// occupancy, the first in corner order on ties; `none` (one of the corners) when no corner is
+// solid.
+void DominantSolidCorner(VoxelReader& voxels, const Int3& low, const Voxel corners[8],
+                         const Int3& none, Int3* voxel, uint8_t* occupancy) {
   *voxel = none;
   int best = -1;
   for (int c = 0; c < 8; ++c) {
-    const Int3 v = low + Int3{c & 1, (c >> 1) & 1, c >> 2};
-    const Voxel x = voxels.Get(v);
+    const Voxel& x = corners[c];
     if (IsSolidMaterial(x.material) && x.occupancy > kIsoOccupancy && x.occupancy > best) {
-      *voxel = v;
+      *voxel = low + CornerOffset(c);
       best = x.occupancy;
     }
   }
-  *occupancy = best >= 0 ? uint8_t(best) : voxels.Get(none).occupancy;
+  if (best >= 0) {
+    *occupancy = uint8_t(best);
+    return;
+  }
+  const Int3 d = none - low;
+  const bool corner = uint32_t(d.x) <= 1 && uint32_t(d.y) <= 1 && uint32_t(d.z) <= 1;
+  *occupancy = corner ? corners[d.x | d.y << 1 | d.z << 2].occupancy : voxels.Get(none).occupancy;
 }
 
 // Accumulates area-weighted face normals at the three vertices of one triangle (meshes without
@@ -280,8 +305,12 @@ void PrefetchHitData(const ChunkCollision& c, uint32_t tri, const Int3& low) {
   if (m.has_normals()) {
     for (int k = 0; k < 3; ++k) PrefetchLine(&m.normals[m.Index(3 * tri + k)]);
   }
+  if (const Voxel* base = c.CellInSource(low)) {  // the corners' rows: two per y layer
+    for (int k = 0; k < 4; ++k) PrefetchLine(base + LocalIndex(0, k >> 1, k & 1));
+    return;
+  }
   for (int k = 0; k < 8; ++k) {
-    if (const Voxel* v = c.CornerVoxel(low + Int3{k & 1, (k >> 1) & 1, k >> 2})) PrefetchLine(v);
+    if (const Voxel* v = c.CornerVoxel(low + CornerOffset(k))) PrefetchLine(v);
   }
 }
 
@@ -303,8 +332,10 @@ RaycastHit MakeSmoothHit(const BroadphaseIndex& index, VoxelReader& voxels, cons
   voxels.Hint(c);
   hit.normal = SmoothNormal(c, t.triangle, hit.position);
   hit.front_face = Dot(facet, ray.direction) < 0;
+  Voxel corners[8];
+  ReadCellCorners(world, c, voxels, low, corners);
   uint8_t occupancy = 0;
-  DominantSolidCorner(voxels, low, world.VoxelAt(behind), &hit.voxel, &occupancy);
+  DominantSolidCorner(voxels, low, corners, world.VoxelAt(behind), &hit.voxel, &occupancy);
   hit.value = {c.mesh.Material(t.triangle), occupancy};
   hit.chunk = c.key;
   hit.triangle = int32_t(t.triangle);
@@ -349,6 +380,8 @@ bool CornersInUniformSolid(const World& world, const Int3& low) {
 // (SolidCells, held by its cache entry), and for chunks the table knows as FULL solid, the uniform
 // table (such chunks are often never meshed). A chunk that fails to load answers false; the walk
 // reports it. *owner is the owning chunk's entry when this looked it up (else empty), for the walk.
+// Where the table or record shows no solid within a voxel of the owner, *origin says the voxel at
+// p (a corner of the cell) is not solid, so that a ray without a crossing need not read it.
 // A chunk met first (BroadphaseIndex::Unmet) goes without its record: a cell whose corners are
 // proven on one side of the surface (World::ProvenUntouchedSide) is answered with nothing built,
 // *origin then saying whether the voxel at p (one of the corners) is solid and, when the corners
@@ -376,7 +409,10 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
     } else {
       const bool may_touch =
           meeting == Meeting::kKnown ? touch : index.Get(key, scope).MayTouch(kClassSolid);
-      if (!may_touch) return false;
+      if (!may_touch) {  // no corner is solid, and the origin's voxel is one of them
+        origin->solid = false;
+        return false;
+      }
       if (index.KnownFull(key, kClassSolid) && CornersInUniformSolid(world, low)) return true;
     }
   }

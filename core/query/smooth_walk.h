@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "absl/base/attributes.h"
 #include "core/broadphase/broadphase_index.h"
 #include "core/kdtree/kd_tree.h"
 #include "core/mesh/marching_cubes.h"
@@ -74,12 +75,19 @@ class FirstMeetings {
   // chunk first (Meet: it goes without the record), kRecord when only the record can tell
   // (BroadphaseIndex::Get).
   enum class Meeting { kKnown, kFirst, kRecord };
-  Meeting Classify(const BroadphaseIndex& index, const ChunkKey& key, bool* touch) {
+  // The table's answer inlines into the walk; the rest, rare once the records are built, does not.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE Meeting Classify(const BroadphaseIndex& index, const ChunkKey& key,
+                                                bool* touch) {
     if (index.TableKnows(key, kClassSolid, touch)) return Meeting::kKnown;
-    return Meet(index, key) ? Meeting::kFirst : Meeting::kRecord;
+    return ClassifyUnknown(index, key);
   }
 
  private:
+  ABSL_ATTRIBUTE_NOINLINE Meeting ClassifyUnknown(const BroadphaseIndex& index,
+                                                  const ChunkKey& key) {
+    return Meet(index, key) ? Meeting::kFirst : Meeting::kRecord;
+  }
+
   static constexpr uint32_t kKept = 8;
   ChunkKey keys_[kKept];
   uint32_t count_ = 0;
