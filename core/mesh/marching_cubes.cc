@@ -337,10 +337,4 @@ ChunkMesh MeshChunk(const World& world, const ChunkKey& key, SolidCells* solid_c
   return mesh;
 }
 
-IntBox MeshedChunkRange(const World& world) {
-  IntBox range = world.chunk_bounds();
-  range.min = range.min - Int3{1, 1, 1};
-  return range;
-}
-
 }  // namespace voxcol

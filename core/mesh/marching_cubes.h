@@ -76,6 +76,10 @@ ChunkMesh MeshChunk(const World& world, const ChunkKey& key, SolidCells* solid_c
 
 // Chunks whose meshes may contain surface inside the world: the world's chunks plus one layer
 // below the min faces. Max exclusive.
-IntBox MeshedChunkRange(const World& world);
+inline IntBox MeshedChunkRange(const World& world) {
+  IntBox range = world.chunk_bounds();
+  range.min = range.min - Int3{1, 1, 1};
+  return range;
+}
 
 }  // namespace voxcol

@@ -52,8 +52,8 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
   uint32_t chunks = 0, builds = 0;
   absl::Status status;
   for (; walk.InRange(); walk.Next()) {
-    const ChunkKey& key = walk.key();
-    if (world.chunk_bounds().Contains(key)) {
+    const ChunkKey key = walk.key();
+    if (walk.InWorld()) {
       bool skip = false, touch;
       switch (meetings.Classify(index, key, &touch)) {
         case Meeting::kKnown:
@@ -73,14 +73,14 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
         continue;
       }
     }
-    ChunkLookup found = known.cells.entry.collision != nullptr && known.key == walk.key()
+    ChunkLookup found = known.cells.entry.collision != nullptr && known.key == key
                             ? known.cells.entry
-                            : cache.Peek(walk.key(), cache_scope);
+                            : cache.Peek(key, cache_scope);
     bool built = false;
     if (found.collision == nullptr) {
-      found.collision = cache.Find(walk.key(), cache_scope, &status, &built);
+      found.collision = cache.Find(key, cache_scope, &status, &built);
       if (found.collision == nullptr) break;  // load error
-    } else if (found.preview->MayMeet(walk.key(), world.voxel_size(), ray.origin, ray.inv_direction,
+    } else if (found.preview->MayMeet(key, world.voxel_size(), ray.origin, ray.inv_direction,
                                       t_end)) {
       found.preview->Prefetch(found.collision);  // an entry's answer always has its preview
     } else {

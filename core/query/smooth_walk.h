@@ -18,36 +18,53 @@ namespace smooth_walk {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Front-to-back walk over mesh chunks. Mesh chunk K covers [8K + 0.5, 8K + 8.5] voxels per axis,
-// so the grid is the voxel grid shifted by half a voxel and scaled by 8.
+// so the grid is the voxel grid shifted by half a voxel and scaled by 8. The key is kept as its
+// offset from the low corner of MeshedChunkRange, so that the range and world tests of a step are
+// one unsigned compare per axis (an offset below a range wraps to a large one). MeshedChunkRange
+// (core/mesh/marching_cubes.h) is the world's chunks and one layer below them.
 class ChunkWalk {
  public:
-  ChunkWalk(const World& world, const Vec3& origin, const Vec3& dir)
-      : range_(MeshedChunkRange(world)) {
+  ChunkWalk(const World& world, const Vec3& origin, const Vec3& dir) {
+    // MeshedChunkRange: the world's chunks (World::chunk_bounds) and the layer below them.
+    const IntBox chunks = world.chunk_bounds();
     const float s = 1.0f / (kChunkSize * world.voxel_size());
     const Vec3 q = origin * s - Vec3(0.5f, 0.5f, 0.5f) * (1.0f / kChunkSize);
     for (int a = 0; a < 3; ++a) {
-      key_[a] = int32_t(std::floor(q[a]));
+      const int32_t key = int32_t(std::floor(q[a]));
+      min_[a] = Component(chunks.min, a) - 1;
+      size_[a] = uint32_t(Component(chunks.max, a) - Component(chunks.min, a));
+      offset_[a] = uint32_t(key - min_[a]);  // wraps below the range: out of it
       const float dq = dir[a] * s;
-      step_[a] = dq > 0 ? 1 : (dq < 0 ? -1 : 0);
-      t_max_[a] = dq > 0 ? (float(key_[a] + 1) - q[a]) / dq
-                         : (dq < 0 ? (float(key_[a]) - q[a]) / dq : kInf);
+      step_[a] = int(dq > 0) - int(dq < 0);
+      t_max_[a] =
+          dq > 0 ? (float(key + 1) - q[a]) / dq : (dq < 0 ? (float(key) - q[a]) / dq : kInf);
       t_delta_[a] = dq != 0 ? std::fabs(1.0f / dq) : kInf;
     }
   }
-  bool InRange() const { return range_.Contains(key_); }
-  const ChunkKey& key() const { return key_; }
+  // Whether the current chunk is in MeshedChunkRange (offsets 0 to size on each axis).
+  bool InRange() const {
+    return (offset_[0] <= size_[0]) & (offset_[1] <= size_[1]) & (offset_[2] <= size_[2]);
+  }
+  // Whether the current chunk is one of the world's (offsets 1 to size on each axis).
+  bool InWorld() const {
+    return (offset_[0] - 1 < size_[0]) & (offset_[1] - 1 < size_[1]) & (offset_[2] - 1 < size_[2]);
+  }
+  ChunkKey key() const {
+    return {int32_t(offset_[0]) + min_[0], int32_t(offset_[1]) + min_[1],
+            int32_t(offset_[2]) + min_[2]};
+  }
   // Ray distance (world units) where the walk leaves the current chunk.
   float t_exit() const { return std::min(t_max_[0], std::min(t_max_[1], t_max_[2])); }
   void Next() {
     int a =
         t_max_[0] < t_max_[1] ? (t_max_[0] < t_max_[2] ? 0 : 2) : (t_max_[1] < t_max_[2] ? 1 : 2);
-    key_[a] += step_[a];
+    offset_[a] += uint32_t(step_[a]);
     t_max_[a] += t_delta_[a];
   }
 
  private:
-  IntBox range_;
-  ChunkKey key_;
+  int32_t min_[3];                // MeshedChunkRange's low corner
+  uint32_t size_[3], offset_[3];  // the world's size in chunks; the key's offset from min_
   int step_[3];
   float t_max_[3], t_delta_[3];
 };

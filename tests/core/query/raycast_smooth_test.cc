@@ -9,6 +9,7 @@
 
 #include "core/mesh/marching_cubes.h"
 #include "core/query/raycast.h"
+#include "core/query/smooth_walk.h"
 #include "core/query/validate.h"
 #include "core/voxel/edit.h"
 #include "tests/core/test_worlds.h"
@@ -448,6 +449,51 @@ TEST(RaycastSmoothTest, BlockyModeIsTheDda) {
     EXPECT_EQ(a.distance, b.distance);
     EXPECT_EQ(a.voxel, b.voxel);
   }
+}
+
+// The smooth chunk walk against an independent one: at every step, from origins around and inside
+// a world of odd size (partial chunks at its high faces) and voxels of 0.75, the walk's range and
+// world tests equal MeshedChunkRange's and World::chunk_bounds' Contains (also before the walk
+// enters and after it leaves, where its offsets wrap), and the middle of its stretch through the
+// current chunk lies in that mesh chunk (the voxel grid shifted by half a voxel, chunks of 8).
+TEST(RaycastSmoothTest, ChunkWalkStepsThroughMeshChunksAndKnowsTheWorld) {
+  auto world = testing::MakeFunctionWorld([](const Int3&) { return Voxel{}; }, {40, 24, 56}, 0.75f);
+  const IntBox range = MeshedChunkRange(*world), chunks = world->chunk_bounds();
+  const float h = world->voxel_size();
+  const Aabb b = world->world_bounds();
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  int checked = 0, in_world = 0, out_of_range = 0;
+  for (int i = 0; i < 500; ++i) {
+    Vec3 o;
+    for (int a = 0; a < 3; ++a) {  // up to two chunks beyond every face
+      const float lo = Component(b.min, a) - 16 * h, hi = Component(b.max, a) + 16 * h;
+      (&o.x)[a] = lo + (hi - lo) * u(rng);
+    }
+    const Vec3 d = RandomUnit(rng);
+    smooth_walk::ChunkWalk walk(*world, o, d);
+    float t_enter = 0;
+    for (int step = 0; step < 40; ++step, walk.Next()) {
+      const ChunkKey key = walk.key();
+      ASSERT_EQ(walk.InRange(), range.Contains(key)) << i << " " << step;
+      ASSERT_EQ(walk.InWorld(), chunks.Contains(key)) << i << " " << step;
+      in_world += walk.InWorld();
+      out_of_range += !walk.InRange();
+      const float t_exit = walk.t_exit();
+      if (t_exit - t_enter > 0.05f * h) {
+        const Vec3 p = o + d * (0.5f * (t_enter + t_exit));
+        const ChunkKey want{int32_t(std::floor((p.x / h - 0.5f) / kChunkSize)),
+                            int32_t(std::floor((p.y / h - 0.5f) / kChunkSize)),
+                            int32_t(std::floor((p.z / h - 0.5f) / kChunkSize))};
+        ASSERT_EQ(key, want) << i << " " << step;
+        ++checked;
+      }
+      t_enter = t_exit;
+    }
+  }
+  EXPECT_GT(checked, 15000);
+  EXPECT_GT(in_world, 500);
+  EXPECT_GT(out_of_range, 2000);
 }
 
 }  // namespace
