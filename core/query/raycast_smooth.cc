@@ -218,8 +218,8 @@ void ReadCellCorners(const World& world, const ChunkCollision& c, VoxelReader& v
 
 // The voxel a smooth hit reports and that voxel's occupancy, from the corners of the cell with low
 // corner `low`: the solid one (solid material, occupancy above the iso level) of highest
-// occupancy, the first in corner order on ties; `none` (one of the corners) when no corner is
-// solid.
+// occupancy, the first in corner order on ties; `none` (one of the corners: its occupancy is read
+// from them) when no corner is solid.
 void DominantSolidCorner(VoxelReader& voxels, const Int3& low, const Voxel corners[8],
                          const Int3& none, Int3* voxel, uint8_t* occupancy) {
   *voxel = none;

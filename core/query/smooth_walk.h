@@ -25,7 +25,6 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 class ChunkWalk {
  public:
   ChunkWalk(const World& world, const Vec3& origin, const Vec3& dir) {
-    // MeshedChunkRange: the world's chunks (World::chunk_bounds) and the layer below them.
     const IntBox chunks = world.chunk_bounds();
     const float s = 1.0f / (kChunkSize * world.voxel_size());
     const Vec3 q = origin * s - Vec3(0.5f, 0.5f, 0.5f) * (1.0f / kChunkSize);
