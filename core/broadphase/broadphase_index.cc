@@ -384,7 +384,10 @@ BroadphaseMemory BroadphaseIndex::Memory() const {
   m.slot_bytes = slot_count_ * sizeof(slots_[0]) + class_words_ * sizeof(class_codes_[0]);
   for (size_t i = 0; i < slot_count_; ++i) {
     const MaskRecord* r = slots_[i].load(std::memory_order_acquire);
-    if (r == nullptr) continue;
+    if (r == nullptr) {
+      m.met_chunks += ClassCode(i) == kCodeMet;
+      continue;
+    }
     ++m.built_chunks;
     switch (r->kind()) {
       case MaskKind::kEmpty:

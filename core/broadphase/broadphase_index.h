@@ -93,6 +93,7 @@ struct BroadphaseMemory {
   size_t record_bytes = 0;  // partial records: header + masks, as requested from the allocator
   size_t mask_bytes = 0;    // the mask words alone
   size_t built_chunks = 0, empty_chunks = 0, full_chunks = 0, partial_chunks = 0;
+  size_t met_chunks = 0;  // chunks without a record that a query noted meeting (NoteMet)
   size_t total_bytes() const { return slot_bytes + record_bytes; }
   double MaskBitsPerVoxel() const;   // mask_bytes over partial chunks
   double TotalBitsPerVoxel() const;  // total_bytes over partial chunks
@@ -130,7 +131,7 @@ class BroadphaseIndex : public EditObserver {
   // published since may have rebuilt the slot, a private record is built from the snapshot's
   // chunks (and freed after `scope`).
   const MaskRecord& Get(const ChunkKey& key, const ReadScope& scope) const {
-    if (!chunk_bounds_.Contains(key)) return MaskRecord::Empty();
+    if (!InBounds(key)) return MaskRecord::Empty();
     const size_t i = SlotIndex(key);
     const unsigned code = ClassCode(i);
     const MaskRecord* record;
@@ -168,9 +169,7 @@ class BroadphaseIndex : public EditObserver {
   // chunk met again builds its record, so that later queries answer from the class table: a
   // proof costs thousands of instructions (and store lookups), the table one load; and a record
   // costs about a mesh, which a cold ray that meshes the chunk anyway need not pay first.
-  bool Unmet(const ChunkKey& key) const {
-    return chunk_bounds_.Contains(key) && ClassCode(SlotIndex(key)) == 0;
-  }
+  bool Unmet(const ChunkKey& key) const { return InBounds(key) && ClassCode(SlotIndex(key)) == 0; }
   // Notes that a query met chunk `key` and went without its record, so that Unmet is false from
   // then on. A hint only: a record built later replaces it, and a writer racing with the note may
   // drop it (the chunk then reads as unmet once more). Unmet is also true for a moment while a
@@ -180,7 +179,7 @@ class BroadphaseIndex : public EditObserver {
   // True when the class table knows chunk `key` as FULL of `cls` (kClassSolid or kClassWater):
   // every voxel of its 10^3 neighbourhood holds that class. False when unknown (not built yet).
   bool KnownFull(const ChunkKey& key, MaskClass cls) const {
-    if (!chunk_bounds_.Contains(key)) return false;
+    if (!InBounds(key)) return false;
     const unsigned code = ClassCode(SlotIndex(key));
     return code == (kCodeKnown | kCodeShared | cls) && !world_.NewerThanSnapshot(key);
   }

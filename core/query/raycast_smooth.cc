@@ -200,8 +200,9 @@ Int3 CellLow(const World& world, const Vec3& p) {
 Int3 CornerOffset(int k) { return {k & 1, (k >> 1) & 1, k >> 2}; }
 
 // The eight corners of the cell with low corner `low`, in corner order. From c's own chunk as
-// meshed with one lookup when they all lie in it (ChunkCollision::CellInSource; inside the world,
-// where Get would read them from there too), else one at a time through `voxels`.
+// meshed with one lookup when they all lie in it (ChunkCollision::CellInSource) inside the world,
+// else one at a time through `voxels`. Precondition: `voxels` was hinted with c
+// (VoxelReader::Hint), so that Get reads c's chunk as meshed too and both ways read the same.
 void ReadCellCorners(const World& world, const ChunkCollision& c, VoxelReader& voxels,
                      const Int3& low, Voxel corners[8]) {
   const IntBox& bounds = world.voxel_bounds();
@@ -218,8 +219,11 @@ void ReadCellCorners(const World& world, const ChunkCollision& c, VoxelReader& v
 
 // The voxel a smooth hit reports and that voxel's occupancy, from the corners of the cell with low
 // corner `low`: the solid one (solid material, occupancy above the iso level) of highest
-// occupancy, the first in corner order on ties; `none` (one of the corners: its occupancy is read
-// from them) when no corner is solid.
+// occupancy, the first in corner order on ties; `none` when no corner is solid. `none` is the
+// voxel VoxelAt finds at the cell's point, one of the corners (floor(x) - floor(x - 0.5) is 0 or
+// 1, also with VoxelAt's multiply by 1 / h against CellLow's divide by h, as long as coordinates
+// stay far below 2^22 voxels: ValidateWorldConfig allows 2^20); reading it through `voxels` is
+// only a guard.
 void DominantSolidCorner(VoxelReader& voxels, const Int3& low, const Voxel corners[8],
                          const Int3& none, Int3* voxel, uint8_t* occupancy) {
   *voxel = none;
@@ -409,8 +413,8 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
     } else {
       const bool may_touch =
           meeting == Meeting::kKnown ? touch : index.Get(key, scope).MayTouch(kClassSolid);
-      if (!may_touch) {  // no corner is solid, and the origin's voxel is one of them
-        origin->solid = false;
+      if (!may_touch) {  // no corner is solid, and the origin's voxel is one of them (as `none`
+        origin->solid = false;  // is in DominantSolidCorner)
         return false;
       }
       if (index.KnownFull(key, kClassSolid) && CornersInUniformSolid(world, low)) return true;
@@ -499,6 +503,7 @@ RaycastHit RaycastSmooth(const BroadphaseIndex& index, ChunkCollisionCache& cach
   if (water.hit) return water;
   // No crossing at all: inside if the origin voxel is solid (the surface stays within a voxel of
   // the blocky one, so a long solid run without a crossing is inside).
+  if (origin.solid.has_value() && !*origin.solid) return RaycastHit{};  // proven air
   if (first != nullptr) voxels.Hint(*first);
   voxels.Hint(origin_chunk.key, origin_chunk.cells.source);  // when no tree was read
   const bool solid = origin.solid ? *origin.solid : voxels.IsSolidAt(world.VoxelAt(ray.origin));

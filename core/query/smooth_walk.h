@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "absl/base/attributes.h"
+#include "absl/base/macros.h"
 #include "core/broadphase/broadphase_index.h"
 #include "core/kdtree/kd_tree.h"
 #include "core/mesh/marching_cubes.h"
@@ -25,12 +26,14 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 class ChunkWalk {
  public:
   ChunkWalk(const World& world, const Vec3& origin, const Vec3& dir) {
-    const IntBox chunks = world.chunk_bounds();
+    const IntBox range = MeshedChunkRange(world), chunks = world.chunk_bounds();
+    // InWorld counts on the range being the world's chunks and one layer below them.
+    ABSL_ASSERT((range.min + Int3{1, 1, 1} == chunks.min && range.max == chunks.max));
     const float s = 1.0f / (kChunkSize * world.voxel_size());
     const Vec3 q = origin * s - Vec3(0.5f, 0.5f, 0.5f) * (1.0f / kChunkSize);
     for (int a = 0; a < 3; ++a) {
       const int32_t key = int32_t(std::floor(q[a]));
-      min_[a] = Component(chunks.min, a) - 1;
+      min_[a] = Component(range.min, a);
       size_[a] = uint32_t(Component(chunks.max, a) - Component(chunks.min, a));
       offset_[a] = uint32_t(key - min_[a]);  // wraps below the range: out of it
       const float dq = dir[a] * s;
@@ -48,9 +51,9 @@ class ChunkWalk {
   bool InWorld() const {
     return (offset_[0] - 1 < size_[0]) & (offset_[1] - 1 < size_[1]) & (offset_[2] - 1 < size_[2]);
   }
-  ChunkKey key() const {
-    return {int32_t(offset_[0]) + min_[0], int32_t(offset_[1]) + min_[1],
-            int32_t(offset_[2]) + min_[2]};
+  ChunkKey key() const {  // in uint32_t, converted once (a wrapped offset wraps back)
+    return {int32_t(offset_[0] + uint32_t(min_[0])), int32_t(offset_[1] + uint32_t(min_[1])),
+            int32_t(offset_[2] + uint32_t(min_[2]))};
   }
   // Ray distance (world units) where the walk leaves the current chunk.
   float t_exit() const { return std::min(t_max_[0], std::min(t_max_[1], t_max_[2])); }

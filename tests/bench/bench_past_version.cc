@@ -184,7 +184,8 @@ void Run(benchmark::State& state, bool past) {
   const std::vector<v1::QueryBatchRequest> batches =
       RaycastBatches(size, past ? &scene.past_version : nullptr);
   Driver driver(batches, server::QueryEngine{BenchCaveIndex(), BenchCaveCache()});
-  // Three warm-up passes: the broadphase records settle on the third (world_scenes.h, WarmRays).
+  // Three warm-up passes: a chunk a ray meets first gets its record on the second meeting, and
+  // meetings chain (world_scenes.h, WarmRays).
   for (size_t b = 0; b < 3 * batches.size(); ++b) driver.Step();
   const double cpu_start = ProcessCpuMicros();
   for (auto _ : state) driver.Step();

@@ -104,7 +104,8 @@ void RunInProcess(benchmark::State& state, const std::vector<v1::QueryBatchReque
   ThreadPlacement placement;  // the pool's threads on the server's core with --client_apart
   InProcessDriver driver(batches);
   if (!PlaceClient(state, placement)) return;
-  // Three warm-up passes: the broadphase records settle on the third (world_scenes.h, WarmRays).
+  // Three warm-up passes: a chunk a ray meets first gets its record on the second meeting, and
+  // meetings chain (world_scenes.h, WarmRays).
   for (size_t b = 0; b < 3 * batches.size(); ++b) driver.Step();
   const double cpu_start = ProcessCpuMicros();
   for (auto _ : state) driver.Step();

@@ -200,8 +200,8 @@ bool ServerReady(benchmark::State& state) {
 
 // Builds the collision cache (chunk meshes and kD-trees) of every chunk a RandomGroundRay can
 // cross, once per process: one such ray every 4 voxels over the whole range, three times (a chunk
-// a ray meets first gets its broadphase record on the second meeting, and meetings chain: the
-// records settle on the third pass, world_scenes.h, WarmRays). Without it the first ray through
+// a ray meets first gets its broadphase record on the second meeting, and meetings chain,
+// world_scenes.h, WarmRays). Without it the first ray through
 // a chunk builds its mesh (about 0.5-1 ms), and the tick figures would measure the cache warming
 // up rather than the call (measured: p99 1.38 ms cold, against 0.64 ms for GetWorldInfo, which
 // does no query work).

@@ -7,12 +7,14 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/broadphase/broadphase_index.h"
@@ -103,23 +105,29 @@ void ParallelFor(int threads, size_t n, Fn&& fn) {
   for (std::thread& t : pool) t.join();
 }
 
-// Passes of `rays` on two threads until one builds no broadphase record (at most kMaxWarmPasses):
-// the warm-up of the warm benchmarks. A chunk a ray meets first is proven empty along the ray or
-// meshed without its broadphase record, and the second meeting builds the record
-// (BroadphaseIndex::NoteMet). Meetings chain: a ray whose origin cell's owner is met first is
-// answered from that proof, and only once the owner has its record does the ray read its origin
-// voxel's chunk (a different one near a chunk's low faces), meeting that one first; so the
-// records settle on the third pass, not the second (1,049 of 26,720 records of the /8 set).
+// Passes of `rays` on two threads until one changes nothing in the broadphase index (no record
+// built, no chunk newly noted as met), at most kMaxWarmPasses: the warm-up of the warm benchmarks.
+// A chunk a ray meets first is proven empty along the ray or meshed without its broadphase record,
+// and the second meeting builds the record (BroadphaseIndex::NoteMet). Meetings chain: a ray
+// answered from its origin cell owner's first-meeting proof may, once the owner has its record,
+// read its origin voxel's chunk (another one near a chunk's low faces) and meet that one first;
+// at e5a7b04 the /8 set's records settled on the third pass (1,049 of 26,720 built there).
 constexpr int kMaxWarmPasses = 6;
 inline void WarmRays(WorldQueries& q, const std::vector<RaycastInput>& rays,
                      const RaycastSettings& settings) {
-  size_t built = q.index->Memory().built_chunks;
+  auto state = [&q] {
+    const BroadphaseMemory m = q.index->Memory();
+    return std::pair(m.built_chunks, m.met_chunks);
+  };
+  auto before = state();
   for (int pass = 0; pass < kMaxWarmPasses; ++pass) {
     ParallelFor(2, rays.size(), [&](size_t i) { Raycast(*q.index, *q.cache, rays[i], settings); });
-    const size_t now = q.index->Memory().built_chunks;
-    if (now == built) return;
-    built = now;
+    const auto now = state();
+    if (now == before) return;
+    before = now;
   }
+  std::fprintf(stderr, "WarmRays: the broadphase index still changed after %d passes\n",
+               kMaxWarmPasses);
 }
 
 // The rays of BM_WorldRaycast/<length> split by where they start: [0] in air, [1] inside terrain

@@ -421,5 +421,38 @@ TEST(Broadphase, ClassTableAgreesWithRecordsUnderConcurrentBuildsAndEdits) {
   EXPECT_FALSE(index.MayTouch(chunks.max, kClassAny, scope));  // outside the world
 }
 
+// The class table's bounds: over a box one chunk larger than the world on every side, of a world
+// of rock (every chunk's code known after BuildAll), TableKnows answers for exactly the world's
+// chunks, KnownFull and Unmet are false outside them, and Get returns the empty record there.
+TEST(Broadphase, ClassTableAnswersForExactlyTheWorldsChunks) {
+  auto world = testing::MakeFunctionWorld(
+      [](const Int3&) {
+        return Voxel{kMaterialRock, 255};
+      },
+      {40, 24, 56});
+  BroadphaseIndex index(*world);
+  index.BuildAll();
+  BroadphaseIndex::ReadScope scope(index);
+  const IntBox chunks = world->chunk_bounds();
+  int inside = 0, outside = 0;
+  for (int32_t y = chunks.min.y - 1; y <= chunks.max.y; ++y)
+    for (int32_t z = chunks.min.z - 1; z <= chunks.max.z; ++z)
+      for (int32_t x = chunks.min.x - 1; x <= chunks.max.x; ++x) {
+        const ChunkKey key{x, y, z};
+        const bool in = chunks.Contains(key);
+        bool touch = false;
+        ASSERT_EQ(index.TableKnows(key, kClassSolid, &touch), in) << x << " " << y << " " << z;
+        if (!in) ASSERT_FALSE(index.KnownFull(key, kClassSolid));
+        ASSERT_FALSE(index.Unmet(key));
+        ASSERT_EQ(&index.Get(key, scope) == &MaskRecord::Empty(), !in);
+        if (in) EXPECT_TRUE(touch);
+        inside += in;
+        outside += !in;
+      }
+  // Centred: 20 voxels each side of 0 on x make chunks -3..2, partial at both faces.
+  EXPECT_EQ(inside, 6 * 4 * 8);
+  EXPECT_EQ(outside, 8 * 6 * 10 - 6 * 4 * 8);
+}
+
 }  // namespace
 }  // namespace voxcol

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -452,26 +453,42 @@ TEST(RaycastSmoothTest, BlockyModeIsTheDda) {
 }
 
 // The smooth chunk walk against an independent one: at every step, from origins around and inside
-// a world of odd size (partial chunks at its high faces) and voxels of 0.75, the walk's range and
-// world tests equal MeshedChunkRange's and World::chunk_bounds' Contains (also before the walk
-// enters and after it leaves, where its offsets wrap), and the middle of its stretch through the
-// current chunk lies in that mesh chunk (the voxel grid shifted by half a voxel, chunks of 8).
+// two worlds (20x12x28 chunks' worth of 0.75-unit voxels, centred, so partial chunks at both
+// faces; and 64^3 unit voxels, whose faces lie on chunk planes), in random and in axis-aligned
+// directions (+-0 components included), the walk's range and world tests equal MeshedChunkRange's
+// and World::chunk_bounds' Contains (also before the walk enters and after it leaves, where its
+// offsets wrap), and the middle of its stretch through the current chunk lies in that mesh chunk
+// (the voxel grid shifted by half a voxel, chunks of 8).
 TEST(RaycastSmoothTest, ChunkWalkStepsThroughMeshChunksAndKnowsTheWorld) {
-  auto world = testing::MakeFunctionWorld([](const Int3&) { return Voxel{}; }, {40, 24, 56}, 0.75f);
-  const IntBox range = MeshedChunkRange(*world), chunks = world->chunk_bounds();
-  const float h = world->voxel_size();
-  const Aabb b = world->world_bounds();
+  const std::vector<std::unique_ptr<World>> worlds = [] {
+    std::vector<std::unique_ptr<World>> w;
+    w.push_back(
+        testing::MakeFunctionWorld([](const Int3&) { return Voxel{}; }, {40, 24, 56}, 0.75f));
+    w.push_back(
+        testing::MakeFunctionWorld([](const Int3&) { return Voxel{}; }, {64, 64, 64}, 1.0f));
+    return w;
+  }();
   std::mt19937 rng(17);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
-  int checked = 0, in_world = 0, out_of_range = 0;
-  for (int i = 0; i < 500; ++i) {
+  int checked = 0, in_world = 0, out_of_range = 0, aligned = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const World& world = *worlds[i % 2];
+    const IntBox range = MeshedChunkRange(world), chunks = world.chunk_bounds();
+    const float h = world.voxel_size();
+    const Aabb b = world.world_bounds();
     Vec3 o;
     for (int a = 0; a < 3; ++a) {  // up to two chunks beyond every face
       const float lo = Component(b.min, a) - 16 * h, hi = Component(b.max, a) + 16 * h;
-      (&o.x)[a] = lo + (hi - lo) * u(rng);
+      o[a] = lo + (hi - lo) * u(rng);
     }
-    const Vec3 d = RandomUnit(rng);
-    smooth_walk::ChunkWalk walk(*world, o, d);
+    Vec3 d = RandomUnit(rng);
+    if (i % 4 == 3) {  // along an axis, the other components +0 or -0
+      const int axis = int(rng() % 3);
+      for (int a = 0; a < 3; ++a)
+        d[a] = a == axis ? (rng() % 2 ? 1.0f : -1.0f) : (rng() % 2 ? 0.0f : -0.0f);
+      ++aligned;
+    }
+    smooth_walk::ChunkWalk walk(world, o, d);
     float t_enter = 0;
     for (int step = 0; step < 40; ++step, walk.Next()) {
       const ChunkKey key = walk.key();
@@ -491,9 +508,10 @@ TEST(RaycastSmoothTest, ChunkWalkStepsThroughMeshChunksAndKnowsTheWorld) {
       t_enter = t_exit;
     }
   }
+  EXPECT_EQ(aligned, 250);
   EXPECT_GT(checked, 15000);
-  EXPECT_GT(in_world, 500);
-  EXPECT_GT(out_of_range, 2000);
+  EXPECT_GT(in_world, 2000);
+  EXPECT_GT(out_of_range, 4000);
 }
 
 }  // namespace
