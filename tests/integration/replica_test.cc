@@ -383,7 +383,7 @@ TEST(ReplicaTest, ReseedsBeyondFeedRetention) {
                             dir.path() + "/r"));
   client::Client r(replica.address());
   ASSERT_TRUE(WaitForVersion(r, version, std::chrono::seconds(30))) << replica.Log();
-  EXPECT_NE(replica.Log().find("event=replica_reseeded"), std::string::npos);
+  EXPECT_TRUE(replica.WaitForLog("event=replica_reseeded")) << replica.Log();
   ExpectSameAnswers(p, r, version, 2000);
   // And it follows the feed afterwards.
   v1::EditAck ack;
@@ -443,7 +443,7 @@ TEST(ReplicaTest, PrimaryKilledAndRestartedWithItsVolume) {
   ASSERT_EQ(ack.version(), acked + 1);
   ASSERT_TRUE(WaitForVersion(r, ack.version(), std::chrono::seconds(20))) << replica.Log();
   ExpectSameAnswers(p, r, ack.version(), 2000);
-  EXPECT_NE(replica.Log().find("event=replica_feed_ended"), std::string::npos);
+  EXPECT_TRUE(replica.WaitForLog("event=replica_feed_ended")) << replica.Log();
 }
 
 // The client helper: edits to the primary, queries to the replicas with read-your-writes; an

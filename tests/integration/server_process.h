@@ -155,6 +155,18 @@ class ServerProcess {
     ss << in.rdbuf();
     return ss.str();
   }
+  // Whether the log holds `needle` within `timeout` (polled every 20 ms): for a line the server
+  // writes just after the state a test waited for became visible (a replica logs its re-seed
+  // after the re-seeded version already answers queries).
+  bool WaitForLog(const std::string& needle,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(10)) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      if (Log().find(needle) != std::string::npos) return true;
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
 
  private:
   pid_t pid_ = -1;
