@@ -54,7 +54,7 @@ struct WatertightRay {
 // The watertight test on corners already moved to the ray's frame: (ax, ay, az) = components
 // (kx, ky, kz) of a - r.origin, likewise b and c. Returns true and sets *t when the ray hits the
 // triangle (either side) at t in [0, t_max]. IntersectRayTriangle calls this and the kD-tree's
-// MeshRayFrame::Intersect4 repeats it lane by lane in SSE2 (same operations in the same order):
+// MeshRayFrame::IntersectLeaf repeats it lane by lane in SSE2 (same operations in the same order):
 // change both together, so that tree and brute force keep giving bit-identical answers.
 inline bool IntersectRayTriangleRelative(const WatertightRay& r, float Ax, float Ay, float az,
                                          float Bx, float By, float bz, float Cx, float Cy, float cz,

@@ -36,10 +36,6 @@ struct alignas(32) KdNode {
   uint32_t hi(int axis, int slot) const { return box[axis][4 + slot]; }
 
   static bool IsLeaf(uint32_t ref) { return (ref & kLeaf) != 0; }
-  // Bit i set when child[i] is a leaf.
-  uint32_t LeafMask() const {
-    return child[0] >> 15 | (child[1] >> 15) << 1 | (child[2] >> 15) << 2 | (child[3] >> 15) << 3;
-  }
   static uint32_t LeafCount(uint32_t ref) { return 1 + ((ref >> 13) & 3); }
   static uint32_t LeafFirst(uint32_t ref) { return ref & (kFirstLimit - 1); }
   static uint16_t MakeLeaf(uint32_t first, uint32_t count) {

@@ -114,8 +114,8 @@ class KdTree {
   void CollideAabb(const ChunkMesh& mesh, const Aabb& box, Collector& collector,
                    KdStats* stats) const;
 
-  // Reports ray hits with t in [ray.t_min, collector.early_out()], visiting nodes about front to
-  // back (nearest child first; leaf triangles wait to be tested four at a time) and skipping
+  // Reports ray hits with t in [ray.t_min, collector.early_out()], visiting nodes and leaves about
+  // front to back (nearest child first, a leaf's triangles in one 4-wide test) and skipping
   // everything beyond the early-out distance. Collector: early_out(), AddHit().
   template <typename Collector>
   void CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collector, KdStats* stats) const;

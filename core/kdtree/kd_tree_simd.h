@@ -12,6 +12,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "absl/base/attributes.h"
 #include "absl/numeric/bits.h"
 #include "core/geometry/ray_triangle.h"
 #include "core/geometry/vec3.h"
@@ -42,30 +43,37 @@ class MeshRayFrame {
       v_axis_base_[i] = _mm_set1_epi32(base_[i]);
       v_axis_origin_[i] = _mm_set1_ps(origin_[i]);
     }
+    v_sx_ = _mm_set1_ps(r.sx), v_sy_ = _mm_set1_ps(r.sy), v_sz_ = _mm_set1_ps(r.sz);
 #endif
   }
 
-  // Tests triangles tris[0..count) (count <= 4) at once with the same t_max. Returns the mask of
-  // hits (bit i: tris[i]) and their distances in t[]. Each lane computes exactly what Intersect
-  // does; a lane with a zero edge function takes Intersect's double-precision path.
-  uint32_t Intersect4(const ChunkMesh& mesh, const uint32_t* tris, uint32_t count, float t_max,
-                      float t[4]) const {
+  // Tests the triangles of one leaf, first to first + count - 1 (count <= 4), at once with the
+  // same t_max. Returns the mask of hits (bit i: triangle first + i) and their distances in t[].
+  // Each lane computes exactly what Intersect does; a lane with a zero edge function takes
+  // Intersect's double-precision path.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE uint32_t IntersectLeaf(const ChunkMesh& mesh, uint32_t first,
+                                                      uint32_t count, float t_max,
+                                                      float t[4]) const {
 #if defined(__SSE2__)
     // Gather the 16-bit coordinates into one 32-bit lane per triangle, then decode each ray-frame
     // axis for all four triangles at once (Rel's integer add, conversion, multiply, subtract).
     const QuantizedVertex* corners[4][3];  // [lane][corner]
     mesh.WithIndices([&](const auto* indices) {
+#pragma GCC unroll 4
       for (uint32_t i = 0; i < 4; ++i) {
-        const auto* idx = indices + 3 * size_t(tris[i < count ? i : 0]);
+        const auto* idx = indices + 3 * (size_t(first) + (i < count ? i : 0));
+#pragma GCC unroll 3
         for (int k = 0; k < 3; ++k) corners[i][k] = &mesh.vertices[idx[k]];
       }
     });
     __m128 corner[3][3];  // [corner][ray frame axis], one triangle per lane
+#pragma GCC unroll 3
     for (int k = 0; k < 3; ++k) {
       const uint16_t* v0 = corners[0][k]->data();
       const uint16_t* v1 = corners[1][k]->data();
       const uint16_t* v2 = corners[2][k]->data();
       const uint16_t* v3 = corners[3][k]->data();
+#pragma GCC unroll 3
       for (int a = 0; a < 3; ++a) {
         const int c = axis_[a];
         __m128i q = _mm_cvtsi32_si128(v0[c]);
@@ -76,7 +84,7 @@ class MeshRayFrame {
         corner[k][a] = _mm_sub_ps(_mm_mul_ps(_mm_cvtepi32_ps(q), v_scale_), v_axis_origin_[a]);
       }
     }
-    const __m128 sx = _mm_set1_ps(r_.sx), sy = _mm_set1_ps(r_.sy), sz = _mm_set1_ps(r_.sz);
+    const __m128 sx = v_sx_, sy = v_sy_, sz = v_sz_;
     const __m128 ax = _mm_sub_ps(corner[0][0], _mm_mul_ps(sx, corner[0][2]));
     const __m128 ay = _mm_sub_ps(corner[0][1], _mm_mul_ps(sy, corner[0][2]));
     const __m128 bx = _mm_sub_ps(corner[1][0], _mm_mul_ps(sx, corner[1][2]));
@@ -112,13 +120,13 @@ class MeshRayFrame {
     hits &= lanes & ~zero_edge;
     for (uint32_t m = zero_edge; m != 0; m &= m - 1) {
       const uint32_t i = absl::countr_zero(m);
-      if (Intersect(mesh, tris[i], t_max, &t[i])) hits |= 1u << i;
+      if (Intersect(mesh, first + i, t_max, &t[i])) hits |= 1u << i;
     }
     return hits;
 #else
     uint32_t hits = 0;
     for (uint32_t i = 0; i < count; ++i) {
-      if (Intersect(mesh, tris[i], t_max, &t[i])) hits |= 1u << i;
+      if (Intersect(mesh, first + i, t_max, &t[i])) hits |= 1u << i;
     }
     return hits;
 #endif
@@ -138,7 +146,7 @@ class MeshRayFrame {
   }
 #if defined(__SSE2__)
   __m128i v_axis_base_[3];  // base_ and origin_ broadcast, by ray frame axis
-  __m128 v_scale_, v_axis_origin_[3];
+  __m128 v_scale_, v_axis_origin_[3], v_sx_, v_sy_, v_sz_;
 #endif
 
   const WatertightRay& r_;
@@ -221,20 +229,19 @@ class KdBoxClip {
   }
 
   // Returns the mask of the children (bit i: child[i]) whose box the ray meets within
-  // [t_lo, t_hi], their widened entry distances (at least t_lo) in entry[] and the node's leaf
-  // mask (KdNode::LeafMask) in *leaves. Every crossing is
+  // [t_lo, t_hi] and their widened entry distances (at least t_lo) in entry[]. Every crossing is
   // widened by one margin, Margin(t_lo, t_hi): a crossing that decides the answer lies in
   // [t_lo, t_hi] (or the box's interval covers it), so its float error is within the margin of
   // the larger end; crossings far outside the interval cannot flip a comparison.
   float Margin(float t_lo, float t_hi) const {
     return abs_eps_ + kRelEps * std::max(std::fabs(t_lo), std::fabs(t_hi));
   }
-  uint32_t Test(const KdNode& n, float t_lo, float t_hi, float margin, float entry[4],
-                uint32_t* leaves) const {
+  uint32_t Test(const KdNode& n, float t_lo, float t_hi, float margin, float entry[4]) const {
 #if defined(__SSE2__)
     constexpr float kInf = std::numeric_limits<float>::infinity();
     __m128 t_near = _mm_set1_ps(-kInf), t_far = _mm_set1_ps(kInf);
     __m128 inside = _mm_castsi128_ps(_mm_set1_epi32(-1));
+#pragma GCC unroll 3
     for (int a = 0; a < 3; ++a) {
       __m128 lo, hi;
       decode_.Decode4(n, a, &lo, &hi);
@@ -253,7 +260,7 @@ class KdBoxClip {
     t_far = _mm_add_ps(t_far, widen);
     t_near = _mm_max_ps(t_near, _mm_set1_ps(t_lo));
     t_far = _mm_min_ps(t_far, _mm_set1_ps(t_hi));
-    // The four 16-bit references in the high halves of 32-bit lanes: the leaf bit is the sign bit.
+    // The four 16-bit references in the high halves of 32-bit lanes.
     const __m128i refs = _mm_unpacklo_epi16(
         _mm_setzero_si128(), _mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.child)));
     const __m128i empty =
@@ -261,7 +268,6 @@ class KdBoxClip {
     const __m128 hit =
         _mm_andnot_ps(_mm_castsi128_ps(empty), _mm_and_ps(inside, _mm_cmple_ps(t_near, t_far)));
     _mm_storeu_ps(entry, t_near);
-    *leaves = uint32_t(_mm_movemask_ps(_mm_castsi128_ps(refs)));
     return uint32_t(_mm_movemask_ps(hit));
 #else
     uint32_t mask = 0;
@@ -284,7 +290,6 @@ class KdBoxClip {
       entry[i] = t_near;
       if (inside && t_near <= t_far) mask |= 1u << i;
     }
-    *leaves = n.LeafMask();
     return mask;
 #endif
   }

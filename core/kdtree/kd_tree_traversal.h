@@ -122,80 +122,66 @@ void KdTree::CastRay(const ChunkMesh& mesh, const KdRay& ray, Collector& collect
   const kdtree_internal::KdBoxClip clip(mesh, grid_, ray.origin, ray.inv_direction, abs_eps);
   const float t_lo = t0 - clip.Margin(t0, t0);
   uint32_t visited = 0, tested = 0;
-  // Up to four triangles against one early-out distance; a hit beyond the distance another lane
-  // of the batch just set is dropped, so collectors only see t <= early_out().
-  auto test_triangles = [&](const uint32_t* tris, uint32_t n) {
-    float t[4];
-    tested += n;
-    for (uint32_t hits = frame.Intersect4(mesh, tris, n, collector.early_out(), t); hits != 0;
-         hits &= hits - 1) {
-      const uint32_t i = absl::countr_zero(hits);
-      if (t[i] >= ray.t_min && t[i] <= collector.early_out()) collector.AddHit({t[i], tris[i]});
-    }
-  };
   struct Entry {
-    uint32_t node;
-    float t;  // widened entry distance
+    uint32_t ref;  // a node index or a leaf reference (KdNode::child)
+    float t;       // widened entry distance
   };
   Entry stack[kStackSize];  // waiting children, nearest on top
   int sp = 0;
-  uint32_t index = 0;  // the root
-  // < 4 left over + up to 4 leaves of kLeafMax from one node; the last leaf writes 4 entries.
-  uint32_t pending[4 + 4 * KdNode::kLeafMax], count = 0;
+  uint32_t ref = 0;  // the root
   for (;;) {
-    const KdNode& node = nodes_[index];
-    ++visited;
-    const float t_hi = std::min(t1, collector.early_out());
-    float entry[4];
-    uint32_t leaf_mask;
-    uint32_t mask = clip.Test(node, t_lo, t_hi, clip.Margin(t_lo, t_hi), entry, &leaf_mask);
-    // Leaves the ray meets: their triangles wait in `pending` and are tested four at a time; the
-    // rest before the next pop, whose cut-off is the early-out distance.
-    if (const uint32_t leaves = mask & leaf_mask) {
-      for (uint32_t m = leaves; m != 0; m &= m - 1) {
-        const uint32_t ref = node.child[absl::countr_zero(m)];
-        const uint32_t first = KdNode::LeafFirst(ref);
-        for (uint32_t k = 0; k < KdNode::kLeafMax; ++k) pending[count + k] = first + k;
-        count += KdNode::LeafCount(ref);
-        ++visited;
+    if (KdNode::IsLeaf(ref)) {
+      // The leaf's triangles against one early-out distance; a hit beyond the distance another
+      // lane just set is dropped, so collectors only see t <= early_out().
+      const uint32_t first = KdNode::LeafFirst(ref), count = KdNode::LeafCount(ref);
+      float t[4];
+      for (uint32_t hits = frame.IntersectLeaf(mesh, first, count, collector.early_out(), t);
+           hits != 0; hits &= hits - 1) {
+        const uint32_t i = absl::countr_zero(hits);
+        if (t[i] >= ray.t_min && t[i] <= collector.early_out()) collector.AddHit({t[i], first + i});
       }
-      for (; count >= 4; count -= 4) test_triangles(pending + count - 4, 4);
-      mask &= ~leaves;
-    }
-    if (mask != 0) {
-      uint32_t i = absl::countr_zero(mask);
-      mask &= mask - 1;
-      if (mask == 0) {  // one inner child: descend
-        index = node.child[i];
-        continue;
-      }
-      if ((mask & (mask - 1)) == 0) {  // two: push the farther, descend into the nearer
-        const uint32_t j = absl::countr_zero(mask);
-        const bool swap = entry[j] < entry[i];
-        const uint32_t nearer = swap ? j : i, farther = swap ? i : j;
-        stack[sp++] = {node.child[farther], entry[farther]};
-        index = node.child[nearer];
-        continue;
-      }
-      // Three or four: push them sorted so that the nearest is on top, then take it.
-      const int base = sp;
-      for (;;) {
-        const Entry e{node.child[i], entry[i]};
-        int j = sp++;
-        for (; j > base && stack[j - 1].t < e.t; --j) stack[j] = stack[j - 1];
-        stack[j] = e;
-        if (mask == 0) break;
-        i = absl::countr_zero(mask);
+      ++visited;
+      tested += count;
+    } else {
+      const KdNode& node = nodes_[ref];
+      ++visited;
+      const float t_hi = std::min(t1, collector.early_out());
+      float entry[4];
+      uint32_t mask = clip.Test(node, t_lo, t_hi, clip.Margin(t_lo, t_hi), entry);
+      if (mask != 0) {
+        uint32_t i = absl::countr_zero(mask);
         mask &= mask - 1;
+        if (mask == 0) {  // one child: descend
+          ref = node.child[i];
+          continue;
+        }
+        if ((mask & (mask - 1)) == 0) {  // two: push the farther, descend into the nearer
+          const uint32_t j = absl::countr_zero(mask);
+          const bool swap = entry[j] < entry[i];
+          const uint32_t nearer = swap ? j : i, farther = swap ? i : j;
+          stack[sp++] = {node.child[farther], entry[farther]};
+          ref = node.child[nearer];
+          continue;
+        }
+        // Three or four: push them sorted so that the nearest is on top, then take it.
+        const int base = sp;
+        for (;;) {
+          const Entry e{node.child[i], entry[i]};
+          int j = sp++;
+          for (; j > base && stack[j - 1].t < e.t; --j) stack[j] = stack[j - 1];
+          stack[j] = e;
+          if (mask == 0) break;
+          i = absl::countr_zero(mask);
+          mask &= mask - 1;
+        }
+        ref = stack[--sp].ref;
+        continue;
       }
-      index = stack[--sp].node;
-      continue;
     }
-    if (count > 0) test_triangles(pending, count), count = 0;
     // Next: the nearest waiting child that starts before the early-out distance.
     while (sp > 0 && stack[sp - 1].t > collector.early_out()) --sp;
     if (sp == 0) break;
-    index = stack[--sp].node;
+    ref = stack[--sp].ref;
   }
   if (stats) {
     stats->nodes_visited += visited;
