@@ -29,6 +29,7 @@
 // the published data; until then readers see the previous, self-consistent record.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +39,7 @@
 #include <vector>
 
 #include "absl/base/attributes.h"
+#include "absl/base/macros.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -156,11 +158,23 @@ class BroadphaseIndex : public EditObserver {
   // the calling thread's snapshot; false when only the record can tell (or outside the world).
   ABSL_ATTRIBUTE_ALWAYS_INLINE bool TableKnows(const ChunkKey& key, uint8_t classes,
                                                bool* touch) const {
-    if (!InBounds(key)) return false;
-    const unsigned code = ClassCode(SlotIndex(key));
+    return InBounds(key) && TableKnowsAt(SlotIndex(key), key, classes, touch);
+  }
+  // TableKnows for a chunk of the world whose slot a walk has kept (SlotOf, SlotStrides).
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool TableKnowsAt(size_t slot, const ChunkKey& key, uint8_t classes,
+                                                 bool* touch) const {
+    ABSL_ASSERT(InBounds(key) && slot == SlotIndex(key));
+    const unsigned code = ClassCode(slot);
     if ((code & kCodeKnown) == 0 || world_.NewerThanSnapshot(key)) return false;
     *touch = (code & classes) != 0;
     return true;
+  }
+  // The class table's layout, for walks that step from chunk to chunk (smooth_walk::ChunkWalk):
+  // the slot of chunk `key` (of the world's; outside, a number that steps like one) and how far a
+  // step of one chunk along x, y or z moves it.
+  size_t SlotOf(const ChunkKey& key) const { return SlotIndex(key); }
+  std::array<size_t, 3> SlotStrides() const {
+    return {1, size_t(chunk_size_.z) * size_t(chunk_size_.x), size_t(chunk_size_.x)};
   }
 
   // For queries that can go without a chunk's record the first time they meet it (a cold ray
@@ -208,9 +222,11 @@ class BroadphaseIndex : public EditObserver {
     return (uint32_t(k.x) < uint32_t(chunk_size_.x)) & (uint32_t(k.y) < uint32_t(chunk_size_.y)) &
            (uint32_t(k.z) < uint32_t(chunk_size_.z));
   }
-  size_t SlotIndex(const ChunkKey& key) const {
+  size_t SlotIndex(const ChunkKey& key) const {  // wraps modulo 2^64 outside the bounds
     const Int3 k = key - chunk_bounds_.min;
-    return (size_t(k.y) * chunk_size_.z + k.z) * chunk_size_.x + k.x;
+    return (size_t(int64_t(k.y)) * size_t(chunk_size_.z) + size_t(int64_t(k.z))) *
+               size_t(chunk_size_.x) +
+           size_t(int64_t(k.x));
   }
   std::atomic<const MaskRecord*>& Slot(const ChunkKey& key) const { return slots_[SlotIndex(key)]; }
 

@@ -87,6 +87,16 @@ struct Int3 {
 inline float Component(const Vec3& v, int i) { return (&v.x)[i]; }
 inline int32_t Component(const Int3& v, int i) { return (&v.x)[i]; }
 
+// int32_t(std::floor(x)) for -2^31 <= x < 2^31 in four instructions (x86-64 before SSE4.1 has no
+// rounding instruction, so std::floor inlines to a dozen): truncate, then step down when that
+// rounded up. Exact: float(i) is exact whenever i can differ from x (|x| < 2^24); a larger float
+// is an integer. (The step down is unsigned, so that out-of-range input, whose conversion x86
+// answers with INT32_MIN, wraps rather than overflows.)
+inline int32_t FloorToInt(float x) {
+  const int32_t i = int32_t(x);
+  return int32_t(uint32_t(i) - uint32_t(float(i) > x));
+}
+
 // Floor division and modulo that stay correct for negative numerators (d > 0).
 constexpr int32_t FloorDiv(int32_t n, int32_t d) { return n >= 0 ? n / d : -((-n + d - 1) / d); }
 constexpr int32_t FloorMod(int32_t n, int32_t d) { return n - FloorDiv(n, d) * d; }

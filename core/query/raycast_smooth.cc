@@ -48,14 +48,14 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
                         float t_end, const KnownChunk& known, FirstMeetings& meetings,
                         QueryStats* stats, OnChunk&& on_chunk) {
   const World& world = index.world();
-  ChunkWalk walk(world, ray.origin, ray.direction);
+  ChunkWalk walk(index, ray.origin, ray.direction);
   uint32_t chunks = 0, builds = 0;
   absl::Status status;
   for (; walk.InRange(); walk.Next()) {
     const ChunkKey key = walk.key();
     if (walk.InWorld()) {
       bool skip = false, touch;
-      switch (meetings.Classify(index, key, &touch)) {
+      switch (meetings.Classify(index, walk.slot(), key, &touch)) {
         case Meeting::kKnown:
           skip = !touch;
           break;
@@ -192,8 +192,7 @@ class VoxelReader {
 // The low corner voxel of the marching-cubes cell around `p` (cells join voxel centres).
 Int3 CellLow(const World& world, const Vec3& p) {
   const float h = world.voxel_size();
-  return {int32_t(std::floor(p.x / h - 0.5f)), int32_t(std::floor(p.y / h - 0.5f)),
-          int32_t(std::floor(p.z / h - 0.5f))};
+  return {FloorToInt(p.x / h - 0.5f), FloorToInt(p.y / h - 0.5f), FloorToInt(p.z / h - 0.5f)};
 }
 
 // The corner offsets of a marching-cubes cell in corner order (x, then y, then z offset).

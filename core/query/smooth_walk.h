@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -22,26 +23,34 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // so the grid is the voxel grid shifted by half a voxel and scaled by 8. The key is kept as its
 // offset from the low corner of MeshedChunkRange, so that the range and world tests of a step are
 // one unsigned compare per axis (an offset below a range wraps to a large one). MeshedChunkRange
-// (core/mesh/marching_cubes.h) is the world's chunks and one layer below them.
+// (core/mesh/marching_cubes.h) is the world's chunks and one layer below them. The walk also keeps
+// the class table's slot of the key (BroadphaseIndex::SlotOf), so that a step asks the table with
+// one add (BroadphaseIndex::TableKnowsAt).
 class ChunkWalk {
  public:
-  ChunkWalk(const World& world, const Vec3& origin, const Vec3& dir) {
+  ChunkWalk(const BroadphaseIndex& index, const Vec3& origin, const Vec3& dir) {
+    const World& world = index.world();
     const IntBox range = MeshedChunkRange(world), chunks = world.chunk_bounds();
     // InWorld counts on the range being the world's chunks and one layer below them.
     ABSL_ASSERT((range.min + Int3{1, 1, 1} == chunks.min && range.max == chunks.max));
+    const std::array<size_t, 3> strides = index.SlotStrides();
     const float s = 1.0f / (kChunkSize * world.voxel_size());
     const Vec3 q = origin * s - Vec3(0.5f, 0.5f, 0.5f) * (1.0f / kChunkSize);
+    ChunkKey start;
     for (int a = 0; a < 3; ++a) {
-      const int32_t key = int32_t(std::floor(q[a]));
+      const int32_t key = FloorToInt(q[a]);
+      start[a] = key;
       min_[a] = Component(range.min, a);
       size_[a] = uint32_t(Component(chunks.max, a) - Component(chunks.min, a));
       offset_[a] = uint32_t(key - min_[a]);  // wraps below the range: out of it
       const float dq = dir[a] * s;
       step_[a] = int(dq > 0) - int(dq < 0);
+      slot_step_[a] = dq > 0 ? strides[a] : (dq < 0 ? 0 - strides[a] : 0);  // modulo 2^64
       t_max_[a] =
           dq > 0 ? (float(key + 1) - q[a]) / dq : (dq < 0 ? (float(key) - q[a]) / dq : kInf);
       t_delta_[a] = dq != 0 ? std::fabs(1.0f / dq) : kInf;
     }
+    slot_ = index.SlotOf(start);
   }
   // Whether the current chunk is in MeshedChunkRange (offsets 0 to size on each axis).
   bool InRange() const {
@@ -51,6 +60,8 @@ class ChunkWalk {
   bool InWorld() const {
     return (offset_[0] - 1 < size_[0]) & (offset_[1] - 1 < size_[1]) & (offset_[2] - 1 < size_[2]);
   }
+  // The class table's slot of key(); a table slot while InWorld.
+  size_t slot() const { return slot_; }
   ChunkKey key() const {  // in uint32_t, converted once (a wrapped offset wraps back)
     return {int32_t(offset_[0] + uint32_t(min_[0])), int32_t(offset_[1] + uint32_t(min_[1])),
             int32_t(offset_[2] + uint32_t(min_[2]))};
@@ -61,6 +72,7 @@ class ChunkWalk {
     int a =
         t_max_[0] < t_max_[1] ? (t_max_[0] < t_max_[2] ? 0 : 2) : (t_max_[1] < t_max_[2] ? 1 : 2);
     offset_[a] += uint32_t(step_[a]);
+    slot_ += slot_step_[a];
     t_max_[a] += t_delta_[a];
   }
 
@@ -68,6 +80,7 @@ class ChunkWalk {
   int32_t min_[3];                // MeshedChunkRange's low corner
   uint32_t size_[3], offset_[3];  // the world's size in chunks; the key's offset from min_
   int step_[3];
+  size_t slot_, slot_step_[3];
   float t_max_[3], t_delta_[3];
 };
 
@@ -98,6 +111,12 @@ class FirstMeetings {
   ABSL_ATTRIBUTE_ALWAYS_INLINE Meeting Classify(const BroadphaseIndex& index, const ChunkKey& key,
                                                 bool* touch) {
     if (index.TableKnows(key, kClassSolid, touch)) return Meeting::kKnown;
+    return ClassifyUnknown(index, key);
+  }
+  // The same for a chunk of the world (the walk's InWorld) whose table slot is `slot`.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE Meeting Classify(const BroadphaseIndex& index, size_t slot,
+                                                const ChunkKey& key, bool* touch) {
+    if (index.TableKnowsAt(slot, key, kClassSolid, touch)) return Meeting::kKnown;
     return ClassifyUnknown(index, key);
   }
 

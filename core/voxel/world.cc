@@ -220,8 +220,7 @@ Voxel World::LatestVoxel(const ChunkKey& key, const Int3& voxel) const {
 
 Int3 World::VoxelAt(const Vec3& p) const {
   float inv = 1.0f / config_.voxel_size;
-  return {int32_t(std::floor(p.x * inv)), int32_t(std::floor(p.y * inv)),
-          int32_t(std::floor(p.z * inv))};
+  return {FloorToInt(p.x * inv), FloorToInt(p.y * inv), FloorToInt(p.z * inv)};
 }
 
 Vec3 World::VoxelCenter(const Int3& v) const {

@@ -3,9 +3,11 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include "core/geometry/ray_aabb.h"
 #include "core/geometry/ray_triangle.h"
+#include "core/geometry/vec3.h"
 #include "tests/core/geometry/geometry_oracles.h"
 
 namespace voxcol {
@@ -14,6 +16,30 @@ namespace {
 using testing::CaseRng;
 using testing::D3;
 using testing::ToD;
+
+// FloorToInt against std::floor: every float in [-1025, 1025] at steps of 1/64 plus its
+// neighbours one ulp away (integers, halves, +-0 included), and random floats up to 2^31 in
+// magnitude, where floats above 2^24 are integers.
+TEST(FloorToIntTest, EqualsStdFloor) {
+  int checked = 0;
+  for (int k = -1025 * 64; k <= 1025 * 64; ++k) {
+    const float x = float(k) / 64.0f;
+    for (float y : {x, std::nextafter(x, -2000.0f), std::nextafter(x, 2000.0f)}) {
+      ASSERT_EQ(FloorToInt(y), int32_t(std::floor(y))) << y;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(FloorToInt(-0.0f), 0);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-2147483520.0f, 2147483520.0f);
+  std::uniform_real_distribution<float> small(-16777216.0f, 16777216.0f);
+  for (int i = 0; i < 200000; ++i) {
+    const float y = i % 2 ? u(rng) : small(rng);
+    ASSERT_EQ(FloorToInt(y), int32_t(std::floor(y))) << y;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3 * (2 * 1025 * 64 + 1) + 200000);
+}
 
 TEST(RayTriangleTest, MatchesPlaneIntersectionAndEdgeSides) {
   CaseRng rng(501);

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "core/broadphase/broadphase_index.h"
 #include "core/mesh/marching_cubes.h"
 #include "core/query/raycast.h"
 #include "core/query/smooth_walk.h"
@@ -457,8 +458,9 @@ TEST(RaycastSmoothTest, BlockyModeIsTheDda) {
 // faces; and 64^3 unit voxels, whose faces lie on chunk planes), in random and in axis-aligned
 // directions (+-0 components included), the walk's range and world tests equal MeshedChunkRange's
 // and World::chunk_bounds' Contains (also before the walk enters and after it leaves, where its
-// offsets wrap), and the middle of its stretch through the current chunk lies in that mesh chunk
-// (the voxel grid shifted by half a voxel, chunks of 8).
+// offsets wrap), in the world its class-table slot is the index's for the key, and the middle of
+// its stretch through the current chunk lies in that mesh chunk (the voxel grid shifted by half a
+// voxel, chunks of 8).
 TEST(RaycastSmoothTest, ChunkWalkStepsThroughMeshChunksAndKnowsTheWorld) {
   const std::vector<std::unique_ptr<World>> worlds = [] {
     std::vector<std::unique_ptr<World>> w;
@@ -468,6 +470,7 @@ TEST(RaycastSmoothTest, ChunkWalkStepsThroughMeshChunksAndKnowsTheWorld) {
         testing::MakeFunctionWorld([](const Int3&) { return Voxel{}; }, {64, 64, 64}, 1.0f));
     return w;
   }();
+  const BroadphaseIndex indexes[2] = {BroadphaseIndex(*worlds[0]), BroadphaseIndex(*worlds[1])};
   std::mt19937 rng(17);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   int checked = 0, in_world = 0, out_of_range = 0, aligned = 0;
@@ -488,12 +491,14 @@ TEST(RaycastSmoothTest, ChunkWalkStepsThroughMeshChunksAndKnowsTheWorld) {
         d[a] = a == axis ? (rng() % 2 ? 1.0f : -1.0f) : (rng() % 2 ? 0.0f : -0.0f);
       ++aligned;
     }
-    smooth_walk::ChunkWalk walk(world, o, d);
+    const BroadphaseIndex& index = indexes[i % 2];
+    smooth_walk::ChunkWalk walk(index, o, d);
     float t_enter = 0;
     for (int step = 0; step < 40; ++step, walk.Next()) {
       const ChunkKey key = walk.key();
       ASSERT_EQ(walk.InRange(), range.Contains(key)) << i << " " << step;
       ASSERT_EQ(walk.InWorld(), chunks.Contains(key)) << i << " " << step;
+      if (walk.InWorld()) ASSERT_EQ(walk.slot(), index.SlotOf(key)) << i << " " << step;
       in_world += walk.InWorld();
       out_of_range += !walk.InRange();
       const float t_exit = walk.t_exit();
