@@ -28,27 +28,36 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // one add (BroadphaseIndex::TableKnowsAt).
 class ChunkWalk {
  public:
+  // Every ray builds one, most of them to take a step or two: the axes are unrolled and their
+  // signs selected without branches (the values are those of the per-sign expressions).
   ChunkWalk(const BroadphaseIndex& index, const Vec3& origin, const Vec3& dir) {
     const World& world = index.world();
-    const IntBox range = MeshedChunkRange(world), chunks = world.chunk_bounds();
-    // InWorld counts on the range being the world's chunks and one layer below them.
-    ABSL_ASSERT((range.min + Int3{1, 1, 1} == chunks.min && range.max == chunks.max));
+    const IntBox chunks = world.chunk_bounds();
+    // MeshedChunkRange(world): InWorld counts on it being the world's chunks and one layer below.
+    ABSL_ASSERT((MeshedChunkRange(world).min + Int3{1, 1, 1} == chunks.min &&
+                 MeshedChunkRange(world).max == chunks.max));
+    const Int3 range_min = chunks.min - Int3{1, 1, 1};
     const std::array<size_t, 3> strides = index.SlotStrides();
     const float s = 1.0f / (kChunkSize * world.voxel_size());
     const Vec3 q = origin * s - Vec3(0.5f, 0.5f, 0.5f) * (1.0f / kChunkSize);
     ChunkKey start;
+#pragma GCC unroll 3
     for (int a = 0; a < 3; ++a) {
       const int32_t key = FloorToInt(q[a]);
       start[a] = key;
-      min_[a] = Component(range.min, a);
+      min_[a] = Component(range_min, a);
       size_[a] = uint32_t(Component(chunks.max, a) - Component(chunks.min, a));
       offset_[a] = uint32_t(key - min_[a]);  // wraps below the range: out of it
       const float dq = dir[a] * s;
-      step_[a] = int(dq > 0) - int(dq < 0);
-      slot_step_[a] = dq > 0 ? strides[a] : (dq < 0 ? 0 - strides[a] : 0);  // modulo 2^64
-      t_max_[a] =
-          dq > 0 ? (float(key + 1) - q[a]) / dq : (dq < 0 ? (float(key) - q[a]) / dq : kInf);
-      t_delta_[a] = dq != 0 ? std::fabs(1.0f / dq) : kInf;
+      const bool up = dq > 0, down = dq < 0;
+      step_[a] = int(up) - int(down);
+      // Modulo 2^64: a step down subtracts the stride.
+      slot_step_[a] = (strides[a] & (0 - size_t(up))) - (strides[a] & (0 - size_t(down)));
+      // The next boundary is key + 1 going up, key going down; dq == 0 never reaches one (the
+      // division's inf or NaN is not selected). |1 / dq| is inf for dq == 0, as wanted.
+      const float to_bound = (float(key + int(up)) - q[a]) / dq;
+      t_max_[a] = up | down ? to_bound : kInf;
+      t_delta_[a] = std::fabs(1.0f / dq);
     }
     slot_ = index.SlotOf(start);
   }
@@ -67,16 +76,23 @@ class ChunkWalk {
             int32_t(offset_[2] + uint32_t(min_[2]))};
   }
   // Ray distance (world units) where the walk leaves the current chunk.
-  float t_exit() const { return std::min(t_max_[0], std::min(t_max_[1], t_max_[2])); }
+  float t_exit() const { return Min(t_max_[0], Min(t_max_[1], t_max_[2])); }
+  // Steps to the next chunk across the nearest boundary. The axis is that of
+  // x < y ? (x < z ? 0 : 2) : (y < z ? 1 : 2) (x, y, z: t_max_), computed without branches: which
+  // boundary comes first is a coin toss per step, and a branch on it mispredicts.
   void Next() {
-    int a =
-        t_max_[0] < t_max_[1] ? (t_max_[0] < t_max_[2] ? 0 : 2) : (t_max_[1] < t_max_[2] ? 1 : 2);
+    const float x = t_max_[0], y = t_max_[1], z = t_max_[2];
+    const int x_first = int(x < y) & int(x < z);
+    const int a = (1 - x_first) * (2 - int(y < z));
     offset_[a] += uint32_t(step_[a]);
     slot_ += slot_step_[a];
     t_max_[a] += t_delta_[a];
   }
 
  private:
+  // std::min's value, which GCC compiles to a branch here and to one minss this way.
+  static float Min(float a, float b) { return b < a ? b : a; }
+
   int32_t min_[3];                // MeshedChunkRange's low corner
   uint32_t size_[3], offset_[3];  // the world's size in chunks; the key's offset from min_
   int step_[3];
@@ -93,11 +109,12 @@ class FirstMeetings {
   bool Meet(const BroadphaseIndex& index, const ChunkKey& key) {
     if (index.Unmet(key)) {
       index.NoteMet(key);
-      keys_[count_++ % kKept] = key;
+      int32_t* kept = keys_[count_++ % kKept];
+      kept[0] = key.x, kept[1] = key.y, kept[2] = key.z;
       return true;
     }
     for (uint32_t i = 0; i < std::min(count_, kKept); ++i) {
-      if (keys_[i] == key) return true;
+      if (keys_[i][0] == key.x && keys_[i][1] == key.y && keys_[i][2] == key.z) return true;
     }
     return false;
   }
@@ -127,7 +144,7 @@ class FirstMeetings {
   }
 
   static constexpr uint32_t kKept = 8;
-  ChunkKey keys_[kKept];
+  int32_t keys_[kKept][3];  // the first min(count_, kKept) are set (no ChunkKey: it zero-fills)
   uint32_t count_ = 0;
 };
 

@@ -24,15 +24,17 @@ constexpr int LocalIndex(int x, int y, int z) {
   return x | (z << kChunkBits) | (y << (2 * kChunkBits));
 }
 
-// Chunk holding a voxel; correct for negative coordinates (floor, not truncation).
+// Chunk holding a voxel; correct for negative coordinates (floor, not truncation): an arithmetic
+// shift, which floors (FloorDiv branches on the sign, which mispredicts for a world around 0).
+static_assert((-9 >> kChunkBits) == -2 && (-9 & (kChunkSize - 1)) == 7,
+              "ChunkOf and LocalOf need an arithmetic right shift and two's complement");
 constexpr ChunkKey ChunkOf(const Int3& voxel) {
-  return {FloorDiv(voxel.x, kChunkSize), FloorDiv(voxel.y, kChunkSize),
-          FloorDiv(voxel.z, kChunkSize)};
+  return {voxel.x >> kChunkBits, voxel.y >> kChunkBits, voxel.z >> kChunkBits};
 }
 // Position of a voxel inside its chunk, each component in [0, 8).
 constexpr Int3 LocalOf(const Int3& voxel) {
-  return {FloorMod(voxel.x, kChunkSize), FloorMod(voxel.y, kChunkSize),
-          FloorMod(voxel.z, kChunkSize)};
+  constexpr int32_t kMask = kChunkSize - 1;
+  return {voxel.x & kMask, voxel.y & kMask, voxel.z & kMask};
 }
 // First voxel (minimum corner) of a chunk.
 constexpr Int3 ChunkOrigin(const ChunkKey& key) {

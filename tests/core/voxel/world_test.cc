@@ -36,6 +36,25 @@ TEST(ChunkIndexing, ChunkAndLocalRoundTripForEveryVoxelNearTheOrigin) {
       }
 }
 
+// ChunkOf and LocalOf shift and mask; FloorDiv and FloorMod divide (the oracle), here over every
+// coordinate within 2^12 of 0 and of the extremes a world may reach (ValidateWorldConfig: 2^20).
+TEST(ChunkIndexing, ShiftAndMaskEqualFloorDivisionAndModulo) {
+  int checked = 0;
+  for (int32_t centre : {0, 1 << 20, -(1 << 20), (1 << 30), -(1 << 30)}) {
+    for (int32_t n = centre - 4096; n <= centre + 4096; ++n) {
+      const Int3 v{n, -n, n ^ 5};
+      const ChunkKey key = ChunkOf(v);
+      const Int3 local = LocalOf(v);
+      for (int a = 0; a < 3; ++a) {
+        ASSERT_EQ(Component(key, a), FloorDiv(Component(v, a), kChunkSize)) << n << " " << a;
+        ASSERT_EQ(Component(local, a), FloorMod(Component(v, a), kChunkSize)) << n << " " << a;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 5 * 8193);
+}
+
 TEST(ChunkIndexing, LocalIndexIsXFastestThenZThenY) {
   EXPECT_EQ(LocalIndex(1, 0, 0), 1);
   EXPECT_EQ(LocalIndex(0, 0, 1), 8);
