@@ -54,7 +54,7 @@ absl::Status WalkChunks(const BroadphaseIndex& index, const BroadphaseIndex::Rea
   for (; walk.InRange(); walk.Next()) {
     const ChunkKey key = walk.key();
     if (walk.InWorld()) {
-      bool skip = false, touch;
+      bool skip = false, touch = false;
       switch (meetings.Classify(index, walk.slot(), key, &touch)) {
         case Meeting::kKnown:
           skip = !touch;
@@ -144,7 +144,7 @@ class VoxelReader {
   // no solid within a voxel (a chunk met first builds no record for it: the voxel is read).
   bool IsSolidAt(const Int3& voxel) {
     const ChunkKey key = ChunkOf(voxel);
-    bool touch;
+    bool touch = false;
     switch (meetings_.Classify(index_, key, &touch)) {
       case Meeting::kKnown:
         return touch && IsSolid(Get(voxel));
@@ -164,7 +164,7 @@ class VoxelReader {
     generated_ = false;
     owner_.reset();
     chunk_ = nullptr;
-    bool touch;
+    bool touch = false;
     if (meetings_.Classify(index_, key, &touch) == Meeting::kFirst) {
       absl::StatusOr<ChunkPtr> peek = world.PeekChunk(key);
       generated_ = peek.ok() && *peek == nullptr;
@@ -398,7 +398,7 @@ bool InSolidCell(const BroadphaseIndex& index, const BroadphaseIndex::ReadScope&
   const ChunkKey key = ChunkOf(low);                         // the mesh chunk that owns the cell
   if (!MeshedChunkRange(world).Contains(key)) return false;  // corners outside the world: air
   if (world.chunk_bounds().Contains(key)) {
-    bool touch;
+    bool touch = false;
     const Meeting meeting = meetings.Classify(index, key, &touch);
     if (meeting == Meeting::kFirst) {
       const IntBox corners{low, low + Int3{2, 2, 2}};
