@@ -122,23 +122,38 @@ BroadphaseIndex::~BroadphaseIndex() {
     for (const MaskRecord* r : list) MaskRecord::Destroy(r);
 }
 
-BroadphaseIndex::ReadScope::ReadScope(const BroadphaseIndex& index) : index_(index) {
+namespace {
+// The index the calling thread's innermost counting ReadScope counts it on (null: none). Scopes
+// live on the stack, so they end in the reverse order of their start.
+thread_local const BroadphaseIndex* counted_index = nullptr;
+}  // namespace
+
+BroadphaseIndex::ReadScope::ReadScope(const BroadphaseIndex& index) {
+  // Nested in a scope that counts this thread on `index`: records it retires stay until that one
+  // ends, which is after this one.
+  if (counted_index == &index) return;
   // Threads take shards round robin on their first scope.
   static std::atomic<uint32_t> next_shard{0};
   thread_local const uint32_t shard =
       next_shard.fetch_add(1, std::memory_order_relaxed) % kReaderShards;
-  counters_ = index_.readers_[shard].count;
+  counters_ = index.readers_[shard].count;
+  enclosing_ = counted_index;
+  counted_index = &index;
   // Count ourselves in the current epoch; if the epoch moved meanwhile, the writer may already
   // have checked that counter, so undo and retry with the new epoch.
   for (;;) {
-    epoch_ = index_.epoch_.load();
+    epoch_ = index.epoch_.load();
     counters_[epoch_ & 1].fetch_add(1);
-    if (index_.epoch_.load() == epoch_) return;
+    if (index.epoch_.load() == epoch_) return;
     counters_[epoch_ & 1].fetch_sub(1);
   }
 }
 
-BroadphaseIndex::ReadScope::~ReadScope() { counters_[epoch_ & 1].fetch_sub(1); }
+BroadphaseIndex::ReadScope::~ReadScope() {
+  if (counters_ == nullptr) return;  // nested
+  counters_[epoch_ & 1].fetch_sub(1);
+  counted_index = enclosing_;
+}
 
 int64_t BroadphaseIndex::ActiveReaders(uint64_t parity) const {
   int64_t n = 0;

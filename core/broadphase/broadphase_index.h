@@ -113,7 +113,11 @@ class BroadphaseIndex : public EditObserver {
 
   const World& world() const { return world_; }
 
-  // Pins the records a thread loads for as long as it lives. Cheap; scopes may nest.
+  // Pins the records a thread loads for as long as it lives. Scopes may nest. The outermost
+  // scope of a thread on an index counts the thread as a reader (two atomic read-modify-writes,
+  // full barriers on x86); a scope nested in it on the same index relies on that count and costs
+  // a thread-local load. So a caller that runs many queries in a row (a query batch) holds one
+  // scope around them, and their own scopes nest in it.
   class ReadScope {
    public:
     explicit ReadScope(const BroadphaseIndex& index);
@@ -122,9 +126,9 @@ class BroadphaseIndex : public EditObserver {
     ReadScope& operator=(const ReadScope&) = delete;
 
    private:
-    const BroadphaseIndex& index_;
-    std::atomic<int64_t>* counters_;  // this thread's shard
-    uint64_t epoch_;
+    std::atomic<int64_t>* counters_ = nullptr;  // this thread's shard; null: nested
+    uint64_t epoch_ = 0;
+    const BroadphaseIndex* enclosing_ = nullptr;  // the thread's counted index before this scope
   };
 
   // The record of chunk `key`, building it on first use. Chunks outside the world are empty. The

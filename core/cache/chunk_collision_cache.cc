@@ -94,12 +94,22 @@ ChunkCollisionCache::~ChunkCollisionCache() {
 
 // ---- Reclamation ----
 
+// The cache the calling thread's innermost counting ReadScope counts it on (null: none). Scopes
+// live on the stack, so they end in the reverse order of their start.
+static thread_local const ChunkCollisionCache* counted_cache = nullptr;
+
 ChunkCollisionCache::ReadScope::ReadScope(const ChunkCollisionCache& cache) {
   // Threads take shards round robin on their first scope.
   static std::atomic<uint32_t> next_shard{0};
   thread_local const uint32_t shard =
       next_shard.fetch_add(1, std::memory_order_relaxed) % kReaderShards;
   counter_ = &cache.readers_[shard];
+  // Nested in a scope that counts this thread on `cache`: entries it retires stay until that one
+  // ends, which is after this one.
+  if (counted_cache == &cache) return;
+  counts_ = true;
+  enclosing_ = counted_cache;
+  counted_cache = &cache;
   // Count ourselves in the current epoch; if the epoch moved meanwhile, the writer may already
   // have checked that counter, so undo and retry with the new epoch.
   for (;;) {
@@ -110,7 +120,11 @@ ChunkCollisionCache::ReadScope::ReadScope(const ChunkCollisionCache& cache) {
   }
 }
 
-ChunkCollisionCache::ReadScope::~ReadScope() { counter_->count[epoch_ & 1].fetch_sub(1); }
+ChunkCollisionCache::ReadScope::~ReadScope() {
+  if (!counts_) return;  // nested
+  counter_->count[epoch_ & 1].fetch_sub(1);
+  counted_cache = enclosing_;
+}
 
 int64_t ChunkCollisionCache::ActiveReaders(uint64_t parity) const {
   int64_t n = 0;

@@ -264,8 +264,10 @@ class ChunkCollisionCache : public EditObserver {
   ChunkCollisionCache(const ChunkCollisionCache&) = delete;
   ChunkCollisionCache& operator=(const ChunkCollisionCache&) = delete;
 
-  // Pins the entries a thread finds for as long as it lives. Cheap (two atomic increments on a
-  // per-thread-shard line); scopes may nest.
+  // Pins the entries a thread finds for as long as it lives. Scopes may nest. The outermost scope
+  // of a thread on a cache counts the thread as a reader (two atomic read-modify-writes on a
+  // per-thread-shard line, full barriers on x86); a scope nested in it on the same cache relies on
+  // that count and costs a thread-local load, as BroadphaseIndex::ReadScope.
   class ReadScope {
    public:
     explicit ReadScope(const ChunkCollisionCache& cache);
@@ -275,8 +277,10 @@ class ChunkCollisionCache : public EditObserver {
 
    private:
     friend class ChunkCollisionCache;
-    ReaderCounter* counter_;  // this thread's shard
-    uint64_t epoch_;
+    ReaderCounter* counter_;  // this thread's shard (hits are counted there, nested or not)
+    uint64_t epoch_ = 0;
+    bool counts_ = false;  // false: nested in a scope that counts this thread on the cache
+    const ChunkCollisionCache* enclosing_ = nullptr;  // the thread's counted cache before this
   };
 
   // The mesh and tree of chunk `key` for the world's current content, built on first use. `key`

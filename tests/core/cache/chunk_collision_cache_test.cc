@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -312,7 +313,9 @@ TEST(NarrowphaseCacheTest, ACacheDestroyedBeforeItsWorldIsNoLongerCalled) {
 
 // Lock-free hits under churn: readers find entries while an editor invalidates them and a small
 // budget evicts them; every entry a reader holds stays intact for its scope, and afterwards the
-// cache still matches fresh meshes.
+// cache still matches fresh meshes. One reader finds its entries through scopes nested in its
+// round's scope, each ended before the entries are checked: the round's scope alone must keep
+// them (under ASan, an entry freed too early is a use after free).
 TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntries) {
   auto world = testing::MakeCaveWorld(35, {48, 48, 48});
   ChunkCollisionCache cache(*world, 96 * 1024);
@@ -325,9 +328,12 @@ TEST(NarrowphaseCacheTest, ConcurrentReadersEditsAndEvictionsSeeConsistentEntrie
     readers.emplace_back([&, t] {
       std::mt19937 rng(t);
       while (!stop.load()) {
-        ChunkCollisionCache::ReadScope scope(cache);
+        ChunkCollisionCache::ReadScope round(cache);
         std::vector<const ChunkCollision*> held;
         for (int i = 0; i < 16; ++i) {
+          std::optional<ChunkCollisionCache::ReadScope> nested;
+          if (t == 1) nested.emplace(cache);
+          const ChunkCollisionCache::ReadScope& scope = nested ? *nested : round;
           const ChunkKey& key = keys[rng() % keys.size()];
           absl::Status error;
           const ChunkCollision* c = cache.Find(key, scope, &error);
