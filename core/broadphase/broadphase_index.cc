@@ -122,45 +122,6 @@ BroadphaseIndex::~BroadphaseIndex() {
     for (const MaskRecord* r : list) MaskRecord::Destroy(r);
 }
 
-namespace {
-// The index the calling thread's innermost counting ReadScope counts it on (null: none). Scopes
-// live on the stack, so they end in the reverse order of their start.
-thread_local const BroadphaseIndex* counted_index = nullptr;
-}  // namespace
-
-BroadphaseIndex::ReadScope::ReadScope(const BroadphaseIndex& index) {
-  // Nested in a scope that counts this thread on `index`: records it retires stay until that one
-  // ends, which is after this one.
-  if (counted_index == &index) return;
-  // Threads take shards round robin on their first scope.
-  static std::atomic<uint32_t> next_shard{0};
-  thread_local const uint32_t shard =
-      next_shard.fetch_add(1, std::memory_order_relaxed) % kReaderShards;
-  counters_ = index.readers_[shard].count;
-  enclosing_ = counted_index;
-  counted_index = &index;
-  // Count ourselves in the current epoch; if the epoch moved meanwhile, the writer may already
-  // have checked that counter, so undo and retry with the new epoch.
-  for (;;) {
-    epoch_ = index.epoch_.load();
-    counters_[epoch_ & 1].fetch_add(1);
-    if (index.epoch_.load() == epoch_) return;
-    counters_[epoch_ & 1].fetch_sub(1);
-  }
-}
-
-BroadphaseIndex::ReadScope::~ReadScope() {
-  if (counters_ == nullptr) return;  // nested
-  counters_[epoch_ & 1].fetch_sub(1);
-  counted_index = enclosing_;
-}
-
-int64_t BroadphaseIndex::ActiveReaders(uint64_t parity) const {
-  int64_t n = 0;
-  for (const ReaderCounter& shard : readers_) n += shard.count[parity & 1].load();
-  return n;
-}
-
 const MaskRecord* BroadphaseIndex::Build(const ChunkKey& key) const {
   // A chunk whose stored record is corrupt must never read as empty space: a FULL record makes
   // every query visit it, and reading it there reports the load error (DATA_LOSS).
@@ -372,19 +333,10 @@ void BroadphaseIndex::Update(const EditResult& result) {
 }
 
 void BroadphaseIndex::Retire(const MaskRecord* record) const {
-  if (record != nullptr && !record->IsShared()) retired_[epoch_.load() & 1].push_back(record);
+  if (record != nullptr && !record->IsShared()) retired_[readers_.RetireList()].push_back(record);
 }
 
-void BroadphaseIndex::TryReclaim() const {
-  // Records retired in epoch e-1 are unreachable for readers that entered in epoch e or later.
-  // Once no reader of epoch e-1 remains, free them and advance to e+1 (reusing that counter).
-  uint64_t e = epoch_.load();
-  std::vector<const MaskRecord*>& previous = retired_[(e + 1) & 1];
-  if (ActiveReaders(e + 1) != 0) return;
-  for (const MaskRecord* r : previous) MaskRecord::Destroy(r);
-  previous.clear();
-  epoch_.store(e + 1);
-}
+void BroadphaseIndex::TryReclaim() const { readers_.Reclaim(retired_, &MaskRecord::Destroy); }
 
 void BroadphaseIndex::BuildAll() {
   ReadScope scope(*this);

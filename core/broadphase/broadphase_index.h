@@ -45,6 +45,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "core/broadphase/chunk_masks.h"
+#include "core/epoch_readers.h"
 #include "core/voxel/world.h"
 
 namespace voxcol {
@@ -118,17 +119,9 @@ class BroadphaseIndex : public EditObserver {
   // full barriers on x86); a scope nested in it on the same index relies on that count and costs
   // a thread-local load. So a caller that runs many queries in a row (a query batch) holds one
   // scope around them, and their own scopes nest in it.
-  class ReadScope {
+  class ReadScope : public EpochReaders<BroadphaseIndex>::Scope {
    public:
-    explicit ReadScope(const BroadphaseIndex& index);
-    ~ReadScope();
-    ReadScope(const ReadScope&) = delete;
-    ReadScope& operator=(const ReadScope&) = delete;
-
-   private:
-    std::atomic<int64_t>* counters_ = nullptr;  // this thread's shard; null: nested
-    uint64_t epoch_ = 0;
-    const BroadphaseIndex* enclosing_ = nullptr;  // the thread's counted index before this scope
+    explicit ReadScope(const BroadphaseIndex& index) : Scope(index.readers_) {}
   };
 
   // The record of chunk `key`, building it on first use. Chunks outside the world are empty. The
@@ -275,15 +268,8 @@ class BroadphaseIndex : public EditObserver {
   size_t class_words_ = 0;
   mutable absl::Mutex class_mu_;  // orders code updates against slot swaps; never held by readers
 
-  // Two-epoch reclamation: readers count themselves in count[epoch & 1] of their thread's shard.
-  // Sharding keeps concurrent readers on different cache lines; the writer sums the shards.
-  static constexpr int kReaderShards = 16;
-  struct alignas(64) ReaderCounter {
-    std::atomic<int64_t> count[2] = {0, 0};
-  };
-  int64_t ActiveReaders(uint64_t parity) const;
-  mutable std::atomic<uint64_t> epoch_{0};
-  mutable ReaderCounter readers_[kReaderShards];
+  // Two-epoch reclamation of replaced and evicted records (core/epoch_readers.h).
+  EpochReaders<BroadphaseIndex> readers_;
   mutable absl::Mutex writer_mu_;
   mutable std::vector<const MaskRecord*> retired_[2] ABSL_GUARDED_BY(writer_mu_);
 

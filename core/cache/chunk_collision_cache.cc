@@ -45,10 +45,7 @@ struct alignas(64) ChunkCollisionCache::Entry {
 };
 
 ChunkCollisionCache::ChunkCollisionCache(World& world, size_t budget_bytes)
-    : world_(world),
-      shard_budget_(budget_bytes / kShards),
-      range_(MeshedChunkRange(world)),
-      readers_(new ReaderCounter[kReaderShards]) {
+    : world_(world), shard_budget_(budget_bytes / kShards), range_(MeshedChunkRange(world)) {
   static_assert(sizeof(Entry) + sizeof(void*) + 32 <= kEntryOverhead, "kEntryOverhead is low");
   static_assert(offsetof(Entry, preview) + sizeof(ChunkPreview) <= 64,
                 "a lookup reads one line of the entry");
@@ -94,55 +91,10 @@ ChunkCollisionCache::~ChunkCollisionCache() {
 
 // ---- Reclamation ----
 
-// The cache the calling thread's innermost counting ReadScope counts it on (null: none). Scopes
-// live on the stack, so they end in the reverse order of their start.
-static thread_local const ChunkCollisionCache* counted_cache = nullptr;
-
-ChunkCollisionCache::ReadScope::ReadScope(const ChunkCollisionCache& cache) {
-  // Threads take shards round robin on their first scope.
-  static std::atomic<uint32_t> next_shard{0};
-  thread_local const uint32_t shard =
-      next_shard.fetch_add(1, std::memory_order_relaxed) % kReaderShards;
-  counter_ = &cache.readers_[shard];
-  // Nested in a scope that counts this thread on `cache`: entries it retires stay until that one
-  // ends, which is after this one.
-  if (counted_cache == &cache) return;
-  counts_ = true;
-  enclosing_ = counted_cache;
-  counted_cache = &cache;
-  // Count ourselves in the current epoch; if the epoch moved meanwhile, the writer may already
-  // have checked that counter, so undo and retry with the new epoch.
-  for (;;) {
-    epoch_ = cache.epoch_.load();
-    counter_->count[epoch_ & 1].fetch_add(1);
-    if (cache.epoch_.load() == epoch_) return;
-    counter_->count[epoch_ & 1].fetch_sub(1);
-  }
-}
-
-ChunkCollisionCache::ReadScope::~ReadScope() {
-  if (!counts_) return;  // nested
-  counter_->count[epoch_ & 1].fetch_sub(1);
-  counted_cache = enclosing_;
-}
-
-int64_t ChunkCollisionCache::ActiveReaders(uint64_t parity) const {
-  int64_t n = 0;
-  for (int i = 0; i < kReaderShards; ++i) n += readers_[i].count[parity & 1].load();
-  return n;
-}
-
 void ChunkCollisionCache::Retire(Entry* entry) {
   absl::MutexLock lock(&retire_mu_);
-  uint64_t e = epoch_.load();
-  retired_[e & 1].push_back(entry);
-  // Entries retired in epoch e-1 are unreachable for readers that entered in epoch e or later.
-  // Once no reader of epoch e-1 remains, free them and advance to e+1 (reusing that counter).
-  std::vector<Entry*>& previous = retired_[(e + 1) & 1];
-  if (ActiveReaders(e + 1) != 0) return;
-  for (Entry* r : previous) delete r;
-  previous.clear();
-  epoch_.store(e + 1);
+  retired_[readers_.RetireList()].push_back(entry);
+  readers_.Reclaim(retired_, [](Entry* e) { delete e; });
 }
 
 // ---- Table ----
@@ -408,7 +360,7 @@ ChunkCollisionCache::Entry* ChunkCollisionCache::FindReady(const ChunkKey& key,
   if (world_.NewerThanSnapshot(key)) return nullptr;
   if (!entry->referenced.load(std::memory_order_relaxed))
     entry->referenced.store(true, std::memory_order_relaxed);
-  scope.counter_->hits.fetch_add(1, std::memory_order_relaxed);
+  scope.shard_data().hits.fetch_add(1, std::memory_order_relaxed);
   return entry;
 }
 
@@ -581,8 +533,8 @@ void ChunkCollisionCache::AfterPublish(const CommittedEdit& edit) {
 ChunkCollisionCacheStats ChunkCollisionCache::stats() const {
   ChunkCollisionCacheStats s;
   s.hits = hits_.load(std::memory_order_relaxed);
-  for (int i = 0; i < kReaderShards; ++i)
-    s.hits += readers_[i].hits.load(std::memory_order_relaxed);
+  readers_.ForEachShard(
+      [&s](const auto& shard) { s.hits += shard.data.hits.load(std::memory_order_relaxed); });
   s.builds = builds_.load(std::memory_order_relaxed);
   s.evictions = evictions_.load(std::memory_order_relaxed);
   s.invalidations = invalidations_.load(std::memory_order_relaxed);

@@ -33,6 +33,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "core/epoch_readers.h"
 #include "core/kdtree/kd_tree.h"
 #include "core/mesh/chunk_mesh.h"
 #include "core/mesh/mesh_edges.h"
@@ -250,10 +251,10 @@ struct ChunkCollisionCacheStats {
 };
 
 class ChunkCollisionCache : public EditObserver {
-  struct alignas(64) ReaderCounter {
-    std::atomic<int64_t> count[2] = {0, 0};
-    std::atomic<uint64_t> hits{0};
+  struct ReaderShardData {
+    std::atomic<uint64_t> hits{0};  // hits of the shard's threads, on their own line
   };
+  using Readers = EpochReaders<ChunkCollisionCache, ReaderShardData>;
 
  public:
   // Registers itself as an edit observer of `world`, so construct it before the world serves edits;
@@ -264,23 +265,15 @@ class ChunkCollisionCache : public EditObserver {
   ChunkCollisionCache(const ChunkCollisionCache&) = delete;
   ChunkCollisionCache& operator=(const ChunkCollisionCache&) = delete;
 
-  // Pins the entries a thread finds for as long as it lives. Scopes may nest. The outermost scope
-  // of a thread on a cache counts the thread as a reader (two atomic read-modify-writes on a
-  // per-thread-shard line, full barriers on x86); a scope nested in it on the same cache relies on
-  // that count and costs a thread-local load, as BroadphaseIndex::ReadScope.
-  class ReadScope {
+  // Pins the entries a thread finds for as long as it lives. Scopes may nest: only a thread's
+  // outermost scope on a cache counts it as a reader (two atomic read-modify-writes, full barriers
+  // on x86); a nested one costs a thread-local load (EpochReaders).
+  class ReadScope : public Readers::Scope {
    public:
-    explicit ReadScope(const ChunkCollisionCache& cache);
-    ~ReadScope();
-    ReadScope(const ReadScope&) = delete;
-    ReadScope& operator=(const ReadScope&) = delete;
+    explicit ReadScope(const ChunkCollisionCache& cache) : Scope(cache.readers_) {}
 
    private:
-    friend class ChunkCollisionCache;
-    ReaderCounter* counter_;  // this thread's shard (hits are counted there, nested or not)
-    uint64_t epoch_ = 0;
-    bool counts_ = false;  // false: nested in a scope that counts this thread on the cache
-    const ChunkCollisionCache* enclosing_ = nullptr;  // the thread's counted cache before this
+    friend class ChunkCollisionCache;  // counts hits in the thread's shard
   };
 
   // The mesh and tree of chunk `key` for the world's current content, built on first use. `key`
@@ -381,7 +374,6 @@ class ChunkCollisionCache : public EditObserver {
   bool Drop(Shard& shard, const ChunkKey& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   void Unring(Shard& shard, Entry* entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(shard.mu);
   void Retire(Entry* entry);
-  int64_t ActiveReaders(uint64_t parity) const;
 
   World& world_;  // observed: the destructor unregisters
   size_t shard_budget_;
@@ -397,11 +389,9 @@ class ChunkCollisionCache : public EditObserver {
   std::atomic<uint64_t> hits_{0};  // slow-path hits (an entry found under the shard lock)
   std::atomic<uint64_t> builds_{0}, evictions_{0}, invalidations_{0};
 
-  // Two-epoch reclamation: readers count themselves in count[epoch & 1] of their thread's shard
-  // (which also counts that shard's hits, so a hit writes only a line its thread owns).
-  static constexpr int kReaderShards = 16;
-  mutable std::atomic<uint64_t> epoch_{0};
-  std::unique_ptr<ReaderCounter[]> readers_;
+  // Two-epoch reclamation of replaced and evicted entries (core/epoch_readers.h); a reader's shard
+  // also counts its hits, so a hit writes only a line its thread owns.
+  Readers readers_;
   absl::Mutex retire_mu_;
   std::vector<Entry*> retired_[2] ABSL_GUARDED_BY(retire_mu_);
 
