@@ -8,6 +8,9 @@
 
 namespace voxcol {
 
+// EpochReaders' ShardData when the owner keeps nothing beside the readers' count.
+struct NoShardData {};
+
 // A writer that unlinks an object retires it to the list of the current epoch, RetireList(), and
 // frees it with Reclaim once no reader counted in that epoch remains. A reader holds a Scope while
 // it uses what it loaded. While a scope counted in epoch E lives, the epoch cannot pass E + 1, so
@@ -15,12 +18,10 @@ namespace voxcol {
 //
 // Scopes may nest. A thread's outermost scope on an EpochReaders counts the thread (two atomic
 // read-modify-writes on a line of the thread's shard, full barriers on x86); a scope nested in it
-// on the same object relies on that count and costs a thread-local load. `Owner` names the kind
-// of structure, so that a thread's scopes on a broadphase index and on a cache nest each on its
-// own. `ShardData` is per-shard data the owner writes from readers beside their count (the cache's
-// hit counter), on a line no other thread's shard shares.
-struct NoShardData {};
-
+// on the same object relies on that count and costs two thread-local loads, no atomic operation.
+// `Owner` names the kind of structure, so that a thread's scopes on a broadphase index and on a
+// cache nest each on its own. `ShardData` is per-shard data the owner writes from readers beside
+// their count (the cache's hit counter), on a line no other thread's shard shares.
 template <typename Owner, typename ShardData = NoShardData>
 class EpochReaders {
  public:

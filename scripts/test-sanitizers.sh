@@ -4,9 +4,10 @@
 #   1. build-asan/ (ASan+UBSan): every unit and integration test (CTest), then each libFuzzer
 #      target for VOXCOL_FUZZ_SECONDS (45) s (scripts/fuzz.sh);
 #   2. build-tsan/ (TSan): the threaded suites below of the tests labelled "concurrency" (in-process:
-#      world snapshots and history, group commit, edit batches, change log, collision cache). The
-#      gRPC integration tests are not run under TSan: gRPC++'s header code synchronizes through
-#      Debian's uninstrumented gRPC core and is reported there (docs/testing.md).
+#      world snapshots and history, group commit, edit batches, change log, collision cache and its
+#      reclamation). The gRPC integration tests are not run under TSan: gRPC++'s header code
+#      synchronizes through Debian's uninstrumented gRPC core and is reported there
+#      (docs/testing.md).
 # Any sanitizer report fails the run: UBSan and ASan halt on the first report, TSan exits 66.
 # Reports are also written to build-*/sanitizer-reports/ (servers started by the integration tests
 # report there too) and printed on failure. Only benchmarks, the README examples and the container
@@ -54,9 +55,9 @@ cmake --build build-tsan -j "$jobs" --target voxcol_voxel_test voxcol_cache_test
 rm -rf build-tsan/sanitizer-reports && mkdir -p build-tsan/sanitizer-reports
 export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$root/tests/sanitizers/tsan.supp:log_path=$root/build-tsan/sanitizer-reports/tsan"
 # Threaded suites: world snapshots, history and group commit, edit batches, change log, the
-# collision cache and snapshot replay, navigation tiles under edits, a world's bodies under
-# UpdateBodies.
-suites='^(World|WorldGroupCommit|WorldReadSnapshot|WorldObservers|EditBatch|ChangeLog|RetentionWindow|NarrowphaseCacheTest|SnapshotReplay|NavConcurrencyTest|WorldBodiesConcurrency)\.'
+# collision cache, its reclamation (EpochReaders) and snapshot replay, navigation tiles under
+# edits, a world's bodies under UpdateBodies.
+suites='^(World|WorldGroupCommit|WorldReadSnapshot|WorldObservers|EditBatch|ChangeLog|RetentionWindow|NarrowphaseCacheTest|EpochReaders|SnapshotReplay|NavConcurrencyTest|WorldBodiesConcurrency)\.'
 (cd build-tsan && ctest -j "$jobs" -L concurrency -R "$suites" --output-on-failure --timeout 900) ||
   fail build-tsan "TSan CTest"
 ls build-tsan/sanitizer-reports/* >/dev/null 2>&1 && fail build-tsan "TSan (report from a passing test)"

@@ -117,8 +117,8 @@ class BroadphaseIndex : public EditObserver {
   // Pins the records a thread loads for as long as it lives. Scopes may nest. The outermost
   // scope of a thread on an index counts the thread as a reader (two atomic read-modify-writes,
   // full barriers on x86); a scope nested in it on the same index relies on that count and costs
-  // a thread-local load. So a caller that runs many queries in a row (a query batch) holds one
-  // scope around them, and their own scopes nest in it.
+  // no atomic operation (core/epoch_readers.h). So a caller that runs many queries in a row (a
+  // query batch) holds one scope around them, and their own scopes nest in it.
   class ReadScope : public EpochReaders<BroadphaseIndex>::Scope {
    public:
     explicit ReadScope(const BroadphaseIndex& index) : Scope(index.readers_) {}

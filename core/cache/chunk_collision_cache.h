@@ -267,7 +267,7 @@ class ChunkCollisionCache : public EditObserver {
 
   // Pins the entries a thread finds for as long as it lives. Scopes may nest: only a thread's
   // outermost scope on a cache counts it as a reader (two atomic read-modify-writes, full barriers
-  // on x86); a nested one costs a thread-local load (EpochReaders).
+  // on x86); a nested one costs no atomic operation (core/epoch_readers.h).
   class ReadScope : public Readers::Scope {
    public:
     explicit ReadScope(const ChunkCollisionCache& cache) : Scope(cache.readers_) {}
