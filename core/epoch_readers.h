@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace voxcol {
@@ -18,7 +19,8 @@ struct NoShardData {};
 //
 // Scopes may nest. A thread's outermost scope on an EpochReaders counts the thread (two atomic
 // read-modify-writes on a line of the thread's shard, full barriers on x86); a scope nested in it
-// on the same object relies on that count and costs two thread-local loads, no atomic operation.
+// on the same object relies on that count and costs a thread-local compare, no atomic operation
+// (plus the thread's shard lookup when the owner keeps shard data).
 // `Owner` names the kind of structure, so that a thread's scopes on a broadphase index and on a
 // cache nest each on its own. `ShardData` is per-shard data the owner writes from readers beside
 // their count (the cache's hit counter), on a line no other thread's shard shares.
@@ -26,6 +28,7 @@ template <typename Owner, typename ShardData = NoShardData>
 class EpochReaders {
  public:
   static constexpr int kShards = 16;
+  static constexpr bool kHasData = !std::is_empty_v<ShardData>;
   struct alignas(64) Shard {
     std::atomic<int64_t> count[2] = {0, 0};
     ShardData data;
@@ -37,10 +40,14 @@ class EpochReaders {
 
   class Scope {
    public:
-    explicit Scope(const EpochReaders& readers) : shard_(&readers.shards_[ThreadShard()]) {
+    explicit Scope(const EpochReaders& readers) {
+      // An owner with shard data reaches the thread's shard from nested scopes too; otherwise a
+      // nested scope needs no shard, and skips its lookup.
+      if constexpr (kHasData) shard_ = &readers.shards_[ThreadShard()];
       // Nested in a scope that counts this thread on `readers`: what it retires stays until that
       // scope ends, which is after this one (scopes live on the stack).
       if (counted_ == &readers) return;
+      if constexpr (!kHasData) shard_ = &readers.shards_[ThreadShard()];
       counts_ = true;
       enclosing_ = counted_;
       counted_ = &readers;
@@ -66,7 +73,7 @@ class EpochReaders {
     ShardData& shard_data() const { return shard_->data; }
 
    private:
-    Shard* shard_;
+    Shard* shard_ = nullptr;  // the thread's shard; null in a nested scope without shard data
     uint64_t epoch_ = 0;
     bool counts_ = false;                      // false: nested in a scope that counts this thread
     const EpochReaders* enclosing_ = nullptr;  // the thread's counted object before this scope
